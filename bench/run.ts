@@ -1,0 +1,29 @@
+// `npm run bench`: every benchmark section, run in order, each printing its own report.
+import { pathToFileURL } from 'node:url';
+import { runEngineBench } from './engineBench.ts';
+
+export interface BenchSection {
+  name: string;
+  /** Produces the section's report lines; `ok` false marks the section as failed. */
+  run: () => Promise<{ lines: string[]; ok: boolean }>;
+}
+
+export const sections: BenchSection[] = [
+  { name: 'engine: order book vs nodejs-order-book (order stream v1)', run: () => runEngineBench() },
+];
+
+export async function main(): Promise<boolean> {
+  let allOk = true;
+  for (const section of sections) {
+    console.log(`== ${section.name}`);
+    const { lines, ok } = await section.run();
+    for (const line of lines) console.log(line);
+    console.log('');
+    allOk &&= ok;
+  }
+  return allOk;
+}
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  main().then((ok) => { process.exitCode = ok ? 0 : 1; }, (err: unknown) => { console.error(err); process.exitCode = 1; });
+}

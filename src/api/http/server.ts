@@ -1,0 +1,132 @@
+// HTTP transport: every registry method at its canonical path and the Deribit prefixes, by GET
+// (query string) and POST (bare params or a JSON-RPC request), in the Deribit envelope.
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import type { Services } from '../../app/services.ts';
+import { ERR } from '../../domain/errors.ts';
+import { call, compileMethod, type CallOutput, type CompiledMethod } from '../rpc/dispatch.ts';
+import { ERROR_TABLE } from '../rpc/errors.ts';
+import type { MethodDef } from '../rpc/registry.ts';
+
+/** Deribit's request size limit. */
+export const BODY_LIMIT = 32 * 1024;
+const PREFIXES = ['/v1/', '/api/v1/', '/api/v2/'];
+
+/** Every HTTP path of a method, without the path-parameter forms. */
+export function methodPaths(def: MethodDef): string[] {
+  const names = [def.name, ...(def.aliases ?? [])];
+  const out: string[] = [];
+  for (const prefix of PREFIXES) for (const n of names) out.push(prefix + n);
+  return out;
+}
+
+interface Envelope {
+  id: unknown;
+  usIn: number;
+}
+
+function micros(): number {
+  return Math.round((performance.timeOrigin + performance.now()) * 1000);
+}
+
+function send(reply: FastifyReply, env: Envelope, out: CallOutput, testnet: boolean): void {
+  const usOut = micros();
+  const head = env.id === undefined ? '{"jsonrpc":"2.0"' : `{"jsonrpc":"2.0","id":${JSON.stringify(env.id)}`;
+  const body = out.error ? `,"error":${JSON.stringify(out.error)}` : `,"result":${JSON.stringify(out.result ?? null)}`;
+  reply
+    .code(out.status)
+    .type('application/json')
+    .send(`${head}${body},"usIn":${env.usIn},"usOut":${usOut},"usDiff":${usOut - env.usIn},"testnet":${testnet}}`);
+}
+
+function errorOut(code: keyof typeof ERROR_TABLE, reason?: string): CallOutput {
+  const info = ERROR_TABLE[code];
+  return { status: info.status, error: { code, message: info.message, ...(reason ? { data: { reason } } : {}) } };
+}
+
+/** Request body as received: kept raw (signatures are computed over it) and parsed by us. */
+interface RawBody {
+  raw: string;
+}
+
+export function buildHttpServer(s: Services, methods: MethodDef[]): FastifyInstance {
+  const app = Fastify({
+    logger: false,
+    bodyLimit: BODY_LIMIT,
+    // Deribit clients send booleans and numbers as query strings; parsed per method by its schema
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
+  });
+  const testnet = s.config.mode !== 'production';
+
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'string', bodyLimit: BODY_LIMIT }, (_req, body, done) => {
+    done(null, { raw: body as string } satisfies RawBody);
+  });
+
+  const handle = (m: CompiledMethod) => async (req: FastifyRequest, reply: FastifyReply) => {
+    const env: Envelope = { id: undefined, usIn: micros() };
+    let params: Record<string, unknown>;
+    let fromQuery = false;
+    if (req.method === 'POST' && req.body && (req.body as RawBody).raw.trim() !== '') {
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse((req.body as RawBody).raw);
+      } catch {
+        return send(reply, env, errorOut(ERR.PARSE, 'body is not valid JSON'), testnet);
+      }
+      if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+        return send(reply, env, errorOut(ERR.INVALID_REQUEST, 'body must be a JSON object'), testnet);
+      }
+      const obj = parsed as Record<string, unknown>;
+      if (obj.jsonrpc !== undefined && 'method' in obj) {
+        env.id = obj.id;
+        const p = obj.params ?? {};
+        if (p === null || typeof p !== 'object' || Array.isArray(p)) {
+          return send(reply, env, errorOut(ERR.INVALID_PARAMS, 'params must be an object'), testnet);
+        }
+        params = { ...(p as Record<string, unknown>) };
+      } else params = obj;
+    } else {
+      params = { ...(req.query as Record<string, unknown>) };
+      fromQuery = true;
+    }
+    const pathValue = (req.params as Record<string, string> | undefined)?.pathValue;
+    if (m.def.pathParam && pathValue !== undefined) params[m.def.pathParam] = pathValue;
+    const out = await call(s, m, {
+      params,
+      fromQuery,
+      credentials: { authorization: req.headers.authorization, accessToken: undefined },
+      ip: req.ip,
+    });
+    send(reply, env, out, testnet);
+  };
+
+  for (const def of methods) {
+    const compiled = compileMethod(def);
+    const h = handle(compiled);
+    for (const path of methodPaths(def)) {
+      app.route({ method: ['GET', 'POST'], url: path, handler: h });
+      if (def.pathParam) app.route({ method: ['GET', 'POST'], url: `${path}/:pathValue`, handler: h });
+    }
+  }
+
+  app.get('/health', async (_req, reply) => {
+    reply.type('application/json').send(JSON.stringify({ status: 'ok', seq: s.ex.seq }));
+  });
+
+  app.setNotFoundHandler((_req, reply) => {
+    send(reply, { id: undefined, usIn: micros() }, errorOut(ERR.METHOD_NOT_FOUND), testnet);
+  });
+
+  app.setErrorHandler((err: { code?: string; statusCode?: number }, req, reply) => {
+    const env = { id: undefined, usIn: micros() };
+    if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || err.statusCode === 413) {
+      const info = ERROR_TABLE[ERR.INVALID_REQUEST];
+      return send(reply, env, { status: 400, error: { code: ERR.INVALID_REQUEST, message: 'request entity too large', data: { reason: `body over ${BODY_LIMIT} bytes` } } }, testnet) ?? info;
+    }
+    if (err.statusCode && err.statusCode < 500) return send(reply, env, errorOut(ERR.INVALID_REQUEST, String((err as Error).message ?? 'bad request')), testnet);
+    s.log.error({ err, url: req.url }, 'unexpected HTTP error');
+    return send(reply, env, errorOut(ERR.INTERNAL), testnet);
+  });
+
+  return app;
+}

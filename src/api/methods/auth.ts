@@ -1,0 +1,155 @@
+// Authentication group (API.md 3.1): administrators, users, tokens, logout.
+import { Type } from '@sinclair/typebox';
+import { hashPassword, randomToken, safeEqual, sha256Hex, verifyPassword } from '../../auth/crypto.ts';
+import { ERR, reject } from '../../domain/errors.ts';
+import type { User } from '../../engine/types.ts';
+import { defineMethod, type CallContext } from '../rpc/registry.ts';
+import { Email, Password, caller, unwrap } from './common.ts';
+
+function renderUser(u: User) {
+  return { user_id: u.id, email: u.email, role: u.role, creation_timestamp: u.created };
+}
+
+const USER_SCOPE = 'account:read_write trade:read_write';
+/** What a password login grants: every scope of the user's role. */
+export function roleScope(role: 'admin' | 'user'): string {
+  return role === 'admin' ? `${USER_SCOPE} admin` : USER_SCOPE;
+}
+
+// A verifier for unknown emails, so a failed login takes as long whether or not the user exists.
+const DUMMY_HASH = hashPassword('not-a-real-password-0000');
+
+async function issueTokens(ctx: CallContext, user: User, scope: string, replaces: string | null) {
+  const s = ctx.services;
+  const access = randomToken();
+  const refresh = randomToken();
+  return s.seq.submit(
+    {
+      t: 'issue_token',
+      userId: user.id,
+      access: sha256Hex(access),
+      refresh: sha256Hex(refresh),
+      scope,
+      accessTtl: s.config.accessTokenTtlSec * 1000,
+      refreshTtl: s.config.refreshTokenTtlSec * 1000,
+      replaces,
+    },
+    (r) => {
+      unwrap(r);
+      return {
+        access_token: access,
+        token_type: 'bearer',
+        expires_in: s.config.accessTokenTtlSec,
+        refresh_token: refresh,
+        scope: `connection mainaccount ${scope}`,
+      };
+    },
+  );
+}
+
+export const authMethods = [
+  defineMethod({
+    name: 'private/create_admin',
+    scope: 'none',
+    optionalAuth: true,
+    params: Type.Object({ email: Email, password: Password, bootstrap_token: Type.Optional(Type.String({ maxLength: 256 })) }),
+    async handler(ctx, p) {
+      const s = ctx.services;
+      const bootstrapping = !s.ex.hasAdmin();
+      let by: number | null = null;
+      if (bootstrapping) {
+        if (p.bootstrap_token === undefined) {
+          if (!ctx.caller) throw reject(ERR.AUTHORIZATION_REQUIRED, 'bootstrap_token_required', 'bootstrap_token');
+          throw reject(ERR.FORBIDDEN, 'bootstrap_token_required');
+        }
+        if (s.bootstrapToken === null || !safeEqual(p.bootstrap_token, s.bootstrapToken)) throw reject(ERR.UNAUTHORIZED, 'bad_bootstrap_token', 'bootstrap_token');
+      } else {
+        const c = caller(ctx);
+        if (c.role !== 'admin' || !c.scopes.has('admin')) throw reject(ERR.FORBIDDEN, 'admin_required');
+        by = c.userId;
+      }
+      const passwordHash = await hashPassword(p.password);
+      return s.seq.submit({ t: 'create_user', email: p.email, passwordHash, role: 'admin', inviteCode: null, by }, (r) => {
+        const user = unwrap(r) as User;
+        if (bootstrapping) s.onAdminCreated();
+        return renderUser(user);
+      });
+    },
+  }),
+  defineMethod({
+    name: 'private/create_user',
+    scope: 'none',
+    optionalAuth: true,
+    params: Type.Object({ email: Email, password: Password, invite_code: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })) }),
+    async handler(ctx, p) {
+      const s = ctx.services;
+      const asAdmin = ctx.caller !== null && ctx.caller.role === 'admin' && ctx.caller.scopes.has('admin');
+      if (!asAdmin && p.invite_code === undefined) throw reject(ERR.INVALID_PARAMS, 'missing required parameter', 'invite_code');
+      const passwordHash = await hashPassword(p.password);
+      return s.seq.submit(
+        {
+          t: 'create_user',
+          email: p.email,
+          passwordHash,
+          role: 'user',
+          inviteCode: asAdmin ? null : p.invite_code!,
+          by: asAdmin ? ctx.caller!.userId : null,
+        },
+        (r) => renderUser(unwrap(r) as User),
+      );
+    },
+  }),
+  defineMethod({
+    name: 'public/auth',
+    aliases: ['public/create_token'],
+    scope: 'none',
+    params: Type.Object({
+      grant_type: Type.Union([Type.Literal('password'), Type.Literal('refresh_token'), Type.Literal('client_credentials'), Type.Literal('client_signature')]),
+      username: Type.Optional(Type.String({ maxLength: 254 })),
+      password: Type.Optional(Type.String({ maxLength: 128 })),
+      refresh_token: Type.Optional(Type.String({ maxLength: 256 })),
+      client_id: Type.Optional(Type.String({ maxLength: 128 })),
+      client_secret: Type.Optional(Type.String({ maxLength: 256 })),
+      scope: Type.Optional(Type.String({ maxLength: 512 })),
+    }),
+    async handler(ctx, p) {
+      const s = ctx.services;
+      if (p.grant_type === 'password') {
+        if (p.username === undefined) throw reject(ERR.INVALID_PARAMS, 'missing required parameter', 'username');
+        if (p.password === undefined) throw reject(ERR.INVALID_PARAMS, 'missing required parameter', 'password');
+        const email = p.username.toLowerCase();
+        if (!s.limiter.allow(`login-ip:${ctx.ip}`, 30, 60_000) || !s.limiter.peek(`login-fail:${email}`, 10, 300_000)) {
+          throw reject(ERR.TOO_MANY_REQUESTS, 'too_many_login_attempts');
+        }
+        const user = await s.seq.read(() => s.ex.usersByEmail.get(email) ?? null);
+        const ok = user ? await verifyPassword(p.password, user.passwordHash) : (await verifyPassword(p.password, await DUMMY_HASH), false);
+        if (!user || !ok) {
+          s.limiter.allow(`login-fail:${email}`, 10, 300_000);
+          throw reject(ERR.INVALID_CREDENTIALS, 'invalid_credentials');
+        }
+        return issueTokens(ctx, user, roleScope(user.role), null);
+      }
+      if (p.grant_type === 'refresh_token') {
+        if (p.refresh_token === undefined) throw reject(ERR.INVALID_PARAMS, 'missing required parameter', 'refresh_token');
+        const hash = sha256Hex(p.refresh_token);
+        const rec = await s.seq.read(() => s.ex.auth.refresh.get(hash) ?? null);
+        if (!rec || rec.expiresAt <= s.clock.now()) throw reject(ERR.UNAUTHORIZED, 'invalid_refresh_token', 'refresh_token');
+        const user = s.ex.users.get(rec.userId)!;
+        return issueTokens(ctx, user, rec.scope, hash);
+      }
+      // API keys are not issued yet, so no client id can be valid.
+      throw reject(ERR.INVALID_CREDENTIALS, 'unknown_client_id', 'client_id');
+    },
+  }),
+  defineMethod({
+    name: 'private/logout',
+    scope: 'none',
+    optionalAuth: true,
+    params: Type.Object({ invalidate_token: Type.Optional(Type.Boolean()) }),
+    async handler(ctx) {
+      const c = caller(ctx);
+      if (c.tokenHash === null) return 'ok';
+      return ctx.services.seq.submit({ t: 'revoke_token', access: c.tokenHash }, () => 'ok');
+    },
+  }),
+];

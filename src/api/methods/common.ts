@@ -1,0 +1,29 @@
+// Schema pieces and helpers shared by the method groups.
+import { Type } from '@sinclair/typebox';
+import { CURRENCY_CODES, type CurrencyCode } from '../../domain/currency.ts';
+import { ERR, isReject, reject, type Reject } from '../../domain/errors.ts';
+import type { CallContext, Caller } from '../rpc/registry.ts';
+
+export const CurrencyParam = Type.Union(CURRENCY_CODES.map((c) => Type.Literal(c)));
+export const CurrencyOrAny = Type.Union([...CURRENCY_CODES.map((c) => Type.Literal(c)), Type.Literal('any')]);
+export const InstrumentName = Type.String({ minLength: 1, maxLength: 64 });
+export const Count = (def: number) => Type.Integer({ minimum: 1, maximum: 1000, default: def });
+export const Timestamp = Type.Integer({ minimum: 0, maximum: 8.64e15 });
+export const Email = Type.String({ minLength: 3, maxLength: 254, pattern: '^[^\\s@]+@[^\\s@]+\\.[^\\s@]+$' });
+export const Password = Type.String({ minLength: 8, maxLength: 128 });
+
+/** The authenticated caller; the registry guarantees it for non-public scopes. */
+export function caller(ctx: CallContext): Caller {
+  if (!ctx.caller) throw reject(ERR.AUTHORIZATION_REQUIRED);
+  return ctx.caller;
+}
+
+/** Throws a Reject so handlers can write straight-line code; the dispatcher renders it. */
+export function unwrap<T>(result: T | Reject): T {
+  if (isReject(result)) throw result;
+  return result;
+}
+
+export function currencyFilter(c: string | undefined): CurrencyCode | null {
+  return c === undefined || c === 'any' ? null : (c as CurrencyCode);
+}

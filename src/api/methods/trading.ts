@@ -1,0 +1,424 @@
+// Trading group (API.md 3.3): orders, cancels, collateral, open-order and user-trade queries.
+import { Type, type Static } from '@sinclair/typebox';
+import { CURRENCIES, type CurrencyCode } from '../../domain/currency.ts';
+import { parseScaled } from '../../domain/decimal.ts';
+import { ERR, reject } from '../../domain/errors.ts';
+import { AMOUNT_SCALE, PRICE_SCALE, lotsToAmount } from '../../domain/instrument.ts';
+import { BUY, SELL } from '../../engine/orderBook.ts';
+import type { PlaceResult } from '../../engine/trading.ts';
+import type { DepositRecord, Order, Trade, User } from '../../engine/types.ts';
+import { money, parseOrderId, renderOrder, renderUserTrade } from '../render.ts';
+import { defineMethod, type CallContext } from '../rpc/registry.ts';
+import { Count, CurrencyParam, InstrumentName, Timestamp, caller, currencyFilter, unwrap } from './common.ts';
+
+const Side = Type.Union([Type.Literal('buy'), Type.Literal('sell')]);
+const OrderParams = Type.Object({
+  instrument_name: InstrumentName,
+  amount: Type.Optional(Type.Number()),
+  contracts: Type.Optional(Type.Number()),
+  type: Type.Union([Type.Literal('limit'), Type.Literal('market')], { default: 'limit' }),
+  price: Type.Optional(Type.Number()),
+  time_in_force: Type.Union(
+    [Type.Literal('good_til_cancelled'), Type.Literal('good_til_day'), Type.Literal('fill_or_kill'), Type.Literal('immediate_or_cancel')],
+    { default: 'good_til_cancelled' },
+  ),
+  post_only: Type.Boolean({ default: false }),
+  reject_post_only: Type.Boolean({ default: false }),
+  reduce_only: Type.Boolean({ default: false }),
+  label: Type.String({ maxLength: 64, default: '' }),
+  advanced: Type.Optional(Type.Union([Type.Literal('usd'), Type.Literal('implv')])),
+  client_order_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+});
+
+export function renderPlaceResult(r: PlaceResult, userId: number) {
+  return { order: renderOrder(r.order), trades: r.trades.map((t) => renderUserTrade(t, userId)) };
+}
+
+/** Amount (or contracts: contract size is 1 for every option) as an exact integer at AMOUNT_SCALE. */
+function parseAmount(p: Static<typeof OrderParams>): number {
+  if (p.amount === undefined && p.contracts === undefined) throw reject(ERR.INVALID_PARAMS, 'missing required parameter', 'amount');
+  const a = p.amount !== undefined ? parseScaled(p.amount, AMOUNT_SCALE) : null;
+  const c = p.contracts !== undefined ? parseScaled(p.contracts, AMOUNT_SCALE) : null;
+  if (p.amount !== undefined && a === null) throw reject(ERR.INVALID_AMOUNT, 'invalid_amount', 'amount');
+  if (p.contracts !== undefined && c === null) throw reject(ERR.INVALID_AMOUNT, 'invalid_amount', 'contracts');
+  if (a !== null && c !== null && a !== c) throw reject(ERR.INVALID_ARGUMENTS, 'amount_contracts_mismatch', 'contracts');
+  const v = (a ?? c)!;
+  if (v <= 0) throw reject(ERR.INVALID_AMOUNT, 'amount_not_positive', 'amount');
+  return v;
+}
+
+async function placeOrder(ctx: CallContext, p: Static<typeof OrderParams>, side: 0 | 1) {
+  const c = caller(ctx);
+  const lots = parseAmount(p);
+  let price: number | null = null;
+  let advPrice: number | null = null;
+  if (p.type === 'limit') {
+    if (p.price === undefined) throw reject(ERR.INVALID_PRICE, 'price_required', 'price');
+    if (p.price <= 0) throw reject(ERR.INVALID_PRICE, 'price_not_positive', 'price');
+    if (p.advanced !== undefined) advPrice = p.price;
+    else {
+      price = parseScaled(p.price, PRICE_SCALE);
+      if (price === null) throw reject(ERR.PRICE_WRONG_TICK, 'price_wrong_tick', 'price');
+    }
+  }
+  if (p.post_only && (p.time_in_force === 'fill_or_kill' || p.time_in_force === 'immediate_or_cancel')) {
+    throw reject(ERR.INVALID_ARGUMENTS, 'post_only_requires_resting_order', 'post_only');
+  }
+  return ctx.services.seq.submit(
+    {
+      t: 'place',
+      userId: c.userId,
+      side,
+      instrument: p.instrument_name,
+      price,
+      advanced: p.type === 'limit' ? (p.advanced ?? null) : null,
+      advPrice,
+      lots,
+      type: p.type,
+      tif: p.time_in_force,
+      postOnly: p.post_only,
+      rejectPostOnly: p.reject_post_only,
+      reduceOnly: p.reduce_only,
+      label: p.label,
+      clientOrderId: p.client_order_id ?? null,
+    },
+    (r) => renderPlaceResult(unwrap(r) as PlaceResult, c.userId),
+  );
+}
+
+function userOf(ctx: CallContext): User {
+  const u = ctx.services.ex.users.get(caller(ctx).userId);
+  if (!u) throw reject(ERR.UNAUTHORIZED);
+  return u;
+}
+
+function openOrders(user: User, filter: (o: Order) => boolean): Order[] {
+  const out: Order[] = [];
+  for (const e of user.exposures.values()) {
+    if (e.openOrders.size === 0) continue;
+    for (const o of e.openOrders) if (filter(o)) out.push(o);
+  }
+  return out.sort((a, b) => a.id - b.id);
+}
+
+const CancelType = Type.Union([Type.Literal('all'), Type.Literal('limit')], { default: 'all' });
+const Kind = Type.Union([Type.Literal('option'), Type.Literal('any')], { default: 'any' });
+
+function cancelReply(orders: Order[], detailed: boolean, currency: string | null, instrument: string | null) {
+  if (!detailed) return orders.length;
+  return [{ currency: currency ?? 'any', type: 'limit', instrument_name: instrument ?? undefined, result: orders.map(renderOrder) }];
+}
+
+// ---- user trades --------------------------------------------------------------------------------
+
+const Sorting = Type.Union([Type.Literal('asc'), Type.Literal('desc'), Type.Literal('default')], { default: 'default' });
+
+interface TradeQuery {
+  currency?: CurrencyCode | null;
+  instrument?: string;
+  start_timestamp?: number;
+  end_timestamp?: number;
+  start_id?: number;
+  end_id?: number;
+  start_seq?: number;
+  end_seq?: number;
+  count: number;
+  sorting: 'asc' | 'desc' | 'default';
+}
+
+function queryTrades(user: User, q: TradeQuery) {
+  const matches: Trade[] = [];
+  for (const t of user.trades) {
+    if (q.currency && t.inst.currency !== q.currency) continue;
+    if (q.instrument !== undefined && t.inst.name !== q.instrument) continue;
+    if (q.start_timestamp !== undefined && t.ts < q.start_timestamp) continue;
+    if (q.end_timestamp !== undefined && t.ts > q.end_timestamp) continue;
+    if (q.start_id !== undefined && t.id < q.start_id) continue;
+    if (q.end_id !== undefined && t.id > q.end_id) continue;
+    if (q.start_seq !== undefined && t.seq < q.start_seq) continue;
+    if (q.end_seq !== undefined && t.seq > q.end_seq) continue;
+    matches.push(t);
+  }
+  const asc = q.sorting === 'asc';
+  if (!asc) matches.reverse();
+  const page = matches.slice(0, q.count);
+  return { trades: page.map((t) => renderUserTrade(t, user.id)), has_more: matches.length > q.count };
+}
+
+const TradeIdParam = Type.String({ pattern: '^[0-9]{1,15}$' });
+function tradeId(s: string | undefined): number | undefined {
+  return s === undefined ? undefined : Number(s);
+}
+
+export const tradingMethods = [
+  defineMethod({
+    name: 'private/buy',
+    scope: 'trade:read_write',
+    params: OrderParams,
+    handler: (ctx, p) => placeOrder(ctx, p, BUY),
+  }),
+  defineMethod({
+    name: 'private/sell',
+    scope: 'trade:read_write',
+    params: OrderParams,
+    handler: (ctx, p) => placeOrder(ctx, p, SELL),
+  }),
+  defineMethod({
+    name: 'private/cancel',
+    scope: 'trade:read_write',
+    params: Type.Object({ order_id: Type.String({ minLength: 1, maxLength: 32 }) }),
+    handler(ctx, p) {
+      const c = caller(ctx);
+      const id = parseOrderId(p.order_id);
+      if (id === null) throw reject(ERR.ORDER_NOT_FOUND, undefined, 'order_id');
+      return ctx.services.seq.submit({ t: 'cancel', userId: c.userId, orderId: id }, (r) => renderOrder(unwrap(r) as Order));
+    },
+  }),
+  defineMethod({
+    name: 'private/cancel_all',
+    scope: 'trade:read_write',
+    params: Type.Object({ detailed: Type.Boolean({ default: false }) }),
+    handler(ctx, p) {
+      const c = caller(ctx);
+      return ctx.services.seq.submit({ t: 'cancel_all', userId: c.userId, currency: null, instrument: null, side: null, label: null }, (r) =>
+        cancelReply(r as Order[], p.detailed, null, null),
+      );
+    },
+  }),
+  defineMethod({
+    name: 'private/cancel_all_by_currency',
+    scope: 'trade:read_write',
+    params: Type.Object({ currency: CurrencyParam, kind: Kind, type: CancelType, detailed: Type.Boolean({ default: false }) }),
+    handler(ctx, p) {
+      const c = caller(ctx);
+      return ctx.services.seq.submit(
+        { t: 'cancel_all', userId: c.userId, currency: p.currency as CurrencyCode, instrument: null, side: null, label: null },
+        (r) => cancelReply(r as Order[], p.detailed, p.currency, null),
+      );
+    },
+  }),
+  defineMethod({
+    name: 'private/cancel_all_by_instrument',
+    scope: 'trade:read_write',
+    params: Type.Object({ instrument_name: InstrumentName, type: CancelType, detailed: Type.Boolean({ default: false }) }),
+    handler(ctx, p) {
+      const c = caller(ctx);
+      if (!ctx.services.ex.instruments.has(p.instrument_name)) throw reject(ERR.INVALID_INSTRUMENT, undefined, 'instrument_name');
+      return ctx.services.seq.submit(
+        { t: 'cancel_all', userId: c.userId, currency: null, instrument: p.instrument_name, side: null, label: null },
+        (r) => cancelReply(r as Order[], p.detailed, null, p.instrument_name),
+      );
+    },
+  }),
+  defineMethod({
+    name: 'private/deposit_collateral',
+    scope: 'account:read_write',
+    params: Type.Object({
+      currency: CurrencyParam,
+      amount: Type.Number(),
+      deposit_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+      user_id: Type.Optional(Type.Integer({ minimum: 1, maximum: 2 ** 31 })),
+    }),
+    handler(ctx, p) {
+      const c = caller(ctx);
+      const s = ctx.services;
+      const cur = CURRENCIES[p.currency as CurrencyCode];
+      const amount = parseScaled(p.amount, cur.decimals);
+      if (amount === null) throw reject(ERR.INVALID_PARAMS, `at most ${cur.decimals} decimals`, 'amount');
+      if (amount <= 0) throw reject(ERR.INVALID_PARAMS, 'must be positive', 'amount');
+      const isAdmin = c.role === 'admin' && c.scopes.has('admin');
+      if (p.user_id !== undefined && p.user_id !== c.userId && !isAdmin) throw reject(ERR.FORBIDDEN, 'admin_required', 'user_id');
+      if (s.config.mode === 'production' && !isAdmin) throw reject(ERR.FORBIDDEN, 'deposits_by_administrators_only');
+      if (!isAdmin && amount > cur.sandboxDepositLimit) throw reject(ERR.INVALID_PARAMS, `sandbox deposits are limited to ${cur.sandboxDepositLimit / 10 ** cur.decimals} per call`, 'amount');
+      return s.seq.submit(
+        { t: 'deposit', userId: p.user_id ?? c.userId, currency: cur.code, amount, depositId: p.deposit_id ?? null, by: c.userId },
+        (r) => {
+          const d = unwrap(r) as DepositRecord;
+          return { deposit_id: d.depositId, user_id: d.userId, currency: d.currency, amount: money(d.amount, d.currency), balance: money(d.balance, d.currency), timestamp: d.timestamp };
+        },
+      );
+    },
+  }),
+  defineMethod({
+    name: 'private/withdraw_collateral',
+    scope: 'account:read_write',
+    params: Type.Object({ currency: CurrencyParam, amount: Type.Number() }),
+    handler(ctx, p) {
+      const c = caller(ctx);
+      const cur = CURRENCIES[p.currency as CurrencyCode];
+      const amount = parseScaled(p.amount, cur.decimals);
+      if (amount === null) throw reject(ERR.INVALID_PARAMS, `at most ${cur.decimals} decimals`, 'amount');
+      if (amount <= 0) throw reject(ERR.INVALID_PARAMS, 'must be positive', 'amount');
+      return ctx.services.seq.submit({ t: 'withdraw', userId: c.userId, currency: cur.code, amount }, (r) => {
+        const w = unwrap(r) as { balance: number; amount: number };
+        return { currency: cur.code, amount: money(w.amount, cur.code), balance: money(w.balance, cur.code) };
+      });
+    },
+  }),
+  // ---- open orders ----
+  defineMethod({
+    name: 'public/get_open_orders_by_currency',
+    aliases: ['private/get_open_orders_by_currency'],
+    scope: 'trade:read',
+    params: Type.Object({ currency: CurrencyParam, kind: Type.Optional(Type.String({ maxLength: 32 })), type: Type.Optional(Type.String({ maxLength: 32 })) }),
+    handler(ctx, p) {
+      return ctx.services.seq.read(() => openOrders(userOf(ctx), (o) => o.inst.currency === p.currency).map(renderOrder));
+    },
+  }),
+  defineMethod({
+    name: 'public/get_open_orders_by_instrument',
+    aliases: ['private/get_open_orders_by_instrument'],
+    scope: 'trade:read',
+    params: Type.Object({ instrument_name: InstrumentName, type: Type.Optional(Type.String({ maxLength: 32 })) }),
+    handler(ctx, p) {
+      return ctx.services.seq.read(() => {
+        const user = userOf(ctx);
+        const inst = ctx.services.ex.instruments.get(p.instrument_name);
+        if (!inst) throw reject(ERR.INVALID_INSTRUMENT, undefined, 'instrument_name');
+        const e = user.exposures.get(inst.id);
+        return e ? [...e.openOrders].sort((a, b) => a.id - b.id).map(renderOrder) : [];
+      });
+    },
+  }),
+  defineMethod({
+    name: 'public/get_open_orders_by_side',
+    aliases: ['private/get_open_orders_by_side'],
+    scope: 'trade:read',
+    params: Type.Object({ side: Side, currency: Type.Optional(CurrencyParam), instrument_name: Type.Optional(InstrumentName) }),
+    handler(ctx, p) {
+      const side = p.side === 'buy' ? BUY : SELL;
+      return ctx.services.seq.read(() =>
+        openOrders(
+          userOf(ctx),
+          (o) => o.side === side && (p.currency === undefined || o.inst.currency === p.currency) && (p.instrument_name === undefined || o.inst.name === p.instrument_name),
+        ).map(renderOrder),
+      );
+    },
+  }),
+  defineMethod({
+    name: 'public/get_open_orders_instrument_by_currency',
+    aliases: ['private/get_open_orders_instrument_by_currency'],
+    scope: 'trade:read',
+    params: Type.Object({ currency: CurrencyParam }),
+    handler(ctx, p) {
+      return ctx.services.seq.read(() => {
+        const user = userOf(ctx);
+        const rows: Record<string, unknown>[] = [];
+        for (const e of user.exposures.values()) {
+          if (e.inst.currency !== p.currency || e.openOrders.size === 0) continue;
+          const orders = [...e.openOrders].sort((a, b) => a.id - b.id);
+          let buyOrders = 0;
+          let sellOrders = 0;
+          for (const o of orders) {
+            if (o.side === BUY) buyOrders++;
+            else sellOrders++;
+          }
+          rows.push({
+            instrument_name: e.inst.name,
+            buy_orders: buyOrders,
+            sell_orders: sellOrders,
+            buy_amount: lotsToAmount(e.inst, e.buyOpenLots),
+            sell_amount: lotsToAmount(e.inst, e.sellOpenLots),
+            orders: orders.map(renderOrder),
+          });
+        }
+        return rows.sort((a, b) => ((a.instrument_name as string) < (b.instrument_name as string) ? -1 : 1));
+      });
+    },
+  }),
+  // ---- user trades ----
+  defineMethod({
+    name: 'public/get_user_trades_by_currency',
+    aliases: ['private/get_user_trades_by_currency'],
+    scope: 'trade:read',
+    params: Type.Object({
+      currency: CurrencyParam,
+      kind: Type.Optional(Type.String({ maxLength: 32 })),
+      start_id: Type.Optional(TradeIdParam),
+      end_id: Type.Optional(TradeIdParam),
+      start_timestamp: Type.Optional(Timestamp),
+      end_timestamp: Type.Optional(Timestamp),
+      count: Count(10),
+      sorting: Sorting,
+    }),
+    handler(ctx, p) {
+      return ctx.services.seq.read(() =>
+        queryTrades(userOf(ctx), { ...p, currency: currencyFilter(p.currency), start_id: tradeId(p.start_id), end_id: tradeId(p.end_id) }),
+      );
+    },
+  }),
+  defineMethod({
+    name: 'public/get_user_trades_by_currency_and_time',
+    aliases: ['private/get_user_trades_by_currency_and_time'],
+    scope: 'trade:read',
+    params: Type.Object({
+      currency: CurrencyParam,
+      kind: Type.Optional(Type.String({ maxLength: 32 })),
+      start_timestamp: Timestamp,
+      end_timestamp: Type.Optional(Timestamp),
+      count: Count(10),
+      sorting: Sorting,
+    }),
+    handler(ctx, p) {
+      return ctx.services.seq.read(() =>
+        queryTrades(userOf(ctx), { ...p, currency: currencyFilter(p.currency), end_timestamp: p.end_timestamp ?? ctx.services.clock.now() }),
+      );
+    },
+  }),
+  defineMethod({
+    name: 'public/get_user_trades_by_instrument',
+    aliases: ['private/get_user_trades_by_instrument'],
+    scope: 'trade:read',
+    params: Type.Object({
+      instrument_name: InstrumentName,
+      start_seq: Type.Optional(Type.Integer({ minimum: 0, maximum: 2 ** 52 })),
+      end_seq: Type.Optional(Type.Integer({ minimum: 0, maximum: 2 ** 52 })),
+      start_timestamp: Type.Optional(Timestamp),
+      end_timestamp: Type.Optional(Timestamp),
+      count: Count(10),
+      sorting: Sorting,
+    }),
+    handler(ctx, p) {
+      return ctx.services.seq.read(() => {
+        if (!ctx.services.ex.instruments.has(p.instrument_name)) throw reject(ERR.INVALID_INSTRUMENT, undefined, 'instrument_name');
+        return queryTrades(userOf(ctx), { ...p, instrument: p.instrument_name });
+      });
+    },
+  }),
+  defineMethod({
+    name: 'public/get_user_trades_by_instrument_and_time',
+    aliases: ['private/get_user_trades_by_instrument_and_time'],
+    scope: 'trade:read',
+    params: Type.Object({
+      instrument_name: InstrumentName,
+      start_timestamp: Timestamp,
+      end_timestamp: Type.Optional(Timestamp),
+      count: Count(10),
+      sorting: Sorting,
+    }),
+    handler(ctx, p) {
+      return ctx.services.seq.read(() => {
+        if (!ctx.services.ex.instruments.has(p.instrument_name)) throw reject(ERR.INVALID_INSTRUMENT, undefined, 'instrument_name');
+        return queryTrades(userOf(ctx), { ...p, instrument: p.instrument_name, end_timestamp: p.end_timestamp ?? ctx.services.clock.now() });
+      });
+    },
+  }),
+  defineMethod({
+    name: 'public/get_user_trades_by_order',
+    aliases: ['private/get_user_trades_by_order'],
+    scope: 'trade:read',
+    params: Type.Object({ order_id: Type.String({ minLength: 1, maxLength: 32 }), sorting: Sorting }),
+    handler(ctx, p) {
+      return ctx.services.seq.read(() => {
+        const user = userOf(ctx);
+        const id = parseOrderId(p.order_id);
+        const order = id === null ? undefined : user.orders.get(id);
+        if (!order) throw reject(ERR.ORDER_NOT_FOUND, undefined, 'order_id');
+        const ids = new Set(order.tradeIds);
+        const trades = user.trades.filter((t) => ids.has(t.id));
+        if (p.sorting !== 'asc') trades.reverse();
+        return trades.map((t) => renderUserTrade(t, user.id));
+      });
+    },
+  }),
+];

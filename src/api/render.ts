@@ -1,0 +1,145 @@
+// Domain objects -> Deribit wire shapes (reference/deribit-v2.md section 6). Money leaves the
+// service here, as decimal numbers rounded exactly from integer minor units.
+import { CURRENCIES, type CurrencyCode } from '../domain/currency.ts';
+import { toDecimalNumber } from '../domain/decimal.ts';
+import { PRICE_SCALE, lotsToAmount, mintOf, priceToNumber, type Instrument } from '../domain/instrument.ts';
+import { BUY } from '../engine/orderBook.ts';
+import type { Order, Trade } from '../engine/types.ts';
+
+export function money(minor: number, currency: CurrencyCode): number {
+  return toDecimalNumber(minor, CURRENCIES[currency].decimals);
+}
+
+/** Coin amount with the currency's precision (model outputs such as mark prices). */
+export function coin(x: number, decimals = 8): number | null {
+  if (!Number.isFinite(x)) return null;
+  return Number(x.toFixed(decimals));
+}
+
+export function orderId(o: Order): string {
+  return String(o.id);
+}
+
+export function parseOrderId(s: string): number | null {
+  const m = /^(?:[A-Z]+-)?(\d{1,15})$/.exec(s);
+  return m ? Number(m[1]) : null;
+}
+
+function averagePrice(o: Order): number {
+  if (o.filled === 0) return 0;
+  // average of integer prices; shown with the price scale's precision plus 4 digits
+  return Number((o.filledNotional / o.filled / 10 ** PRICE_SCALE).toFixed(PRICE_SCALE + 4));
+}
+
+export function renderOrder(o: Order): Record<string, unknown> {
+  const amount = lotsToAmount(o.inst, o.amount);
+  const out: Record<string, unknown> = {
+    order_id: orderId(o),
+    order_state: o.state,
+    order_type: o.type === 'liquidation' ? 'limit' : o.type,
+    original_order_type: o.type === 'liquidation' ? 'limit' : o.type,
+    time_in_force: o.tif,
+    instrument_name: o.inst.name,
+    direction: o.side === BUY ? 'buy' : 'sell',
+    price: o.type === 'market' ? averagePrice(o) : priceToNumber(o.price),
+    amount,
+    contracts: amount / o.inst.contractSize,
+    filled_amount: lotsToAmount(o.inst, o.filled),
+    average_price: averagePrice(o),
+    commission: money(o.commission, o.inst.currency),
+    label: o.label,
+    creation_timestamp: o.created,
+    last_update_timestamp: o.lastUpdate,
+    post_only: o.postOnly,
+    reduce_only: o.reduceOnly,
+    api: true,
+    web: false,
+    mobile: false,
+    is_liquidation: o.isLiquidation,
+    replaced: false,
+    risk_reducing: false,
+    mmp: false,
+    profit_loss: 0,
+  };
+  if (o.postOnly) out.reject_post_only = o.rejectPostOnly;
+  if (o.cancelReason !== null) out.cancel_reason = o.cancelReason;
+  if (o.advanced !== null) out.advanced = o.advanced;
+  if (o.clientOrderId !== null) out.client_order_id = o.clientOrderId;
+  if (o.expiresAt > 0) out.expiration_timestamp = o.expiresAt;
+  return out;
+}
+
+export function renderPublicTrade(t: Trade): Record<string, unknown> {
+  const amount = lotsToAmount(t.inst, t.lots);
+  return {
+    trade_id: String(t.id),
+    trade_seq: t.seq,
+    instrument_name: t.inst.name,
+    timestamp: t.ts,
+    direction: t.takerSide === BUY ? 'buy' : 'sell',
+    tick_direction: t.tickDirection,
+    price: priceToNumber(t.price),
+    amount,
+    contracts: amount / t.inst.contractSize,
+    index_price: t.indexPrice,
+    mark_price: coin(t.markPrice),
+  };
+}
+
+/** A trade as seen by one of its two users. */
+export function renderUserTrade(t: Trade, userId: number): Record<string, unknown> {
+  const isMaker = t.makerOrder.userId === userId;
+  const order = isMaker ? t.makerOrder : t.takerOrder;
+  const out = renderPublicTrade(t);
+  out.direction = order.side === BUY ? 'buy' : 'sell';
+  out.order_id = orderId(order);
+  out.order_type = order.type === 'liquidation' ? 'liquidation' : order.type;
+  out.liquidity = isMaker ? 'M' : 'T';
+  out.fee = money(isMaker ? t.makerFee : t.takerFee, t.inst.currency);
+  out.fee_currency = t.inst.currency;
+  out.state = isMaker ? t.makerState : t.takerState;
+  out.label = order.label;
+  out.post_only = order.postOnly;
+  out.reduce_only = order.reduceOnly;
+  out.underlying_price = t.indexPrice;
+  out.api = true;
+  out.mmp = false;
+  out.risk_reducing = false;
+  out.matching_id = null;
+  out.self_trade = false;
+  out.profit_loss = 0;
+  if (order.isLiquidation) out.liquidation = isMaker ? 'M' : 'T';
+  return out;
+}
+
+export function renderInstrument(i: Instrument): Record<string, unknown> {
+  return {
+    instrument_name: i.name,
+    instrument_id: i.id,
+    kind: 'option',
+    base_currency: i.currency,
+    quote_currency: i.currency,
+    counter_currency: 'USD',
+    settlement_currency: i.currency,
+    option_type: i.optionType,
+    strike: i.strike,
+    expiration_timestamp: i.expiry,
+    creation_timestamp: i.created,
+    settlement_period: i.settlementPeriod,
+    contract_size: i.contractSize,
+    tick_size: priceToNumber(i.tick),
+    tick_size_steps: i.tickSteps.map((s) => ({ above_price: priceToNumber(s.abovePrice), tick_size: priceToNumber(s.tick) })),
+    min_trade_amount: lotsToAmount(i, 1),
+    maker_commission: money(i.makerCommission, i.currency),
+    taker_commission: money(i.takerCommission, i.currency),
+    block_trade_commission: money(i.takerCommission / 2, i.currency),
+    block_trade_min_trade_amount: i.currency === 'BTC' ? 25 : 250,
+    block_trade_tick_size: priceToNumber(i.tick),
+    is_active: i.state === 'open',
+    state: i.state,
+    price_index: `${i.currency.toLowerCase()}_usd`,
+    instrument_type: 'reversed',
+    rfq: false,
+    mint: mintOf(i.name),
+  };
+}

@@ -1,0 +1,87 @@
+// Transport-independent call path: credentials -> scope -> params -> handler -> envelope.
+// Used by HTTP today and by the WebSocket endpoint later.
+import { randomUUID } from 'node:crypto';
+import { sha256Hex } from '../../auth/crypto.ts';
+import { ERR, Reject, reject } from '../../domain/errors.ts';
+import type { Services } from '../../app/services.ts';
+import { errorBody, httpStatus } from './errors.ts';
+import { scopeAllows, type Caller, type MethodDef } from './registry.ts';
+import { compileValidators, validateParams, type Validators } from './validate.ts';
+
+export interface CompiledMethod {
+  def: MethodDef;
+  validators: Validators;
+}
+
+export function compileMethod(def: MethodDef): CompiledMethod {
+  return { def, validators: compileValidators(def.params) };
+}
+
+export interface Credentials {
+  authorization: string | undefined;
+  accessToken: string | undefined;
+}
+
+export interface CallInput {
+  params: Record<string, unknown>;
+  fromQuery: boolean;
+  credentials: Credentials;
+  ip: string;
+}
+
+export interface CallOutput {
+  status: number;
+  result?: unknown;
+  error?: ReturnType<typeof errorBody>;
+}
+
+/** Resolves the caller from a bearer token (header or access_token param). */
+export function resolveCaller(s: Services, cred: Credentials): Caller | Reject | null {
+  let token: string | undefined;
+  const h = cred.authorization;
+  if (h !== undefined && h !== '') {
+    const sp = h.indexOf(' ');
+    const kind = (sp < 0 ? h : h.slice(0, sp)).toLowerCase();
+    if (kind !== 'bearer' || sp < 0) return reject(ERR.UNAUTHORIZED, 'unsupported_authorization');
+    token = h.slice(sp + 1).trim();
+  } else if (cred.accessToken !== undefined) {
+    token = cred.accessToken;
+  }
+  if (token === undefined) return null;
+  const hash = sha256Hex(token);
+  const rec = s.ex.auth.access.get(hash);
+  if (!rec || rec.expiresAt <= s.clock.now()) return reject(ERR.UNAUTHORIZED, 'invalid_token');
+  const user = s.ex.users.get(rec.userId);
+  if (!user) return reject(ERR.UNAUTHORIZED, 'invalid_token');
+  return { userId: user.id, role: user.role, scopes: new Set(rec.scope.split(' ')), tokenHash: hash };
+}
+
+export async function call(s: Services, m: CompiledMethod, input: CallInput): Promise<CallOutput> {
+  try {
+    const def = m.def;
+    const params = input.params;
+    const accessToken = typeof params.access_token === 'string' ? params.access_token : undefined;
+    const wantsAuth = def.scope !== 'none' || def.optionalAuth === true;
+    let caller: Caller | null = null;
+    if (wantsAuth) {
+      const r = resolveCaller(s, { authorization: input.credentials.authorization, accessToken: accessToken ?? input.credentials.accessToken });
+      if (r instanceof Reject) throw r;
+      caller = r;
+    }
+    if (def.scope !== 'none') {
+      if (!caller) throw reject(ERR.AUTHORIZATION_REQUIRED);
+      if (def.scope === 'admin') {
+        if (caller.role !== 'admin' || !caller.scopes.has('admin')) throw reject(ERR.FORBIDDEN, 'admin_required');
+      } else if (!scopeAllows(caller.scopes, def.scope)) throw reject(ERR.SCOPE_EXCEEDED, `requires ${def.scope}`);
+    }
+    const bad = validateParams(m.validators, params, input.fromQuery);
+    if (bad) throw bad;
+    const result = await def.handler({ services: s, caller, ip: input.ip }, params as never);
+    return { status: 200, result };
+  } catch (err) {
+    if (err instanceof Reject) return { status: httpStatus(err), error: errorBody(err) };
+    const correlationId = randomUUID();
+    s.log.error({ err, correlationId, method: m.def.name }, 'unexpected error in handler');
+    return { status: 500, error: { code: ERR.INTERNAL, message: 'internal_server_error', data: { reason: `correlation_id ${correlationId}` } } };
+  }
+}

@@ -1,0 +1,51 @@
+// The method registry: one entry per operation. HTTP routes, WebSocket dispatch, the inventory
+// test and the input fuzzer are all generated from it; adding an operation is adding one entry.
+import type { TObject, Static } from '@sinclair/typebox';
+import type { Services } from '../../app/services.ts';
+
+/** Scopes (API.md 2). `none` is public; `admin` needs the admin role. */
+export type Scope = 'none' | 'trade:read' | 'trade:read_write' | 'account:read' | 'account:read_write' | 'admin';
+
+export interface Caller {
+  userId: number;
+  role: 'admin' | 'user';
+  scopes: ReadonlySet<string>;
+  /** hash of the access token used, when the caller used one (for logout) */
+  tokenHash: string | null;
+}
+
+export interface CallContext {
+  services: Services;
+  /** Authenticated caller, or null on a public call without credentials. */
+  caller: Caller | null;
+  ip: string;
+}
+
+export interface MethodDef<S extends TObject = TObject> {
+  /** Canonical name, e.g. `private/buy`; canonical path is `/v1/` + name. */
+  name: string;
+  /** Other names the same operation answers to (Deribit aliases, `/v1/private/` twins of reads). */
+  aliases?: string[];
+  scope: Scope;
+  /**
+   * Methods whose authentication is decided by the handler from its params (create_admin with a
+   * bootstrap token, create_user with an invite code): credentials are optional, not required.
+   */
+  optionalAuth?: boolean;
+  /** A path parameter also accepted as `{path}/{value}`. */
+  pathParam?: string;
+  params: S;
+  handler: (ctx: CallContext, params: Static<S>) => unknown | Promise<unknown>;
+}
+
+export function defineMethod<S extends TObject>(def: MethodDef<S>): MethodDef {
+  return def as unknown as MethodDef;
+}
+
+/** Whether a set of granted scopes satisfies a method's scope (read_write implies read). */
+export function scopeAllows(granted: ReadonlySet<string>, needed: Scope): boolean {
+  if (needed === 'none') return true;
+  if (granted.has(needed)) return true;
+  if (needed.endsWith(':read')) return granted.has(needed + '_write');
+  return false;
+}

@@ -1,0 +1,68 @@
+// Configuration from the environment (API.md section 9). The environment always wins.
+import path from 'node:path';
+
+export type Mode = 'sandbox' | 'production';
+
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  databaseUrl: string | null;
+  mode: Mode;
+  bootstrapToken: string | null;
+  indexFeed: 'simulated' | 'manual';
+  demoMaker: boolean;
+  testClock: boolean;
+  catalogPath: string | null;
+  logLevel: string;
+  accessTokenTtlSec: number;
+  refreshTokenTtlSec: number;
+  snapshotEvery: number;
+  /** Seed of the simulated index feed (deterministic demo markets). */
+  indexSeed: number;
+  indexAnnualVol: number;
+}
+
+export class ConfigError extends Error {}
+
+function int(env: NodeJS.ProcessEnv, key: string, def: number, min: number, max: number): number {
+  const raw = env[key];
+  if (raw === undefined || raw === '') return def;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min || n > max) throw new ConfigError(`${key} must be an integer in [${min}, ${max}], got "${raw}"`);
+  return n;
+}
+
+function oneOf<T extends string>(env: NodeJS.ProcessEnv, key: string, values: readonly T[], def: T): T {
+  const raw = env[key];
+  if (raw === undefined || raw === '') return def;
+  if (!(values as readonly string[]).includes(raw)) throw new ConfigError(`${key} must be one of ${values.join(', ')}, got "${raw}"`);
+  return raw as T;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const mode = oneOf(env, 'STRIKEBOOK_MODE', ['sandbox', 'production'] as const, 'sandbox');
+  const testClock = env.STRIKEBOOK_TEST_CLOCK === '1';
+  if (testClock && mode === 'production') throw new ConfigError('STRIKEBOOK_TEST_CLOCK=1 is not allowed in production mode');
+  const demoDefault = mode === 'sandbox' ? '1' : '0';
+  const demoMaker = (env.STRIKEBOOK_DEMO_MAKER ?? demoDefault) === '1';
+  if (demoMaker && mode === 'production') throw new ConfigError('the demo market maker cannot run in production mode');
+  return {
+    port: int(env, 'PORT', 8080, 0, 65535),
+    host: env.HOST || '127.0.0.1',
+    dataDir: path.resolve(env.STRIKEBOOK_DATA_DIR || './data'),
+    databaseUrl: env.DATABASE_URL || null,
+    mode,
+    bootstrapToken: env.STRIKEBOOK_BOOTSTRAP_TOKEN || null,
+    indexFeed: oneOf(env, 'STRIKEBOOK_INDEX_FEED', ['simulated', 'manual'] as const, 'simulated'),
+    demoMaker,
+    testClock,
+    catalogPath: env.STRIKEBOOK_CATALOG || null,
+    logLevel: env.LOG_LEVEL || 'info',
+    accessTokenTtlSec: int(env, 'STRIKEBOOK_ACCESS_TOKEN_TTL', 3600, 60, 31536000),
+    refreshTokenTtlSec: int(env, 'STRIKEBOOK_REFRESH_TOKEN_TTL', 30 * 86400, 60, 31536000),
+    snapshotEvery: int(env, 'STRIKEBOOK_SNAPSHOT_EVERY', 100_000, 1, 1e9),
+    indexSeed: int(env, 'STRIKEBOOK_INDEX_SEED', 42, 0, 2 ** 31 - 1),
+    indexAnnualVol: Number(env.STRIKEBOOK_INDEX_VOL || 0.5),
+  };
+}

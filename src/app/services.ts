@@ -1,0 +1,182 @@
+// Composition root: opens storage, recovers the engine (snapshot + journal replay), wires the
+// sequencer, the market feeds and timers, and the HTTP server.
+import type { FastifyInstance } from 'fastify';
+import pino, { type Logger } from 'pino';
+import { buildHttpServer } from '../api/http/server.ts';
+import { allMethods } from '../api/methods/index.ts';
+import { randomToken } from '../auth/crypto.ts';
+import type { CurrencyCode } from '../domain/currency.ts';
+import type { Command, Sequenced } from '../engine/commands.ts';
+import { Exchange } from '../engine/exchange.ts';
+import { restore, serialize } from '../engine/snapshot.ts';
+import type { Journal } from '../journal/journal.ts';
+import { openSqliteJournal } from '../journal/sqliteJournal.ts';
+import { instrumentFields, listingsFor, loadCatalogConfig, type CatalogConfig } from '../market/catalog.ts';
+import { SimulatedIndex } from '../market/indexFeed.ts';
+import { Sequencer, applyCommand, type Clock } from '../sequencer/sequencer.ts';
+import { TestClock, systemClock } from './clock.ts';
+import type { Config } from './config.ts';
+import { RateLimiter } from './rateLimiter.ts';
+
+export interface Services {
+  config: Config;
+  ex: Exchange;
+  seq: Sequencer;
+  clock: Clock;
+  testClock: TestClock | null;
+  log: Logger;
+  limiter: RateLimiter;
+  catalog: CatalogConfig;
+  /** Token for the first create_admin; null once an administrator exists. */
+  bootstrapToken: string | null;
+  onAdminCreated(): void;
+}
+
+export interface RunningExchange {
+  services: Services;
+  http: FastifyInstance;
+  /** Where the HTTP server listens, e.g. http://127.0.0.1:8080 */
+  url: string;
+  close(): Promise<void>;
+}
+
+/** Recovery: the latest snapshot, then every journal record after it, through the same apply path. */
+export function recover(journal: Journal, onError?: (err: unknown, cmd: Sequenced) => void): { ex: Exchange; replayed: number } {
+  const snap = journal.latestSnapshot();
+  const ex = snap ? restore(snap.data) : new Exchange();
+  let replayed = 0;
+  for (const rec of journal.readAfter(snap ? snap.seq : 0)) {
+    applyCommand(ex, JSON.parse(rec.cmd) as Sequenced, onError);
+    replayed++;
+  }
+  return { ex, replayed };
+}
+
+export function createLogger(config: Config): Logger {
+  return pino({
+    level: config.logLevel,
+    // secrets never reach the log, whatever object is logged
+    redact: {
+      paths: ['password', '*.password', 'access_token', '*.access_token', 'refresh_token', '*.refresh_token', 'client_secret', '*.client_secret', 'authorization', '*.authorization', '*.headers.authorization'],
+      censor: '[redacted]',
+    },
+  });
+}
+
+export async function startExchange(config: Config, log: Logger = createLogger(config)): Promise<RunningExchange> {
+  const journal = openSqliteJournal(config.dataDir);
+  const t0 = performance.now();
+  const onCommandError = (err: unknown, cmd: Sequenced) => log.error({ err, seq: cmd.seq, t: cmd.t }, 'command failed with an internal error');
+  const { ex, replayed } = recover(journal, onCommandError);
+  log.info({ replayed, seq: ex.seq, ms: Math.round(performance.now() - t0) }, 'state recovered');
+
+  const testClock = config.testClock ? new TestClock() : null;
+  const clock: Clock = testClock ?? systemClock;
+  const catalog = loadCatalogConfig(config.catalogPath ?? undefined);
+  const seq = new Sequencer(
+    ex,
+    journal,
+    clock,
+    {
+      snapshotEvery: config.snapshotEvery,
+      onFatal: (err) => {
+        // DESIGN rule 3: a failed fsync is fatal; recovery on restart restores a consistent state
+        log.fatal({ err }, 'journal write failed; stopping');
+        process.exit(70);
+      },
+      onCommandError,
+    },
+    () => serialize(ex),
+  );
+
+  const services: Services = {
+    config,
+    ex,
+    seq,
+    clock,
+    testClock,
+    log,
+    limiter: new RateLimiter(() => clock.now()),
+    catalog,
+    bootstrapToken: null,
+    onAdminCreated() {
+      services.bootstrapToken = null;
+    },
+  };
+  if (!ex.hasAdmin()) services.bootstrapToken = config.bootstrapToken ?? randomToken(24);
+
+  const timers = startMarketTimers(services);
+  await timers.ready;
+
+  const http = buildHttpServer(services, allMethods);
+  const address = await http.listen({ port: config.port, host: config.host });
+  const url = address.replace('[::1]', '127.0.0.1');
+  return {
+    services,
+    http,
+    url,
+    async close() {
+      timers.stop();
+      await http.close();
+      seq.stop();
+      journal.close();
+    },
+  };
+}
+
+/** Index feeds, listings and order expiry: each a command through the sequencer. */
+function startMarketTimers(s: Services): { ready: Promise<void>; stop(): void } {
+  const { ex, seq, config, catalog, log } = s;
+  const submit = (cmd: Command) => seq.submit(cmd, (r) => r).catch((err) => log.error({ err, t: cmd.t }, 'market command failed'));
+  const feeds = new Map<CurrencyCode, SimulatedIndex>();
+  let lastTick = s.clock.now();
+
+  const initial: Promise<unknown>[] = [];
+  for (const cc of catalog.currencies) {
+    const idx = ex.index[cc.currency];
+    if (config.indexFeed === 'simulated') {
+      const start = idx?.price ?? cc.initialIndex;
+      feeds.set(cc.currency, new SimulatedIndex(config.indexSeed + cc.currency.charCodeAt(0), start, config.indexAnnualVol));
+      initial.push(submit({ t: 'index', currency: cc.currency, price: start, manual: false, by: null }));
+    } else if (!idx) {
+      initial.push(submit({ t: 'index', currency: cc.currency, price: cc.initialIndex, manual: true, by: null }));
+    }
+  }
+
+  const listNew = () => {
+    const now = s.clock.now();
+    const indexPrices: Record<string, number> = {};
+    const listed: Record<string, number[]> = {};
+    for (const cc of catalog.currencies) {
+      indexPrices[cc.currency] = ex.indexPrice(cc.currency);
+      listed[cc.currency] = [];
+    }
+    for (const inst of ex.instruments.values()) listed[inst.currency]?.push(inst.expiry);
+    const specs = listingsFor(catalog, now, indexPrices, listed);
+    if (specs.length === 0) return Promise.resolve();
+    const fields = new Map(catalog.currencies.map((cc) => [cc.currency, instrumentFields(cc)]));
+    return submit({ t: 'list', instruments: specs.map((sp) => ({ ...sp, ...fields.get(sp.currency)! })) });
+  };
+
+  const ready = Promise.all(initial).then(() => listNew()).then(() => undefined);
+
+  const tick = setInterval(() => {
+    const now = s.clock.now();
+    if (config.indexFeed === 'simulated') {
+      const dt = Math.max(0, now - lastTick);
+      for (const [currency, feed] of feeds) void submit({ t: 'index', currency, price: feed.next(dt), manual: false, by: null });
+    }
+    lastTick = now;
+    if (ex.trading.nextExpiry() <= now) void submit({ t: 'expire_orders' });
+  }, 1000);
+  const listing = setInterval(() => void listNew(), 60_000);
+  tick.unref();
+  listing.unref();
+  return {
+    ready,
+    stop() {
+      clearInterval(tick);
+      clearInterval(listing);
+    },
+  };
+}

@@ -1,0 +1,83 @@
+// Exact decimal text <-> scaled integers. Money never passes through binary floating point:
+// a JSON number is turned back into its shortest round-trip text (what the client wrote) and that
+// text is parsed digit by digit.
+
+const DECIMAL_RE = /^([+-]?)(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/;
+
+/**
+ * Parses a decimal (number or string) into an integer scaled by 10^scale.
+ * Returns null when the value is not a finite decimal or has more than `scale` fractional digits
+ * (after trailing zeros are dropped) or does not fit a safe integer.
+ */
+export function parseScaled(value: number | string, scale: number): number | null {
+  let text: string;
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value)) return null;
+    text = String(value);
+  } else {
+    text = value.trim();
+  }
+  const m = DECIMAL_RE.exec(text);
+  if (!m) return null;
+  const sign = m[1] === '-' ? -1 : 1;
+  let intPart = m[2];
+  let frac = m[3] ?? '';
+  const exp = m[4] ? Number(m[4]) : 0;
+  if (!Number.isSafeInteger(exp) || Math.abs(exp) > 400) return null;
+  // shift the decimal point by the exponent
+  if (exp > 0) {
+    const take = frac.slice(0, exp).padEnd(exp, '0');
+    intPart += take;
+    frac = frac.slice(exp);
+  } else if (exp < 0) {
+    const k = -exp;
+    const padded = intPart.padStart(k + 1, '0');
+    frac = padded.slice(padded.length - k) + frac;
+    intPart = padded.slice(0, padded.length - k);
+  }
+  frac = frac.replace(/0+$/, '');
+  if (frac.length > scale) return null;
+  const digits = (intPart + frac.padEnd(scale, '0')).replace(/^0+(?=\d)/, '');
+  if (digits.length > 16) {
+    const big = BigInt(digits);
+    if (big > BigInt(Number.MAX_SAFE_INTEGER)) return null;
+  }
+  const n = Number(digits);
+  if (!Number.isSafeInteger(n)) return null;
+  return sign * n === 0 ? 0 : sign * n;
+}
+
+const POW10: number[] = [];
+for (let i = 0; i <= 15; i++) POW10.push(10 ** i);
+
+/** Converts a scaled integer to the JSON number closest to its exact decimal value. */
+export function toDecimalNumber(scaled: number, scale: number): number {
+  if (scale === 0) return scaled;
+  // Number(string) rounds the exact decimal text correctly, so no float arithmetic is involved.
+  return Number(formatScaled(scaled, scale));
+}
+
+/** Exact decimal text of a scaled integer, without trailing zeros. */
+export function formatScaled(scaled: number, scale: number): string {
+  const neg = scaled < 0;
+  const digits = String(Math.abs(scaled)).padStart(scale + 1, '0');
+  const int = digits.slice(0, digits.length - scale);
+  const frac = digits.slice(digits.length - scale).replace(/0+$/, '');
+  return (neg ? '-' : '') + int + (frac ? '.' + frac : '');
+}
+
+export function pow10(n: number): number {
+  return POW10[n] ?? 10 ** n;
+}
+
+/** Integer division rounding toward +infinity, for requirements and fees (the exchange's favour). */
+export function ceilDiv(a: number, b: number): number {
+  const q = Math.floor(a / b);
+  return q * b === a ? q : q + 1;
+}
+
+/** Asserts a value is a safe integer; money that is not one is a bug, never a user error. */
+export function assertMoney(n: number, what: string): number {
+  if (!Number.isSafeInteger(n)) throw new Error(`money overflow or non-integer in ${what}: ${n}`);
+  return n;
+}

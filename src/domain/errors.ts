@@ -1,0 +1,51 @@
+// Result codes of the domain. The engine returns a Reject (never throws) for anything a client can
+// cause; exceptions are bugs. api/rpc maps each code to its JSON-RPC message and HTTP status.
+
+export const ERR = {
+  PARSE: -32700,
+  INVALID_REQUEST: -32600,
+  METHOD_NOT_FOUND: -32601,
+  INVALID_PARAMS: -32602,
+  AUTHORIZATION_REQUIRED: 10000,
+  QTY_TOO_LOW: 10002,
+  ORDER_NOT_FOUND: 10004,
+  PRICE_TOO_LOW: 10005,
+  PRICE_TOO_HIGH: 10007,
+  NOT_ENOUGH_FUNDS: 10009,
+  ALREADY_CLOSED: 10010,
+  BOOK_CLOSED: 10012,
+  INVALID_INSTRUMENT: 10020,
+  INVALID_AMOUNT: 10021,
+  INVALID_PRICE: 10023,
+  TOO_MANY_REQUESTS: 10028,
+  PRICE_WRONG_TICK: 10043,
+  INVALID_ARGUMENTS: 11029,
+  OTHER_REJECT: 11030,
+  POST_ONLY_REJECT: 11054,
+  INTERNAL: 11094,
+  INVALID_CREDENTIALS: 13004,
+  UNAUTHORIZED: 13009,
+  NOT_FOUND: 13020,
+  FORBIDDEN: 13021,
+  SCOPE_EXCEEDED: 13403,
+} as const;
+
+export type ErrorCode = (typeof ERR)[keyof typeof ERR];
+
+export class Reject {
+  constructor(
+    readonly code: ErrorCode,
+    readonly reason?: string,
+    readonly param?: string,
+    /** Appended to the message, Deribit style ("price_too_high 0.0125"). */
+    readonly suffix?: string,
+  ) {}
+}
+
+export function reject(code: ErrorCode, reason?: string, param?: string, suffix?: string): Reject {
+  return new Reject(code, reason, param, suffix);
+}
+
+export function isReject(x: unknown): x is Reject {
+  return x instanceof Reject;
+}

@@ -1,0 +1,299 @@
+// The exchange state machine: the single writer applies sequenced commands here, one at a time.
+// Deterministic: time comes from the command, ids from counters in the state; no I/O.
+import { CURRENCIES, CURRENCY_CODES, type CurrencyCode } from '../domain/currency.ts';
+import { ERR, reject, type Reject } from '../domain/errors.ts';
+import type { Instrument } from '../domain/instrument.ts';
+import { AuthState } from '../auth/authState.ts';
+import { computeMarket, refreshMarket } from '../market/marks.ts';
+import type { Command, InstrumentSpec, Sequenced } from './commands.ts';
+import { OrderBook } from './orderBook.ts';
+import { Trading } from './trading.ts';
+import type { Account, DepositRecord, IndexState, InstrumentMarket, User, VolState } from './types.ts';
+
+export const SYSTEM_FEES = 'fees';
+export const SYSTEM_INSURANCE = 'insurance';
+
+export interface SystemAccounts {
+  fees: Record<CurrencyCode, Account>;
+  insurance: Record<CurrencyCode, Account>;
+}
+
+export interface ExchangeLimits {
+  maxOpenOrdersPerInstrument: number;
+  maxOpenOrdersPerUser: number;
+  /** How many closed orders per user stay queryable. */
+  closedOrdersKept: number;
+  /** An automatic index feed older than this makes trading refuse new orders. */
+  indexStaleMs: number;
+  clientOrderIdTtlMs: number;
+}
+
+export const DEFAULT_LIMITS: ExchangeLimits = {
+  maxOpenOrdersPerInstrument: 500,
+  maxOpenOrdersPerUser: 5000,
+  closedOrdersKept: 10000,
+  indexStaleMs: 30_000,
+  clientOrderIdTtlMs: 24 * 3600 * 1000,
+};
+
+export function newAccount(currency: CurrencyCode): Account {
+  return { currency, balance: 0, deposited: 0, withdrawn: 0, fees: 0 };
+}
+
+function accountsRecord(): Record<CurrencyCode, Account> {
+  const r = {} as Record<CurrencyCode, Account>;
+  for (const c of CURRENCY_CODES) r[c] = newAccount(c);
+  return r;
+}
+
+export class Exchange {
+  now = 0;
+  seq = 0;
+  nextUserId = 1;
+  nextOrderId = 1;
+  nextTradeId = 1;
+  nextInstrumentId = 1;
+  users = new Map<number, User>();
+  usersByEmail = new Map<string, User>();
+  instruments = new Map<string, Instrument>();
+  instrumentsById = new Map<number, Instrument>();
+  markets = new Map<number, InstrumentMarket>();
+  books = new Map<number, OrderBook<import('./types.ts').Order>>();
+  index = {} as Record<CurrencyCode, IndexState>;
+  vol = {} as Record<CurrencyCode, VolState>;
+  auth = new AuthState();
+  system: SystemAccounts = { fees: accountsRecord(), insurance: accountsRecord() };
+  /** Totals per currency of external money in and out: conservation is checked against these. */
+  deposits = {} as Record<CurrencyCode, number>;
+  withdrawals = {} as Record<CurrencyCode, number>;
+  readonly trading: Trading;
+
+  constructor(readonly limits: ExchangeLimits = DEFAULT_LIMITS) {
+    for (const c of CURRENCY_CODES) {
+      this.deposits[c] = 0;
+      this.withdrawals[c] = 0;
+    }
+    this.trading = new Trading(this);
+  }
+
+  /** Applies one command. Returns the domain result or a Reject; never throws for client input. */
+  apply(cmd: Sequenced): unknown {
+    if (cmd.ts > this.now) this.now = cmd.ts;
+    this.seq = cmd.seq;
+    return this.dispatch(cmd);
+  }
+
+  private dispatch(c: Command): unknown {
+    switch (c.t) {
+      case 'create_user':
+        return this.createUser(c);
+      case 'issue_token': {
+        if (!this.users.has(c.userId)) return reject(ERR.UNAUTHORIZED);
+        if (c.replaces !== null) {
+          // a refresh token is single-use: of two concurrent refreshes only the first wins
+          const old = this.auth.refresh.get(c.replaces);
+          if (!old || old.expiresAt <= this.now) return reject(ERR.UNAUTHORIZED, 'invalid_refresh_token');
+          this.auth.consumeRefresh(c.replaces);
+        }
+        this.auth.issue(c.userId, c.access, c.refresh, c.scope, this.now, c.accessTtl, c.refreshTtl);
+        return true;
+      }
+      case 'revoke_token':
+        return this.auth.revokeAccess(c.access);
+      case 'create_invite': {
+        if (this.auth.invites.has(c.code)) return reject(ERR.INVALID_ARGUMENTS, 'duplicate_code');
+        const inv = {
+          code: c.code,
+          maxUses: c.maxUses,
+          uses: 0,
+          expiresAt: this.now + c.expiresIn * 1000,
+          note: c.note,
+          createdBy: c.by,
+          created: this.now,
+          revoked: false,
+        };
+        this.auth.invites.set(c.code, inv);
+        return inv;
+      }
+      case 'revoke_invite': {
+        const inv = this.auth.invites.get(c.code);
+        if (!inv) return reject(ERR.NOT_FOUND, 'invite_code_unknown', 'code');
+        inv.revoked = true;
+        return inv;
+      }
+      case 'deposit':
+        return this.deposit(c);
+      case 'withdraw':
+        return this.withdraw(c);
+      case 'place':
+        return this.trading.place(c);
+      case 'cancel':
+        return this.trading.cancelByUser(c.userId, c.orderId);
+      case 'cancel_all':
+        return this.trading.cancelAll(c);
+      case 'index':
+        return this.setIndex(c.currency, c.price, c.manual);
+      case 'set_vol': {
+        this.vol[c.currency] = { atmVol: c.atmVol, skew: c.skew, curvature: c.curvature };
+        this.refreshMarks(c.currency);
+        return this.vol[c.currency];
+      }
+      case 'halt': {
+        const inst = this.instruments.get(c.instrument);
+        if (!inst) return reject(ERR.INVALID_INSTRUMENT, undefined, 'instrument_name');
+        inst.halted = c.halted;
+        if (c.halted) this.trading.cancelInstrument(inst, 'instrument_halted');
+        return inst;
+      }
+      case 'list':
+        return this.list(c.instruments);
+      case 'expire_orders':
+        return this.trading.expireOrders();
+    }
+  }
+
+  // ---- users and money -------------------------------------------------------------------------
+
+  private createUser(c: Extract<Command, { t: 'create_user' }>): User | Reject {
+    const key = c.email.toLowerCase();
+    if (this.usersByEmail.has(key)) return reject(ERR.INVALID_ARGUMENTS, 'email_taken', 'email');
+    // the bootstrap path (no acting admin) works only while no administrator exists
+    if (c.role === 'admin' && c.by === null && this.hasAdmin()) return reject(ERR.FORBIDDEN, 'bootstrap_closed');
+    if (c.by !== null && this.users.get(c.by)?.role !== 'admin') return reject(ERR.FORBIDDEN, 'admin_required');
+    if (c.inviteCode !== null) {
+      const status = this.auth.inviteStatus(c.inviteCode, this.now);
+      if (status !== 'ok') return reject(ERR.INVALID_ARGUMENTS, status === 'unknown' ? 'invite_code_invalid' : `invite_code_${status}`, 'invite_code');
+      this.auth.invites.get(c.inviteCode)!.uses++;
+    }
+    const user: User = {
+      id: this.nextUserId++,
+      email: c.email,
+      role: c.role,
+      passwordHash: c.passwordHash,
+      created: this.now,
+      accounts: accountsRecord(),
+      positions: new Map(),
+      exposures: new Map(),
+      openOrderCount: 0,
+      trades: [],
+      orders: new Map(),
+      clientOrderIds: new Map(),
+      depositIds: new Map(),
+    };
+    this.users.set(user.id, user);
+    this.usersByEmail.set(key, user);
+    return user;
+  }
+
+  hasAdmin(): boolean {
+    for (const u of this.users.values()) if (u.role === 'admin') return true;
+    return false;
+  }
+
+  private deposit(c: Extract<Command, { t: 'deposit' }>): DepositRecord | Reject {
+    const user = this.users.get(c.userId);
+    if (!user) return reject(ERR.NOT_FOUND, 'user_not_found', 'user_id');
+    if (c.depositId !== null) {
+      const prev = user.depositIds.get(c.depositId);
+      if (prev) return prev;
+    }
+    const acct = user.accounts[c.currency];
+    acct.balance += c.amount;
+    acct.deposited += c.amount;
+    this.deposits[c.currency] += c.amount;
+    const rec: DepositRecord = {
+      depositId: c.depositId ?? `d${this.seq}`,
+      userId: user.id,
+      currency: c.currency,
+      amount: c.amount,
+      balance: acct.balance,
+      timestamp: this.now,
+    };
+    user.depositIds.set(rec.depositId, rec);
+    return rec;
+  }
+
+  private withdraw(c: Extract<Command, { t: 'withdraw' }>): { balance: number; amount: number } | Reject {
+    const user = this.users.get(c.userId);
+    if (!user) return reject(ERR.NOT_FOUND, 'user_not_found');
+    const risk = this.trading.risk.account(user, c.currency);
+    if (c.amount > risk.availableWithdrawal) return reject(ERR.NOT_ENOUGH_FUNDS, 'withdrawal_exceeds_available', 'amount');
+    const acct = user.accounts[c.currency];
+    acct.balance -= c.amount;
+    acct.withdrawn += c.amount;
+    this.withdrawals[c.currency] += c.amount;
+    return { balance: acct.balance, amount: c.amount };
+  }
+
+  // ---- market ----------------------------------------------------------------------------------
+
+  private setIndex(currency: CurrencyCode, price: number, manual: boolean): IndexState {
+    this.index[currency] = { price, ts: this.now, manual };
+    if (!this.vol[currency]) this.vol[currency] = { atmVol: 0.6, skew: -0.1, curvature: 0.5 };
+    this.refreshMarks(currency);
+    return this.index[currency];
+  }
+
+  /** Marks depend on index, vol and time to expiry; they are recomputed when index or vol move. */
+  refreshMarks(currency: CurrencyCode): void {
+    const idx = this.index[currency];
+    if (!idx) return;
+    const vol = this.vol[currency];
+    for (const m of this.markets.values()) {
+      if (m.inst.currency === currency && m.inst.state === 'open') refreshMarket(m, idx.price, vol, this.now);
+    }
+  }
+
+  private list(specs: InstrumentSpec[]): Instrument[] {
+    const out: Instrument[] = [];
+    for (const s of specs) {
+      if (this.instruments.has(s.name)) continue;
+      const inst: Instrument = {
+        id: this.nextInstrumentId++,
+        name: s.name,
+        currency: s.currency,
+        optionType: s.optionType,
+        strike: s.strike,
+        expiry: s.expiry,
+        created: this.now,
+        settlementPeriod: s.settlementPeriod,
+        contractSize: s.contractSize,
+        tick: s.tick,
+        tickSteps: s.tickSteps,
+        lotScaled: s.lotScaled,
+        makerCommission: s.makerCommission,
+        takerCommission: s.takerCommission,
+        state: 'open',
+        halted: false,
+        deliveryPrice: null,
+      };
+      this.instruments.set(inst.name, inst);
+      this.instrumentsById.set(inst.id, inst);
+      this.books.set(inst.id, new OrderBook());
+      const idx = this.index[inst.currency];
+      const vol = this.vol[inst.currency] ?? { atmVol: 0.6, skew: -0.1, curvature: 0.5 };
+      this.markets.set(inst.id, computeMarket(inst, idx ? idx.price : NaN, vol, this.now));
+      out.push(inst);
+    }
+    return out;
+  }
+
+  indexPrice(currency: CurrencyCode): number {
+    return this.index[currency]?.price ?? NaN;
+  }
+
+  /** Per currency: sum of all balances (users + system) and what it must equal. */
+  conservation(): Record<CurrencyCode, { balances: number; expected: number }> {
+    const out = {} as Record<CurrencyCode, { balances: number; expected: number }>;
+    for (const c of CURRENCY_CODES) {
+      let sum = this.system.fees[c].balance + this.system.insurance[c].balance;
+      for (const u of this.users.values()) sum += u.accounts[c].balance;
+      out[c] = { balances: sum, expected: this.deposits[c] - this.withdrawals[c] };
+    }
+    return out;
+  }
+
+  decimals(c: CurrencyCode): number {
+    return CURRENCIES[c].decimals;
+  }
+}

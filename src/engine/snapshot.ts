@@ -1,0 +1,191 @@
+// Snapshot serialization of the whole exchange state, and the state hash.
+//
+// The serialization is canonical: the same state always gives the same text (maps are written in
+// their iteration order, which replay reproduces), so sha256(snapshot) is the state hash that
+// proves a replay reproduced the state bit for bit. Restoring rebuilds every map in the same order
+// and every book in the same priority order, so a restored engine hashes equal to the original.
+import { createHash } from 'node:crypto';
+import type { CurrencyCode } from '../domain/currency.ts';
+import type { Instrument } from '../domain/instrument.ts';
+import { DEFAULT_LIMITS, Exchange, type ExchangeLimits } from './exchange.ts';
+import { OrderBook } from './orderBook.ts';
+import { Order, type Account, type InstrumentMarket, type Trade, type User } from './types.ts';
+
+const VERSION = 1;
+
+type Json = Record<string, unknown>;
+
+function num(x: number): number | null {
+  return Number.isFinite(x) ? x : null;
+}
+function unnum(x: number | null): number {
+  return x === null ? NaN : x;
+}
+
+function orderToJson(o: Order): unknown[] {
+  return [
+    o.id, o.userId, o.side, o.price, o.remaining, o.amount, o.inst.id, o.type, o.tif, o.postOnly, o.rejectPostOnly, o.reduceOnly,
+    o.label, o.clientOrderId, o.created, o.expiresAt, o.advanced, o.isLiquidation,
+    o.filled, o.filledNotional, o.commission, o.state, o.cancelReason, o.reserved, o.lastUpdate, o.tradeIds,
+  ];
+}
+
+function orderFromJson(a: unknown[], ex: Exchange): Order {
+  const [id, userId, side, price, remaining, amount, instId, type, tif, postOnly, rejectPostOnly, reduceOnly, label, clientOrderId, created, expiresAt, advanced, isLiquidation,
+    filled, filledNotional, commission, state, cancelReason, reserved, lastUpdate, tradeIds] = a as never[];
+  const o = new Order(id, userId, side, price, remaining, amount, ex.instrumentsById.get(instId)!, type, tif, postOnly, rejectPostOnly, reduceOnly, label, clientOrderId, created, expiresAt, advanced, isLiquidation);
+  o.filled = filled;
+  o.filledNotional = filledNotional;
+  o.commission = commission;
+  o.state = state;
+  o.cancelReason = cancelReason;
+  o.reserved = reserved;
+  o.lastUpdate = lastUpdate;
+  o.tradeIds = tradeIds;
+  return o;
+}
+
+function tradeToJson(t: Trade): unknown[] {
+  return [t.id, t.seq, t.inst.id, t.ts, t.price, t.lots, t.takerSide, t.makerOrder.id, t.takerOrder.id, t.makerFee, t.takerFee, num(t.indexPrice), num(t.markPrice), t.tickDirection, t.makerState, t.takerState];
+}
+
+function marketToJson(m: InstrumentMarket): unknown[] {
+  return [m.inst.id, num(m.markCoin), num(m.markIv), m.minPrice, m.maxPrice, m.lastPrice, m.tradeSeq, m.changeId, m.trades.map((t) => t.id)];
+}
+
+export function serialize(ex: Exchange): string {
+  // every order reachable from a user map or a trade, once
+  const orders = new Map<number, Order>();
+  const trades = new Map<number, Trade>();
+  for (const u of ex.users.values()) {
+    for (const o of u.orders.values()) orders.set(o.id, o);
+    for (const t of u.trades) {
+      trades.set(t.id, t);
+      orders.set(t.makerOrder.id, t.makerOrder);
+      orders.set(t.takerOrder.id, t.takerOrder);
+    }
+  }
+  for (const m of ex.markets.values()) for (const t of m.trades) trades.set(t.id, t);
+  const state: Json = {
+    v: VERSION,
+    now: ex.now,
+    seq: ex.seq,
+    next: [ex.nextUserId, ex.nextOrderId, ex.nextTradeId, ex.nextInstrumentId],
+    instruments: [...ex.instruments.values()],
+    index: ex.index,
+    vol: ex.vol,
+    auth: {
+      invites: [...ex.auth.invites.values()],
+      access: [...ex.auth.access],
+      refresh: [...ex.auth.refresh],
+      issued: ex.auth.issuedCount,
+    },
+    system: ex.system,
+    deposits: ex.deposits,
+    withdrawals: ex.withdrawals,
+    orders: [...orders.values()].sort((a, b) => a.id - b.id).map(orderToJson),
+    trades: [...trades.values()].sort((a, b) => a.id - b.id).map(tradeToJson),
+    markets: [...ex.markets.values()].map(marketToJson),
+    books: [...ex.books].map(([id, b]) => [id, [...b.orders()].map((o) => o.id)]),
+    users: [...ex.users.values()].map((u) => ({
+      id: u.id,
+      email: u.email,
+      role: u.role,
+      passwordHash: u.passwordHash,
+      created: u.created,
+      accounts: u.accounts,
+      positions: [...u.positions.values()].map((p) => [p.inst.id, p.size, p.openCost, p.realizedPnl]),
+      exposures: [...u.exposures.values()].map((e) => [e.inst.id, e.buyOpenLots, e.sellOpenLots, e.buyReserved, [...e.openOrders].map((o) => o.id)]),
+      openOrderCount: u.openOrderCount,
+      trades: u.trades.map((t) => t.id),
+      orders: [...u.orders.keys()],
+      clientOrderIds: [...u.clientOrderIds],
+      depositIds: [...u.depositIds.values()],
+    })),
+  };
+  return JSON.stringify(state);
+}
+
+export function restore(text: string, limits: ExchangeLimits = DEFAULT_LIMITS): Exchange {
+  const s = JSON.parse(text);
+  if (s.v !== VERSION) throw new Error(`unsupported snapshot version ${s.v}`);
+  const ex = new Exchange(limits);
+  ex.now = s.now;
+  ex.seq = s.seq;
+  [ex.nextUserId, ex.nextOrderId, ex.nextTradeId, ex.nextInstrumentId] = s.next;
+  for (const inst of s.instruments as Instrument[]) {
+    ex.instruments.set(inst.name, inst);
+    ex.instrumentsById.set(inst.id, inst);
+  }
+  ex.index = s.index;
+  ex.vol = s.vol;
+  for (const inv of s.auth.invites) ex.auth.invites.set(inv.code, inv);
+  ex.auth.access = new Map(s.auth.access);
+  ex.auth.refresh = new Map(s.auth.refresh);
+  ex.auth.issuedCount = s.auth.issued;
+  ex.system = s.system;
+  ex.deposits = s.deposits;
+  ex.withdrawals = s.withdrawals;
+
+  const orders = new Map<number, Order>();
+  for (const a of s.orders) {
+    const o = orderFromJson(a, ex);
+    orders.set(o.id, o);
+  }
+  const trades = new Map<number, Trade>();
+  for (const a of s.trades) {
+    const [id, seq, instId, ts, price, lots, takerSide, makerId, takerId, makerFee, takerFee, indexPrice, markPrice, tickDirection, makerState, takerState] = a;
+    trades.set(id, {
+      id, seq, inst: ex.instrumentsById.get(instId)!, ts, price, lots, takerSide,
+      makerOrder: orders.get(makerId)!, takerOrder: orders.get(takerId)!, makerFee, takerFee,
+      indexPrice: unnum(indexPrice), markPrice: unnum(markPrice), tickDirection, makerState, takerState,
+    });
+  }
+  for (const a of s.markets) {
+    const [id, markCoin, markIv, minPrice, maxPrice, lastPrice, tradeSeq, changeId, tradeIds] = a;
+    const inst = ex.instrumentsById.get(id)!;
+    ex.markets.set(id, {
+      inst, markCoin: unnum(markCoin), markIv: unnum(markIv), minPrice, maxPrice, lastPrice, tradeSeq, changeId,
+      trades: (tradeIds as number[]).map((t) => trades.get(t)!),
+    });
+  }
+  for (const [id, orderIds] of s.books as [number, number[]][]) {
+    const book = new OrderBook<Order>();
+    for (const oid of orderIds) book.add(orders.get(oid)!);
+    ex.books.set(id, book);
+  }
+  for (const j of s.users) {
+    const user: User = {
+      id: j.id,
+      email: j.email,
+      role: j.role,
+      passwordHash: j.passwordHash,
+      created: j.created,
+      accounts: j.accounts as Record<CurrencyCode, Account>,
+      positions: new Map(),
+      exposures: new Map(),
+      openOrderCount: j.openOrderCount,
+      trades: (j.trades as number[]).map((t) => trades.get(t)!),
+      orders: new Map((j.orders as number[]).map((id) => [id, orders.get(id)!])),
+      clientOrderIds: new Map(j.clientOrderIds),
+      depositIds: new Map((j.depositIds as { depositId: string }[]).map((d) => [d.depositId, d as never])),
+    };
+    for (const [instId, size, openCost, realizedPnl] of j.positions) {
+      user.positions.set(instId, { inst: ex.instrumentsById.get(instId)!, size, openCost, realizedPnl });
+    }
+    for (const [instId, buyOpenLots, sellOpenLots, buyReserved, openIds] of j.exposures) {
+      user.exposures.set(instId, {
+        inst: ex.instrumentsById.get(instId)!, buyOpenLots, sellOpenLots, buyReserved,
+        openOrders: new Set((openIds as number[]).map((id) => orders.get(id)!)),
+      });
+    }
+    ex.users.set(user.id, user);
+    ex.usersByEmail.set(user.email.toLowerCase(), user);
+  }
+  for (const o of orders.values()) if (o.state === 'open' && o.expiresAt > 0) ex.trading.gtdOrders.add(o);
+  return ex;
+}
+
+export function stateHash(ex: Exchange): string {
+  return createHash('sha256').update(serialize(ex)).digest('hex');
+}

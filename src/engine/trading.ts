@@ -1,0 +1,476 @@
+// Order entry, matching, cancels and trade settlement (API.md 3.3 order rules).
+import { CURRENCIES, type CurrencyCode } from '../domain/currency.ts';
+import { ERR, reject, type Reject } from '../domain/errors.ts';
+import { PRICE_SCALE, isOnTick, premiumOf, priceToNumber, roundToTick, stepTick, tradeFee, type Instrument } from '../domain/instrument.ts';
+import { black76Price, yearFraction } from '../domain/pricing.ts';
+import { RiskEngine, contractsOf, shortOpeningLots } from '../risk/accountRisk.ts';
+import { toMinorUp } from '../risk/margin.ts';
+import type { Command } from './commands.ts';
+import type { Exchange } from './exchange.ts';
+import { BUY, SELL, type OrderBook, type Side } from './orderBook.ts';
+import { Order, type CancelReason, type OrderExposure, type Position, type Trade, type User } from './types.ts';
+
+type PlaceCmd = Extract<Command, { t: 'place' }>;
+type CancelAllCmd = Extract<Command, { t: 'cancel_all' }>;
+
+export interface PlaceResult {
+  order: Order;
+  trades: Trade[];
+}
+
+const DAY_MS = 24 * 3600 * 1000;
+const PRICE_UNIT = 10 ** PRICE_SCALE;
+/** Public trades kept per instrument in memory for market-data queries. */
+const PUBLIC_TRADES_KEPT = 10_000;
+
+/** Next 08:00 UTC strictly after `ts` (good_til_day expiry). */
+export function nextEightUtc(ts: number): number {
+  const d = new Date(ts);
+  let t = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate(), 8);
+  if (t <= ts) t += DAY_MS;
+  return t;
+}
+
+export class Trading {
+  readonly risk: RiskEngine;
+  /** Open good_til_day orders, for expiry. */
+  readonly gtdOrders = new Set<Order>();
+  /** Scratch list reused by match callbacks so the hot path allocates little. */
+  private fills: Trade[] = [];
+  private currentTaker: Order | null = null;
+
+  constructor(private readonly ex: Exchange) {
+    this.risk = new RiskEngine(ex);
+  }
+
+  // ---- entry -----------------------------------------------------------------------------------
+
+  place(c: PlaceCmd): PlaceResult | Reject {
+    const ex = this.ex;
+    const user = ex.users.get(c.userId);
+    if (!user) return reject(ERR.UNAUTHORIZED);
+    if (c.clientOrderId !== null) {
+      // idempotent retry: the first request's order, never a second one
+      const prev = this.findByClientOrderId(user, c.clientOrderId);
+      if (prev) {
+        const ids = new Set(prev.tradeIds);
+        return { order: prev, trades: user.trades.filter((t) => ids.has(t.id)) };
+      }
+    }
+    const inst = ex.instruments.get(c.instrument);
+    if (!inst || inst.state === 'delivered') return reject(ERR.INVALID_INSTRUMENT, undefined, 'instrument_name');
+    if (inst.state !== 'open' || inst.halted || inst.expiry <= ex.now) return reject(ERR.BOOK_CLOSED, inst.halted ? 'instrument_halted' : 'instrument_not_open');
+    const idx = ex.index[inst.currency];
+    if (!idx || (!idx.manual && ex.now - idx.ts > ex.limits.indexStaleMs)) return reject(ERR.BOOK_CLOSED, 'index_stale');
+    const market = ex.markets.get(inst.id)!;
+    if (!(market.markCoin >= 0)) return reject(ERR.BOOK_CLOSED, 'no_mark_price');
+
+    // amount -> lots (c.lots is the amount scaled by 10^AMOUNT_SCALE)
+    if (!(c.lots > 0)) return reject(ERR.INVALID_AMOUNT, 'amount_not_positive', 'amount');
+    if (c.lots < inst.lotScaled) return reject(ERR.QTY_TOO_LOW, 'below_min_trade_amount', 'amount');
+    if (c.lots % inst.lotScaled !== 0) return reject(ERR.INVALID_AMOUNT, 'not_multiple_of_min_trade_amount', 'amount');
+    let lots = c.lots / inst.lotScaled;
+
+    // price
+    const side = c.side as Side;
+    let price = NaN;
+    if (c.type === 'limit') {
+      if (c.advanced !== null) {
+        const converted = this.convertAdvancedPrice(inst, c.advanced, c.advPrice ?? NaN, side);
+        if (typeof converted !== 'number') return converted;
+        price = converted;
+      } else {
+        if (c.price === null) return reject(ERR.INVALID_PRICE, 'price_required', 'price');
+        price = c.price;
+      }
+      if (!(price > 0)) return reject(ERR.INVALID_PRICE, 'price_not_positive', 'price');
+      if (!isOnTick(inst, price)) return reject(ERR.PRICE_WRONG_TICK, undefined, 'price');
+      if (price < market.minPrice) return reject(ERR.PRICE_TOO_LOW, undefined, 'price', String(priceToNumber(market.minPrice)));
+      if (price > market.maxPrice) return reject(ERR.PRICE_TOO_HIGH, undefined, 'price', String(priceToNumber(market.maxPrice)));
+    }
+
+    // open-order limits (only orders that may rest count)
+    const exposure = this.exposure(user, inst);
+    const mayRest = c.type === 'limit' && (c.tif === 'good_til_cancelled' || c.tif === 'good_til_day');
+    if (mayRest) {
+      if (exposure.openOrders.size >= ex.limits.maxOpenOrdersPerInstrument) return reject(ERR.INVALID_ARGUMENTS, 'max_open_orders_per_instrument');
+      if (user.openOrderCount >= ex.limits.maxOpenOrdersPerUser) return reject(ERR.INVALID_ARGUMENTS, 'max_open_orders');
+    }
+
+    // reduce_only: the excess over what reduces the position is cut (Deribit)
+    const pos = user.positions.get(inst.id)?.size ?? 0;
+    if (c.reduceOnly) {
+      const reducible = side === BUY ? Math.max(0, -pos) : Math.max(0, pos);
+      if (reducible === 0) return reject(ERR.OTHER_REJECT, 'reduce_only', 'reduce_only');
+      lots = Math.min(lots, reducible);
+    }
+
+    const book = ex.books.get(inst.id)!;
+    const limit = c.type === 'limit' ? price : NaN;
+
+    // post_only: never take liquidity; reprice one tick inside the spread or reject
+    if (c.postOnly && c.type === 'limit') {
+      const best = side === BUY ? book.bestAsk() : book.bestBid();
+      const crosses = side === BUY ? price >= best : price <= best;
+      if (!Number.isNaN(best) && crosses) {
+        if (c.rejectPostOnly) return reject(ERR.POST_ONLY_REJECT, 'post_only_reject');
+        price = side === BUY ? stepTick(inst, best, -1) : stepTick(inst, best, 1);
+        if (!(price > 0)) return reject(ERR.POST_ONLY_REJECT, 'post_only_reject');
+      }
+    }
+
+    // one walk of the liquidity the order would meet: self-trade check, FOK check, market cost
+    let fillable = 0;
+    let fillCost = 0;
+    let selfTrade = false;
+    if (!(c.postOnly && c.type === 'limit')) {
+      book.walk(side, c.type === 'limit' ? price : NaN, (maker) => {
+        if (maker.userId === user.id) {
+          selfTrade = true;
+          return false;
+        }
+        const q = Math.min(maker.remaining, lots - fillable);
+        fillable += q;
+        fillCost += premiumOf(inst, maker.price, q) + tradeFee(inst, maker.price, q, inst.takerCommission);
+        return fillable < lots;
+      });
+    }
+    if (selfTrade) return reject(ERR.OTHER_REJECT, 'self_trade');
+
+    // risk: the account must carry the order as if it all rested (buys: premium + fee; sells: the
+    // initial margin of the short it would open)
+    const acct = this.risk.account(user, inst.currency);
+    let required: number;
+    if (side === BUY) {
+      required = c.type === 'market' ? fillCost : premiumOf(inst, price, lots) + this.maxFee(inst, price, lots);
+    } else {
+      const shortBefore = shortOpeningLots(exposure.sellOpenLots, pos);
+      const shortAfter = shortOpeningLots(exposure.sellOpenLots + lots, pos);
+      const extra = shortAfter - shortBefore;
+      required = extra > 0 ? toMinorUp(this.risk.imPerContract(inst) * contractsOf(inst, extra), CURRENCIES[inst.currency].decimals) : 0;
+      if (c.type === 'limit') required += this.maxFee(inst, price, lots);
+    }
+    if (!Number.isFinite(required) || acct.available - required < 0) return reject(ERR.NOT_ENOUGH_FUNDS, 'not_enough_funds');
+
+    const order = new Order(
+      ex.nextOrderId++,
+      user.id,
+      side,
+      c.type === 'limit' ? price : 0,
+      lots,
+      lots,
+      inst,
+      c.type,
+      c.tif,
+      c.postOnly,
+      c.rejectPostOnly,
+      c.reduceOnly,
+      c.label,
+      c.clientOrderId,
+      ex.now,
+      c.tif === 'good_til_day' ? nextEightUtc(ex.now) : 0,
+      c.advanced,
+      false,
+    );
+    user.orders.set(order.id, order);
+    if (c.clientOrderId !== null) user.clientOrderIds.set(c.clientOrderId, { orderId: order.id, ts: ex.now });
+
+    if (c.tif === 'fill_or_kill' && fillable < lots) {
+      this.close(user, order, 'cancelled', null);
+      return { order, trades: [] };
+    }
+
+    const trades = this.execute(order, book, limit);
+    if (order.remaining > 0) {
+      if (mayRest) this.rest(user, order, book, exposure);
+      else this.close(user, order, 'cancelled', null);
+    }
+    return { order, trades };
+  }
+
+  private maxFee(inst: Instrument, price: number, lots: number): number {
+    return tradeFee(inst, price, lots, Math.max(inst.makerCommission, inst.takerCommission));
+  }
+
+  /** `advanced` orders give the price in USD or as implied vol (%); converted to coin on the grid. */
+  private convertAdvancedPrice(inst: Instrument, advanced: 'usd' | 'implv', value: number, side: Side): number | Reject {
+    if (!(value > 0) || !Number.isFinite(value)) return reject(ERR.INVALID_PRICE, 'price_not_positive', 'price');
+    const F = this.ex.indexPrice(inst.currency);
+    let coin: number;
+    if (advanced === 'usd') coin = value / F;
+    else {
+      const T = yearFraction(this.ex.now, inst.expiry);
+      coin = black76Price(inst.optionType, F, inst.strike, T, value / 100) / F;
+    }
+    const units = coin * PRICE_UNIT;
+    if (!Number.isFinite(units) || units > 1e9) return reject(ERR.INVALID_PRICE, 'price_out_of_range', 'price');
+    // round towards the passive side: never a worse price than the client asked for
+    const rounded = roundToTick(inst, units, side === BUY ? 'down' : 'up');
+    return rounded > 0 ? rounded : inst.tick;
+  }
+
+  exposure(user: User, inst: Instrument): OrderExposure {
+    let e = user.exposures.get(inst.id);
+    if (!e) {
+      e = { inst, buyOpenLots: 0, sellOpenLots: 0, buyReserved: 0, openOrders: new Set() };
+      user.exposures.set(inst.id, e);
+    }
+    return e;
+  }
+
+  private rest(user: User, order: Order, book: OrderBook<Order>, e: OrderExposure): void {
+    book.add(order);
+    e.openOrders.add(order);
+    user.openOrderCount++;
+    if (order.side === BUY) {
+      e.buyOpenLots += order.remaining;
+      order.reserved = premiumOf(order.inst, order.price, order.remaining) + this.maxFee(order.inst, order.price, order.remaining);
+      e.buyReserved += order.reserved;
+    } else {
+      e.sellOpenLots += order.remaining;
+    }
+    if (order.expiresAt > 0) this.gtdOrders.add(order);
+    this.ex.markets.get(order.inst.id)!.changeId++;
+  }
+
+  /** Removes a resting order's remainder from its exposure (after a fill or a cancel). */
+  private releaseExposure(user: User, order: Order, lots: number): void {
+    const e = user.exposures.get(order.inst.id)!;
+    if (order.side === BUY) {
+      e.buyOpenLots -= lots;
+      const left = order.remaining - lots;
+      const nextReserved = left > 0 ? premiumOf(order.inst, order.price, left) + this.maxFee(order.inst, order.price, left) : 0;
+      e.buyReserved -= order.reserved - nextReserved;
+      order.reserved = nextReserved;
+    } else {
+      e.sellOpenLots -= lots;
+    }
+  }
+
+  // ---- matching and settlement -----------------------------------------------------------------
+
+  private execute(taker: Order, book: OrderBook<Order>, limit: number): Trade[] {
+    this.fills = [];
+    this.currentTaker = taker;
+    taker.remaining = book.match(taker.side, limit, taker.remaining, this.onFill);
+    this.currentTaker = null;
+    if (taker.remaining === 0) this.close(this.ex.users.get(taker.userId)!, taker, 'filled', null);
+    // the taker's state at trade time is known only now for the last fill
+    const trades = this.fills;
+    for (const t of trades) t.takerState = taker.remaining === 0 && t === trades[trades.length - 1] ? 'filled' : 'open';
+    if (trades.length > 0) this.ex.markets.get(taker.inst.id)!.changeId++;
+    return trades;
+  }
+
+  /** Called by the book for each fill, before a fully filled maker is unlinked. */
+  private readonly onFill = (maker: Order, qty: number, price: number): void => {
+    const taker = this.currentTaker!;
+    const ex = this.ex;
+    const inst = taker.inst;
+    const makerUser = ex.users.get(maker.userId)!;
+    const takerUser = ex.users.get(taker.userId)!;
+    const market = ex.markets.get(inst.id)!;
+
+    // exposure of the maker shrinks by the filled part
+    this.releaseExposure(makerUser, maker, qty);
+
+    const premium = premiumOf(inst, price, qty);
+    const makerFee = tradeFee(inst, price, qty, inst.makerCommission);
+    const takerFee = tradeFee(inst, price, qty, inst.takerCommission);
+    const buyerUser = taker.side === BUY ? takerUser : makerUser;
+    const sellerUser = taker.side === BUY ? makerUser : takerUser;
+    const cur: CurrencyCode = inst.currency;
+    // postings: premium buyer -> seller; fees -> fee account (each posting sums to zero)
+    buyerUser.accounts[cur].balance -= premium;
+    sellerUser.accounts[cur].balance += premium;
+    makerUser.accounts[cur].balance -= makerFee;
+    makerUser.accounts[cur].fees += makerFee;
+    takerUser.accounts[cur].balance -= takerFee;
+    takerUser.accounts[cur].fees += takerFee;
+    ex.system.fees[cur].balance += makerFee + takerFee;
+
+    this.updatePosition(buyerUser, inst, qty, price);
+    this.updatePosition(sellerUser, inst, -qty, price);
+
+    maker.filled += qty;
+    maker.filledNotional += price * qty;
+    maker.commission += makerFee;
+    maker.lastUpdate = ex.now;
+    taker.filled += qty;
+    taker.filledNotional += price * qty;
+    taker.commission += takerFee;
+    taker.lastUpdate = ex.now;
+
+    const makerDone = maker.remaining === qty;
+    const prevPrice = market.lastPrice;
+    const tickDirection = prevPrice === null || price > prevPrice ? 0 : price < prevPrice ? 2 : market.trades.length ? zeroTick(market.trades[market.trades.length - 1].tickDirection) : 1;
+    const trade: Trade = {
+      id: ex.nextTradeId++,
+      seq: ++market.tradeSeq,
+      inst,
+      ts: ex.now,
+      price,
+      lots: qty,
+      takerSide: taker.side,
+      makerOrder: maker,
+      takerOrder: taker,
+      makerFee,
+      takerFee,
+      indexPrice: ex.indexPrice(cur),
+      markPrice: market.markCoin,
+      tickDirection,
+      makerState: makerDone ? 'filled' : 'open',
+      takerState: 'open',
+    };
+    market.lastPrice = price;
+    market.trades.push(trade);
+    if (market.trades.length > PUBLIC_TRADES_KEPT * 2) market.trades.splice(0, market.trades.length - PUBLIC_TRADES_KEPT);
+    maker.tradeIds.push(trade.id);
+    taker.tradeIds.push(trade.id);
+    makerUser.trades.push(trade);
+    if (takerUser !== makerUser) takerUser.trades.push(trade);
+    this.fills.push(trade);
+    if (makerDone) this.closeResting(makerUser, maker, 'filled', null, false);
+  };
+
+  /** Position accounting: average price via open cost, realized PnL on reduction (minor units). */
+  private updatePosition(user: User, inst: Instrument, delta: number, price: number): void {
+    let p = user.positions.get(inst.id);
+    if (!p) {
+      p = { inst, size: 0, openCost: 0, realizedPnl: 0 };
+      user.positions.set(inst.id, p);
+    }
+    applyFill(p, inst, delta, price);
+  }
+
+  // ---- cancels ---------------------------------------------------------------------------------
+
+  cancelByUser(userId: number, orderId: number): Order | Reject {
+    const user = this.ex.users.get(userId);
+    const order = user?.orders.get(orderId);
+    if (!user || !order) return reject(ERR.ORDER_NOT_FOUND, undefined, 'order_id');
+    if (order.state !== 'open') return reject(ERR.ALREADY_CLOSED, undefined, 'order_id');
+    this.closeResting(user, order, 'cancelled', 'user_request', true);
+    return order;
+  }
+
+  cancelAll(c: CancelAllCmd): Order[] {
+    const user = this.ex.users.get(c.userId);
+    if (!user) return [];
+    const victims: Order[] = [];
+    for (const e of user.exposures.values()) {
+      if (e.openOrders.size === 0) continue;
+      if (c.currency !== null && e.inst.currency !== c.currency) continue;
+      if (c.instrument !== null && e.inst.name !== c.instrument) continue;
+      for (const o of e.openOrders) {
+        if (c.side !== null && o.side !== c.side) continue;
+        if (c.label !== null && o.label !== c.label) continue;
+        victims.push(o);
+      }
+    }
+    victims.sort((a, b) => a.id - b.id);
+    for (const o of victims) this.closeResting(user, o, 'cancelled', 'user_request', true);
+    return victims;
+  }
+
+  cancelInstrument(inst: Instrument, reason: CancelReason): number {
+    const book = this.ex.books.get(inst.id)!;
+    const victims = [...book.orders()].sort((a, b) => a.id - b.id);
+    for (const o of victims) this.closeResting(this.ex.users.get(o.userId)!, o, 'cancelled', reason, true);
+    return victims.length;
+  }
+
+  expireOrders(): number {
+    const now = this.ex.now;
+    const victims: Order[] = [];
+    for (const o of this.gtdOrders) if (o.expiresAt <= now) victims.push(o);
+    victims.sort((a, b) => a.id - b.id);
+    for (const o of victims) this.closeResting(this.ex.users.get(o.userId)!, o, 'cancelled', 'good_til_day', true);
+    return victims.length;
+  }
+
+  /** Earliest good_til_day expiry among open orders, or Infinity. */
+  nextExpiry(): number {
+    let t = Infinity;
+    for (const o of this.gtdOrders) if (o.expiresAt < t) t = o.expiresAt;
+    return t;
+  }
+
+  /**
+   * Takes a resting order out of the book and its exposure. `unlink` is false when the book itself
+   * unlinks it (a maker filled during match).
+   */
+  private closeResting(user: User, order: Order, state: 'filled' | 'cancelled', reason: CancelReason | null, unlink: boolean): void {
+    const e = user.exposures.get(order.inst.id)!;
+    if (e.openOrders.delete(order)) {
+      user.openOrderCount--;
+      if (state === 'cancelled') this.releaseExposure(user, order, order.remaining);
+      if (unlink) this.ex.books.get(order.inst.id)!.remove(order);
+      this.gtdOrders.delete(order);
+      this.ex.markets.get(order.inst.id)!.changeId++;
+    }
+    if (state === 'cancelled') order.remaining = 0;
+    this.close(user, order, state, reason);
+  }
+
+  private close(user: User, order: Order, state: 'filled' | 'cancelled', reason: CancelReason | null): void {
+    order.state = state;
+    order.cancelReason = reason;
+    order.lastUpdate = this.ex.now;
+    this.pruneClosed(user);
+  }
+
+  /** Keeps the per-user order map bounded: the oldest closed orders are forgotten first. */
+  private pruneClosed(user: User): void {
+    const keep = this.ex.limits.closedOrdersKept;
+    if (user.orders.size <= keep + user.openOrderCount + 64) return;
+    let excess = user.orders.size - keep - user.openOrderCount;
+    for (const [id, o] of user.orders) {
+      if (excess <= 0) break;
+      if (o.state !== 'open') {
+        user.orders.delete(id);
+        excess--;
+      }
+    }
+    const cutoff = this.ex.now - this.ex.limits.clientOrderIdTtlMs;
+    for (const [k, v] of user.clientOrderIds) {
+      if (v.ts >= cutoff) break;
+      user.clientOrderIds.delete(k);
+    }
+  }
+
+  /** The existing order for a client_order_id used by this user within the last 24 h. */
+  findByClientOrderId(user: User, clientOrderId: string): Order | null {
+    const rec = user.clientOrderIds.get(clientOrderId);
+    if (!rec || rec.ts < this.ex.now - this.ex.limits.clientOrderIdTtlMs) return null;
+    return user.orders.get(rec.orderId) ?? null;
+  }
+}
+
+function zeroTick(prev: number): number {
+  // a trade at the same price keeps the last direction as its "zero" variant
+  return prev === 0 || prev === 1 ? 1 : 3;
+}
+
+/** Applies a fill of `delta` lots at `price` to a position (exported for tests). */
+export function applyFill(p: Position, inst: Instrument, delta: number, price: number): void {
+  const s = p.size;
+  if (s === 0 || Math.sign(s) === Math.sign(delta)) {
+    p.openCost += Math.sign(delta) * premiumOf(inst, price, Math.abs(delta));
+    p.size = s + delta;
+    return;
+  }
+  const closing = Math.min(Math.abs(delta), Math.abs(s));
+  // cost of the closed part, proportional to the open cost (BigInt: the product may exceed 2^53)
+  const removed = Number((BigInt(p.openCost) * BigInt(closing)) / BigInt(Math.abs(s)));
+  const value = premiumOf(inst, price, closing);
+  // closing a long sells at `value`; closing a short buys back at `value`
+  p.realizedPnl += s > 0 ? value - removed : -removed - value;
+  p.openCost -= removed;
+  p.size = s + delta;
+  const opening = Math.abs(delta) - closing;
+  if (opening > 0) p.openCost = Math.sign(delta) * premiumOf(inst, price, opening);
+  if (p.size === 0) p.openCost = 0;
+}
+
+export { BUY, SELL };

@@ -1,0 +1,179 @@
+// State records of the exchange engine. Everything here is plain data owned by the single writer.
+import type { CurrencyCode } from '../domain/currency.ts';
+import type { Instrument } from '../domain/instrument.ts';
+import type { BookNode, PriceLevel, Side } from './orderBook.ts';
+
+export type OrderType = 'limit' | 'market' | 'liquidation';
+export type TimeInForce = 'good_til_cancelled' | 'good_til_day' | 'fill_or_kill' | 'immediate_or_cancel';
+export type OrderState = 'open' | 'filled' | 'cancelled' | 'rejected';
+export type CancelReason =
+  | 'user_request'
+  | 'autoliquidation'
+  | 'cancel_on_disconnect'
+  | 'settlement'
+  | 'good_til_day'
+  | 'instrument_halted';
+
+/** An order; while open it is also the intrusive queue node of its book. */
+export class Order implements BookNode {
+  prev: BookNode | null = null;
+  next: BookNode | null = null;
+  level: PriceLevel | null = null;
+  filled = 0;
+  /** Sum of price x lots over fills, for the average price. */
+  filledNotional = 0;
+  /** Fees paid on this order so far, in minor units. */
+  commission = 0;
+  state: OrderState = 'open';
+  cancelReason: CancelReason | null = null;
+  /** Funds held for the open remainder of a buy (premium + fee), minor units. */
+  reserved = 0;
+  lastUpdate: number;
+  /** Trade ids of this order, in order. */
+  tradeIds: number[] = [];
+  constructor(
+    readonly id: number,
+    readonly userId: number,
+    readonly side: Side,
+    public price: number,
+    public remaining: number,
+    public amount: number,
+    readonly inst: Instrument,
+    readonly type: OrderType,
+    readonly tif: TimeInForce,
+    readonly postOnly: boolean,
+    readonly rejectPostOnly: boolean,
+    readonly reduceOnly: boolean,
+    readonly label: string,
+    readonly clientOrderId: string | null,
+    readonly created: number,
+    /** GTD expiry (ms) or 0. */
+    readonly expiresAt: number,
+    readonly advanced: 'usd' | 'implv' | null,
+    readonly isLiquidation: boolean,
+  ) {
+    this.lastUpdate = created;
+  }
+}
+
+export interface Trade {
+  id: number;
+  /** Sequence number within the instrument. */
+  seq: number;
+  inst: Instrument;
+  ts: number;
+  price: number;
+  lots: number;
+  /** Side of the taker (Deribit `direction` of a public trade). */
+  takerSide: Side;
+  makerOrder: Order;
+  takerOrder: Order;
+  makerFee: number;
+  takerFee: number;
+  indexPrice: number;
+  markPrice: number;
+  /** Price tick direction vs the previous trade in the instrument (0 plus,1 zero-plus,2 minus,3 zero-minus). */
+  tickDirection: number;
+  /** Order state of maker/taker right after this trade. */
+  makerState: OrderState;
+  takerState: OrderState;
+}
+
+export interface Position {
+  inst: Instrument;
+  /** Signed size in lots (positive long). */
+  size: number;
+  /** Net premium paid for the open size, minor units (positive for longs, negative for shorts). */
+  openCost: number;
+  realizedPnl: number;
+}
+
+/** Per user and instrument: open order totals for risk (kept incrementally). */
+export interface OrderExposure {
+  inst: Instrument;
+  buyOpenLots: number;
+  sellOpenLots: number;
+  buyReserved: number;
+  openOrders: Set<Order>;
+}
+
+export interface Account {
+  currency: CurrencyCode;
+  balance: number;
+  deposited: number;
+  withdrawn: number;
+  fees: number;
+}
+
+export interface User {
+  id: number;
+  email: string;
+  role: 'admin' | 'user';
+  passwordHash: string;
+  created: number;
+  accounts: Record<CurrencyCode, Account>;
+  positions: Map<number, Position>;
+  exposures: Map<number, OrderExposure>;
+  openOrderCount: number;
+  trades: Trade[];
+  /** All orders of this user still retrievable (open and recent closed), by id. */
+  orders: Map<number, Order>;
+  /** client_order_id -> order id and time, for 24 h idempotency. */
+  clientOrderIds: Map<string, { orderId: number; ts: number }>;
+  depositIds: Map<string, DepositRecord>;
+}
+
+export interface DepositRecord {
+  depositId: string;
+  userId: number;
+  currency: CurrencyCode;
+  amount: number;
+  balance: number;
+  timestamp: number;
+}
+
+export interface InviteCode {
+  code: string;
+  maxUses: number;
+  uses: number;
+  expiresAt: number;
+  note: string | null;
+  createdBy: number;
+  created: number;
+  revoked: boolean;
+}
+
+export interface TokenRecord {
+  userId: number;
+  scope: string;
+  expiresAt: number;
+  /** hash of the paired token (refresh for access, access for refresh) */
+  pair: string;
+}
+
+export interface IndexState {
+  price: number;
+  ts: number;
+  manual: boolean;
+}
+
+export interface VolState {
+  atmVol: number;
+  skew: number;
+  curvature: number;
+}
+
+export interface InstrumentMarket {
+  inst: Instrument;
+  /** Mark price in coin (float, pricing model output) and in price units rounded to the grid. */
+  markCoin: number;
+  markIv: number;
+  /** Order price band in price units. */
+  minPrice: number;
+  maxPrice: number;
+  lastPrice: number | null;
+  tradeSeq: number;
+  /** public trades, most recent last */
+  trades: Trade[];
+  changeId: number;
+}

@@ -1,0 +1,29 @@
+// The storage interface of the sequencer's durable log, declared here by the side that uses it
+// (DESIGN.md: "storage adapters implement interfaces declared by the side that uses them").
+// Adapters: sqliteJournal.ts (embedded); a PostgreSQL adapter implements the same contract.
+
+export interface JournalRecord {
+  seq: number;
+  ts: number;
+  /** Compact JSON text of the command. */
+  cmd: string;
+}
+
+export interface Journal {
+  /**
+   * Appends a batch in ONE transaction and returns only after it is durable (fsync). Throws on any
+   * failure: the caller treats that as fatal. seqs must be contiguous after lastSeq().
+   */
+  append(records: JournalRecord[]): void;
+  /** Records with seq > afterSeq, ascending, streamed (do not load all in memory). */
+  readAfter(afterSeq: number): IterableIterator<JournalRecord>;
+  /** 0 when empty. */
+  lastSeq(): number;
+  /** Stores a snapshot of the state as of `seq` (atomically; older snapshots may be pruned keeping the last 2). */
+  saveSnapshot(seq: number, data: string): void;
+  latestSnapshot(): { seq: number; data: string } | null;
+  /** Key/value for small server metadata (e.g. a generated server key), durable. */
+  getMeta(key: string): string | null;
+  setMeta(key: string, value: string): void;
+  close(): void;
+}

@@ -1,0 +1,299 @@
+// The embedded journal: one SQLite file `<dir>/strikebook.db` holding the command log, the snapshots
+// and small server metadata. DESIGN.md rules 3 and 4 rest on it: a command is acknowledged only after
+// append() returned, so append() must not return before the batch is on disk.
+
+import fs from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import type { Journal, JournalRecord } from './journal.ts';
+
+export type SqliteDatabase = Database.Database;
+
+export interface SqliteJournal extends Journal {
+  /**
+   * Every connection this journal has open right now: the writer first, then one per readAfter()
+   * iteration in progress. For tests and diagnostics (e.g. asserting the pragmas of each).
+   */
+  connections(): SqliteDatabase[];
+}
+
+export interface PragmaState {
+  journalMode: string;
+  /** 0 OFF, 1 NORMAL, 2 FULL, 3 EXTRA. */
+  synchronous: number;
+}
+
+export const DB_FILE_NAME = 'strikebook.db';
+const SYNCHRONOUS_FULL = 2;
+const SCHEMA_VERSION = 1;
+const SNAPSHOTS_KEPT = 2;
+// The WAL file never shrinks on its own; after a checkpoint, cut it back to this size so one large
+// snapshot does not leave a large file behind for good.
+const WAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Reads back the durability pragmas of one connection. Through the pragma table-valued functions
+ * because better-sqlite3 refuses `db.pragma()` on a connection with an open iterator, and a reader
+ * connection has one for its whole life.
+ */
+export function pragmaState(db: SqliteDatabase): PragmaState {
+  return {
+    journalMode: String(db.prepare('SELECT journal_mode FROM pragma_journal_mode').pluck().get()),
+    synchronous: Number(db.prepare('SELECT synchronous FROM pragma_synchronous').pluck().get()),
+  };
+}
+
+/**
+ * A write refused before anything reached the database, or rolled back cleanly: the connection is
+ * in a known state, so it does not make the journal refuse later writes.
+ */
+class RejectedWrite extends Error {
+  override name = 'RejectedWrite';
+}
+
+/**
+ * Opens one connection with the durability settings every connection must have.
+ *
+ * Why synchronous=FULL on each connection: better-sqlite3 compiles SQLite with
+ * SQLITE_DEFAULT_WAL_SYNCHRONOUS=1, so every connection that opens a database already in WAL mode
+ * silently starts at synchronous=NORMAL. In WAL mode NORMAL does not fsync the WAL at commit (only at
+ * checkpoints): a power loss or OS crash can then undo transactions whose commit already returned,
+ * i.e. lose commands a client was told about (DESIGN.md rule 3). FULL fsyncs the WAL on every commit.
+ * The setting lives in the connection, not in the file, so it is set on every open and read back,
+ * and a connection that does not confirm it is refused rather than used.
+ */
+function openConnection(file: string, readonly: boolean): SqliteDatabase {
+  const db = new Database(file, { readonly, fileMustExist: readonly });
+  try {
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = FULL');
+    const state = pragmaState(db);
+    if (state.journalMode !== 'wal' || state.synchronous !== SYNCHRONOUS_FULL) {
+      throw new Error(
+        `journal: ${file} runs journal_mode=${state.journalMode} synchronous=${state.synchronous}; ` +
+          `need wal and ${SYNCHRONOUS_FULL} (FULL) on every connection`,
+      );
+    }
+    return db;
+  } catch (e) {
+    db.close();
+    throw e;
+  }
+}
+
+/** fsync a directory so entries just created in it survive a power loss (no-op where unsupported). */
+function fsyncDir(dir: string): void {
+  if (process.platform === 'win32') return; // directories cannot be opened for fsync there
+  const fd = fs.openSync(dir, 'r');
+  try {
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/**
+ * Creates `dir` (and missing parents) durably: a new directory entry is only on disk once its parent
+ * directory has been fsynced, and SQLite fsyncs only the directory holding the database.
+ */
+function ensureDir(dir: string): void {
+  const abs = path.resolve(dir);
+  const firstCreated = fs.mkdirSync(abs, { recursive: true });
+  if (firstCreated === undefined) return;
+  for (let d = abs; ; d = path.dirname(d)) {
+    fsyncDir(path.dirname(d));
+    if (d === firstCreated) break;
+  }
+}
+
+function migrate(db: SqliteDatabase): void {
+  const version = Number(db.pragma('user_version', { simple: true }));
+  if (version > SCHEMA_VERSION) {
+    throw new Error(`journal: database schema version ${version} is newer than this server understands (${SCHEMA_VERSION})`);
+  }
+  db.transaction(() => {
+    db.exec(`
+      CREATE TABLE IF NOT EXISTS journal (seq INTEGER PRIMARY KEY, ts INTEGER NOT NULL, cmd TEXT NOT NULL) STRICT;
+      CREATE TABLE IF NOT EXISTS snapshots (seq INTEGER PRIMARY KEY, data TEXT NOT NULL) STRICT;
+      CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
+    `);
+    db.pragma(`user_version = ${SCHEMA_VERSION}`);
+  }).immediate();
+}
+
+function checkRecord(r: JournalRecord): void {
+  if (!Number.isSafeInteger(r.seq) || r.seq < 1) throw new RejectedWrite(`journal: seq must be a positive safe integer, got ${String(r.seq)}`);
+  if (!Number.isSafeInteger(r.ts)) throw new RejectedWrite(`journal: ts of seq ${r.seq} must be a safe integer, got ${String(r.ts)}`);
+  if (typeof r.cmd !== 'string') throw new RejectedWrite(`journal: cmd of seq ${r.seq} must be a string`);
+}
+
+interface Reader {
+  db: SqliteDatabase;
+  rows: IterableIterator<JournalRecord> | null;
+  abandoned: boolean;
+}
+
+export function openSqliteJournal(dir: string): SqliteJournal {
+  ensureDir(dir);
+  const file = path.join(path.resolve(dir), DB_FILE_NAME);
+  const db = openConnection(file, false);
+  try {
+    db.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
+    migrate(db);
+    fsyncDir(path.dirname(file)); // the database file's own directory entry
+  } catch (e) {
+    db.close();
+    throw e;
+  }
+
+  const maxSeq = db.prepare<[], number>('SELECT COALESCE(MAX(seq), 0) FROM journal').pluck();
+  const insertRecord = db.prepare<[number, number, string]>('INSERT INTO journal (seq, ts, cmd) VALUES (?, ?, ?)');
+  const upsertSnapshot = db.prepare<[number, string]>(
+    'INSERT INTO snapshots (seq, data) VALUES (?, ?) ON CONFLICT (seq) DO UPDATE SET data = excluded.data',
+  );
+  const pruneSnapshots = db.prepare<[number]>(
+    'DELETE FROM snapshots WHERE seq NOT IN (SELECT seq FROM snapshots ORDER BY seq DESC LIMIT ?)',
+  );
+  const selectLatestSnapshot = db.prepare<[], { seq: number; data: string }>(
+    'SELECT seq, data FROM snapshots ORDER BY seq DESC LIMIT 1',
+  );
+  // COALESCE makes the row always present; `?? 0` only satisfies the type.
+  const lastSeqInDb = (): number => maxSeq.get() ?? 0;
+  const selectMeta = db.prepare<[string], string>('SELECT value FROM meta WHERE key = ?').pluck();
+  const upsertMeta = db.prepare<[string, string]>(
+    'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
+  );
+
+  // Contiguity is checked against the table under the write lock (BEGIN IMMEDIATE), record by record;
+  // a mismatch anywhere rolls back the whole batch.
+  const appendTx = db.transaction((records: JournalRecord[]) => {
+    let expected = lastSeqInDb() + 1;
+    for (const r of records) {
+      if (r.seq !== expected) throw new RejectedWrite(`journal: seq ${r.seq} does not follow ${expected - 1}`);
+      insertRecord.run(r.seq, r.ts, r.cmd);
+      expected++;
+    }
+  });
+  const snapshotTx = db.transaction((seq: number, data: string) => {
+    const last = lastSeqInDb();
+    // A snapshot past the journal would hold state no durable record explains (DESIGN.md rule 4).
+    if (seq > last) throw new RejectedWrite(`journal: snapshot seq ${seq} is past the last journaled seq ${last}`);
+    upsertSnapshot.run(seq, data);
+    pruneSnapshots.run(SNAPSHOTS_KEPT);
+  });
+
+  const readers = new Set<Reader>();
+  let closed = false;
+  // After a write fails inside SQLite (I/O error, failed fsync, ...) the state on disk is unknown.
+  // DESIGN.md rule 3: crash and recover, never retry and carry on; so every later write is refused.
+  let broken: unknown = null;
+
+  function ensureOpen(): void {
+    if (closed) throw new Error('journal: closed');
+  }
+
+  function write(what: string, fn: () => void): void {
+    ensureOpen();
+    if (broken !== null) throw new Error(`journal: ${what} refused, an earlier write failed; restart and recover`, { cause: broken });
+    try {
+      fn();
+    } catch (e) {
+      if (!(e instanceof RejectedWrite)) broken = e;
+      throw e;
+    }
+  }
+
+  // Streams on a connection of its own, opened per call, because:
+  // - on the writer, better-sqlite3 refuses every write while an iterator is open ("connection is
+  //   busy"), so a long catch-up read would stall the sequencer;
+  // - iterators sharing one read connection share its read transaction, so a second readAfter could
+  //   see the journal as of the first one's start and miss newer records.
+  // A WAL reader never blocks the writer; each call sees the journal as of its first record.
+  function* stream(afterSeq: number): Generator<JournalRecord, void, undefined> {
+    ensureOpen();
+    const reader: Reader = { db: openConnection(file, true), rows: null, abandoned: false };
+    readers.add(reader);
+    try {
+      reader.rows = reader.db
+        .prepare<[number], JournalRecord>('SELECT seq, ts, cmd FROM journal WHERE seq > ? ORDER BY seq')
+        .iterate(afterSeq);
+      while (true) {
+        // An iteration cut short by close() must not look like the end of the journal.
+        if (reader.abandoned) throw new Error('journal: closed during readAfter');
+        const next = reader.rows.next();
+        if (next.done) return;
+        yield next.value;
+      }
+    } finally {
+      readers.delete(reader);
+      closeReader(reader);
+    }
+  }
+
+  function closeReader(reader: Reader): void {
+    // better-sqlite3 refuses to close a connection while one of its iterators is open.
+    reader.rows?.return?.();
+    if (reader.db.open) reader.db.close();
+  }
+
+  return {
+    append(records: JournalRecord[]): void {
+      write('append', () => {
+        if (records.length === 0) return;
+        for (const r of records) checkRecord(r);
+        appendTx.immediate(records);
+      });
+    },
+
+    readAfter(afterSeq: number): IterableIterator<JournalRecord> {
+      if (!Number.isSafeInteger(afterSeq)) throw new RangeError(`journal: afterSeq must be a safe integer, got ${afterSeq}`);
+      ensureOpen();
+      return stream(afterSeq);
+    },
+
+    lastSeq(): number {
+      ensureOpen();
+      return lastSeqInDb();
+    },
+
+    saveSnapshot(seq: number, data: string): void {
+      write('saveSnapshot', () => {
+        if (!Number.isSafeInteger(seq) || seq < 0) throw new RejectedWrite(`journal: snapshot seq must be a non-negative safe integer, got ${seq}`);
+        if (typeof data !== 'string') throw new RejectedWrite('journal: snapshot data must be a string');
+        snapshotTx.immediate(seq, data);
+      });
+    },
+
+    latestSnapshot(): { seq: number; data: string } | null {
+      ensureOpen();
+      return selectLatestSnapshot.get() ?? null;
+    },
+
+    getMeta(key: string): string | null {
+      ensureOpen();
+      return selectMeta.get(key) ?? null;
+    },
+
+    setMeta(key: string, value: string): void {
+      write('setMeta', () => {
+        if (typeof key !== 'string' || typeof value !== 'string') throw new RejectedWrite('journal: meta key and value must be strings');
+        upsertMeta.run(key, value);
+      });
+    },
+
+    connections(): SqliteDatabase[] {
+      return closed ? [] : [db, ...[...readers].map((r) => r.db)];
+    },
+
+    close(): void {
+      if (closed) return;
+      closed = true;
+      for (const reader of readers) {
+        reader.abandoned = true;
+        closeReader(reader);
+      }
+      readers.clear();
+      db.close();
+    },
+  };
+}

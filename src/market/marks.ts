@@ -1,0 +1,43 @@
+// Per-instrument market state derived from index, vol smile and time: mark IV, mark price and the
+// order price band (API.md 7.2). Pure functions over the engine's InstrumentMarket records.
+import { PRICE_SCALE, type Instrument } from '../domain/instrument.ts';
+import { yearFraction } from '../domain/pricing.ts';
+import type { InstrumentMarket, VolState } from '../engine/types.ts';
+import { markIv, markPriceCoin, priceBandCoin } from './smile.ts';
+
+const UNIT = 10 ** PRICE_SCALE;
+
+export function computeMarket(inst: Instrument, index: number, vol: VolState, now: number): InstrumentMarket {
+  const m: InstrumentMarket = {
+    inst,
+    markCoin: NaN,
+    markIv: NaN,
+    minPrice: 0,
+    maxPrice: 0,
+    lastPrice: null,
+    tradeSeq: 0,
+    trades: [],
+    changeId: 0,
+  };
+  refreshMarket(m, index, vol, now);
+  return m;
+}
+
+export function refreshMarket(m: InstrumentMarket, index: number, vol: VolState, now: number): void {
+  const inst = m.inst;
+  if (!(index > 0)) {
+    m.markCoin = NaN;
+    m.markIv = NaN;
+    m.minPrice = 0;
+    m.maxPrice = 0;
+    return;
+  }
+  const T = Math.max(yearFraction(now, inst.expiry), 0);
+  const iv = markIv(vol, index, inst.strike);
+  const mark = markPriceCoin(inst.optionType, index, inst.strike, T, iv);
+  m.markIv = iv;
+  m.markCoin = mark;
+  const band = priceBandCoin(mark, inst.tick / UNIT);
+  m.minPrice = Math.max(inst.tick, Math.ceil(band.min * UNIT - 1e-9));
+  m.maxPrice = Math.floor(band.max * UNIT + 1e-9);
+}

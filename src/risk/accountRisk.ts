@@ -1,0 +1,106 @@
+// Account valuation and margin (API.md 3.4 vocabulary, 5.3 formulas), computed on demand from the
+// user's positions and open-order exposures in one currency. Results are integer minor units.
+import { CURRENCIES, type CurrencyCode } from '../domain/currency.ts';
+import { AMOUNT_SCALE, type Instrument } from '../domain/instrument.ts';
+import type { Exchange } from '../engine/exchange.ts';
+import type { OrderExposure, Position, User } from '../engine/types.ts';
+import { shortInitialMargin, shortMaintenanceMargin, toMinorDown, toMinorUp } from './margin.ts';
+
+export interface AccountRisk {
+  currency: CurrencyCode;
+  balance: number;
+  optionsValue: number;
+  equity: number;
+  positionsIM: number;
+  ordersIM: number;
+  initialMargin: number;
+  maintenanceMargin: number;
+  available: number;
+  availableWithdrawal: number;
+}
+
+const AMOUNT_UNIT = 10 ** AMOUNT_SCALE;
+
+export function contractsOf(inst: Instrument, lots: number): number {
+  return (lots * inst.lotScaled) / AMOUNT_UNIT;
+}
+
+/** Lots of sell orders that would open (or extend) a short, given the current position. */
+export function shortOpeningLots(sellOpenLots: number, position: number): number {
+  return Math.max(0, sellOpenLots - Math.max(0, position));
+}
+
+export class RiskEngine {
+  constructor(private readonly ex: Exchange) {}
+
+  /** Initial margin per short contract at the current mark (coin); NaN without an index. */
+  imPerContract(inst: Instrument): number {
+    const m = this.ex.markets.get(inst.id)!;
+    return shortInitialMargin(inst.optionType, this.ex.indexPrice(inst.currency), inst.strike, m.markCoin);
+  }
+
+  mmPerContract(inst: Instrument): number {
+    const m = this.ex.markets.get(inst.id)!;
+    return shortMaintenanceMargin(inst.optionType, m.markCoin);
+  }
+
+  /** Value of a position at mark in minor units: longs rounded down, shorts' liability up. */
+  positionValue(p: Position): number {
+    if (p.size === 0) return 0;
+    const m = this.ex.markets.get(p.inst.id)!;
+    const d = CURRENCIES[p.inst.currency].decimals;
+    const coin = m.markCoin * contractsOf(p.inst, Math.abs(p.size));
+    return p.size > 0 ? toMinorDown(coin, d) : -toMinorUp(coin, d);
+  }
+
+  positionIM(p: Position): number {
+    if (p.size >= 0) return 0;
+    return toMinorUp(this.imPerContract(p.inst) * contractsOf(p.inst, -p.size), CURRENCIES[p.inst.currency].decimals);
+  }
+
+  positionMM(p: Position): number {
+    if (p.size >= 0) return 0;
+    return toMinorUp(this.mmPerContract(p.inst) * contractsOf(p.inst, -p.size), CURRENCIES[p.inst.currency].decimals);
+  }
+
+  /** Margin held by the open orders of one instrument. */
+  exposureIM(e: OrderExposure, position: number): number {
+    let im = e.buyReserved;
+    const shortLots = shortOpeningLots(e.sellOpenLots, position);
+    if (shortLots > 0) im += toMinorUp(this.imPerContract(e.inst) * contractsOf(e.inst, shortLots), CURRENCIES[e.inst.currency].decimals);
+    return im;
+  }
+
+  account(user: User, currency: CurrencyCode): AccountRisk {
+    const balance = user.accounts[currency].balance;
+    let optionsValue = 0;
+    let positionsIM = 0;
+    let mm = 0;
+    for (const p of user.positions.values()) {
+      if (p.inst.currency !== currency || p.size === 0) continue;
+      optionsValue += this.positionValue(p);
+      positionsIM += this.positionIM(p);
+      mm += this.positionMM(p);
+    }
+    let ordersIM = 0;
+    for (const e of user.exposures.values()) {
+      if (e.inst.currency !== currency || e.openOrders.size === 0) continue;
+      ordersIM += this.exposureIM(e, user.positions.get(e.inst.id)?.size ?? 0);
+    }
+    const equity = balance + optionsValue;
+    const initialMargin = positionsIM + ordersIM;
+    const available = equity - initialMargin;
+    return {
+      currency,
+      balance,
+      optionsValue,
+      equity,
+      positionsIM,
+      ordersIM,
+      initialMargin,
+      maintenanceMargin: mm,
+      available,
+      availableWithdrawal: Math.max(0, Math.min(balance, available)),
+    };
+  }
+}

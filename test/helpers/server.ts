@@ -1,0 +1,140 @@
+// Test harness: a real Strikebook server on a free port with its own data directory, either
+// in this process (fast) or as a child process (for crash tests), plus a tiny JSON-RPC client.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { loadConfig } from '../../src/app/config.ts';
+import { startExchange, type RunningExchange } from '../../src/app/services.ts';
+import pino from 'pino';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+export const BOOTSTRAP = 'test-bootstrap-token-0123456789';
+
+export function tempDir(prefix = 'strikebook-test-'): string {
+  return mkdtempSync(path.join(tmpdir(), prefix));
+}
+
+export interface TestServer {
+  url: string;
+  dataDir: string;
+  app: RunningExchange;
+  stop(opts?: { keepData?: boolean }): Promise<void>;
+}
+
+/** Starts a server in this process. Manual index feed by default, so prices stay put. */
+export async function startServer(env: Record<string, string> = {}, dataDir = tempDir()): Promise<TestServer> {
+  const config = loadConfig({
+    PORT: '0',
+    HOST: '127.0.0.1',
+    STRIKEBOOK_DATA_DIR: dataDir,
+    STRIKEBOOK_BOOTSTRAP_TOKEN: BOOTSTRAP,
+    STRIKEBOOK_INDEX_FEED: 'manual',
+    STRIKEBOOK_DEMO_MAKER: '0',
+    LOG_LEVEL: 'silent',
+    ...env,
+  });
+  const app = await startExchange(config, pino({ level: 'silent' }));
+  return {
+    url: app.url,
+    dataDir,
+    app,
+    async stop(opts) {
+      await app.close();
+      if (!opts?.keepData) rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface ChildServer {
+  url: string;
+  proc: ChildProcess;
+  exited: Promise<number | null>;
+}
+
+/** Starts `npm start`'s entry point as a child process and waits until it listens. */
+export async function spawnServer(dataDir: string, env: Record<string, string> = {}): Promise<ChildServer> {
+  const port = 20000 + Math.floor(Math.random() * 20000);
+  const proc = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src/app/main.ts')], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      STRIKEBOOK_DATA_DIR: dataDir,
+      STRIKEBOOK_BOOTSTRAP_TOKEN: BOOTSTRAP,
+      STRIKEBOOK_INDEX_FEED: 'manual',
+      STRIKEBOOK_DEMO_MAKER: '0',
+      LOG_LEVEL: 'warn',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
+  let stderr = '';
+  proc.stderr!.on('data', (d) => (stderr += d));
+  proc.stdout!.resume();
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    if (proc.exitCode !== null) throw new Error(`server exited early (${proc.exitCode}): ${stderr}`);
+    try {
+      const r = await fetch(`${url}/health`);
+      if (r.ok) return { url, proc, exited };
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  proc.kill('SIGKILL');
+  throw new Error(`server did not start: ${stderr}`);
+}
+
+export interface RpcResponse {
+  status: number;
+  body: any;
+}
+
+/** Calls a method by POST with a JSON body (or GET with a query string when `get` is set). */
+export async function rpc(url: string, method: string, params: Record<string, unknown> = {}, token?: string, opts: { get?: boolean; prefix?: string } = {}): Promise<RpcResponse> {
+  const prefix = opts.prefix ?? '/v1/';
+  const headers: Record<string, string> = {};
+  if (token) headers.authorization = `Bearer ${token}`;
+  let res: Response;
+  if (opts.get) {
+    const qs = new URLSearchParams(Object.entries(params).map(([k, v]) => [k, String(v)])).toString();
+    res = await fetch(`${url}${prefix}${method}${qs ? '?' + qs : ''}`, { headers });
+  } else {
+    headers['content-type'] = 'application/json';
+    res = await fetch(`${url}${prefix}${method}`, { method: 'POST', headers, body: JSON.stringify(params) });
+  }
+  return { status: res.status, body: await res.json() };
+}
+
+/** Like rpc, but fails loudly unless the call succeeded; returns `result`. */
+export async function ok(url: string, method: string, params: Record<string, unknown> = {}, token?: string): Promise<any> {
+  const r = await rpc(url, method, params, token);
+  if (r.body.error) throw new Error(`${method} failed: ${JSON.stringify(r.body.error)}`);
+  return r.body.result;
+}
+
+/** Bootstraps an admin and returns its access token. */
+export async function adminToken(url: string, email = 'admin@example.com', password = 'admin-password-1'): Promise<string> {
+  await ok(url, 'private/create_admin', { email, password, bootstrap_token: BOOTSTRAP });
+  return login(url, email, password);
+}
+
+export async function login(url: string, email: string, password: string): Promise<string> {
+  const r = await ok(url, 'public/auth', { grant_type: 'password', username: email, password });
+  return r.access_token;
+}
+
+/** Creates a user through an invite code, logs in, optionally deposits; returns the token. */
+export async function userToken(url: string, admin: string, email: string, deposit?: { currency: string; amount: number }): Promise<string> {
+  const inv = await ok(url, 'private/generate_invite_code', {}, admin);
+  await ok(url, 'private/create_user', { email, password: 'user-password-1', invite_code: inv.code });
+  const token = await login(url, email, 'user-password-1');
+  if (deposit) await ok(url, 'private/deposit_collateral', deposit, token);
+  return token;
+}
