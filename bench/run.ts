@@ -1,6 +1,7 @@
 // `npm run bench`: every benchmark section, run in order, each printing its own report.
 import { pathToFileURL } from 'node:url';
 import { runEngineBench } from './engineBench.ts';
+import { runHttpBench } from './httpBench.ts';
 
 export interface BenchSection {
   name: string;
@@ -10,6 +11,7 @@ export interface BenchSection {
 
 export const sections: BenchSection[] = [
   { name: 'engine: order book vs nodejs-order-book (order stream v1)', run: () => runEngineBench() },
+  { name: 'http: durable limit orders (100 connections) vs bare node:http; journal replay', run: () => runHttpBench() },
 ];
 
 export async function main(): Promise<boolean> {

@@ -61,7 +61,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: env.LOG_LEVEL || 'info',
     accessTokenTtlSec: int(env, 'STRIKEBOOK_ACCESS_TOKEN_TTL', 3600, 60, 31536000),
     refreshTokenTtlSec: int(env, 'STRIKEBOOK_REFRESH_TOKEN_TTL', 30 * 86400, 60, 31536000),
-    snapshotEvery: int(env, 'STRIKEBOOK_SNAPSHOT_EVERY', 100_000, 1, 1e9),
+    snapshotEvery: int(env, 'STRIKEBOOK_SNAPSHOT_EVERY', 500_000, 1, 1e9),
     indexSeed: int(env, 'STRIKEBOOK_INDEX_SEED', 42, 0, 2 ** 31 - 1),
     indexAnnualVol: Number(env.STRIKEBOOK_INDEX_VOL || 0.5),
   };

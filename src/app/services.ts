@@ -10,7 +10,7 @@ import type { Command, Sequenced } from '../engine/commands.ts';
 import { Exchange } from '../engine/exchange.ts';
 import { restore, serialize } from '../engine/snapshot.ts';
 import type { Journal } from '../journal/journal.ts';
-import { openSqliteJournal } from '../journal/sqliteJournal.ts';
+import { openSqliteJournal, type SqliteJournal } from '../journal/sqliteJournal.ts';
 import { instrumentFields, listingsFor, loadCatalogConfig, type CatalogConfig } from '../market/catalog.ts';
 import { SimulatedIndex } from '../market/indexFeed.ts';
 import { Sequencer, applyCommand, type Clock } from '../sequencer/sequencer.ts';
@@ -37,6 +37,9 @@ export interface RunningExchange {
   http: FastifyInstance;
   /** Where the HTTP server listens, e.g. http://127.0.0.1:8080 */
   url: string;
+  /** The durable log (for diagnostics and tests, e.g. checking the pragmas of its connections). */
+  journal: SqliteJournal;
+  /** Stops timers and HTTP, writes what is pending, closes the journal. Idempotent. */
   close(): Promise<void>;
 }
 
@@ -65,63 +68,85 @@ export function createLogger(config: Config): Logger {
 
 export async function startExchange(config: Config, log: Logger = createLogger(config)): Promise<RunningExchange> {
   const journal = openSqliteJournal(config.dataDir);
-  const t0 = performance.now();
-  const onCommandError = (err: unknown, cmd: Sequenced) => log.error({ err, seq: cmd.seq, t: cmd.t }, 'command failed with an internal error');
-  const { ex, replayed } = recover(journal, onCommandError);
-  log.info({ replayed, seq: ex.seq, ms: Math.round(performance.now() - t0) }, 'state recovered');
+  let timers: { ready: Promise<void>; stop(): void } | null = null;
+  let http: FastifyInstance | null = null;
+  try {
+    const t0 = performance.now();
+    const onCommandError = (err: unknown, cmd: Sequenced) => log.error({ err, seq: cmd.seq, t: cmd.t }, 'command failed with an internal error');
+    const { ex, replayed } = recover(journal, onCommandError);
+    log.info({ replayed, seq: ex.seq, ms: Math.round(performance.now() - t0) }, 'state recovered');
 
-  const testClock = config.testClock ? new TestClock() : null;
-  const clock: Clock = testClock ?? systemClock;
-  const catalog = loadCatalogConfig(config.catalogPath ?? undefined);
-  const seq = new Sequencer(
-    ex,
-    journal,
-    clock,
-    {
-      snapshotEvery: config.snapshotEvery,
-      onFatal: (err) => {
-        // DESIGN rule 3: a failed fsync is fatal; recovery on restart restores a consistent state
-        log.fatal({ err }, 'journal write failed; stopping');
-        process.exit(70);
+    const testClock = config.testClock ? new TestClock() : null;
+    const clock: Clock = testClock ?? systemClock;
+    const catalog = loadCatalogConfig(config.catalogPath ?? undefined);
+    const seq = new Sequencer(
+      ex,
+      journal,
+      clock,
+      {
+        snapshotEvery: config.snapshotEvery,
+        recordsSinceSnapshot: replayed,
+        onFatal: (err) => {
+          // DESIGN rule 3: a failed fsync is fatal; recovery on restart restores a consistent state
+          log.fatal({ err }, 'journal write failed; stopping');
+          process.exit(70);
+        },
+        onCommandError,
+        onSnapshotError: (err) => log.error({ err }, 'snapshot failed; recovery replays the journal from the previous one'),
       },
-      onCommandError,
-    },
-    () => serialize(ex),
-  );
+      () => serialize(ex),
+    );
 
-  const services: Services = {
-    config,
-    ex,
-    seq,
-    clock,
-    testClock,
-    log,
-    limiter: new RateLimiter(() => clock.now()),
-    catalog,
-    bootstrapToken: null,
-    onAdminCreated() {
-      services.bootstrapToken = null;
-    },
-  };
-  if (!ex.hasAdmin()) services.bootstrapToken = config.bootstrapToken ?? randomToken(24);
+    const services: Services = {
+      config,
+      ex,
+      seq,
+      clock,
+      testClock,
+      log,
+      limiter: new RateLimiter(() => clock.now()),
+      catalog,
+      bootstrapToken: null,
+      onAdminCreated() {
+        services.bootstrapToken = null;
+      },
+    };
+    if (!ex.hasAdmin()) services.bootstrapToken = config.bootstrapToken ?? randomToken(24);
 
-  const timers = startMarketTimers(services);
-  await timers.ready;
+    // Only now, with recovery complete, may commands of our own (index, listings) be sequenced.
+    timers = startMarketTimers(services);
+    await timers.ready;
 
-  const http = buildHttpServer(services, allMethods);
-  const address = await http.listen({ port: config.port, host: config.host });
-  const url = address.replace('[::1]', '127.0.0.1');
-  return {
-    services,
-    http,
-    url,
-    async close() {
-      timers.stop();
-      await http.close();
-      seq.stop();
-      journal.close();
-    },
-  };
+    http = buildHttpServer(services, allMethods);
+    const address = await http.listen({ port: config.port, host: config.host });
+    const url = address.replace('[::1]', '127.0.0.1');
+    const running = timers;
+    const server = http;
+    let closing: Promise<void> | null = null;
+    return {
+      services,
+      http: server,
+      url,
+      journal,
+      close() {
+        // Order matters: no new timer commands, then in-flight requests finish (their replies wait
+        // for their batch), then the last batch is written, then the journal closes.
+        closing ??= (async () => {
+          running.stop();
+          await server.close();
+          seq.stop();
+          journal.close();
+        })();
+        return closing;
+      },
+    };
+  } catch (err) {
+    // A failed start (port taken, bad catalog, ...) must not leave the database open.
+    timers?.stop();
+    await http?.close().catch(() => undefined);
+    journal.close();
+    throw err;
+  }
 }
 
 /** Index feeds, listings and order expiry: each a command through the sequencer. */

@@ -5,7 +5,7 @@
 // marks and bands onto the price grid before they touch money.
 
 import type { OptionType } from '../domain/instrument.ts';
-import { black76Greeks, coinPrice } from '../domain/pricing.ts';
+import { black76Greeks, coinPrice, impliedVol } from '../domain/pricing.ts';
 import type { Greeks } from '../domain/pricing.ts';
 
 export interface SmileParams {
@@ -35,6 +35,12 @@ export function markIv(params: SmileParams, F: number, K: number): number {
  * (see `coinPrice` for why the upper bound is not always 1). `T` in years, `iv` decimal. */
 export function markPriceCoin(type: OptionType, F: number, K: number, T: number, iv: number): number {
   return coinPrice(type, F, K, T, iv);
+}
+
+/** Implied vol (decimal) of a coin price, for `bid_iv`/`ask_iv`: the coin price times F is the USD
+ * Black-76 price (r = 0). Null where `impliedVol` finds none (see there). */
+export function ivFromCoinPrice(type: OptionType, priceCoin: number, F: number, K: number, T: number): number | null {
+  return impliedVol(type, priceCoin * F, F, K, T, 0);
 }
 
 /**

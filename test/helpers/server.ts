@@ -96,20 +96,55 @@ export interface RpcResponse {
   body: any;
 }
 
+export interface RpcOptions {
+  /** GET with a query string instead of POST with a JSON body. */
+  get?: boolean;
+  /** Path prefix, `/v1/` by default (`/api/v2/`, `/api/v1/`). */
+  prefix?: string;
+  /** POST a JSON-RPC request `{"jsonrpc":"2.0","id":<id>,"method":<method>,"params":{...}}`. */
+  jsonrpc?: { id: unknown };
+  headers?: Record<string, string>;
+}
+
+/** A query string as a Deribit client builds it: arrays as repeated keys, objects as JSON text. */
+export function queryString(params: Record<string, unknown>): string {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) {
+    if (v === undefined) continue;
+    if (Array.isArray(v)) for (const x of v) q.append(k, typeof x === 'object' && x !== null ? JSON.stringify(x) : String(x));
+    else q.append(k, typeof v === 'object' && v !== null ? JSON.stringify(v) : String(v));
+  }
+  return q.toString();
+}
+
 /** Calls a method by POST with a JSON body (or GET with a query string when `get` is set). */
-export async function rpc(url: string, method: string, params: Record<string, unknown> = {}, token?: string, opts: { get?: boolean; prefix?: string } = {}): Promise<RpcResponse> {
+export async function rpc(url: string, method: string, params: Record<string, unknown> = {}, token?: string, opts: RpcOptions = {}): Promise<RpcResponse> {
   const prefix = opts.prefix ?? '/v1/';
-  const headers: Record<string, string> = {};
+  const headers: Record<string, string> = { ...opts.headers };
   if (token) headers.authorization = `Bearer ${token}`;
   let res: Response;
   if (opts.get) {
-    const qs = new URLSearchParams(Object.entries(params).map(([k, v]) => [k, String(v)])).toString();
+    const qs = queryString(params);
     res = await fetch(`${url}${prefix}${method}${qs ? '?' + qs : ''}`, { headers });
   } else {
     headers['content-type'] = 'application/json';
-    res = await fetch(`${url}${prefix}${method}`, { method: 'POST', headers, body: JSON.stringify(params) });
+    const body = opts.jsonrpc ? { jsonrpc: '2.0', id: opts.jsonrpc.id, method, params } : params;
+    res = await fetch(`${url}${prefix}${method}`, { method: 'POST', headers, body: JSON.stringify(body) });
   }
   return { status: res.status, body: await res.json() };
+}
+
+/** A raw HTTP request to `path`; the body is parsed as JSON when it is JSON, else left as text. */
+export async function request(url: string, path: string, init: RequestInit = {}): Promise<{ status: number; text: string; body: any }> {
+  const res = await fetch(`${url}${path}`, init);
+  const text = await res.text();
+  let body: any = null;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    // not JSON: callers assert on `text`
+  }
+  return { status: res.status, text, body };
 }
 
 /** Like rpc, but fails loudly unless the call succeeded; returns `result`. */

@@ -10,6 +10,10 @@ function renderUser(u: User) {
   return { user_id: u.id, email: u.email, role: u.role, creation_timestamp: u.created };
 }
 
+const LOGIN_WINDOW_MS = 5 * 60_000;
+const LOGIN_FAILS_PER_EMAIL = 10;
+const LOGIN_FAILS_PER_IP = 50;
+
 const USER_SCOPE = 'account:read_write trade:read_write';
 /** What a password login grants: every scope of the user's role. */
 export function roleScope(role: 'admin' | 'user'): string {
@@ -118,13 +122,15 @@ export const authMethods = [
         if (p.username === undefined) throw reject(ERR.INVALID_PARAMS, 'missing required parameter', 'username');
         if (p.password === undefined) throw reject(ERR.INVALID_PARAMS, 'missing required parameter', 'password');
         const email = p.username.toLowerCase();
-        if (!s.limiter.allow(`login-ip:${ctx.ip}`, 30, 60_000) || !s.limiter.peek(`login-fail:${email}`, 10, 300_000)) {
+        // failed logins are limited per email and per IP (API.md 2); successful ones are not
+        if (!s.limiter.peek(`login-fail-ip:${ctx.ip}`, LOGIN_FAILS_PER_IP, LOGIN_WINDOW_MS) || !s.limiter.peek(`login-fail:${email}`, LOGIN_FAILS_PER_EMAIL, LOGIN_WINDOW_MS)) {
           throw reject(ERR.TOO_MANY_REQUESTS, 'too_many_login_attempts');
         }
         const user = await s.seq.read(() => s.ex.usersByEmail.get(email) ?? null);
         const ok = user ? await verifyPassword(p.password, user.passwordHash) : (await verifyPassword(p.password, await DUMMY_HASH), false);
         if (!user || !ok) {
-          s.limiter.allow(`login-fail:${email}`, 10, 300_000);
+          s.limiter.allow(`login-fail:${email}`, LOGIN_FAILS_PER_EMAIL, LOGIN_WINDOW_MS);
+          s.limiter.allow(`login-fail-ip:${ctx.ip}`, LOGIN_FAILS_PER_IP, LOGIN_WINDOW_MS);
           throw reject(ERR.INVALID_CREDENTIALS, 'invalid_credentials');
         }
         return issueTokens(ctx, user, roleScope(user.role), null);

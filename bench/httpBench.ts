@@ -1,0 +1,203 @@
+// HTTP benchmark: durable limit orders over HTTP from 100 concurrent connections against the real
+// server (a child process, journal on disk, synchronous=FULL), beside a bare node:http server
+// answering the same requests with a constant body, measured the same way in the same run.
+// Then (c): journal replay speed over the journal that run produced.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+import { Exchange } from '../src/engine/exchange.ts';
+import type { Sequenced } from '../src/engine/commands.ts';
+import { openSqliteJournal } from '../src/journal/sqliteJournal.ts';
+import { applyCommand } from '../src/sequencer/sequencer.ts';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const BOOTSTRAP = 'bench-bootstrap-token-0123456789';
+export const CONNECTIONS = 100;
+export const TARGET_RPS_RATIO = 0.35;
+export const TARGET_P99_MS = 10;
+
+interface LoadResult {
+  rps: number;
+  p50: number;
+  p99: number;
+  total: number;
+  errors: number;
+  non2xx: number;
+  /** the first non-200 response, to explain a failed run */
+  firstError: string | null;
+}
+
+function spawnNode(args: string[], env: Record<string, string>): ChildProcess {
+  return spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'inherit', 'inherit'] });
+}
+
+async function waitHttp(url: string): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    try {
+      await fetch(url);
+      return;
+    } catch {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  throw new Error(`nothing listening at ${url}`);
+}
+
+async function call(base: string, method: string, params: Record<string, unknown>, token?: string): Promise<any> {
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  if (token) headers.authorization = `Bearer ${token}`;
+  const r = await fetch(`${base}/v1/${method}`, { method: 'POST', headers, body: JSON.stringify(params) });
+  const body = (await r.json()) as any;
+  if (body.error) throw new Error(`${method}: ${JSON.stringify(body.error)}`);
+  return body.result;
+}
+
+interface Load {
+  url: string;
+  /** per connection: the sequence of (path, headers, body) it cycles through */
+  plans: Array<Array<{ path: string; headers: Record<string, string>; body: string }>>;
+  seconds: number;
+}
+
+/** Runs autocannon with one request plan per connection. */
+async function runLoad(load: Load): Promise<LoadResult> {
+  let nextPlan = 0;
+  let firstError: string | null = null;
+  const result = await autocannon({
+    url: load.url,
+    connections: CONNECTIONS,
+    duration: load.seconds,
+    pipelining: 1,
+    // autocannon resets a connection's context after each pass over `requests`, so the plan is
+    // picked at the start of each pass and each step is its own entry
+    requests: load.plans[0].map((_, idx) => ({
+      method: 'POST',
+      setupRequest: (req: any, context: any) => {
+        if (context.plan === undefined) context.plan = load.plans[nextPlan++ % load.plans.length];
+        const step = context.plan[idx];
+        return { ...req, method: 'POST', path: step.path, headers: step.headers, body: step.body };
+      },
+      onResponse: (status: number, body: string) => {
+        if (status !== 200 && firstError === null) firstError = `${status} ${body.slice(0, 300)}`;
+      },
+    })),
+  } as any);
+  const r = result as any;
+  return {
+    rps: r.requests.average,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    total: r.requests.total,
+    errors: r.errors + r.timeouts,
+    non2xx: r.non2xx,
+    firstError,
+  };
+}
+
+const BARE_SERVER = `
+const http = require('node:http');
+const body = JSON.stringify({ jsonrpc: '2.0', result: 'hello' });
+http.createServer((req, res) => {
+  req.resume();
+  req.on('end', () => { res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }); res.end(body); });
+}).listen(Number(process.env.PORT), '127.0.0.1');
+`;
+
+export async function runHttpBench(opts: { seconds?: number } = {}): Promise<{ lines: string[]; ok: boolean }> {
+  const seconds = opts.seconds ?? 10;
+  const lines: string[] = [];
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'strikebook-bench-'));
+  const port = 21000 + Math.floor(Math.random() * 10000);
+  const barePort = port + 1;
+  const base = `http://127.0.0.1:${port}`;
+  const profileArgs = process.env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_CPU_PROF] : [];
+  const server = spawnNode([...profileArgs, '--import', 'tsx', 'src/app/main.ts'], {
+    PORT: String(port),
+    STRIKEBOOK_DATA_DIR: dataDir,
+    STRIKEBOOK_BOOTSTRAP_TOKEN: BOOTSTRAP,
+    STRIKEBOOK_INDEX_FEED: 'manual',
+    STRIKEBOOK_DEMO_MAKER: '0',
+    LOG_LEVEL: 'warn',
+  });
+  const bare = spawnNode(['-e', BARE_SERVER], { PORT: String(barePort) });
+  try {
+    await waitHttp(`${base}/health`);
+    await waitHttp(`http://127.0.0.1:${barePort}/`);
+
+    // setup: one user per connection, each funded, each cycling over 20 instruments with buys
+    // below the mark and sells above it, so every order is accepted and rests (a durable write)
+    await call(base, 'private/create_admin', { email: 'bench-admin@example.com', password: 'bench-password', bootstrap_token: BOOTSTRAP });
+    const admin = (await call(base, 'public/auth', { grant_type: 'password', username: 'bench-admin@example.com', password: 'bench-password' })).access_token;
+    const instruments = (await call(base, 'public/get_instruments', { currency: 'BTC' })) as any[];
+    const chosen = instruments.filter((i) => i.settlement_period !== 'day').slice(0, 400);
+    const books = await Promise.all(chosen.map((i) => call(base, 'public/get_order_book', { instrument_name: i.instrument_name, depth: 1 })));
+    const tradable = books.filter((b) => b.max_price >= 0.0006 && b.min_price <= b.max_price - 0.0005);
+    const plans: Load['plans'] = [];
+    for (let u = 0; u < CONNECTIONS; u++) {
+      const email = `bench-${u}@example.com`;
+      const user = await call(base, 'private/create_user', { email, password: 'bench-password' }, admin);
+      const token = (await call(base, 'public/auth', { grant_type: 'password', username: email, password: 'bench-password' })).access_token;
+      await call(base, 'private/deposit_collateral', { currency: 'BTC', amount: 100000, user_id: user.user_id }, admin);
+      const headers = { 'content-type': 'application/json', authorization: `Bearer ${token}` };
+      const plan: Load['plans'][number] = [];
+      for (let k = 0; k < 20; k++) {
+        const b = tradable[(u * 7 + k) % tradable.length];
+        const low = b.max_price < 0.005 ? b.min_price : Math.max(0.005, Math.ceil(b.min_price / 0.0005) * 0.0005);
+        const high = b.max_price < 0.005 ? b.max_price : Math.floor(b.max_price / 0.0005) * 0.0005;
+        plan.push({ path: '/v1/private/buy', headers, body: JSON.stringify({ instrument_name: b.instrument_name, amount: 0.1, price: Number(low.toFixed(4)), type: 'limit' }) });
+        plan.push({ path: '/v1/private/sell', headers, body: JSON.stringify({ instrument_name: b.instrument_name, amount: 0.1, price: Number(high.toFixed(4)), type: 'limit' }) });
+      }
+      plans.push(plan);
+    }
+    // every planned order must be accepted: check one of each side before measuring
+    for (const step of plans[0].slice(0, 2)) {
+      const r = await fetch(`${base}${step.path}`, { method: 'POST', headers: step.headers, body: step.body });
+      const body = (await r.json()) as any;
+      if (body.error) throw new Error(`bench order refused: ${step.body} -> ${JSON.stringify(body.error)}`);
+    }
+    const barePlans: Load['plans'] = plans.map((p) => p.map((s) => ({ ...s, path: '/' })));
+
+    // warm both up, then measure: bare first, then Strikebook
+    await runLoad({ url: `http://127.0.0.1:${barePort}`, plans: barePlans, seconds: 2 });
+    const bareRes = await runLoad({ url: `http://127.0.0.1:${barePort}`, plans: barePlans, seconds });
+    await runLoad({ url: base, plans, seconds: 2 });
+    const sbRes = await runLoad({ url: base, plans, seconds });
+    const ratio = sbRes.rps / bareRes.rps;
+    const fmt = (label: string, r: LoadResult) =>
+      `${label.padEnd(34)} ${Math.round(r.rps).toString().padStart(7)} req/s  p50 ${r.p50.toFixed(2)} ms  p99 ${r.p99.toFixed(2)} ms  (${r.total} requests, ${r.non2xx} non-2xx, ${r.errors} errors)`;
+    lines.push(fmt('bare node:http (constant body)', bareRes));
+    lines.push(fmt('Strikebook durable limit orders', sbRes));
+    if (sbRes.firstError) lines.push(`first refused request: ${sbRes.firstError}`);
+    const rpsOk = ratio >= TARGET_RPS_RATIO;
+    const p99Ok = sbRes.p99 <= TARGET_P99_MS;
+    lines.push(
+      `ratio ${ratio.toFixed(3)} of bare (target >= ${TARGET_RPS_RATIO}): ${rpsOk ? 'PASS' : 'FAIL'}; p99 ${sbRes.p99.toFixed(2)} ms (target <= ${TARGET_P99_MS} ms): ${p99Ok ? 'PASS' : 'FAIL'}`,
+    );
+    const status = await fetch(`${base}/health`).then((r) => r.json() as Promise<{ seq: number }>);
+    lines.push(`journal records after the run: ${status.seq}`);
+
+    // (c) replay: stop the server, replay its whole journal from seq 0 on a fresh engine
+    server.kill('SIGTERM');
+    await new Promise((r) => server.once('exit', r));
+    const journal = openSqliteJournal(dataDir);
+    const ex = new Exchange();
+    let n = 0;
+    const t0 = performance.now();
+    for (const rec of journal.readAfter(0)) {
+      applyCommand(ex, JSON.parse(rec.cmd) as Sequenced);
+      n++;
+    }
+    const ms = performance.now() - t0;
+    journal.close();
+    lines.push(`journal replay: ${n} records in ${ms.toFixed(0)} ms = ${Math.round(n / (ms / 1000))} records/s (parse + apply, from SQLite)`);
+    return { lines, ok: rpsOk && p99Ok && n > 0 };
+  } finally {
+    server.kill('SIGKILL');
+    bare.kill('SIGKILL');
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}

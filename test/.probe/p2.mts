@@ -1,0 +1,11 @@
+import { startServer, adminToken, userToken, ok, rpc } from '/work/main/test/helpers/server.ts';
+const s = await startServer();
+(s.app.services.seq as any).opts.onFatal = (e: unknown) => console.log('FATAL', String(e));
+const admin = await adminToken(s.url);
+const u2 = await userToken(s.url, admin, 'b@x.io', { currency: 'BTC', amount: 10 });
+const r3 = await rpc(s.url, 'private/cancel', { order_id: '999' }, u2);
+console.log(JSON.stringify(r3.body));
+const p = rpc(s.url, 'private/deposit_collateral', { currency: 'BTC', amount: 1 }, u2);
+const r = await Promise.race([p, new Promise((r) => setTimeout(() => r('TIMEOUT'), 2000))]);
+console.log(JSON.stringify(r));
+process.exit(0);
