@@ -18,6 +18,9 @@ import { TestClock, systemClock } from './clock.ts';
 import type { Config } from './config.ts';
 import { RateLimiter } from './rateLimiter.ts';
 
+/** How long a shutdown waits for in-flight HTTP requests before closing their connections. */
+const SHUTDOWN_GRACE_MS = 5_000;
+
 export interface Services {
   config: Config;
   ex: Exchange;
@@ -68,6 +71,7 @@ export function createLogger(config: Config): Logger {
 
 export async function startExchange(config: Config, log: Logger = createLogger(config)): Promise<RunningExchange> {
   const journal = openSqliteJournal(config.dataDir);
+  let seq: Sequencer | null = null;
   let timers: { ready: Promise<void>; stop(): void } | null = null;
   let http: FastifyInstance | null = null;
   try {
@@ -79,7 +83,7 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
     const testClock = config.testClock ? new TestClock() : null;
     const clock: Clock = testClock ?? systemClock;
     const catalog = loadCatalogConfig(config.catalogPath ?? undefined);
-    const seq = new Sequencer(
+    const sequencer = new Sequencer(
       ex,
       journal,
       clock,
@@ -96,11 +100,12 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
       },
       () => serialize(ex),
     );
+    seq = sequencer;
 
     const services: Services = {
       config,
       ex,
-      seq,
+      seq: sequencer,
       clock,
       testClock,
       log,
@@ -133,8 +138,21 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
         // for their batch), then the last batch is written, then the journal closes.
         closing ??= (async () => {
           running.stop();
-          await server.close();
-          seq.stop();
+          const httpClosed = server.close();
+          // Fastify closes the connections that are idle when close() starts; a connection whose
+          // request was still in flight goes idle only afterwards and would then be kept open for
+          // keepAliveTimeout (72 s by default), holding up the shutdown that long. Close those as
+          // they go idle, and after a grace period whatever is left: a client cut off then sees an
+          // unknown outcome, as after a crash, and every command applied is written just below.
+          const sweep = setInterval(() => server.server.closeIdleConnections(), 20);
+          const force = setTimeout(() => server.server.closeAllConnections(), SHUTDOWN_GRACE_MS);
+          try {
+            await httpClosed;
+          } finally {
+            clearInterval(sweep);
+            clearTimeout(force);
+          }
+          sequencer.stop();
           journal.close();
         })();
         return closing;
@@ -144,6 +162,7 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
     // A failed start (port taken, bad catalog, ...) must not leave the database open.
     timers?.stop();
     await http?.close().catch(() => undefined);
+    seq?.stop(); // writes what the start already applied, before the journal closes under it
     journal.close();
     throw err;
   }

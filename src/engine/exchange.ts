@@ -25,6 +25,8 @@ export interface ExchangeLimits {
   closedOrdersKept: number;
   /** An automatic index feed older than this makes trading refuse new orders. */
   indexStaleMs: number;
+  /** An automatic index update moving more than this fraction at once is rejected (bad tick). */
+  maxIndexJump: number;
   clientOrderIdTtlMs: number;
 }
 
@@ -33,6 +35,7 @@ export const DEFAULT_LIMITS: ExchangeLimits = {
   maxOpenOrdersPerUser: 5000,
   closedOrdersKept: 10000,
   indexStaleMs: 30_000,
+  maxIndexJump: 0.1,
   clientOrderIdTtlMs: 24 * 3600 * 1000,
 };
 
@@ -134,6 +137,9 @@ export class Exchange {
       case 'index':
         return this.setIndex(c.currency, c.price, c.manual);
       case 'set_vol': {
+        // refused before anything changes: a NaN smile would make refreshMarks throw half-way, and the
+        // journal (JSON) would replay it as null, i.e. as a different command
+        if (![c.atmVol, c.skew, c.curvature].every(Number.isFinite) || !(c.atmVol > 0)) return reject(ERR.INVALID_ARGUMENTS, 'volatility_invalid', 'atm_vol');
         this.vol[c.currency] = { atmVol: c.atmVol, skew: c.skew, curvature: c.curvature };
         this.refreshMarks(c.currency);
         return this.vol[c.currency];
@@ -198,6 +204,10 @@ export class Exchange {
       if (prev) return prev;
     }
     const acct = user.accounts[c.currency];
+    // money is a positive safe integer of minor units; anything else is refused, never applied
+    if (!(Number.isSafeInteger(c.amount) && c.amount > 0 && Number.isSafeInteger(acct.balance + c.amount) && Number.isSafeInteger(this.deposits[c.currency] + c.amount))) {
+      return reject(ERR.INVALID_PARAMS, 'invalid_amount', 'amount');
+    }
     acct.balance += c.amount;
     acct.deposited += c.amount;
     this.deposits[c.currency] += c.amount;
@@ -209,13 +219,16 @@ export class Exchange {
       balance: acct.balance,
       timestamp: this.now,
     };
-    user.depositIds.set(rec.depositId, rec);
+    // only client keys go into the idempotency map: a generated id ("d<seq>") stored there would
+    // swallow a later client deposit that happens to use the same text as its deposit_id
+    if (c.depositId !== null) user.depositIds.set(rec.depositId, rec);
     return rec;
   }
 
   private withdraw(c: Extract<Command, { t: 'withdraw' }>): { balance: number; amount: number } | Reject {
     const user = this.users.get(c.userId);
     if (!user) return reject(ERR.NOT_FOUND, 'user_not_found');
+    if (!(Number.isSafeInteger(c.amount) && c.amount > 0)) return reject(ERR.INVALID_PARAMS, 'invalid_amount', 'amount');
     const risk = this.trading.risk.account(user, c.currency);
     if (c.amount > risk.availableWithdrawal) return reject(ERR.NOT_ENOUGH_FUNDS, 'withdrawal_exceeds_available', 'amount');
     const acct = user.accounts[c.currency];
@@ -227,7 +240,13 @@ export class Exchange {
 
   // ---- market ----------------------------------------------------------------------------------
 
-  private setIndex(currency: CurrencyCode, price: number, manual: boolean): IndexState {
+  private setIndex(currency: CurrencyCode, price: number, manual: boolean): IndexState | Reject {
+    if (!(price > 0) || !Number.isFinite(price)) return reject(ERR.INVALID_ARGUMENTS, 'index_price_invalid', 'price');
+    const prev = this.index[currency];
+    // a feed's jump beyond the bound is a bad print, not a market move; admins may set anything
+    if (!manual && prev && !prev.manual && Math.abs(price - prev.price) > this.limits.maxIndexJump * prev.price) {
+      return reject(ERR.INVALID_ARGUMENTS, 'index_jump_too_large', 'price');
+    }
     this.index[currency] = { price, ts: this.now, manual };
     if (!this.vol[currency]) this.vol[currency] = { atmVol: 0.6, skew: -0.1, curvature: 0.5 };
     this.refreshMarks(currency);

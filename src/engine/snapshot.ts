@@ -174,10 +174,10 @@ export function restore(text: string, limits: ExchangeLimits = DEFAULT_LIMITS): 
       user.positions.set(instId, { inst: ex.instrumentsById.get(instId)!, size, openCost, realizedPnl });
     }
     for (const [instId, buyOpenLots, sellOpenLots, buyReserved, openIds] of j.exposures) {
-      user.exposures.set(instId, {
-        inst: ex.instrumentsById.get(instId)!, buyOpenLots, sellOpenLots, buyReserved,
-        openOrders: new Set((openIds as number[]).map((id) => orders.get(id)!)),
-      });
+      const openOrders = new Set((openIds as number[]).map((id) => orders.get(id)!));
+      let reduceOnlyOpen = 0;
+      for (const o of openOrders) if (o.reduceOnly) reduceOnlyOpen++;
+      user.exposures.set(instId, { inst: ex.instrumentsById.get(instId)!, buyOpenLots, sellOpenLots, buyReserved, reduceOnlyOpen, openOrders });
     }
     ex.users.set(user.id, user);
     ex.usersByEmail.set(user.email.toLowerCase(), user);

@@ -38,6 +38,8 @@ export class Trading {
   /** Scratch list reused by match callbacks so the hot path allocates little. */
   private fills: Trade[] = [];
   private currentTaker: Order | null = null;
+  /** Makers' users of the current match (reused; see trimReduceOnlyAfterFills). */
+  private readonly touched: User[] = [];
 
   constructor(private readonly ex: Exchange) {
     this.risk = new RiskEngine(ex);
@@ -52,6 +54,9 @@ export class Trading {
     if (c.clientOrderId !== null) {
       // idempotent retry: the first request's order, never a second one
       const prev = this.findByClientOrderId(user, c.clientOrderId);
+      // the id is live but its order was pruned from memory (over `closedOrdersKept` closed orders
+      // since): it cannot be returned, and creating a second order would break the guarantee
+      if (prev === undefined) return reject(ERR.INVALID_ARGUMENTS, 'client_order_id_in_use', 'client_order_id');
       if (prev) {
         const ids = new Set(prev.tradeIds);
         return { order: prev, trades: user.trades.filter((t) => ids.has(t.id)) };
@@ -97,16 +102,17 @@ export class Trading {
       if (user.openOrderCount >= ex.limits.maxOpenOrdersPerUser) return reject(ERR.INVALID_ARGUMENTS, 'max_open_orders');
     }
 
-    // reduce_only: the excess over what reduces the position is cut (Deribit)
+    // reduce_only: the excess over what reduces the position is cut (Deribit). Reduce-only orders
+    // already open on the same side count against the position too, otherwise two of them could
+    // together flip it.
     const pos = user.positions.get(inst.id)?.size ?? 0;
     if (c.reduceOnly) {
-      const reducible = side === BUY ? Math.max(0, -pos) : Math.max(0, pos);
-      if (reducible === 0) return reject(ERR.OTHER_REJECT, 'reduce_only', 'reduce_only');
+      const reducible = (side === BUY ? Math.max(0, -pos) : Math.max(0, pos)) - reduceOnlyOpenLots(exposure, side);
+      if (reducible <= 0) return reject(ERR.OTHER_REJECT, 'reduce_only', 'reduce_only');
       lots = Math.min(lots, reducible);
     }
 
     const book = ex.books.get(inst.id)!;
-    const limit = c.type === 'limit' ? price : NaN;
 
     // post_only: never take liquidity; reprice one tick inside the spread or reject
     if (c.postOnly && c.type === 'limit') {
@@ -115,9 +121,15 @@ export class Trading {
       if (!Number.isNaN(best) && crosses) {
         if (c.rejectPostOnly) return reject(ERR.POST_ONLY_REJECT, 'post_only_reject');
         price = side === BUY ? stepTick(inst, best, -1) : stepTick(inst, best, 1);
-        if (!(price > 0)) return reject(ERR.POST_ONLY_REJECT, 'post_only_reject');
+        // the moved price must pass the same band check as a price the client sent: a book resting
+        // at the band edge would otherwise push the order to 0 or outside [min_price, max_price]
+        if (price < market.minPrice) return reject(ERR.PRICE_TOO_LOW, undefined, 'price', String(priceToNumber(market.minPrice)));
+        if (price > market.maxPrice) return reject(ERR.PRICE_TOO_HIGH, undefined, 'price', String(priceToNumber(market.maxPrice)));
       }
     }
+    // the matching limit is taken only now, after a post-only re-price: matching with the client's
+    // original (crossing) price would let a post-only order take liquidity
+    const limit = c.type === 'limit' ? price : NaN;
 
     // one walk of the liquidity the order would meet: self-trade check, FOK check, market cost
     let fillable = 0;
@@ -138,7 +150,9 @@ export class Trading {
     if (selfTrade) return reject(ERR.OTHER_REJECT, 'self_trade');
 
     // risk: the account must carry the order as if it all rested (buys: premium + fee; sells: the
-    // initial margin of the short it would open)
+    // initial margin of the short it would open, API.md 5.3). No fee for sells: a sell's fee is at
+    // most 12.5% of the premium it receives, and requiring it would refuse an order whose
+    // reservation fits exactly.
     const acct = this.risk.account(user, inst.currency);
     let required: number;
     if (side === BUY) {
@@ -148,7 +162,6 @@ export class Trading {
       const shortAfter = shortOpeningLots(exposure.sellOpenLots + lots, pos);
       const extra = shortAfter - shortBefore;
       required = extra > 0 ? toMinorUp(this.risk.imPerContract(inst) * contractsOf(inst, extra), CURRENCIES[inst.currency].decimals) : 0;
-      if (c.type === 'limit') required += this.maxFee(inst, price, lots);
     }
     if (!Number.isFinite(required) || acct.available - required < 0) return reject(ERR.NOT_ENOUGH_FUNDS, 'not_enough_funds');
 
@@ -173,7 +186,12 @@ export class Trading {
       false,
     );
     user.orders.set(order.id, order);
-    if (c.clientOrderId !== null) user.clientOrderIds.set(c.clientOrderId, { orderId: order.id, ts: ex.now });
+    if (c.clientOrderId !== null) {
+      // delete first so that a re-used (expired) id moves to the end: the map stays in time order,
+      // which the TTL sweep in pruneClosed relies on
+      user.clientOrderIds.delete(c.clientOrderId);
+      user.clientOrderIds.set(c.clientOrderId, { orderId: order.id, ts: ex.now });
+    }
 
     if (c.tif === 'fill_or_kill' && fillable < lots) {
       this.close(user, order, 'cancelled', null);
@@ -185,7 +203,46 @@ export class Trading {
       if (mayRest) this.rest(user, order, book, exposure);
       else this.close(user, order, 'cancelled', null);
     }
+    if (trades.length > 0) this.trimReduceOnlyAfterFills(user, inst);
     return { order, trades };
+  }
+
+  /**
+   * Fills move positions, and a reduce-only order may only shrink a position: after a match, the
+   * open reduce-only orders of every user whose position moved are cut (newest first) to what is
+   * left to reduce, and cancelled when nothing is. Otherwise an ordinary order that closed the
+   * position would leave a reduce-only order behind that opens the opposite one.
+   */
+  private trimReduceOnlyAfterFills(taker: User, inst: Instrument): void {
+    const users = this.touched;
+    if (!users.includes(taker)) users.push(taker);
+    for (const u of users) {
+      const e = u.exposures.get(inst.id);
+      if (e === undefined || e.reduceOnlyOpen === 0) continue;
+      const pos = u.positions.get(inst.id)?.size ?? 0;
+      let excessBuy = reduceOnlyOpenLots(e, BUY) - Math.max(0, -pos);
+      let excessSell = reduceOnlyOpenLots(e, SELL) - Math.max(0, pos);
+      if (excessBuy <= 0 && excessSell <= 0) continue;
+      const newestFirst = [...e.openOrders].filter((o) => o.reduceOnly).sort((a, b) => b.id - a.id);
+      for (const o of newestFirst) {
+        const excess = o.side === BUY ? excessBuy : excessSell;
+        if (excess <= 0) continue;
+        const cut = Math.min(excess, o.remaining);
+        if (o.side === BUY) excessBuy -= cut;
+        else excessSell -= cut;
+        if (cut === o.remaining) {
+          this.closeResting(u, o, 'cancelled', 'reduce_only', true);
+          continue;
+        }
+        // a size decrease keeps time priority (as an edit would)
+        this.releaseExposure(u, o, cut);
+        this.ex.books.get(inst.id)!.reduce(o, cut);
+        o.amount -= cut;
+        o.lastUpdate = this.ex.now;
+        this.ex.markets.get(inst.id)!.changeId++;
+      }
+    }
+    users.length = 0;
   }
 
   private maxFee(inst: Instrument, price: number, lots: number): number {
@@ -212,7 +269,7 @@ export class Trading {
   exposure(user: User, inst: Instrument): OrderExposure {
     let e = user.exposures.get(inst.id);
     if (!e) {
-      e = { inst, buyOpenLots: 0, sellOpenLots: 0, buyReserved: 0, openOrders: new Set() };
+      e = { inst, buyOpenLots: 0, sellOpenLots: 0, buyReserved: 0, reduceOnlyOpen: 0, openOrders: new Set() };
       user.exposures.set(inst.id, e);
     }
     return e;
@@ -221,6 +278,7 @@ export class Trading {
   private rest(user: User, order: Order, book: OrderBook<Order>, e: OrderExposure): void {
     book.add(order);
     e.openOrders.add(order);
+    if (order.reduceOnly) e.reduceOnlyOpen++;
     user.openOrderCount++;
     if (order.side === BUY) {
       e.buyOpenLots += order.remaining;
@@ -273,6 +331,7 @@ export class Trading {
 
     // exposure of the maker shrinks by the filled part
     this.releaseExposure(makerUser, maker, qty);
+    if (makerUser.exposures.get(inst.id)!.reduceOnlyOpen > 0 && !this.touched.includes(makerUser)) this.touched.push(makerUser);
 
     const premium = premiumOf(inst, price, qty);
     const makerFee = tradeFee(inst, price, qty, inst.makerCommission);
@@ -404,6 +463,7 @@ export class Trading {
     const e = user.exposures.get(order.inst.id)!;
     if (e.openOrders.delete(order)) {
       user.openOrderCount--;
+      if (order.reduceOnly) e.reduceOnlyOpen--;
       if (state === 'cancelled') this.releaseExposure(user, order, order.remaining);
       if (unlink) this.ex.books.get(order.inst.id)!.remove(order);
       this.gtdOrders.delete(order);
@@ -439,12 +499,21 @@ export class Trading {
     }
   }
 
-  /** The existing order for a client_order_id used by this user within the last 24 h. */
-  findByClientOrderId(user: User, clientOrderId: string): Order | null {
+  /** The existing order for a client_order_id used by this user within the last 24 h: null when the
+   *  id is free, undefined when it is taken but its order is no longer kept in memory. */
+  findByClientOrderId(user: User, clientOrderId: string): Order | null | undefined {
     const rec = user.clientOrderIds.get(clientOrderId);
     if (!rec || rec.ts < this.ex.now - this.ex.limits.clientOrderIdTtlMs) return null;
-    return user.orders.get(rec.orderId) ?? null;
+    return user.orders.get(rec.orderId);
   }
+}
+
+/** Open lots of the reduce-only orders on one side of an exposure. */
+function reduceOnlyOpenLots(e: OrderExposure, side: Side): number {
+  if (e.reduceOnlyOpen === 0) return 0;
+  let lots = 0;
+  for (const o of e.openOrders) if (o.reduceOnly && o.side === side) lots += o.remaining;
+  return lots;
 }
 
 function zeroTick(prev: number): number {

@@ -12,7 +12,9 @@ export type CancelReason =
   | 'cancel_on_disconnect'
   | 'settlement'
   | 'good_til_day'
-  | 'instrument_halted';
+  | 'instrument_halted'
+  /** a reduce-only order left with no position to reduce (Strikebook; Deribit has no name for it) */
+  | 'reduce_only';
 
 /** An order; while open it is also the intrusive queue node of its book. */
 export class Order implements BookNode {
@@ -94,6 +96,8 @@ export interface OrderExposure {
   buyOpenLots: number;
   sellOpenLots: number;
   buyReserved: number;
+  /** Number of open reduce-only orders (derived from openOrders; lets the hot path skip them). */
+  reduceOnlyOpen: number;
   openOrders: Set<Order>;
 }
 

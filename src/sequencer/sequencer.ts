@@ -83,13 +83,16 @@ export class Sequencer {
     const text = JSON.stringify(sequenced);
     this.lastTs = ts;
     this.lastSeq = seq;
-    const result = applyCommand(this.ex, sequenced, this.opts.onCommandError);
+    // Applied as replay will apply it, parsed from the journal text: a value JSON does not keep
+    // (NaN -> null, undefined dropped, a shared object) cannot make live state and replay differ.
+    const journaled = JSON.parse(text) as Sequenced;
+    const result = applyCommand(this.ex, journaled, this.opts.onCommandError);
     // The record joins the batch before `render` runs: once applied, a command must be journaled
     // whatever its reply does. (It used to be pushed after render, so every rejected cancel or order,
     // whose render throws via unwrap, left a seq gap and the next append killed the process.)
     const batch = this.openBatch();
     batch.records.push({ seq, ts, cmd: text });
-    batch.cmds.push(sequenced);
+    batch.cmds.push(journaled);
     let reply: R;
     try {
       reply = render(result);
@@ -133,14 +136,13 @@ export class Sequencer {
 
   /** Writes the pending batch in one transaction, then snapshots if `snapshotEvery` is reached. */
   flush(): void {
-    if (!this.writeBatch()) return;
-    if (this.sinceSnapshot >= this.opts.snapshotEvery) this.saveSnapshot();
+    if (this.writeBatch() && this.sinceSnapshot >= this.opts.snapshotEvery) this.saveSnapshot();
   }
 
   /** Snapshots the state as of the last applied command (flushing what is pending first). */
   takeSnapshot(): void {
-    if (!this.writeBatch()) return;
-    this.saveSnapshot();
+    this.writeBatch();
+    if (this.failed === null) this.saveSnapshot();
   }
 
   /** Flushes what is pending and refuses further commands. */
@@ -149,11 +151,10 @@ export class Sequencer {
     this.stopped = true;
   }
 
-  /** Returns false when nothing more may be written (the journal failed). */
+  /** Writes the pending batch; true when one was written. */
   private writeBatch(): boolean {
-    if (this.failed !== null) return false;
     const batch = this.batch;
-    if (!batch) return true;
+    if (!batch || this.failed !== null) return false;
     this.batch = null;
     try {
       this.journal.append(batch.records);

@@ -59,10 +59,21 @@ export async function atmCall(url: string, currency = 'BTC'): Promise<Market> {
   return market(url, series[0]);
 }
 
-/** A far out-of-the-money call of the nearest expiry: cheap, so the 12.5% fee cap applies. */
+/**
+ * A far out-of-the-money call of the nearest expiry at least a day away (so it cannot expire while a
+ * test runs): cheap, so prices below 0.0024 exist and the 12.5% fee cap applies.
+ */
 export async function cheapCall(url: string, currency = 'BTC'): Promise<Market> {
-  const list = (await instruments(url, currency)).filter((i) => i.option_type === 'call');
+  const now = await ok(url, 'public/get_time');
+  const list = (await instruments(url, currency)).filter((i) => i.option_type === 'call' && i.expiration_timestamp > now + 86_400_000);
   const firstExpiry = Math.min(...list.map((i) => i.expiration_timestamp));
   const series = list.filter((i) => i.expiration_timestamp === firstExpiry).sort((a, b) => b.strike - a.strike);
   return market(url, series[0]);
+}
+
+/** The put of the same series and strike as a call. */
+export async function twinPut(url: string, call: Market): Promise<Market> {
+  const list = await instruments(url, call.inst.base_currency);
+  const put = list.find((i) => i.option_type === 'put' && i.strike === call.inst.strike && i.expiration_timestamp === call.inst.expiration_timestamp);
+  return market(url, put);
 }

@@ -2,6 +2,7 @@
 // in this process (fast) or as a child process (for crash tests), plus a tiny JSON-RPC client.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -50,12 +51,28 @@ export async function startServer(env: Record<string, string> = {}, dataDir = te
 export interface ChildServer {
   url: string;
   proc: ChildProcess;
+  /** Resolves with the exit code (null when killed by a signal). */
   exited: Promise<number | null>;
+  /** Everything the process wrote to stdout and stderr so far (for failure messages). */
+  output(): string;
+}
+
+/** A TCP port that was free a moment ago (the OS picks it, so parallel test files do not collide). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      const port = typeof addr === 'object' && addr !== null ? addr.port : 0;
+      srv.close(() => resolve(port));
+    });
+  });
 }
 
 /** Starts `npm start`'s entry point as a child process and waits until it listens. */
 export async function spawnServer(dataDir: string, env: Record<string, string> = {}): Promise<ChildServer> {
-  const port = 20000 + Math.floor(Math.random() * 20000);
+  const port = await freePort();
   const proc = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src/app/main.ts')], {
     cwd: ROOT,
     env: {
@@ -72,23 +89,25 @@ export async function spawnServer(dataDir: string, env: Record<string, string> =
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
-  let stderr = '';
-  proc.stderr!.on('data', (d) => (stderr += d));
-  proc.stdout!.resume();
+  let out = '';
+  const keep = (d: Buffer) => (out = (out + d.toString()).slice(-20_000));
+  proc.stderr!.on('data', keep);
+  proc.stdout!.on('data', keep);
+  const output = () => out;
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 30_000;
   while (Date.now() < deadline) {
-    if (proc.exitCode !== null) throw new Error(`server exited early (${proc.exitCode}): ${stderr}`);
+    if (proc.exitCode !== null || proc.signalCode !== null) throw new Error(`server exited early (${proc.exitCode ?? proc.signalCode}): ${out}`);
     try {
       const r = await fetch(`${url}/health`);
-      if (r.ok) return { url, proc, exited };
+      if (r.ok) return { url, proc, exited, output };
     } catch {
       // not listening yet
     }
-    await new Promise((r) => setTimeout(r, 100));
+    await new Promise((r) => setTimeout(r, 50));
   }
   proc.kill('SIGKILL');
-  throw new Error(`server did not start: ${stderr}`);
+  throw new Error(`server did not start: ${out}`);
 }
 
 export interface RpcResponse {

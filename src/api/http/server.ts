@@ -1,5 +1,6 @@
 // HTTP transport: every registry method at its canonical path and the Deribit prefixes, by GET
 // (query string) and POST (bare params or a JSON-RPC request), in the Deribit envelope.
+import type { Duplex } from 'node:stream';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Services } from '../../app/services.ts';
 import { ERR } from '../../domain/errors.ts';
@@ -28,14 +29,42 @@ function micros(): number {
   return Math.round((performance.timeOrigin + performance.now()) * 1000);
 }
 
-function send(reply: FastifyReply, env: Envelope, out: CallOutput, testnet: boolean): void {
+function envelopeText(env: Envelope, out: CallOutput, testnet: boolean): string {
   const usOut = micros();
   const head = env.id === undefined ? '{"jsonrpc":"2.0"' : `{"jsonrpc":"2.0","id":${JSON.stringify(env.id)}`;
   const body = out.error ? `,"error":${JSON.stringify(out.error)}` : `,"result":${JSON.stringify(out.result ?? null)}`;
-  reply
-    .code(out.status)
-    .type('application/json')
-    .send(`${head}${body},"usIn":${env.usIn},"usOut":${usOut},"usDiff":${usOut - env.usIn},"testnet":${testnet}}`);
+  return `${head}${body},"usIn":${env.usIn},"usOut":${usOut},"usDiff":${usOut - env.usIn},"testnet":${testnet}}`;
+}
+
+function send(reply: FastifyReply, env: Envelope, out: CallOutput, testnet: boolean): void {
+  reply.code(out.status).type('application/json').send(envelopeText(env, out, testnet));
+}
+
+/**
+ * Requests Node's HTTP parser refuses before any route runs (a request line and headers over its
+ * 16 KiB limit, e.g. a huge GET query string; malformed HTTP) still get the Deribit envelope.
+ */
+function clientErrorHandler(testnet: boolean) {
+  return (err: Error & { code?: string }, socket: Duplex): void => {
+    // a reset connection has nobody left to answer
+    if (err.code === 'ECONNRESET' || socket.destroyed) return;
+    if (socket.writable) {
+      const tooLarge = err.code === 'HPE_HEADER_OVERFLOW';
+      const out: CallOutput = {
+        status: 400,
+        error: {
+          code: ERR.INVALID_REQUEST,
+          message: tooLarge ? 'request entity too large' : ERROR_TABLE[ERR.INVALID_REQUEST].message,
+          data: {
+            reason: tooLarge ? 'request line and headers too large' : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 'request timeout' : 'malformed HTTP request',
+          },
+        },
+      };
+      const body = envelopeText({ id: undefined, usIn: micros() }, out, testnet);
+      socket.write(`HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+    }
+    socket.destroy(err);
+  };
 }
 
 function errorOut(code: keyof typeof ERROR_TABLE, reason?: string): CallOutput {
@@ -48,12 +77,25 @@ interface RawBody {
   raw: string;
 }
 
+/** The id of a JSON-RPC request body, so that even a request for an unknown method gets it echoed. */
+function jsonRpcId(req: FastifyRequest): unknown {
+  const raw = (req.body as RawBody | undefined)?.raw;
+  if (req.method !== 'POST' || typeof raw !== 'string') return undefined;
+  try {
+    const obj: unknown = JSON.parse(raw);
+    return obj !== null && typeof obj === 'object' && !Array.isArray(obj) && 'jsonrpc' in obj && 'method' in obj ? (obj as { id?: unknown }).id : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 export function buildHttpServer(s: Services, methods: MethodDef[]): FastifyInstance {
   const app = Fastify({
     logger: false,
     bodyLimit: BODY_LIMIT,
     // Deribit clients send booleans and numbers as query strings; parsed per method by its schema
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
+    clientErrorHandler: clientErrorHandler(s.config.mode !== 'production'),
   });
   const testnet = s.config.mode !== 'production';
 
@@ -113,8 +155,8 @@ export function buildHttpServer(s: Services, methods: MethodDef[]): FastifyInsta
     reply.type('application/json').send(JSON.stringify({ status: 'ok', seq: s.ex.seq }));
   });
 
-  app.setNotFoundHandler((_req, reply) => {
-    send(reply, { id: undefined, usIn: micros() }, errorOut(ERR.METHOD_NOT_FOUND), testnet);
+  app.setNotFoundHandler((req, reply) => {
+    send(reply, { id: jsonRpcId(req), usIn: micros() }, errorOut(ERR.METHOD_NOT_FOUND), testnet);
   });
 
   app.setErrorHandler((err: { code?: string; statusCode?: number }, req, reply) => {

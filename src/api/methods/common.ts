@@ -10,7 +10,9 @@ export const InstrumentName = Type.String({ minLength: 1, maxLength: 64 });
 export const Count = (def: number) => Type.Integer({ minimum: 1, maximum: 1000, default: def });
 export const Timestamp = Type.Integer({ minimum: 0, maximum: 8.64e15 });
 export const Email = Type.String({ minLength: 3, maxLength: 254, pattern: '^[^\\s@]+@[^\\s@]+\\.[^\\s@]+$' });
-export const Password = Type.String({ minLength: 8, maxLength: 128 });
+// No lone UTF-16 surrogates (valid JSON escapes, but not text): hashPassword refuses them, and two
+// different passwords would otherwise encode alike. `\P{Cs}` needs Ajv's unicode regexps (its default).
+export const Password = Type.String({ minLength: 8, maxLength: 128, pattern: '^\\P{Cs}*$' });
 
 /** The authenticated caller; the registry guarantees it for non-public scopes. */
 export function caller(ctx: CallContext): Caller {

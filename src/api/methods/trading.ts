@@ -101,6 +101,16 @@ function openOrders(user: User, filter: (o: Order) => boolean): Order[] {
   return out.sort((a, b) => a.id - b.id);
 }
 
+/** Deribit `kind` filters: only options are listed here, so any other kind selects nothing. */
+function optionKind(kind: string | undefined): boolean {
+  return kind === undefined || kind === 'option' || kind === 'any';
+}
+
+/** Deribit open-order `type` filters: only limit orders rest (no trigger orders), so other types select nothing. */
+function restingType(type: string | undefined): boolean {
+  return type === undefined || type === 'all' || type === 'limit';
+}
+
 const CancelType = Type.Union([Type.Literal('all'), Type.Literal('limit')], { default: 'all' });
 const Kind = Type.Union([Type.Literal('option'), Type.Literal('any')], { default: 'any' });
 
@@ -262,6 +272,7 @@ export const tradingMethods = [
     scope: 'trade:read',
     params: Type.Object({ currency: CurrencyParam, kind: Type.Optional(Type.String({ maxLength: 32 })), type: Type.Optional(Type.String({ maxLength: 32 })) }),
     handler(ctx, p) {
+      if (!optionKind(p.kind) || !restingType(p.type)) return [];
       return ctx.services.seq.read(() => openOrders(userOf(ctx), (o) => o.inst.currency === p.currency).map(renderOrder));
     },
   }),
@@ -276,7 +287,7 @@ export const tradingMethods = [
         const inst = ctx.services.ex.instruments.get(p.instrument_name);
         if (!inst) throw reject(ERR.INVALID_INSTRUMENT, undefined, 'instrument_name');
         const e = user.exposures.get(inst.id);
-        return e ? [...e.openOrders].sort((a, b) => a.id - b.id).map(renderOrder) : [];
+        return e && restingType(p.type) ? [...e.openOrders].sort((a, b) => a.id - b.id).map(renderOrder) : [];
       });
     },
   }),
@@ -342,6 +353,7 @@ export const tradingMethods = [
       sorting: Sorting,
     }),
     handler(ctx, p) {
+      if (!optionKind(p.kind)) return { trades: [], has_more: false };
       return ctx.services.seq.read(() =>
         queryTrades(userOf(ctx), { ...p, currency: currencyFilter(p.currency), start_id: tradeId(p.start_id), end_id: tradeId(p.end_id) }),
       );
@@ -360,6 +372,7 @@ export const tradingMethods = [
       sorting: Sorting,
     }),
     handler(ctx, p) {
+      if (!optionKind(p.kind)) return { trades: [], has_more: false };
       return ctx.services.seq.read(() =>
         queryTrades(userOf(ctx), { ...p, currency: currencyFilter(p.currency), end_timestamp: p.end_timestamp ?? ctx.services.clock.now() }),
       );
