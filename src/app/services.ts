@@ -17,6 +17,7 @@ import { Sequencer, applyCommand, type Clock } from '../sequencer/sequencer.ts';
 import { TestClock, systemClock } from './clock.ts';
 import type { Config } from './config.ts';
 import { RateLimiter } from './rateLimiter.ts';
+import { startDemoMaker } from './demoMaker.ts';
 
 /** How long a shutdown waits for in-flight HTTP requests before closing their connections. */
 const SHUTDOWN_GRACE_MS = 5_000;
@@ -121,6 +122,19 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
     // Only now, with recovery complete, may commands of our own (index, listings) be sequenced.
     timers = startMarketTimers(services);
     await timers.ready;
+    if (config.demoMaker) {
+      // the sandbox demo market: an ordinary account quoting around the mark (src/app/demoMaker.ts)
+      const maker = startDemoMaker(services);
+      await maker.ready;
+      const marketTimers = timers;
+      timers = {
+        ready: marketTimers.ready,
+        stop() {
+          maker.stop();
+          marketTimers.stop();
+        },
+      };
+    }
 
     http = buildHttpServer(services, allMethods);
     const address = await http.listen({ port: config.port, host: config.host });
