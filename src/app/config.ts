@@ -21,6 +21,10 @@ export interface Config {
   /** Seed of the simulated index feed (deterministic demo markets). */
   indexSeed: number;
   indexAnnualVol: number;
+  /** WebSocket: a connection whose unsent bytes would pass this is disconnected. */
+  wsMaxBufferedBytes?: number;
+  /** WebSocket: smallest `public/set_heartbeat` interval accepted, seconds (Deribit: 10). */
+  wsMinHeartbeatSec?: number;
 }
 
 export class ConfigError extends Error {}
@@ -64,5 +68,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     snapshotEvery: int(env, 'STRIKEBOOK_SNAPSHOT_EVERY', 500_000, 1, 1e9),
     indexSeed: int(env, 'STRIKEBOOK_INDEX_SEED', 42, 0, 2 ** 31 - 1),
     indexAnnualVol: Number(env.STRIKEBOOK_INDEX_VOL || 0.5),
+    wsMaxBufferedBytes: int(env, 'STRIKEBOOK_WS_MAX_BUFFERED', 4 * 1024 * 1024, 1024, 2 ** 30),
+    wsMinHeartbeatSec: int(env, 'STRIKEBOOK_WS_MIN_HEARTBEAT', 10, 1, 3600),
   };
 }

@@ -3,12 +3,15 @@
 import type { FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
 import { buildHttpServer } from '../api/http/server.ts';
+import { DEFAULT_WS_OPTIONS, attachWebSocket, type WsTransport } from '../api/ws/server.ts';
 import { allMethods } from '../api/methods/index.ts';
 import { randomToken } from '../auth/crypto.ts';
+import { loadServerKey } from '../auth/apiKeys.ts';
 import type { CurrencyCode } from '../domain/currency.ts';
 import type { Command, Sequenced } from '../engine/commands.ts';
 import { Exchange } from '../engine/exchange.ts';
 import { restore, serialize } from '../engine/snapshot.ts';
+import { liquidationCandidates } from '../engine/liquidation.ts';
 import type { Journal } from '../journal/journal.ts';
 import { openSqliteJournal, type SqliteJournal } from '../journal/sqliteJournal.ts';
 import { instrumentFields, listingsFor, loadCatalogConfig, type CatalogConfig } from '../market/catalog.ts';
@@ -18,6 +21,7 @@ import { TestClock, systemClock } from './clock.ts';
 import type { Config } from './config.ts';
 import { RateLimiter } from './rateLimiter.ts';
 import { startDemoMaker } from './demoMaker.ts';
+import { MarketViews } from '../views/marketViews.ts';
 
 /** How long a shutdown waits for in-flight HTTP requests before closing their connections. */
 const SHUTDOWN_GRACE_MS = 5_000;
@@ -34,6 +38,12 @@ export interface Services {
   /** Token for the first create_admin; null once an administrator exists. */
   bootstrapToken: string | null;
   onAdminCreated(): void;
+  /** Key that encrypts API-key secrets at rest (src/auth/apiKeys.ts); kept in the journal's meta table. */
+  serverKey: Buffer;
+  /** Market data read models (mark history, volumes), rebuilt during recovery's replay. */
+  views: MarketViews;
+  /** Runs the time-driven market work now (settlement, order expiry, listings); set_test_time uses it. */
+  marketTick?: () => Promise<void>;
 }
 
 export interface RunningExchange {
@@ -43,14 +53,17 @@ export interface RunningExchange {
   url: string;
   /** The durable log (for diagnostics and tests, e.g. checking the pragmas of its connections). */
   journal: SqliteJournal;
+  /** The WebSocket transport and its stream hub (API.md 1.3, 6). */
+  ws: WsTransport;
   /** Stops timers and HTTP, writes what is pending, closes the journal. Idempotent. */
   close(): Promise<void>;
 }
 
 /** Recovery: the latest snapshot, then every journal record after it, through the same apply path. */
-export function recover(journal: Journal, onError?: (err: unknown, cmd: Sequenced) => void): { ex: Exchange; replayed: number } {
+export function recover(journal: Journal, onError?: (err: unknown, cmd: Sequenced) => void, views?: MarketViews): { ex: Exchange; replayed: number } {
   const snap = journal.latestSnapshot();
   const ex = snap ? restore(snap.data) : new Exchange();
+  views?.attach(ex);
   let replayed = 0;
   for (const rec of journal.readAfter(snap ? snap.seq : 0)) {
     applyCommand(ex, JSON.parse(rec.cmd) as Sequenced, onError);
@@ -75,13 +88,17 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
   let seq: Sequencer | null = null;
   let timers: { ready: Promise<void>; stop(): void } | null = null;
   let http: FastifyInstance | null = null;
+  let ws: WsTransport | null = null;
   try {
     const t0 = performance.now();
     const onCommandError = (err: unknown, cmd: Sequenced) => log.error({ err, seq: cmd.seq, t: cmd.t }, 'command failed with an internal error');
-    const { ex, replayed } = recover(journal, onCommandError);
+    const views = new MarketViews();
+    const { ex, replayed } = recover(journal, onCommandError, views);
     log.info({ replayed, seq: ex.seq, ms: Math.round(performance.now() - t0) }, 'state recovered');
 
     const testClock = config.testClock ? new TestClock() : null;
+    // a test clock moved ahead before a restart resumes where the journal left it
+    if (testClock && ex.now > testClock.now()) testClock.set(ex.now);
     const clock: Clock = testClock ?? systemClock;
     const catalog = loadCatalogConfig(config.catalogPath ?? undefined);
     const sequencer = new Sequencer(
@@ -97,6 +114,8 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
           process.exit(70);
         },
         onCommandError,
+        // live streams: published only once their batch is durable (src/api/ws/hub.ts)
+        onCommitted: (cmds) => ws?.hub.onCommitted(cmds),
         onSnapshotError: (err) => log.error({ err }, 'snapshot failed; recovery replays the journal from the previous one'),
       },
       () => serialize(ex),
@@ -113,6 +132,8 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
       limiter: new RateLimiter(() => clock.now()),
       catalog,
       bootstrapToken: null,
+      serverKey: loadServerKey(journal),
+      views,
       onAdminCreated() {
         services.bootstrapToken = null;
       },
@@ -137,6 +158,12 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
     }
 
     http = buildHttpServer(services, allMethods);
+    ws = attachWebSocket(services, http.server, allMethods, {
+      ...DEFAULT_WS_OPTIONS,
+      maxBufferedBytes: config.wsMaxBufferedBytes ?? DEFAULT_WS_OPTIONS.maxBufferedBytes,
+      minHeartbeatSec: config.wsMinHeartbeatSec ?? DEFAULT_WS_OPTIONS.minHeartbeatSec,
+    });
+    const wsTransport = ws;
     const address = await http.listen({ port: config.port, host: config.host });
     const url = address.replace('[::1]', '127.0.0.1');
     const running = timers;
@@ -147,10 +174,13 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
       http: server,
       url,
       journal,
+      ws: wsTransport,
       close() {
         // Order matters: no new timer commands, then in-flight requests finish (their replies wait
         // for their batch), then the last batch is written, then the journal closes.
         closing ??= (async () => {
+          // sockets first: their cancel-on-disconnect commands still reach the journal
+          await wsTransport.close();
           running.stop();
           const httpClosed = server.close();
           // Fastify closes the connections that are idle when close() starts; a connection whose
@@ -175,6 +205,7 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
   } catch (err) {
     // A failed start (port taken, bad catalog, ...) must not leave the database open.
     timers?.stop();
+    await ws?.close();
     await http?.close().catch(() => undefined);
     seq?.stop(); // writes what the start already applied, before the journal closes under it
     journal.close();
@@ -218,14 +249,37 @@ function startMarketTimers(s: Services): { ready: Promise<void>; stop(): void } 
 
   const ready = Promise.all(initial).then(() => listNew()).then(() => undefined);
 
+  /** Settles every expiry that has passed (settlement first: the TWAP window closed at expiry). */
+  const settleDue = (now: number): Promise<unknown>[] => {
+    const due = new Map<string, { currency: CurrencyCode; expiry: number }>();
+    for (const inst of ex.instruments.values()) {
+      if (inst.state !== 'delivered' && inst.expiry <= now) due.set(`${inst.currency}:${inst.expiry}`, { currency: inst.currency, expiry: inst.expiry });
+    }
+    return [...due.values()].map((d) => submit({ t: 'settle', currency: d.currency, expiry: d.expiry }));
+  };
+  s.marketTick = async () => {
+    const now = s.clock.now();
+    const settled = settleDue(now);
+    if (ex.trading.nextExpiry() <= now) settled.push(submit({ t: 'expire_orders' }));
+    await Promise.all(settled);
+    await listNew();
+  };
+
   const tick = setInterval(() => {
     const now = s.clock.now();
+    // a series replaced by settlement is listed at once, not at the next listing timer
+    if (settleDue(now).length > 0) void listNew();
     if (config.indexFeed === 'simulated') {
-      const dt = Math.max(0, now - lastTick);
+      // a test clock jumping hours ahead would otherwise make one huge move, which the engine
+      // rejects as a bad print (maxIndexJump) and the feed would never come back within bounds
+      const dt = Math.min(Math.max(0, now - lastTick), 60_000);
       for (const [currency, feed] of feeds) void submit({ t: 'index', currency, price: feed.next(dt), manual: false, by: null });
     }
     lastTick = now;
     if (ex.trading.nextExpiry() <= now) void submit({ t: 'expire_orders' });
+    // after the index moved the marks: one journaled liquidation step per account below maintenance
+    // margin or still flagged (API.md 5.3, src/engine/liquidation.ts)
+    for (const a of liquidationCandidates(ex)) void submit({ t: 'liquidate', userId: a.userId, currency: a.currency });
   }, 1000);
   const listing = setInterval(() => void listNew(), 60_000);
   tick.unref();

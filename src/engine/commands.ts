@@ -59,7 +59,18 @@ export type Command =
   | { t: 'set_vol'; currency: CurrencyCode; atmVol: number; skew: number; curvature: number; by: number }
   | { t: 'halt'; instrument: string; halted: boolean; by: number }
   | { t: 'list'; instruments: InstrumentSpec[] }
-  | { t: 'expire_orders' };
+  | { t: 'expire_orders' }
+  /** Cancels those of the listed orders of one user that are still open (cancel-on-disconnect). */
+  | { t: 'cancel_orders'; userId: number; orderIds: number[]; reason: 'cancel_on_disconnect' }
+  /** API keys: the secret travels only encrypted (generated and encrypted at the edge). */
+  | { t: 'create_api_key'; userId: number; clientId: string; encSecret: string; scope: string; name: string }
+  | { t: 'remove_api_key'; userId: number; id: number }
+  /** private/edit: `lots` is the new total amount scaled by 10^AMOUNT_SCALE; `price` null keeps the price. */
+  | { t: 'edit'; userId: number; orderId: number; lots: number; price: number | null; postOnly: boolean | null; rejectPostOnly: boolean | null }
+  /** One liquidation step for an account below maintenance margin (API.md 5.3; src/engine/liquidation.ts). */
+  | { t: 'liquidate'; userId: number; currency: CurrencyCode }
+  /** Settles one expiry of one currency (src/engine/settlement.ts). */
+  | { t: 'settle'; currency: CurrencyCode; expiry: number };
 
 export type CommandType = Command['t'];
 /** A command with the time the sequencer assigned to it. */

@@ -4,10 +4,13 @@ import { CURRENCIES, CURRENCY_CODES, type CurrencyCode } from '../domain/currenc
 import { ERR, reject, type Reject } from '../domain/errors.ts';
 import type { Instrument } from '../domain/instrument.ts';
 import { AuthState } from '../auth/authState.ts';
+import { ApiKeys } from '../auth/apiKeys.ts';
 import { computeMarket, refreshMarket } from '../market/marks.ts';
 import type { Command, InstrumentSpec, Sequenced } from './commands.ts';
 import { OrderBook } from './orderBook.ts';
 import { Trading } from './trading.ts';
+import { recordIndex, settleExpiry, type DeliveryRecord, type IndexPoint } from './settlement.ts';
+import { liquidate } from './liquidation.ts';
 import type { Account, DepositRecord, IndexState, InstrumentMarket, User, VolState } from './types.ts';
 
 export const SYSTEM_FEES = 'fees';
@@ -39,6 +42,12 @@ export const DEFAULT_LIMITS: ExchangeLimits = {
   clientOrderIdTtlMs: 24 * 3600 * 1000,
 };
 
+/** Notified of order and trade changes while commands are applied; must not change the state. */
+export interface EngineObserver {
+  order(o: import('./types.ts').Order): void;
+  trade(t: import('./types.ts').Trade): void;
+}
+
 export function newAccount(currency: CurrencyCode): Account {
   return { currency, balance: 0, deposited: 0, withdrawn: 0, fees: 0 };
 }
@@ -65,11 +74,23 @@ export class Exchange {
   index = {} as Record<CurrencyCode, IndexState>;
   vol = {} as Record<CurrencyCode, VolState>;
   auth = new AuthState();
+  /** API keys (src/auth/apiKeys.ts): only encrypted secrets. */
+  apiKeys = new ApiKeys();
   system: SystemAccounts = { fees: accountsRecord(), insurance: accountsRecord() };
   /** Totals per currency of external money in and out: conservation is checked against these. */
   deposits = {} as Record<CurrencyCode, number>;
+  /** Index points per currency, for the delivery-price TWAP (src/engine/settlement.ts). */
+  indexHistory = {} as Record<CurrencyCode, IndexPoint[]>;
+  /** Delivery prices of settled expiries, in settlement order. */
+  deliveries: DeliveryRecord[] = [];
+  /** Read models (src/views) see every applied command, live and in replay; they must not mutate. */
+  viewObserver: ((cmd: Sequenced, result: unknown) => void) | null = null;
   withdrawals = {} as Record<CurrencyCode, number>;
+  /** Accounts in liquidation, `userId:currency` (src/engine/liquidation.ts), in the order flagged. */
+  liquidating = new Set<string>();
   readonly trading: Trading;
+  /** Sees every order and trade change as it is applied (live event fan-out; not part of the state). */
+  observer: EngineObserver | null = null;
 
   constructor(readonly limits: ExchangeLimits = DEFAULT_LIMITS) {
     for (const c of CURRENCY_CODES) {
@@ -83,7 +104,9 @@ export class Exchange {
   apply(cmd: Sequenced): unknown {
     if (cmd.ts > this.now) this.now = cmd.ts;
     this.seq = cmd.seq;
-    return this.dispatch(cmd);
+    const result = this.dispatch(cmd);
+    this.viewObserver?.(cmd, result);
+    return result;
   }
 
   private dispatch(c: Command): unknown {
@@ -155,6 +178,19 @@ export class Exchange {
         return this.list(c.instruments);
       case 'expire_orders':
         return this.trading.expireOrders();
+      case 'settle':
+        return settleExpiry(this, c.currency, c.expiry);
+      case 'cancel_orders':
+        return this.trading.cancelOrders(c.userId, c.orderIds, c.reason);
+      case 'create_api_key':
+        if (!this.users.has(c.userId)) return reject(ERR.UNAUTHORIZED);
+        return this.apiKeys.create(c.userId, c.clientId, c.encSecret, c.scope, c.name, this.now);
+      case 'remove_api_key':
+        return this.apiKeys.remove(c.userId, c.id);
+      case 'edit':
+        return this.trading.edit(c);
+      case 'liquidate':
+        return liquidate(this, c.userId, c.currency);
     }
   }
 
@@ -248,6 +284,7 @@ export class Exchange {
       return reject(ERR.INVALID_ARGUMENTS, 'index_jump_too_large', 'price');
     }
     this.index[currency] = { price, ts: this.now, manual };
+    recordIndex(this, currency, this.now, price);
     if (!this.vol[currency]) this.vol[currency] = { atmVol: 0.6, skew: -0.1, curvature: 0.5 };
     this.refreshMarks(currency);
     return this.index[currency];

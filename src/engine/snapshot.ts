@@ -7,6 +7,7 @@
 import { createHash } from 'node:crypto';
 import type { CurrencyCode } from '../domain/currency.ts';
 import type { Instrument } from '../domain/instrument.ts';
+import { ApiKeys } from '../auth/apiKeys.ts';
 import { DEFAULT_LIMITS, Exchange, type ExchangeLimits } from './exchange.ts';
 import { OrderBook } from './orderBook.ts';
 import { Order, type Account, type InstrumentMarket, type Trade, type User } from './types.ts';
@@ -74,13 +75,17 @@ export function serialize(ex: Exchange): string {
     instruments: [...ex.instruments.values()],
     index: ex.index,
     vol: ex.vol,
+    indexHistory: ex.indexHistory,
+    deliveries: ex.deliveries,
     auth: {
       invites: [...ex.auth.invites.values()],
       access: [...ex.auth.access],
       refresh: [...ex.auth.refresh],
       issued: ex.auth.issuedCount,
     },
+    apiKeys: ex.apiKeys.toJson(),
     system: ex.system,
+    liquidating: [...ex.liquidating],
     deposits: ex.deposits,
     withdrawals: ex.withdrawals,
     orders: [...orders.values()].sort((a, b) => a.id - b.id).map(orderToJson),
@@ -119,11 +124,15 @@ export function restore(text: string, limits: ExchangeLimits = DEFAULT_LIMITS): 
   }
   ex.index = s.index;
   ex.vol = s.vol;
+  ex.indexHistory = s.indexHistory ?? {};
+  ex.deliveries = s.deliveries ?? [];
   for (const inv of s.auth.invites) ex.auth.invites.set(inv.code, inv);
   ex.auth.access = new Map(s.auth.access);
   ex.auth.refresh = new Map(s.auth.refresh);
   ex.auth.issuedCount = s.auth.issued;
+  ex.apiKeys = ApiKeys.fromJson(s.apiKeys);
   ex.system = s.system;
+  ex.liquidating = new Set(s.liquidating ?? []);
   ex.deposits = s.deposits;
   ex.withdrawals = s.withdrawals;
 

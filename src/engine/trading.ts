@@ -9,9 +9,11 @@ import type { Command } from './commands.ts';
 import type { Exchange } from './exchange.ts';
 import { BUY, SELL, type OrderBook, type Side } from './orderBook.ts';
 import { Order, type CancelReason, type OrderExposure, type Position, type Trade, type User } from './types.ts';
+import { liquidationKey } from './liquidation.ts';
 
 type PlaceCmd = Extract<Command, { t: 'place' }>;
 type CancelAllCmd = Extract<Command, { t: 'cancel_all' }>;
+type EditCmd = Extract<Command, { t: 'edit' }>;
 
 export interface PlaceResult {
   order: Order;
@@ -110,6 +112,10 @@ export class Trading {
       const reducible = (side === BUY ? Math.max(0, -pos) : Math.max(0, pos)) - reduceOnlyOpenLots(exposure, side);
       if (reducible <= 0) return reject(ERR.OTHER_REJECT, 'reduce_only', 'reduce_only');
       lots = Math.min(lots, reducible);
+    }
+    // an account in liquidation may only reduce positions (API.md 5.3)
+    if (ex.liquidating.size > 0 && ex.liquidating.has(liquidationKey(user.id, inst.currency)) && lots > (side === BUY ? Math.max(0, -pos) : Math.max(0, pos))) {
+      return reject(ERR.NOT_ENOUGH_FUNDS, 'account_in_liquidation');
     }
 
     const book = ex.books.get(inst.id)!;
@@ -239,6 +245,7 @@ export class Trading {
         this.ex.books.get(inst.id)!.reduce(o, cut);
         o.amount -= cut;
         o.lastUpdate = this.ex.now;
+        this.ex.observer?.order(o);
         this.ex.markets.get(inst.id)!.changeId++;
       }
     }
@@ -289,6 +296,7 @@ export class Trading {
     }
     if (order.expiresAt > 0) this.gtdOrders.add(order);
     this.ex.markets.get(order.inst.id)!.changeId++;
+    this.ex.observer?.order(order);
   }
 
   /** Removes a resting order's remainder from its exposure (after a fill or a cancel). */
@@ -389,6 +397,8 @@ export class Trading {
     makerUser.trades.push(trade);
     if (takerUser !== makerUser) takerUser.trades.push(trade);
     this.fills.push(trade);
+    this.ex.observer?.trade(trade);
+    this.ex.observer?.order(maker);
     if (makerDone) this.closeResting(makerUser, maker, 'filled', null, false);
   };
 
@@ -403,6 +413,122 @@ export class Trading {
   }
 
   // ---- cancels ---------------------------------------------------------------------------------
+
+  /**
+   * private/edit (API.md 3.3): changes the amount and/or price of an open order. A size decrease at
+   * the same price keeps the order's time priority (the book reduces it in place); a price change or
+   * a size increase re-enters it at the back of its level and may match at once, like a new order.
+   * Risk is checked again for what the edited order would reserve; a refused edit leaves the order
+   * exactly as it was. `c.lots` is the new total amount (filled part included).
+   */
+  edit(c: EditCmd): PlaceResult | Reject {
+    const ex = this.ex;
+    const user = ex.users.get(c.userId);
+    const order = user?.orders.get(c.orderId);
+    if (!user || !order) return reject(ERR.ORDER_NOT_FOUND, undefined, 'order_id');
+    if (order.state !== 'open' || order.level === null) return reject(ERR.ALREADY_CLOSED, undefined, 'order_id');
+    const inst = order.inst;
+    if (inst.state !== 'open' || inst.halted || inst.expiry <= ex.now) return reject(ERR.BOOK_CLOSED, inst.halted ? 'instrument_halted' : 'instrument_not_open');
+    const idx = ex.index[inst.currency];
+    if (!idx || (!idx.manual && ex.now - idx.ts > ex.limits.indexStaleMs)) return reject(ERR.BOOK_CLOSED, 'index_stale');
+    const market = ex.markets.get(inst.id)!;
+
+    if (!(c.lots > 0)) return reject(ERR.INVALID_AMOUNT, 'amount_not_positive', 'amount');
+    if (c.lots < inst.lotScaled) return reject(ERR.QTY_TOO_LOW, 'below_min_trade_amount', 'amount');
+    if (c.lots % inst.lotScaled !== 0) return reject(ERR.INVALID_AMOUNT, 'not_multiple_of_min_trade_amount', 'amount');
+    const newAmount = c.lots / inst.lotScaled;
+    let remaining = newAmount - order.filled;
+    if (remaining <= 0) return reject(ERR.INVALID_AMOUNT, 'amount_not_above_filled_amount', 'amount');
+
+    let price = order.price;
+    if (c.price !== null && c.price !== order.price) {
+      price = c.price;
+      if (!(price > 0)) return reject(ERR.INVALID_PRICE, 'price_not_positive', 'price');
+      if (!isOnTick(inst, price)) return reject(ERR.PRICE_WRONG_TICK, undefined, 'price');
+      if (price < market.minPrice) return reject(ERR.PRICE_TOO_LOW, undefined, 'price', String(priceToNumber(market.minPrice)));
+      if (price > market.maxPrice) return reject(ERR.PRICE_TOO_HIGH, undefined, 'price', String(priceToNumber(market.maxPrice)));
+    }
+    const side = order.side;
+    const e = this.exposure(user, inst);
+    const pos = user.positions.get(inst.id)?.size ?? 0;
+    if (order.reduceOnly && remaining > order.remaining) {
+      // an increase may not take a reduce-only order beyond what is left to reduce
+      const reducible = (side === BUY ? Math.max(0, -pos) : Math.max(0, pos)) - (reduceOnlyOpenLots(e, side) - order.remaining);
+      remaining = Math.min(remaining, reducible);
+      if (remaining <= 0) return reject(ERR.OTHER_REJECT, 'reduce_only', 'reduce_only');
+    }
+    const book = ex.books.get(inst.id)!;
+
+    // same price, smaller: in place, keeping time priority
+    if (price === order.price && remaining <= order.remaining) {
+      const cut = order.remaining - remaining;
+      if (cut > 0) {
+        this.releaseExposure(user, order, cut);
+        book.reduce(order, cut);
+        order.amount -= cut;
+        order.lastUpdate = ex.now;
+        market.changeId++;
+        ex.observer?.order(order);
+      }
+      return { order, trades: [] };
+    }
+
+    const postOnly = c.postOnly ?? order.postOnly;
+    const rejectPostOnly = c.rejectPostOnly ?? order.rejectPostOnly;
+    if (postOnly) {
+      const best = side === BUY ? book.bestAsk() : book.bestBid();
+      const crosses = side === BUY ? price >= best : price <= best;
+      if (!Number.isNaN(best) && crosses) {
+        if (rejectPostOnly) return reject(ERR.POST_ONLY_REJECT, 'post_only_reject');
+        price = side === BUY ? stepTick(inst, best, -1) : stepTick(inst, best, 1);
+        if (price < market.minPrice) return reject(ERR.PRICE_TOO_LOW, undefined, 'price', String(priceToNumber(market.minPrice)));
+        if (price > market.maxPrice) return reject(ERR.PRICE_TOO_HIGH, undefined, 'price', String(priceToNumber(market.maxPrice)));
+      }
+    } else {
+      let selfTrade = false;
+      book.walk(side, price, (maker) => {
+        if (maker.userId === user.id) selfTrade = true;
+        return !selfTrade;
+      });
+      if (selfTrade) return reject(ERR.OTHER_REJECT, 'self_trade');
+    }
+
+    // risk: what the edited order reserves, against the funds available once its current
+    // reservation is released
+    const acct = this.risk.account(user, inst.currency);
+    let available: number;
+    let required: number;
+    if (side === BUY) {
+      available = acct.available + order.reserved;
+      required = premiumOf(inst, price, remaining) + this.maxFee(inst, price, remaining);
+    } else {
+      const others = e.sellOpenLots - order.remaining;
+      const extraNow = shortOpeningLots(e.sellOpenLots, pos) - shortOpeningLots(others, pos);
+      const extraNew = shortOpeningLots(others + remaining, pos) - shortOpeningLots(others, pos);
+      const im = this.risk.imPerContract(inst);
+      const dec = CURRENCIES[inst.currency].decimals;
+      available = acct.available + (extraNow > 0 ? toMinorUp(im * contractsOf(inst, extraNow), dec) : 0);
+      required = extraNew > 0 ? toMinorUp(im * contractsOf(inst, extraNew), dec) : 0;
+    }
+    if (!Number.isFinite(required) || available - required < 0) return reject(ERR.NOT_ENOUGH_FUNDS, 'not_enough_funds');
+
+    // out of the book and its exposure, then in again as a taker that may rest: loses priority
+    book.remove(order);
+    this.releaseExposure(user, order, order.remaining);
+    e.openOrders.delete(order);
+    user.openOrderCount--;
+    if (order.reduceOnly) e.reduceOnlyOpen--;
+    this.gtdOrders.delete(order);
+    order.price = price;
+    order.remaining = remaining;
+    order.amount = order.filled + remaining;
+    order.lastUpdate = ex.now;
+    market.changeId++;
+    const trades = this.execute(order, book, price);
+    if (order.remaining > 0) this.rest(user, order, book, e);
+    if (trades.length > 0) this.trimReduceOnlyAfterFills(user, inst);
+    return { order, trades };
+  }
 
   cancelByUser(userId: number, orderId: number): Order | Reject {
     const user = this.ex.users.get(userId);
@@ -432,6 +558,20 @@ export class Trading {
     return victims;
   }
 
+  /** Cancels the listed orders of a user that are still open; unknown or closed ids are skipped. */
+  cancelOrders(userId: number, orderIds: number[], reason: CancelReason): Order[] {
+    const user = this.ex.users.get(userId);
+    if (!user) return [];
+    const victims: Order[] = [];
+    for (const id of new Set(orderIds)) {
+      const o = user.orders.get(id);
+      if (o !== undefined && o.state === 'open') victims.push(o);
+    }
+    victims.sort((a, b) => a.id - b.id);
+    for (const o of victims) this.closeResting(user, o, 'cancelled', reason, true);
+    return victims;
+  }
+
   cancelInstrument(inst: Instrument, reason: CancelReason): number {
     const book = this.ex.books.get(inst.id)!;
     const victims = [...book.orders()].sort((a, b) => a.id - b.id);
@@ -446,6 +586,34 @@ export class Trading {
     victims.sort((a, b) => a.id - b.id);
     for (const o of victims) this.closeResting(this.ex.users.get(o.userId)!, o, 'cancelled', 'good_til_day', true);
     return victims.length;
+  }
+
+  // ---- liquidation (driven by src/engine/liquidation.ts) ----------------------------------------
+
+  /** Cancels every open order of a user in one currency (oldest first). */
+  cancelUserOrders(user: User, currency: CurrencyCode, reason: CancelReason): Order[] {
+    const victims: Order[] = [];
+    for (const e of user.exposures.values()) {
+      if (e.openOrders.size === 0 || e.inst.currency !== currency) continue;
+      for (const o of e.openOrders) victims.push(o);
+    }
+    victims.sort((a, b) => a.id - b.id);
+    for (const o of victims) this.closeResting(user, o, 'cancelled', reason, true);
+    return victims;
+  }
+
+  /**
+   * A liquidation order: reduce-only, immediate-or-cancel, up to `limit`, type `liquidation`. No
+   * risk check (it only reduces) and no self-trade risk (the account's orders were cancelled first).
+   */
+  placeLiquidation(user: User, inst: Instrument, side: Side, lots: number, limit: number): PlaceResult {
+    const ex = this.ex;
+    const order = new Order(ex.nextOrderId++, user.id, side, limit, lots, lots, inst, 'liquidation', 'immediate_or_cancel', false, false, true, '', null, ex.now, 0, null, true);
+    user.orders.set(order.id, order);
+    const trades = this.execute(order, ex.books.get(inst.id)!, limit);
+    if (order.remaining > 0) this.close(user, order, 'cancelled', null);
+    if (trades.length > 0) this.trimReduceOnlyAfterFills(user, inst);
+    return { order, trades };
   }
 
   /** Earliest good_til_day expiry among open orders, or Infinity. */
@@ -477,6 +645,7 @@ export class Trading {
     order.state = state;
     order.cancelReason = reason;
     order.lastUpdate = this.ex.now;
+    this.ex.observer?.order(order);
     this.pruneClosed(user);
   }
 

@@ -13,6 +13,7 @@ import type { Command, Sequenced } from '../../src/engine/commands.ts';
 import { DEFAULT_LIMITS, Exchange, type ExchangeLimits } from '../../src/engine/exchange.ts';
 import { BUY, SELL } from '../../src/engine/orderBook.ts';
 import { restore, serialize, stateHash } from '../../src/engine/snapshot.ts';
+import { liquidationCandidates, type LiquidationResult } from '../../src/engine/liquidation.ts';
 import type { PlaceResult } from '../../src/engine/trading.ts';
 import type { CancelReason, Order, TimeInForce } from '../../src/engine/types.ts';
 import { EXP_MAR, T0, spec } from '../helpers/engine.ts';
@@ -115,6 +116,14 @@ class Generator {
       if (this.chance(0.5)) {
         const own: number[] = [];
         for (const e of ex.users.get(userId)!.exposures.values()) for (const o of e.openOrders) own.push(o.id);
+        if (own.length > 0 && x >= 0.74) {
+          // private/edit: a new total amount (sometimes smaller, sometimes off the lot grid) and a
+          // price a few units away (sometimes off the tick grid, sometimes unchanged)
+          const o = ex.users.get(userId)!.orders.get(this.pick(own))!;
+          const lots = this.chance(0.05) ? o.inst.lotScaled * (1 + this.int(6)) + 1 : o.inst.lotScaled * (o.filled + 1 + this.int(8));
+          const price = this.chance(0.3) ? null : Math.max(1, o.price + (this.int(11) - 5) * (this.chance(0.8) ? 5 : 1));
+          return { t: 'edit', userId, orderId: o.id, lots, price, postOnly: null, rejectPostOnly: null };
+        }
         if (own.length > 0) return { t: 'cancel', userId, orderId: this.pick(own) };
       }
       return { t: 'cancel', userId, orderId: Math.max(1, ex.nextOrderId - this.int(200) + 5) };
@@ -152,7 +161,13 @@ class Generator {
       this.index[currency] = Math.round(p * 100) / 100;
       return { t: 'index', currency, price: this.index[currency], manual: currency === 'ETH', by: null };
     }
-    if (x < 0.98) return { t: 'expire_orders' };
+    if (x < 0.975) return { t: 'expire_orders' };
+    if (x < 0.98) {
+      // a liquidation step: for an account the background check would pick, else any (a no-op)
+      const due = liquidationCandidates(ex);
+      if (due.length > 0) return { t: 'liquidate', ...this.pick(due) };
+      return { t: 'liquidate', userId: this.user(), currency: this.pick(CURRENCIES) };
+    }
     if (x < 0.985) return { t: 'set_vol', currency: this.pick(CURRENCIES), atmVol: 0.4 + 0.5 * this.r(), skew: -0.1, curvature: 0.5, by: 0 };
     if (x < 0.9855) return { t: 'halt', instrument: this.pick(SPECS).name, halted: true, by: 0 };
     if (x < 0.997) return { t: 'halt', instrument: this.pick(SPECS).name, halted: false, by: 0 };
@@ -367,7 +382,7 @@ function stream(SEED: number, limits: ExchangeLimits): void {
   }
   checkInvariants(ex, 'after setup');
 
-  const stats = { placed: 0, trades: 0, rejects: 0, snapshots: 0 };
+  const stats = { placed: 0, trades: 0, rejects: 0, snapshots: 0, liquidationTrades: 0 };
   const rejectKinds = new Map<string, number>();
   const reasons = new Set<CancelReason>();
   let shadow: Exchange | null = null;
@@ -394,6 +409,8 @@ function stream(SEED: number, limits: ExchangeLimits): void {
       } else if (cmd.t === 'place') {
         stats.placed++;
         stats.trades += (res as PlaceResult).trades.length;
+      } else if (cmd.t === 'liquidate') {
+        stats.liquidationTrades += (res as LiquidationResult).trades.length;
       }
       checkResult(cmd, res, firstNewOrderId, cids, where);
     }
@@ -408,7 +425,8 @@ function stream(SEED: number, limits: ExchangeLimits): void {
   // the stream exercised what it is meant to
   assert.ok(stats.trades > 5_000, `only ${stats.trades} trades`);
   assert.ok(stats.placed > 20_000, `only ${stats.placed} orders accepted`);
-  for (const r of ['user_request', 'good_til_day', 'instrument_halted', 'reduce_only'] as const) assert.ok(reasons.has(r), `no order was cancelled for ${r}`);
+  assert.ok(stats.liquidationTrades > 0, 'no liquidation bought anything back');
+  for (const r of ['user_request', 'good_til_day', 'instrument_halted', 'reduce_only', 'autoliquidation'] as const) assert.ok(reasons.has(r), `no order was cancelled for ${r}`);
 
   // determinism: the same commands on a fresh engine give the same state
   const replay = new Exchange(limits);
@@ -417,7 +435,7 @@ function stream(SEED: number, limits: ExchangeLimits): void {
 
   if (process.env.STRIKEBOOK_PROP_VERBOSE) console.log([...rejectKinds].sort((a, b) => b[1] - a[1]));
   const secs = ((Date.now() - started) / 1000).toFixed(1);
-  console.log(`conservation: seed ${SEED}, ${log.length} commands (+${log.length} replayed), ${stats.placed} orders accepted, ${stats.trades} trades, ${stats.rejects} rejects, ${stats.snapshots} snapshot round trips, ${secs} s`);
+  console.log(`conservation: seed ${SEED}, ${log.length} commands (+${log.length} replayed), ${stats.placed} orders accepted, ${stats.trades} trades (${stats.liquidationTrades} by liquidations), ${stats.rejects} rejects, ${stats.snapshots} snapshot round trips, ${secs} s`);
 }
 
 describe('snapshots', () => {

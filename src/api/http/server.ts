@@ -136,7 +136,11 @@ export function buildHttpServer(s: Services, methods: MethodDef[]): FastifyInsta
     const out = await call(s, m, {
       params,
       fromQuery,
-      credentials: { authorization: req.headers.authorization, accessToken: undefined },
+      credentials: {
+        authorization: req.headers.authorization,
+        accessToken: undefined,
+        signed: { method: req.method, uri: req.url, body: (req.body as RawBody | undefined)?.raw ?? '' },
+      },
       ip: req.ip,
     });
     send(reply, env, out, testnet);

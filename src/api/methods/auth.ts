@@ -5,6 +5,8 @@ import { ERR, reject } from '../../domain/errors.ts';
 import type { User } from '../../engine/types.ts';
 import { defineMethod, type CallContext } from '../rpc/registry.ts';
 import { Email, Password, caller, unwrap } from './common.ts';
+import { apiKeyGrant } from './apiKeys.ts';
+import { apiKeyScopeTag } from '../../auth/apiKeys.ts';
 
 function renderUser(u: User) {
   return { user_id: u.id, email: u.email, role: u.role, creation_timestamp: u.created };
@@ -73,11 +75,10 @@ export const authMethods = [
         by = c.userId;
       }
       const passwordHash = await hashPassword(p.password);
-      return s.seq.submit({ t: 'create_user', email: p.email, passwordHash, role: 'admin', inviteCode: null, by }, (r) => {
-        const user = unwrap(r) as User;
-        if (bootstrapping) s.onAdminCreated();
-        return renderUser(user);
-      });
+      const created = await s.seq.submit({ t: 'create_user', email: p.email, passwordHash, role: 'admin', inviteCode: null, by }, (r) => renderUser(unwrap(r) as User));
+      // the bootstrap token is void once the first administrator is durable
+      if (bootstrapping) s.onAdminCreated();
+      return created;
     },
   }),
   defineMethod({
@@ -114,6 +115,10 @@ export const authMethods = [
       refresh_token: Type.Optional(Type.String({ maxLength: 256 })),
       client_id: Type.Optional(Type.String({ maxLength: 128 })),
       client_secret: Type.Optional(Type.String({ maxLength: 256 })),
+      timestamp: Type.Optional(Type.Integer({ minimum: 0, maximum: 8.64e15 })),
+      signature: Type.Optional(Type.String({ maxLength: 128 })),
+      nonce: Type.Optional(Type.String({ maxLength: 128 })),
+      data: Type.Optional(Type.String({ maxLength: 1024 })),
       scope: Type.Optional(Type.String({ maxLength: 512 })),
     }),
     async handler(ctx, p) {
@@ -143,8 +148,11 @@ export const authMethods = [
         const user = s.ex.users.get(rec.userId)!;
         return issueTokens(ctx, user, rec.scope, hash);
       }
-      // API keys are not issued yet, so no client id can be valid.
-      throw reject(ERR.INVALID_CREDENTIALS, 'unknown_client_id', 'client_id');
+      // API keys (src/auth/apiKeys.ts): a token with the key's scopes
+      const key = await s.seq.read(() => apiKeyGrant(s.ex.apiKeys, s.serverKey, p, [s.clock.now(), Date.now()]));
+      const keyUser = s.ex.users.get(key.userId);
+      if (!keyUser) throw reject(ERR.INVALID_CREDENTIALS, 'invalid_credentials', 'client_id');
+      return issueTokens(ctx, keyUser, `${key.scope} ${apiKeyScopeTag(key)}`, null);
     },
   }),
   defineMethod({

@@ -1,18 +1,24 @@
 // Every operation of the service, in one list: the registry the transports are generated from.
 import type { MethodDef } from '../rpc/registry.ts';
+import { accountMethods } from './account.ts';
 import { adminMethods } from './admin.ts';
+import { apiKeyMethods } from './apiKeys.ts';
+import { deribitExtraMethods } from './deribitExtras.ts';
 import { authMethods } from './auth.ts';
 import { inviteMethods } from './invites.ts';
 import { marketMethods } from './market.ts';
 import { tradingMethods } from './trading.ts';
 
-export const allMethods: MethodDef[] = [...authMethods, ...inviteMethods, ...tradingMethods, ...adminMethods, ...marketMethods];
+export const allMethods: MethodDef[] = [...accountMethods, ...authMethods, ...inviteMethods, ...tradingMethods, ...adminMethods, ...marketMethods, ...apiKeyMethods, ...deribitExtraMethods];
 
 /** Operations grouped as in API.md section 3, for the inventory tests. */
 export const methodGroups = {
   authentication: authMethods,
   invites: inviteMethods,
   trading: tradingMethods,
+  account: accountMethods,
   admin: adminMethods,
   market: marketMethods,
+  apiKeys: apiKeyMethods,
+  deribit: deribitExtraMethods,
 };

@@ -3,11 +3,11 @@
 import { Type } from '@sinclair/typebox';
 import { CURRENCIES, CURRENCY_CODES, type CurrencyCode } from '../../domain/currency.ts';
 import { ERR, reject } from '../../domain/errors.ts';
-import { priceToNumber, type Instrument } from '../../domain/instrument.ts';
-import { BUY, SELL } from '../../engine/orderBook.ts';
+import type { Instrument } from '../../domain/instrument.ts';
 import type { Services } from '../../app/services.ts';
-import { coin, renderInstrument } from '../render.ts';
+import { renderInstrument } from '../render.ts';
 import { defineMethod } from '../rpc/registry.ts';
+import { marketDataMethods, orderBookOf } from './marketData.ts';
 import { CurrencyOrAny, InstrumentName, currencyFilter } from './common.ts';
 
 export const SERVER_VERSION = '0.1.0';
@@ -18,38 +18,10 @@ function instrumentOrReject(s: Services, name: string): Instrument {
   return inst;
 }
 
-export function renderOrderBook(s: Services, inst: Instrument, depth: number) {
-  const book = s.ex.books.get(inst.id)!;
-  const m = s.ex.markets.get(inst.id)!;
-  const bids = book.depth(BUY, depth).map(([p, q]) => [priceToNumber(p), lotsAmount(inst, q)]);
-  const asks = book.depth(SELL, depth).map(([p, q]) => [priceToNumber(p), lotsAmount(inst, q)]);
-  const index = s.ex.indexPrice(inst.currency);
-  return {
-    instrument_name: inst.name,
-    timestamp: s.ex.now,
-    state: inst.state,
-    change_id: m.changeId,
-    bids,
-    asks,
-    best_bid_price: bids.length ? bids[0][0] : 0,
-    best_bid_amount: bids.length ? bids[0][1] : 0,
-    best_ask_price: asks.length ? asks[0][0] : 0,
-    best_ask_amount: asks.length ? asks[0][1] : 0,
-    last_price: m.lastPrice === null ? null : priceToNumber(m.lastPrice),
-    mark_price: coin(m.markCoin),
-    mark_iv: Number.isFinite(m.markIv) ? Number((m.markIv * 100).toFixed(2)) : null,
-    index_price: Number.isFinite(index) ? index : null,
-    underlying_price: Number.isFinite(index) ? index : null,
-    underlying_index: 'index_price',
-    interest_rate: 0,
-    min_price: priceToNumber(m.minPrice),
-    max_price: priceToNumber(m.maxPrice),
-    settlement_price: null,
-  };
-}
-
-function lotsAmount(inst: Instrument, lots: number): number {
-  return Number(((lots * inst.lotScaled) / 1e8).toFixed(8));
+/** The Deribit order book object (see marketData.ts, which also serves the ticker); a fresh copy
+ * of the cached one, so a caller may change it. */
+export function renderOrderBook(s: Services, inst: Instrument, depth: number): Record<string, unknown> {
+  return { ...orderBookOf(s.ex, inst, depth) };
 }
 
 export const marketMethods = [
@@ -146,4 +118,5 @@ export const marketMethods = [
     params: Type.Object({}),
     handler: () => ({ locked: 'false', locked_indices: [] }),
   }),
+  ...marketDataMethods,
 ];

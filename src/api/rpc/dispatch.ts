@@ -2,6 +2,7 @@
 // Used by HTTP today and by the WebSocket endpoint later.
 import { randomUUID } from 'node:crypto';
 import { sha256Hex } from '../../auth/crypto.ts';
+import { apiKeyTagValid, verifyBasic, verifyHmac, type SignedRequest } from '../../auth/apiKeys.ts';
 import { ERR, Reject, reject } from '../../domain/errors.ts';
 import type { Services } from '../../app/services.ts';
 import { errorBody, httpStatus } from './errors.ts';
@@ -20,6 +21,8 @@ export function compileMethod(def: MethodDef): CompiledMethod {
 export interface Credentials {
   authorization: string | undefined;
   accessToken: string | undefined;
+  /** What a deri-hmac-sha256 signature covers: HTTP method, raw request target, raw body. */
+  signed?: SignedRequest;
 }
 
 export interface CallInput {
@@ -35,13 +38,14 @@ export interface CallOutput {
   error?: ReturnType<typeof errorBody>;
 }
 
-/** Resolves the caller from a bearer token (header or access_token param). */
+/** Resolves the caller from a bearer token (header or access_token param) or an API key (HTTP Basic, deri-hmac-sha256). */
 export function resolveCaller(s: Services, cred: Credentials): Caller | Reject | null {
   let token: string | undefined;
   const h = cred.authorization;
   if (h !== undefined && h !== '') {
     const sp = h.indexOf(' ');
     const kind = (sp < 0 ? h : h.slice(0, sp)).toLowerCase();
+    if (kind === 'basic' || kind === 'deri-hmac-sha256') return apiKeyCaller(s, kind, sp < 0 ? '' : h.slice(sp + 1), cred.signed);
     if (kind !== 'bearer' || sp < 0) return reject(ERR.UNAUTHORIZED, 'unsupported_authorization');
     token = h.slice(sp + 1).trim();
   } else if (cred.accessToken !== undefined) {
@@ -53,7 +57,23 @@ export function resolveCaller(s: Services, cred: Credentials): Caller | Reject |
   if (!rec || rec.expiresAt <= s.clock.now()) return reject(ERR.UNAUTHORIZED, 'invalid_token');
   const user = s.ex.users.get(rec.userId);
   if (!user) return reject(ERR.UNAUTHORIZED, 'invalid_token');
+  // a token issued to an API key dies with the key
+  if (!apiKeyTagValid(s.ex.apiKeys, rec.scope)) return reject(ERR.UNAUTHORIZED, 'api_key_removed');
   return { userId: user.id, role: user.role, scopes: new Set(rec.scope.split(' ')), tokenHash: hash };
+}
+
+/** An API key's caller: the key's scopes, never admin. */
+function apiKeyCaller(s: Services, kind: 'basic' | 'deri-hmac-sha256', rest: string, signed: SignedRequest | undefined): Caller | Reject {
+  const rec =
+    kind === 'basic'
+      ? verifyBasic(s.ex.apiKeys, s.serverKey, rest)
+      : signed === undefined
+        ? reject(ERR.UNAUTHORIZED, 'signature_needs_http')
+        : verifyHmac(s.ex.apiKeys, s.serverKey, rest, signed, [s.clock.now(), Date.now()]);
+  if (rec instanceof Reject) return rec;
+  const user = s.ex.users.get(rec.userId);
+  if (!user) return reject(ERR.UNAUTHORIZED, 'invalid_credentials');
+  return { userId: user.id, role: user.role, scopes: new Set(rec.scope.split(' ')), tokenHash: null };
 }
 
 export async function call(s: Services, m: CompiledMethod, input: CallInput): Promise<CallOutput> {
@@ -64,7 +84,7 @@ export async function call(s: Services, m: CompiledMethod, input: CallInput): Pr
     const wantsAuth = def.scope !== 'none' || def.optionalAuth === true;
     let caller: Caller | null = null;
     if (wantsAuth) {
-      const r = resolveCaller(s, { authorization: input.credentials.authorization, accessToken: accessToken ?? input.credentials.accessToken });
+      const r = resolveCaller(s, { authorization: input.credentials.authorization, accessToken: accessToken ?? input.credentials.accessToken, signed: input.credentials.signed });
       if (r instanceof Reject) throw r;
       caller = r;
     }

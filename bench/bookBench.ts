@@ -1,0 +1,142 @@
+// Market-data benchmark: public/get_order_book with depth 20 over HTTP from 100 connections against
+// the real server (a child process), beside a bare node:http server answering a constant body of
+// the same size, measured the same way in the same run. Target: >= 20,000 requests per second.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import autocannon from 'autocannon';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const BOOTSTRAP = 'bench-bootstrap-token-0123456789';
+const CONNECTIONS = 100;
+const DEPTH = 20;
+export const TARGET_RPS = 20_000;
+
+function spawnNode(args: string[], env: Record<string, string>): ChildProcess {
+  return spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'inherit', 'inherit'] });
+}
+
+async function waitHttp(url: string): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    try {
+      await fetch(url);
+      return;
+    } catch {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  throw new Error(`nothing listening at ${url}`);
+}
+
+async function call(base: string, method: string, params: Record<string, unknown>, token?: string): Promise<any> {
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  if (token) headers.authorization = `Bearer ${token}`;
+  const r = await fetch(`${base}/v1/${method}`, { method: 'POST', headers, body: JSON.stringify(params) });
+  const body = (await r.json()) as any;
+  if (body.error) throw new Error(`${method}: ${JSON.stringify(body.error)}`);
+  return body.result;
+}
+
+interface LoadResult {
+  rps: number;
+  p50: number;
+  p99: number;
+  total: number;
+  non2xx: number;
+  errors: number;
+}
+
+async function load(url: string, seconds: number): Promise<LoadResult> {
+  const r = (await autocannon({ url, connections: CONNECTIONS, duration: seconds, pipelining: 1 })) as any;
+  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, total: r.requests.total, non2xx: r.non2xx, errors: r.errors + r.timeouts };
+}
+
+const bareServer = (body: string) => `
+const http = require('node:http');
+const body = ${JSON.stringify(body)};
+http.createServer((req, res) => {
+  res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+  res.end(body);
+}).listen(Number(process.env.PORT), '127.0.0.1');
+`;
+
+export async function runBookBench(opts: { seconds?: number } = {}): Promise<{ lines: string[]; ok: boolean }> {
+  const seconds = opts.seconds ?? 8;
+  const lines: string[] = [];
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'strikebook-bookbench-'));
+  const port = 21000 + Math.floor(Math.random() * 10000);
+  const barePort = port + 1;
+  const base = `http://127.0.0.1:${port}`;
+  const server = spawnNode(['--import', 'tsx', 'src/app/main.ts'], {
+    PORT: String(port),
+    STRIKEBOOK_DATA_DIR: dataDir,
+    STRIKEBOOK_BOOTSTRAP_TOKEN: BOOTSTRAP,
+    STRIKEBOOK_INDEX_FEED: 'manual',
+    STRIKEBOOK_DEMO_MAKER: '0',
+    LOG_LEVEL: 'warn',
+  });
+  let bare: ChildProcess | null = null;
+  try {
+    await waitHttp(`${base}/health`);
+    // a book 25 levels deep on each side
+    await call(base, 'private/create_admin', { email: 'bench-admin@example.com', password: 'bench-password', bootstrap_token: BOOTSTRAP });
+    const admin = (await call(base, 'public/auth', { grant_type: 'password', username: 'bench-admin@example.com', password: 'bench-password' })).access_token;
+    const user = await call(base, 'private/create_user', { email: 'bench-mm@example.com', password: 'bench-password' }, admin);
+    const token = (await call(base, 'public/auth', { grant_type: 'password', username: 'bench-mm@example.com', password: 'bench-password' })).access_token;
+    await call(base, 'private/deposit_collateral', { currency: 'BTC', amount: 1000, user_id: user.user_id }, admin);
+    const instruments = (await call(base, 'public/get_instruments', { currency: 'BTC' })) as any[];
+    const index = (await call(base, 'public/get_index_price', { index_name: 'btc_usd' })).index_price;
+    const lastExpiry = Math.max(...instruments.map((i) => i.expiration_timestamp));
+    const inst = instruments
+      .filter((i) => i.expiration_timestamp === lastExpiry && i.option_type === 'call')
+      .sort((a, b) => Math.abs(a.strike - index) - Math.abs(b.strike - index))[0];
+    const b0 = await call(base, 'public/get_order_book', { instrument_name: inst.instrument_name });
+    const units: number[] = [];
+    for (let u = Math.ceil(b0.min_price * 1e4 - 1e-6); u <= Math.floor(b0.max_price * 1e4 + 1e-6); u++) if (u % (u >= 50 ? 5 : 1) === 0) units.push(u);
+    const mid = Math.floor(units.length / 2);
+    for (let k = 1; k <= 25; k++) {
+      await call(base, 'private/buy', { instrument_name: inst.instrument_name, amount: Number((0.1 * k).toFixed(1)), price: units[mid - k] / 1e4 }, token);
+      await call(base, 'private/sell', { instrument_name: inst.instrument_name, amount: Number((0.1 * k).toFixed(1)), price: units[mid + k] / 1e4 }, token);
+    }
+    const target = `${base}/v1/public/get_order_book?instrument_name=${inst.instrument_name}&depth=${DEPTH}`;
+    const sample = await fetch(target).then((r) => r.text());
+    const parsed = JSON.parse(sample);
+    if (parsed.result.bids.length !== DEPTH || parsed.result.asks.length !== DEPTH) throw new Error(`book is not ${DEPTH} deep: ${sample.slice(0, 300)}`);
+
+    bare = spawnNode(['-e', bareServer(sample)], { PORT: String(barePort) });
+    await waitHttp(`http://127.0.0.1:${barePort}/`);
+    await load(`http://127.0.0.1:${barePort}/`, 2);
+    const bareRes = await load(`http://127.0.0.1:${barePort}/`, seconds);
+    await load(target, 2);
+    const sbRes = await load(target, seconds);
+    const fmt = (label: string, r: LoadResult) =>
+      `${label.padEnd(38)} ${Math.round(r.rps).toString().padStart(7)} req/s  p50 ${r.p50.toFixed(2)} ms  p99 ${r.p99.toFixed(2)} ms  (${r.total} requests, ${r.non2xx} non-2xx, ${r.errors} errors)`;
+    lines.push(`response body: ${sample.length} bytes (depth ${DEPTH}, ${CONNECTIONS} connections, ${seconds} s each)`);
+    lines.push(fmt('bare node:http (same body, constant)', bareRes));
+    lines.push(fmt('Strikebook get_order_book depth 20', sbRes));
+    const pass = sbRes.rps >= TARGET_RPS && sbRes.non2xx === 0 && sbRes.errors === 0;
+    lines.push(`ratio ${(sbRes.rps / bareRes.rps).toFixed(3)} of bare; target >= ${TARGET_RPS} req/s: ${pass ? 'PASS' : 'FAIL'}`);
+    return { lines, ok: pass };
+  } finally {
+    server.kill('SIGKILL');
+    bare?.kill('SIGKILL');
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  runBookBench().then(
+    ({ lines, ok }) => {
+      for (const l of lines) console.log(l);
+      process.exitCode = ok ? 0 : 1;
+    },
+    (err: unknown) => {
+      console.error(err);
+      process.exitCode = 1;
+    },
+  );
+}
+

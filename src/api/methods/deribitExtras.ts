@@ -1,0 +1,177 @@
+// Deribit-only operations that existing clients call (API.md 3.3 "Also, for Deribit clients" and
+// 3.5 get_expirations): edit, order state and history, cancel by label, expiration codes.
+import { Type } from '@sinclair/typebox';
+import type { CurrencyCode } from '../../domain/currency.ts';
+import { parseScaled } from '../../domain/decimal.ts';
+import { ERR, reject } from '../../domain/errors.ts';
+import { AMOUNT_SCALE, PRICE_SCALE, expiryCode } from '../../domain/instrument.ts';
+import type { PlaceResult } from '../../engine/trading.ts';
+import type { Order, User } from '../../engine/types.ts';
+import type { Services } from '../../app/services.ts';
+import { parseOrderId, renderOrder, renderUserTrade } from '../render.ts';
+import { defineMethod, type CallContext } from '../rpc/registry.ts';
+import { Count, CurrencyParam, InstrumentName, caller, unwrap } from './common.ts';
+
+const OrderId = Type.String({ minLength: 1, maxLength: 32 });
+
+function userOf(ctx: CallContext): User {
+  const u = ctx.services.ex.users.get(caller(ctx).userId);
+  if (!u) throw reject(ERR.UNAUTHORIZED);
+  return u;
+}
+
+function orderIdOrReject(s: string): number {
+  const id = parseOrderId(s);
+  if (id === null) throw reject(ERR.ORDER_NOT_FOUND, undefined, 'order_id');
+  return id;
+}
+
+function exactAmount(v: number | undefined, param: string): number | null {
+  if (v === undefined) return null;
+  const a = parseScaled(v, AMOUNT_SCALE);
+  if (a === null) throw reject(ERR.INVALID_AMOUNT, 'invalid_amount', param);
+  return a;
+}
+
+const HistoryPaging = {
+  count: Count(20),
+  offset: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 0 }),
+  include_old: Type.Boolean({ default: false }),
+  include_unfilled: Type.Boolean({ default: false }),
+};
+
+/**
+ * Order history (Deribit): the caller's orders that were partly or fully filled, newest first;
+ * with include_unfilled also those closed without a fill. Paged by offset and count.
+ */
+function orderHistory(user: User, filter: (o: Order) => boolean, includeUnfilled: boolean, offset: number, count: number) {
+  const out: Order[] = [];
+  for (const o of user.orders.values()) {
+    if (!filter(o)) continue;
+    if (o.filled === 0 && (o.state === 'open' || !includeUnfilled)) continue;
+    out.push(o);
+  }
+  out.sort((a, b) => b.lastUpdate - a.lastUpdate || b.id - a.id);
+  return out.slice(offset, offset + count).map(renderOrder);
+}
+
+function activeExpiries(s: Services, currency: CurrencyCode | null): string[] {
+  const now = s.ex.now;
+  const set = new Set<number>();
+  for (const inst of s.ex.instruments.values()) {
+    if (currency !== null && inst.currency !== currency) continue;
+    if (inst.state !== 'open' || inst.expiry <= now) continue;
+    set.add(inst.expiry);
+  }
+  return [...set].sort((a, b) => a - b).map(expiryCode);
+}
+
+function expirationsByKind(s: Services, currency: CurrencyCode | null, kind: string): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  // futures are not listed: the key is there (empty) for kinds that ask for them
+  if (kind === 'future' || kind === 'any') out.future = [];
+  if (kind === 'option' || kind === 'any') out.option = activeExpiries(s, currency);
+  return out;
+}
+
+export const deribitExtraMethods = [
+  defineMethod({
+    name: 'private/edit',
+    scope: 'trade:read_write',
+    params: Type.Object({
+      order_id: OrderId,
+      amount: Type.Optional(Type.Number()),
+      contracts: Type.Optional(Type.Number()),
+      price: Type.Optional(Type.Number()),
+      post_only: Type.Optional(Type.Boolean()),
+      reject_post_only: Type.Optional(Type.Boolean()),
+      reduce_only: Type.Optional(Type.Boolean()),
+    }),
+    handler(ctx, p) {
+      const c = caller(ctx);
+      const id = orderIdOrReject(p.order_id);
+      const a = exactAmount(p.amount, 'amount');
+      const k = exactAmount(p.contracts, 'contracts');
+      if (a === null && k === null) throw reject(ERR.INVALID_PARAMS, 'missing required parameter', 'amount');
+      if (a !== null && k !== null && a !== k) throw reject(ERR.INVALID_ARGUMENTS, 'amount_contracts_mismatch', 'contracts');
+      const lots = (a ?? k)!;
+      if (lots <= 0) throw reject(ERR.INVALID_AMOUNT, 'amount_not_positive', 'amount');
+      let price: number | null = null;
+      if (p.price !== undefined) {
+        if (p.price <= 0) throw reject(ERR.INVALID_PRICE, 'price_not_positive', 'price');
+        price = parseScaled(p.price, PRICE_SCALE);
+        if (price === null) throw reject(ERR.PRICE_WRONG_TICK, 'price_wrong_tick', 'price');
+      }
+      return ctx.services.seq.submit(
+        { t: 'edit', userId: c.userId, orderId: id, lots, price, postOnly: p.post_only ?? null, rejectPostOnly: p.reject_post_only ?? null },
+        (r) => {
+          const res = unwrap(r) as PlaceResult;
+          return { order: renderOrder(res.order), trades: res.trades.map((t) => renderUserTrade(t, c.userId)) };
+        },
+      );
+    },
+  }),
+  defineMethod({
+    name: 'private/get_order_state',
+    scope: 'trade:read',
+    params: Type.Object({ order_id: OrderId }),
+    handler(ctx, p) {
+      const id = orderIdOrReject(p.order_id);
+      return ctx.services.seq.read(() => {
+        const o = userOf(ctx).orders.get(id);
+        if (!o) throw reject(ERR.ORDER_NOT_FOUND, undefined, 'order_id');
+        return renderOrder(o);
+      });
+    },
+  }),
+  defineMethod({
+    name: 'private/get_order_history_by_currency',
+    scope: 'trade:read',
+    params: Type.Object({ currency: CurrencyParam, kind: Type.Optional(Type.String({ maxLength: 32 })), ...HistoryPaging }),
+    handler(ctx, p) {
+      if (p.kind !== undefined && p.kind !== 'option' && p.kind !== 'any') return [];
+      return ctx.services.seq.read(() => orderHistory(userOf(ctx), (o) => o.inst.currency === p.currency, p.include_unfilled, p.offset, p.count));
+    },
+  }),
+  defineMethod({
+    name: 'private/get_order_history_by_instrument',
+    scope: 'trade:read',
+    params: Type.Object({ instrument_name: InstrumentName, ...HistoryPaging }),
+    handler(ctx, p) {
+      return ctx.services.seq.read(() => {
+        if (!ctx.services.ex.instruments.has(p.instrument_name)) throw reject(ERR.INVALID_INSTRUMENT, undefined, 'instrument_name');
+        return orderHistory(userOf(ctx), (o) => o.inst.name === p.instrument_name, p.include_unfilled, p.offset, p.count);
+      });
+    },
+  }),
+  defineMethod({
+    name: 'private/cancel_by_label',
+    scope: 'trade:read_write',
+    params: Type.Object({ label: Type.String({ minLength: 1, maxLength: 64 }), currency: Type.Optional(CurrencyParam) }),
+    handler(ctx, p) {
+      const c = caller(ctx);
+      return ctx.services.seq.submit(
+        { t: 'cancel_all', userId: c.userId, currency: (p.currency as CurrencyCode | undefined) ?? null, instrument: null, side: null, label: p.label },
+        (r) => (r as Order[]).length,
+      );
+    },
+  }),
+  defineMethod({
+    name: 'public/get_expirations',
+    scope: 'none',
+    params: Type.Object({
+      currency: Type.Union([CurrencyParam, Type.Literal('any'), Type.Literal('grouped')], { default: 'any' }),
+      kind: Type.Union([Type.Literal('future'), Type.Literal('option'), Type.Literal('any')], { default: 'any' }),
+      currency_pair: Type.Optional(Type.String({ maxLength: 32 })),
+    }),
+    handler(ctx, p) {
+      const s = ctx.services;
+      return s.seq.read(() => {
+        if (p.currency !== 'grouped') return expirationsByKind(s, p.currency === 'any' ? null : (p.currency as CurrencyCode), p.kind);
+        const out: Record<string, Record<string, string[]>> = {};
+        for (const cc of s.catalog.currencies) out[cc.currency.toLowerCase()] = expirationsByKind(s, cc.currency, p.kind);
+        return out;
+      });
+    },
+  }),
+];

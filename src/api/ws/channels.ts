@@ -1,0 +1,121 @@
+// Channel names of API.md section 6 (Deribit reference 8.1) parsed into what the stream hub needs.
+// A name that does not parse, names an unknown instrument or an unsupported variant yields null and
+// is silently left out of the subscribe result (Deribit's documented behaviour).
+import { CURRENCY_CODES, type CurrencyCode } from '../../domain/currency.ts';
+
+export type Interval = 'raw' | '100ms' | 'agg2';
+/** `raw` channels publish after every durable batch; `100ms` and `agg2` are conflated on the tick. */
+export type Cadence = 'raw' | 'agg';
+
+/** Which instruments a channel selects: one by name, or all options of a currency (null = any). */
+export interface Selector {
+  instrument: string | null;
+  currency: CurrencyCode | null;
+}
+
+export type ChannelSpec =
+  | { k: 'book'; instrument: string; cadence: Cadence }
+  | { k: 'book_depth'; instrument: string; depth: number; cadence: Cadence }
+  | { k: 'trades'; sel: Selector; cadence: Cadence }
+  | { k: 'ticker'; instrument: string; cadence: Cadence }
+  | { k: 'index'; currency: CurrencyCode; indexName: string }
+  | { k: 'markprice'; currency: CurrencyCode; indexName: string }
+  | { k: 'user.orders'; sel: Selector; cadence: Cadence }
+  | { k: 'user.trades'; sel: Selector; cadence: Cadence }
+  | { k: 'user.changes'; sel: Selector; cadence: Cadence }
+  | { k: 'user.portfolio'; currency: CurrencyCode | null };
+
+export function isPrivate(spec: ChannelSpec): boolean {
+  return spec.k.startsWith('user.');
+}
+
+const INTERVALS = new Set<string>(['raw', '100ms', 'agg2']);
+const BOOK_DEPTHS = new Set([1, 10, 20]);
+const SETTLEMENT_CURRENCIES = new Set<string>(['BTC', 'ETH']);
+
+function cadenceOf(interval: string): Cadence | null {
+  if (!INTERVALS.has(interval)) return null;
+  return interval === 'raw' ? 'raw' : 'agg';
+}
+
+function currencyOf(s: string): CurrencyCode | null | undefined {
+  if (s === 'any') return null;
+  return (CURRENCY_CODES as readonly string[]).includes(s) ? (s as CurrencyCode) : undefined;
+}
+
+function indexCurrency(indexName: string): CurrencyCode | null {
+  const m = /^([a-z]+)_usd$/.exec(indexName);
+  if (!m) return null;
+  const c = m[1].toUpperCase();
+  return SETTLEMENT_CURRENCIES.has(c) ? (c as CurrencyCode) : null;
+}
+
+/** `{instrument}.{interval}` or `{kind}.{currency}.{interval}` (kind `option` or `any`). */
+function selector(parts: string[], known: (name: string) => boolean): { sel: Selector; cadence: Cadence } | null {
+  if (parts.length === 2) {
+    const cadence = cadenceOf(parts[1]);
+    if (!cadence || !known(parts[0])) return null;
+    return { sel: { instrument: parts[0], currency: null }, cadence };
+  }
+  if (parts.length === 3) {
+    const cadence = cadenceOf(parts[2]);
+    const currency = currencyOf(parts[1]);
+    if (!cadence || currency === undefined || (parts[0] !== 'option' && parts[0] !== 'any')) return null;
+    return { sel: { instrument: null, currency }, cadence };
+  }
+  return null;
+}
+
+/** Parses a channel name; `known` says whether an instrument name exists. */
+export function parseChannel(name: string, known: (instrument: string) => boolean): ChannelSpec | null {
+  if (typeof name !== 'string' || name.length > 128) return null;
+  const p = name.split('.');
+  switch (p[0]) {
+    case 'book': {
+      if (p.length === 3) {
+        const cadence = cadenceOf(p[2]);
+        return cadence && known(p[1]) ? { k: 'book', instrument: p[1], cadence } : null;
+      }
+      if (p.length === 5) {
+        // grouping applies to futures' USD prices; options are only offered ungrouped (`none`)
+        const cadence = cadenceOf(p[4]);
+        const depth = Number(p[3]);
+        if (!cadence || p[2] !== 'none' || !BOOK_DEPTHS.has(depth) || !known(p[1])) return null;
+        return { k: 'book_depth', instrument: p[1], depth, cadence };
+      }
+      return null;
+    }
+    case 'trades': {
+      const s = selector(p.slice(1), known);
+      return s ? { k: 'trades', ...s } : null;
+    }
+    case 'ticker': {
+      const cadence = p.length === 3 ? cadenceOf(p[2]) : null;
+      return cadence && known(p[1]) ? { k: 'ticker', instrument: p[1], cadence } : null;
+    }
+    case 'deribit_price_index': {
+      const c = p.length === 2 ? indexCurrency(p[1]) : null;
+      return c ? { k: 'index', currency: c, indexName: p[1] } : null;
+    }
+    case 'markprice': {
+      const c = p.length === 3 && p[1] === 'options' ? indexCurrency(p[2]) : null;
+      return c ? { k: 'markprice', currency: c, indexName: p[2] } : null;
+    }
+    case 'user': {
+      if (p[1] === 'portfolio') {
+        const c = p.length === 3 ? currencyOf(p[2].toUpperCase() === 'ANY' ? 'any' : p[2].toUpperCase()) : undefined;
+        return c === undefined ? null : { k: 'user.portfolio', currency: c };
+      }
+      if (p[1] !== 'orders' && p[1] !== 'trades' && p[1] !== 'changes') return null;
+      const s = selector(p.slice(2), known);
+      return s ? { k: `user.${p[1]}`, ...s } : null;
+    }
+    default:
+      return null;
+  }
+}
+
+export function selects(sel: Selector, instrument: string, currency: CurrencyCode): boolean {
+  if (sel.instrument !== null) return sel.instrument === instrument;
+  return sel.currency === null || sel.currency === currency;
+}

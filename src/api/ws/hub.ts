@@ -1,0 +1,465 @@
+// The stream hub: subscriptions and the notifications of API.md section 6.
+//
+// Nothing is published before it is durable. The engine observer only collects which orders and
+// trades changed while commands were applied; `onCommitted` (called by the sequencer after each
+// durable batch) publishes the `raw` channels for that batch and adds it to the conflation window,
+// which the 100 ms tick publishes to the `100ms`/`agg2` channels (never while a batch is pending:
+// then on the next commit). Books are not derived from events but diffed: each book channel cadence
+// keeps the L2 book it last published per instrument and compares it with the engine's book, so a
+// client applying snapshot + changes always rebuilds the exact book, `prev_change_id` chaining every
+// message to the one before it.
+//
+// Every message is serialized once and the same bytes go to every subscriber of its channel (private
+// channels: to every connection of that user on that channel).
+import type { Services } from '../../app/services.ts';
+import type { CurrencyCode } from '../../domain/currency.ts';
+import { priceToNumber, type Instrument } from '../../domain/instrument.ts';
+import type { Sequenced } from '../../engine/commands.ts';
+import { BUY, SELL } from '../../engine/orderBook.ts';
+import type { Order, Trade, User } from '../../engine/types.ts';
+import { accountSummary, renderPosition } from '../methods/account.ts';
+import { tickerOf } from '../methods/marketData.ts';
+import { coin, renderOrder, renderPublicTrade, renderUserTrade } from '../render.ts';
+import { isPrivate, parseChannel, selects, type Cadence, type ChannelSpec } from './channels.ts';
+
+/** A connection as the hub sees it. */
+export interface Subscriber {
+  readonly id: number;
+  /** Queues a complete WebSocket frame on the connection (the connection enforces its buffer bound). */
+  sendFrame(frame: Buffer): void;
+  /** Starts batching writes until `uncork` (one syscall per connection per publish round). */
+  cork(): void;
+  uncork(): void;
+}
+
+interface Topic {
+  key: string;
+  channel: string;
+  spec: ChannelSpec;
+  userId: number | null;
+  subs: Set<Subscriber>;
+  /** ticker: fingerprint of what was last published */
+  last?: string;
+}
+
+interface BookState {
+  inst: Instrument;
+  changeId: number;
+  bids: Map<number, number>;
+  asks: Map<number, number>;
+  topics: number;
+}
+
+/** What changed since the last publish of a cadence. */
+interface Changes {
+  trades: Trade[];
+  orders: Set<Order>;
+  users: Set<number>;
+  /** currencies whose index or vol smile moved */
+  currencies: Set<CurrencyCode>;
+  /** a command of a kind that may move any account (settlement, ...): every portfolio is refreshed */
+  everyone: boolean;
+}
+
+/** Commands whose effect on accounts the observer and the cases in onCommitted fully cover. */
+const TARGETED = new Set<string>([
+  'place', 'cancel', 'cancel_all', 'cancel_orders', 'edit', 'liquidate', 'deposit', 'withdraw', 'index', 'set_vol', 'create_user',
+  'issue_token', 'revoke_token', 'create_invite', 'revoke_invite', 'create_api_key', 'remove_api_key', 'halt', 'list', 'expire_orders',
+]);
+
+function emptyChanges(): Changes {
+  return { trades: [], orders: new Set(), users: new Set(), currencies: new Set(), everyone: false };
+}
+
+export interface HubOptions {
+  /** Conflation period of `100ms`/`agg2` channels. */
+  tickMs: number;
+}
+
+function lotsAmount(inst: Instrument, lots: number): number {
+  return Number(((lots * inst.lotScaled) / 1e8).toFixed(8));
+}
+
+function notification(channel: string, dataJson: string): Buffer {
+  return Buffer.from(`{"jsonrpc":"2.0","method":"subscription","params":{"channel":${JSON.stringify(channel)},"data":${dataJson}}}`);
+}
+
+/** A complete unmasked WebSocket text frame (RFC 6455 5.2) around `payload`: built once per message,
+ *  written as is to every subscriber's socket. */
+export function textFrame(payload: Buffer): Buffer {
+  const n = payload.length;
+  const head = n < 126 ? 2 : n < 65536 ? 4 : 10;
+  const frame = Buffer.allocUnsafe(head + n);
+  frame[0] = 0x81;
+  if (n < 126) frame[1] = n;
+  else if (n < 65536) {
+    frame[1] = 126;
+    frame.writeUInt16BE(n, 2);
+  } else {
+    frame[1] = 127;
+    frame.writeUInt32BE(Math.floor(n / 2 ** 32), 2);
+    frame.writeUInt32BE(n >>> 0, 6);
+  }
+  payload.copy(frame, head);
+  return frame;
+}
+
+export class StreamHub {
+  private readonly topics = new Map<string, Topic>();
+  /** Book state per cadence and instrument id. */
+  private readonly books: Record<Cadence, Map<number, BookState>> = { raw: new Map(), agg: new Map() };
+  private current = emptyChanges();
+  private window = emptyChanges();
+  private aggDue = false;
+  private readonly timer: NodeJS.Timeout;
+  private readonly corked = new Set<Subscriber>();
+  /** Observer of publish rounds (benchmarks): cadence, wall time (ms) the round started, deliveries. */
+  onRound: ((cadence: Cadence, at: number, deliveries: number) => void) | null = null;
+  private deliveries = 0;
+
+  constructor(
+    private readonly s: Services,
+    opts: HubOptions = { tickMs: 100 },
+  ) {
+    s.ex.observer = {
+      order: (o) => {
+        this.current.orders.add(o);
+        this.current.users.add(o.userId);
+      },
+      trade: (t) => {
+        this.current.trades.push(t);
+      },
+    };
+    this.timer = setInterval(() => this.tick(), opts.tickMs);
+    this.timer.unref();
+  }
+
+  close(): void {
+    clearInterval(this.timer);
+    if (this.s.ex.observer !== null) this.s.ex.observer = null;
+  }
+
+  // ---- subscriptions ---------------------------------------------------------------------------
+
+  parse(channel: string): ChannelSpec | null {
+    return parseChannel(channel, (name) => this.s.ex.instruments.has(name));
+  }
+
+  /**
+   * Adds a subscription (the spec already checked by the caller) and returns the initial message
+   * for this subscriber (book snapshot), if any. Must run with no batch pending (inside seq.read).
+   */
+  subscribe(sub: Subscriber, channel: string, spec: ChannelSpec, userId: number | null): Buffer | null {
+    const key = isPrivate(spec) ? `${userId}\u0000${channel}` : channel;
+    let topic = this.topics.get(key);
+    if (!topic) {
+      topic = { key, channel, spec, userId: isPrivate(spec) ? userId : null, subs: new Set() };
+      this.topics.set(key, topic);
+      if (spec.k === 'book' || spec.k === 'book_depth') this.bookState(spec.cadence, this.s.ex.instruments.get(spec.instrument)!).topics++;
+    }
+    topic.subs.add(sub);
+    if (spec.k === 'book') return notification(channel, JSON.stringify(this.snapshot(this.books[spec.cadence].get(this.instId(spec.instrument))!)));
+    if (spec.k === 'book_depth') return notification(channel, JSON.stringify(this.depthView(this.books[spec.cadence].get(this.instId(spec.instrument))!, spec.depth)));
+    return null;
+  }
+
+  unsubscribe(sub: Subscriber, channel: string, spec: ChannelSpec, userId: number | null): void {
+    const key = isPrivate(spec) ? `${userId}\u0000${channel}` : channel;
+    const topic = this.topics.get(key);
+    if (!topic || !topic.subs.delete(sub) || topic.subs.size > 0) return;
+    this.topics.delete(key);
+    if (spec.k === 'book' || spec.k === 'book_depth') {
+      const id = this.instId(spec.instrument);
+      const st = this.books[spec.cadence].get(id);
+      if (st && --st.topics === 0) this.books[spec.cadence].delete(id);
+    }
+  }
+
+  /** Number of distinct channels with subscribers (for tests and metrics). */
+  get topicCount(): number {
+    return this.topics.size;
+  }
+
+  private instId(name: string): number {
+    return this.s.ex.instruments.get(name)!.id;
+  }
+
+  private bookState(cadence: Cadence, inst: Instrument): BookState {
+    let st = this.books[cadence].get(inst.id);
+    if (!st) {
+      st = { inst, changeId: this.s.ex.markets.get(inst.id)!.changeId, bids: this.levels(inst, BUY), asks: this.levels(inst, SELL), topics: 0 };
+      this.books[cadence].set(inst.id, st);
+    }
+    return st;
+  }
+
+  private levels(inst: Instrument, side: 0 | 1): Map<number, number> {
+    return new Map(this.s.ex.books.get(inst.id)!.depth(side, Number.MAX_SAFE_INTEGER));
+  }
+
+  private side(st: BookState, m: Map<number, number>, desc: boolean): Array<[string, number, number]> {
+    const prices = [...m.keys()].sort((a, b) => (desc ? b - a : a - b));
+    return prices.map((p) => ['new', priceToNumber(p), lotsAmount(st.inst, m.get(p)!)]);
+  }
+
+  private snapshot(st: BookState) {
+    return {
+      type: 'snapshot',
+      timestamp: this.s.ex.now,
+      instrument_name: st.inst.name,
+      change_id: st.changeId,
+      bids: this.side(st, st.bids, true),
+      asks: this.side(st, st.asks, false),
+    };
+  }
+
+  private depthView(st: BookState, depth: number) {
+    const top = (m: Map<number, number>, desc: boolean) =>
+      [...m.keys()]
+        .sort((a, b) => (desc ? b - a : a - b))
+        .slice(0, depth)
+        .map((p) => [priceToNumber(p), lotsAmount(st.inst, m.get(p)!)]);
+    return { timestamp: this.s.ex.now, instrument_name: st.inst.name, change_id: st.changeId, bids: top(st.bids, true), asks: top(st.asks, false) };
+  }
+
+  // ---- publishing ------------------------------------------------------------------------------
+
+  /** The sequencer's hook: the batch `cmds` is durable. */
+  onCommitted(cmds: Sequenced[]): void {
+    const batch = this.current;
+    this.current = emptyChanges();
+    for (const c of cmds) {
+      if (c.t === 'index' || c.t === 'set_vol') batch.currencies.add(c.currency);
+      if (c.t === 'deposit' || c.t === 'withdraw') batch.users.add(c.userId);
+      if (!TARGETED.has(c.t)) batch.everyone = true;
+    }
+    if (this.topics.size > 0) this.publish('raw', batch);
+    const w = this.window;
+    for (const t of batch.trades) w.trades.push(t);
+    for (const o of batch.orders) w.orders.add(o);
+    for (const u of batch.users) w.users.add(u);
+    for (const c of batch.currencies) w.currencies.add(c);
+    w.everyone ||= batch.everyone;
+    if (this.aggDue) this.tick();
+  }
+
+  private tick(): void {
+    // live objects may hold changes not yet durable while a batch is pending: publish after it
+    if (this.s.seq.pending) {
+      this.aggDue = true;
+      return;
+    }
+    this.aggDue = false;
+    const w = this.window;
+    this.window = emptyChanges();
+    if (this.topics.size > 0) this.publish('agg', w);
+  }
+
+  private deliver(topic: Topic, data: Buffer): void {
+    const frame = textFrame(data);
+    for (const sub of topic.subs) {
+      if (!this.corked.has(sub)) {
+        this.corked.add(sub);
+        sub.cork();
+      }
+      sub.sendFrame(frame);
+      this.deliveries++;
+    }
+  }
+
+  private publish(cadence: Cadence, ch: Changes): void {
+    this.deliveries = 0;
+    const startedAt = this.onRound !== null ? performance.timeOrigin + performance.now() : 0;
+    const ex = this.s.ex;
+    // book diffs, once per instrument and cadence
+    const bookChanges = new Map<number, string>();
+    for (const st of this.books[cadence].values()) {
+      const m = ex.markets.get(st.inst.id)!;
+      if (m.changeId === st.changeId) continue;
+      const bids = this.levels(st.inst, BUY);
+      const asks = this.levels(st.inst, SELL);
+      const data = {
+        type: 'change',
+        timestamp: ex.now,
+        instrument_name: st.inst.name,
+        prev_change_id: st.changeId,
+        change_id: m.changeId,
+        bids: this.diff(st, st.bids, bids, true),
+        asks: this.diff(st, st.asks, asks, false),
+      };
+      st.changeId = m.changeId;
+      st.bids = bids;
+      st.asks = asks;
+      bookChanges.set(st.inst.id, JSON.stringify(data));
+    }
+    // per-round groupings
+    const touchedInst = new Set<Instrument>();
+    for (const t of ch.trades) touchedInst.add(t.inst);
+    for (const o of ch.orders) touchedInst.add(o.inst);
+    const ordersByUser = new Map<number, Order[]>();
+    for (const o of ch.orders) {
+      let a = ordersByUser.get(o.userId);
+      if (!a) ordersByUser.set(o.userId, (a = []));
+      a.push(o);
+    }
+    for (const a of ordersByUser.values()) a.sort((x, y) => x.id - y.id);
+    const tradesByUser = new Map<number, Trade[]>();
+    const addTrade = (u: number, t: Trade) => {
+      let a = tradesByUser.get(u);
+      if (!a) tradesByUser.set(u, (a = []));
+      if (a[a.length - 1] !== t) a.push(t);
+    };
+    for (const t of ch.trades) {
+      addTrade(t.makerOrder.userId, t);
+      addTrade(t.takerOrder.userId, t);
+    }
+    const orderJson = new Map<Order, Record<string, unknown>>();
+    const rendered = (o: Order) => {
+      let r = orderJson.get(o);
+      if (!r) orderJson.set(o, (r = renderOrder(o)));
+      return r;
+    };
+    const publicTrades = new Map<Trade, Record<string, unknown>>();
+    const pubTrade = (t: Trade) => {
+      let r = publicTrades.get(t);
+      if (!r) publicTrades.set(t, (r = renderPublicTrade(t)));
+      return r;
+    };
+
+    for (const topic of this.topics.values()) {
+      const spec = topic.spec;
+      switch (spec.k) {
+        case 'book': {
+          if (spec.cadence !== cadence) break;
+          const data = bookChanges.get(this.instId(spec.instrument));
+          if (data !== undefined) this.deliver(topic, notification(topic.channel, data));
+          break;
+        }
+        case 'book_depth': {
+          if (spec.cadence !== cadence) break;
+          const id = this.instId(spec.instrument);
+          if (bookChanges.has(id)) this.deliver(topic, notification(topic.channel, JSON.stringify(this.depthView(this.books[cadence].get(id)!, spec.depth))));
+          break;
+        }
+        case 'trades': {
+          if (spec.cadence !== cadence) break;
+          const sel = ch.trades.filter((t) => selects(spec.sel, t.inst.name, t.inst.currency));
+          if (sel.length > 0) this.deliver(topic, notification(topic.channel, JSON.stringify(sel.map(pubTrade))));
+          break;
+        }
+        case 'ticker': {
+          if (spec.cadence !== cadence) break;
+          const inst = ex.instruments.get(spec.instrument)!;
+          if (!touchedInst.has(inst) && !ch.currencies.has(inst.currency) && topic.last !== undefined) break;
+          const data = JSON.stringify(this.ticker(inst));
+          if (data === topic.last) break;
+          topic.last = data;
+          this.deliver(topic, notification(topic.channel, data));
+          break;
+        }
+        case 'index': {
+          if (cadence !== 'raw' || !ch.currencies.has(spec.currency)) break;
+          const idx = ex.index[spec.currency];
+          if (idx) this.deliver(topic, notification(topic.channel, JSON.stringify({ index_name: spec.indexName, price: idx.price, timestamp: idx.ts })));
+          break;
+        }
+        case 'markprice': {
+          if (cadence !== 'raw' || !ch.currencies.has(spec.currency)) break;
+          const marks: unknown[] = [];
+          for (const m of ex.markets.values()) {
+            if (m.inst.currency !== spec.currency || m.inst.state !== 'open') continue;
+            marks.push({ instrument_name: m.inst.name, mark_price: coin(m.markCoin), iv: Number.isFinite(m.markIv) ? Number(m.markIv.toFixed(4)) : null, timestamp: ex.now });
+          }
+          this.deliver(topic, notification(topic.channel, JSON.stringify(marks)));
+          break;
+        }
+        case 'user.orders': {
+          if (spec.cadence !== cadence) break;
+          const mine = (ordersByUser.get(topic.userId!) ?? []).filter((o) => selects(spec.sel, o.inst.name, o.inst.currency));
+          if (mine.length === 0) break;
+          // raw: one order object per notification; conflated: an array (Deribit)
+          if (cadence === 'raw') for (const o of mine) this.deliver(topic, notification(topic.channel, JSON.stringify(rendered(o))));
+          else this.deliver(topic, notification(topic.channel, JSON.stringify(mine.map(rendered))));
+          break;
+        }
+        case 'user.trades': {
+          if (spec.cadence !== cadence) break;
+          const uid = topic.userId!;
+          const mine = (tradesByUser.get(uid) ?? []).filter((t) => selects(spec.sel, t.inst.name, t.inst.currency));
+          if (mine.length > 0) this.deliver(topic, notification(topic.channel, JSON.stringify(mine.map((t) => renderUserTrade(t, uid)))));
+          break;
+        }
+        case 'user.changes': {
+          if (spec.cadence !== cadence) break;
+          const uid = topic.userId!;
+          const user = ex.users.get(uid);
+          if (!user) break;
+          const byInst = new Map<Instrument, { orders: Order[]; trades: Trade[] }>();
+          const entry = (i: Instrument) => {
+            let e = byInst.get(i);
+            if (!e) byInst.set(i, (e = { orders: [], trades: [] }));
+            return e;
+          };
+          for (const o of ordersByUser.get(uid) ?? []) if (selects(spec.sel, o.inst.name, o.inst.currency)) entry(o.inst).orders.push(o);
+          for (const t of tradesByUser.get(uid) ?? []) if (selects(spec.sel, t.inst.name, t.inst.currency)) entry(t.inst).trades.push(t);
+          for (const [inst, e] of byInst) {
+            const data = {
+              instrument_name: inst.name,
+              orders: e.orders.map(rendered),
+              trades: e.trades.map((t) => renderUserTrade(t, uid)),
+              positions: e.trades.length > 0 ? [this.position(user, inst)] : [],
+            };
+            this.deliver(topic, notification(topic.channel, JSON.stringify(data)));
+          }
+          break;
+        }
+        case 'user.portfolio': {
+          // conflated: at most one summary per tick, when the user's money, orders or marks moved
+          if (cadence !== 'agg') break;
+          const uid = topic.userId!;
+          const user = ex.users.get(uid);
+          if (!user) break;
+          const currencies = spec.currency === null ? (['BTC', 'ETH'] as CurrencyCode[]) : [spec.currency];
+          for (const c of currencies) {
+            if (!ch.everyone && !ch.users.has(uid) && !ch.currencies.has(c) && topic.last !== undefined) continue;
+            const data = JSON.stringify(this.summary(user, c));
+            if (spec.currency !== null) {
+              if (data === topic.last) continue;
+              topic.last = data;
+            }
+            this.deliver(topic, notification(topic.channel, data));
+          }
+          if (spec.currency === null) topic.last = '';
+          break;
+        }
+      }
+    }
+    for (const sub of this.corked) sub.uncork();
+    this.corked.clear();
+    this.onRound?.(cadence, startedAt, this.deliveries);
+  }
+
+  private diff(st: BookState, before: Map<number, number>, after: Map<number, number>, desc: boolean): Array<[string, number, number]> {
+    const out: Array<[string, number, number, number]> = [];
+    for (const [p, q] of after) {
+      const old = before.get(p);
+      if (old === undefined) out.push(['new', priceToNumber(p), lotsAmount(st.inst, q), p]);
+      else if (old !== q) out.push(['change', priceToNumber(p), lotsAmount(st.inst, q), p]);
+    }
+    for (const p of before.keys()) if (!after.has(p)) out.push(['delete', priceToNumber(p), 0, p]);
+    out.sort((a, b) => (desc ? b[3] - a[3] : a[3] - b[3]));
+    return out.map(([a, p, q]) => [a, p, q]);
+  }
+
+  private ticker(inst: Instrument): Record<string, unknown> {
+    return tickerOf(this.s.ex, inst);
+  }
+
+  private position(user: User, inst: Instrument): Record<string, unknown> {
+    return renderPosition(this.s.ex, user, inst);
+  }
+
+  private summary(user: User, currency: CurrencyCode): Record<string, unknown> {
+    return accountSummary(this.s.ex, user, currency, false);
+  }
+}

@@ -1,0 +1,418 @@
+// WebSocket transport (API.md 1.3 and 6): JSON-RPC over `/ws/api/v2` and `/v1/ws`, attached with the
+// `ws` package to the HTTP server's `upgrade` event (no Fastify plugin: the socket needs none of
+// Fastify's request pipeline, and the raw socket is needed for corking and buffer checks).
+//
+// Every registry operation is callable with the same params and results as over HTTP (through the
+// transport-independent `call`), plus the streaming methods of section 6, handled here.
+import type { IncomingMessage, Server } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer, type WebSocket } from 'ws';
+import type { Services } from '../../app/services.ts';
+import { ERR } from '../../domain/errors.ts';
+import { call, compileMethod, resolveCaller, type CallOutput, type CompiledMethod } from '../rpc/dispatch.ts';
+import { ERROR_TABLE, Reject, errorBody } from '../rpc/errors.ts';
+import type { Caller, MethodDef } from '../rpc/registry.ts';
+import { parseOrderId } from '../render.ts';
+import { isPrivate, type ChannelSpec } from './channels.ts';
+import { StreamHub, textFrame, type Subscriber } from './hub.ts';
+
+export const WS_PATHS = new Set(['/ws/api/v2', '/v1/ws']);
+/** Deribit's frame limit. */
+const FRAME_LIMIT = 32 * 1024;
+
+export interface WsOptions {
+  /** A connection whose unsent bytes would pass this is disconnected. */
+  maxBufferedBytes: number;
+  /** Smallest `set_heartbeat` interval accepted, seconds (Deribit: 10). */
+  minHeartbeatSec: number;
+  /** Channels one connection may hold. */
+  maxSubscriptions: number;
+  /** Conflation period of 100ms/agg2 channels. */
+  tickMs: number;
+}
+
+export const DEFAULT_WS_OPTIONS: WsOptions = { maxBufferedBytes: 4 * 1024 * 1024, minHeartbeatSec: 10, maxSubscriptions: 500, tickMs: 100 };
+
+/** Methods that place orders: the ids they return are tracked for cancel-on-disconnect. */
+const PLACING = new Set(['private/buy', 'private/sell', 'private/edit']);
+
+function micros(): number {
+  return Math.round((performance.timeOrigin + performance.now()) * 1000);
+}
+
+let nextConnId = 1;
+
+class Connection implements Subscriber {
+  readonly id = nextConnId++;
+  caller: Caller | null = null;
+  token: string | undefined;
+  /** channel -> spec and the user it was subscribed as */
+  readonly subs = new Map<string, { spec: ChannelSpec; userId: number | null }>();
+  cod = false;
+  /** Orders placed over this connection, per user (cancel-on-disconnect). */
+  readonly placed = new Map<number, Set<number>>();
+  /** Requests still running (their orders must be known before cancel-on-disconnect fires). */
+  readonly inflight = new Set<Promise<unknown>>();
+  heartbeat: NodeJS.Timeout | null = null;
+  awaitingTest = false;
+  /** Closed by private/logout: no cancel-on-disconnect. */
+  loggedOut = false;
+  closed = false;
+  private corkDepth = 0;
+
+  constructor(
+    readonly ws: WebSocket,
+    readonly socket: Duplex,
+    readonly ip: string,
+    private readonly maxBuffered: number,
+    private readonly onOverflow: (c: Connection) => void,
+  ) {}
+
+  send(data: Buffer | string): void {
+    if (this.closed) return;
+    const len = typeof data === 'string' ? Buffer.byteLength(data) : data.length;
+    if (this.ws.bufferedAmount + len > this.maxBuffered) {
+      this.onOverflow(this);
+      return;
+    }
+    this.ws.send(data, { binary: false });
+  }
+
+  sendFrame(frame: Buffer): void {
+    if (this.closed || this.ws.readyState !== this.ws.OPEN) return;
+    // bufferedAmount counts the socket's unsent bytes, these direct writes included
+    if (this.ws.bufferedAmount + frame.length > this.maxBuffered) {
+      this.onOverflow(this);
+      return;
+    }
+    // without per-message compression `ws` writes each message synchronously to the socket, so a
+    // frame written here keeps its place among the replies
+    this.socket.write(frame);
+  }
+
+  cork(): void {
+    if (this.corkDepth++ === 0 && !this.closed) this.socket.cork();
+  }
+
+  uncork(): void {
+    if (--this.corkDepth === 0 && !this.closed) this.socket.uncork();
+  }
+}
+
+export interface WsTransport {
+  hub: StreamHub;
+  /** Open connections (for tests and metrics). */
+  readonly connections: number;
+  /** Connections cut off because their send buffer passed the bound. */
+  readonly overflows: number;
+  /** Closes every connection (cancel-on-disconnect runs) and waits for those commands. */
+  close(): Promise<void>;
+}
+
+export function attachWebSocket(s: Services, server: Server, methods: MethodDef[], opts: WsOptions = DEFAULT_WS_OPTIONS): WsTransport {
+  const hub = new StreamHub(s, { tickMs: opts.tickMs });
+  const testnet = s.config.mode !== 'production';
+  const byName = new Map<string, CompiledMethod>();
+  for (const def of methods) {
+    const c = compileMethod(def);
+    for (const n of [def.name, ...(def.aliases ?? [])]) byName.set(n, c);
+  }
+  const wss = new WebSocketServer({ noServer: true, maxPayload: 1024 * 1024, perMessageDeflate: false });
+  const conns = new Set<Connection>();
+  /** Account-scope cancel-on-disconnect: new connections of these users start with it on (in memory). */
+  const accountCod = new Set<number>();
+  const codPending = new Set<Promise<unknown>>();
+
+  const envelope = (id: unknown, usIn: number, out: CallOutput): string => {
+    const usOut = micros();
+    const head = id === undefined ? '{"jsonrpc":"2.0"' : `{"jsonrpc":"2.0","id":${JSON.stringify(id)}`;
+    const body = out.error ? `,"error":${JSON.stringify(out.error)}` : `,"result":${JSON.stringify(out.result ?? null)}`;
+    return `${head}${body},"usIn":${usIn},"usOut":${usOut},"usDiff":${usOut - usIn},"testnet":${testnet}}`;
+  };
+  const fail = (code: keyof typeof ERROR_TABLE, reason?: string, param?: string): CallOutput => ({
+    status: ERROR_TABLE[code].status,
+    error: errorBody(new Reject(code, reason, param)),
+  });
+
+  let overflows = 0;
+  const overflow = (c: Connection) => {
+    if (c.closed) return;
+    overflows++;
+    s.log.warn({ conn: c.id }, 'websocket send buffer full; disconnecting');
+    c.ws.terminate();
+    onClose(c);
+  };
+
+  const cancelOnDisconnect = (c: Connection) => {
+    if (!c.cod || c.loggedOut) return;
+    const run = Promise.allSettled([...c.inflight]).then(async () => {
+      for (const [userId, ids] of c.placed) {
+        if (ids.size === 0) continue;
+        await s.seq.submit({ t: 'cancel_orders', userId, orderIds: [...ids].sort((a, b) => a - b), reason: 'cancel_on_disconnect' }, (r) => r);
+      }
+    });
+    const p = run.catch((err: unknown) => s.log.error({ err, conn: c.id }, 'cancel-on-disconnect failed'));
+    codPending.add(p);
+    void p.finally(() => codPending.delete(p));
+  };
+
+  function onClose(c: Connection): void {
+    if (c.closed) return;
+    c.closed = true;
+    conns.delete(c);
+    if (c.heartbeat) clearInterval(c.heartbeat);
+    for (const [channel, sub] of c.subs) hub.unsubscribe(c, channel, sub.spec, sub.userId);
+    c.subs.clear();
+    cancelOnDisconnect(c);
+  }
+
+  const track = (c: Connection, userId: number, result: unknown) => {
+    const order = (result as { order?: { order_id?: string; order_state?: string } } | null)?.order;
+    if (!order || typeof order.order_id !== 'string' || order.order_state !== 'open') return;
+    const id = parseOrderId(order.order_id);
+    if (id === null) return;
+    let set = c.placed.get(userId);
+    if (!set) c.placed.set(userId, (set = new Set()));
+    set.add(id);
+    if (set.size > 1000) {
+      // forget orders that are no longer open, so the set stays as small as the open orders
+      const user = s.ex.users.get(userId);
+      for (const x of set) if (user?.orders.get(x)?.state !== 'open') set.delete(x);
+    }
+  };
+
+  /** The connection's caller, also from an `access_token` param (which then authenticates it). */
+  const authOf = (c: Connection, params: Record<string, unknown>): Caller | Reject | null => {
+    if (typeof params.access_token === 'string') return resolveCaller(s, { authorization: undefined, accessToken: params.access_token });
+    if (c.token === undefined) return null;
+    return resolveCaller(s, { authorization: undefined, accessToken: c.token });
+  };
+
+  const setAuth = (c: Connection, token: string) => {
+    const r = resolveCaller(s, { authorization: undefined, accessToken: token });
+    if (r && !(r instanceof Reject)) {
+      c.token = token;
+      c.caller = r;
+      if (accountCod.has(r.userId)) c.cod = true;
+    }
+  };
+
+  async function subscribe(c: Connection, params: Record<string, unknown>, priv: boolean): Promise<CallOutput> {
+    const channels = params.channels;
+    if (!Array.isArray(channels) || channels.length === 0 || channels.some((x) => typeof x !== 'string')) return fail(ERR.INVALID_PARAMS, 'channels must be a non-empty array of strings', 'channels');
+    let caller: Caller | null = null;
+    const a = authOf(c, params);
+    if (a instanceof Reject) return { status: 401, error: errorBody(a) };
+    caller = a;
+    if (priv && !caller) return fail(ERR.AUTHORIZATION_REQUIRED);
+    const initial: Buffer[] = [];
+    const done: string[] = [];
+    let tooMany = false;
+    await s.seq.read(() => {
+      for (const ch of channels as string[]) {
+        if (c.closed) return;
+        if (c.subs.has(ch)) {
+          done.push(ch);
+          continue;
+        }
+        const spec = hub.parse(ch);
+        if (!spec) continue;
+        // private channels need private/subscribe and an authenticated connection; raw intervals
+        // need authentication (Deribit 13778): both are silently left out of the result otherwise
+        if (isPrivate(spec) && (!priv || !caller)) continue;
+        if ('cadence' in spec && spec.cadence === 'raw' && !caller) continue;
+        if (c.subs.size >= opts.maxSubscriptions) {
+          tooMany = true;
+          break;
+        }
+        const userId = isPrivate(spec) ? caller!.userId : null;
+        c.subs.set(ch, { spec, userId });
+        const first = hub.subscribe(c, ch, spec, userId);
+        if (first) initial.push(first);
+        done.push(ch);
+      }
+    });
+    if (tooMany && done.length === 0) return fail(ERR.INVALID_ARGUMENTS, `at most ${opts.maxSubscriptions} subscriptions per connection`, 'channels');
+    // the reply goes out before the snapshots it announces
+    return { status: 200, result: done, after: initial } as CallOutput & { after: Buffer[] };
+  }
+
+  function unsubscribe(c: Connection, channels: unknown): CallOutput {
+    if (!Array.isArray(channels)) return fail(ERR.INVALID_PARAMS, 'channels must be an array of strings', 'channels');
+    const removed: string[] = [];
+    for (const ch of channels) {
+      const sub = typeof ch === 'string' ? c.subs.get(ch) : undefined;
+      if (!sub) continue;
+      hub.unsubscribe(c, ch as string, sub.spec, sub.userId);
+      c.subs.delete(ch as string);
+      removed.push(ch as string);
+    }
+    return { status: 200, result: removed };
+  }
+
+  function privateCheck(c: Connection, params: Record<string, unknown>): Caller | CallOutput {
+    const a = authOf(c, params);
+    if (a instanceof Reject) return { status: 401, error: errorBody(a) };
+    if (!a) return fail(ERR.AUTHORIZATION_REQUIRED);
+    return a;
+  }
+
+  function codScope(params: Record<string, unknown>): 'connection' | 'account' | null {
+    const sc = params.scope ?? 'connection';
+    return sc === 'connection' || sc === 'account' ? sc : null;
+  }
+
+  /** Streaming and session methods (API.md 6); null when `method` is not one of them. */
+  async function session(c: Connection, method: string, params: Record<string, unknown>): Promise<CallOutput | null> {
+    switch (method) {
+      case 'public/subscribe':
+        return subscribe(c, params, false);
+      case 'private/subscribe':
+        return subscribe(c, params, true);
+      case 'public/unsubscribe':
+      case 'private/unsubscribe':
+        return unsubscribe(c, params.channels);
+      case 'public/unsubscribe_all':
+      case 'private/unsubscribe_all':
+        unsubscribe(c, [...c.subs.keys()]);
+        return { status: 200, result: 'ok' };
+      case 'public/set_heartbeat': {
+        const iv = params.interval;
+        if (typeof iv !== 'number' || !Number.isFinite(iv) || iv < opts.minHeartbeatSec || iv > 3600) return fail(ERR.INVALID_PARAMS, `interval must be a number of seconds >= ${opts.minHeartbeatSec}`, 'interval');
+        if (c.heartbeat) clearInterval(c.heartbeat);
+        c.awaitingTest = false;
+        c.heartbeat = setInterval(() => {
+          if (c.awaitingTest) {
+            // the previous test_request went unanswered: the connection is considered dead
+            s.log.info({ conn: c.id }, 'heartbeat missed; closing websocket');
+            c.ws.terminate();
+            onClose(c);
+            return;
+          }
+          c.awaitingTest = true;
+          c.send('{"jsonrpc":"2.0","method":"heartbeat","params":{"type":"test_request"}}');
+        }, iv * 1000);
+        c.heartbeat.unref();
+        return { status: 200, result: 'ok' };
+      }
+      case 'public/disable_heartbeat':
+        if (c.heartbeat) clearInterval(c.heartbeat);
+        c.heartbeat = null;
+        c.awaitingTest = false;
+        return { status: 200, result: 'ok' };
+      case 'private/enable_cancel_on_disconnect':
+      case 'private/disable_cancel_on_disconnect':
+      case 'private/get_cancel_on_disconnect': {
+        const who = privateCheck(c, params);
+        if ('status' in who) return who;
+        const scope = codScope(params);
+        if (scope === null) return fail(ERR.INVALID_PARAMS, 'scope must be connection or account', 'scope');
+        if (method === 'private/get_cancel_on_disconnect') {
+          return { status: 200, result: { scope, enabled: scope === 'connection' ? c.cod : accountCod.has(who.userId) } };
+        }
+        const on = method === 'private/enable_cancel_on_disconnect';
+        if (scope === 'account') {
+          if (on) accountCod.add(who.userId);
+          else accountCod.delete(who.userId);
+        }
+        c.cod = on;
+        return { status: 200, result: 'ok' };
+      }
+      default:
+        return null;
+    }
+  }
+
+  async function handle(c: Connection, text: string): Promise<void> {
+    const usIn = micros();
+    const req0: { id?: unknown } = {};
+    const reply = (out: CallOutput) => c.send(envelope(req0.id, usIn, out));
+    if (text.length > FRAME_LIMIT && Buffer.byteLength(text) > FRAME_LIMIT) {
+      return reply({ status: 400, error: { code: ERR.INVALID_REQUEST, message: 'request entity too large', data: { reason: `frame over ${FRAME_LIMIT} bytes` } } });
+    }
+    let msg: unknown;
+    try {
+      msg = JSON.parse(text);
+    } catch {
+      return reply(fail(ERR.PARSE, 'frame is not valid JSON'));
+    }
+    if (msg === null || typeof msg !== 'object' || Array.isArray(msg)) return reply(fail(ERR.INVALID_REQUEST, 'request must be a JSON object'));
+    const req = msg as { id?: unknown; method?: unknown; params?: unknown };
+    req0.id = req.id;
+    if (typeof req.method !== 'string') return reply(fail(ERR.INVALID_REQUEST, 'method is required'));
+    const method = req.method.replace(/^\//, '');
+    const p = req.params ?? {};
+    if (p === null || typeof p !== 'object' || Array.isArray(p)) return reply(fail(ERR.INVALID_PARAMS, 'params must be an object'));
+    const params = { ...(p as Record<string, unknown>) };
+    if (method === 'public/test') c.awaitingTest = false;
+
+    const sess = await session(c, method, params);
+    if (sess) {
+      reply(sess);
+      const after = (sess as { after?: Buffer[] }).after;
+      if (after) for (const b of after) c.sendFrame(textFrame(b));
+      return;
+    }
+    const m = byName.get(method);
+    if (!m) return reply(fail(ERR.METHOD_NOT_FOUND));
+    const callerBefore = m.def.scope !== 'none' ? authOf(c, params) : null;
+    const out = await call(s, m, { params, fromQuery: false, credentials: { authorization: undefined, accessToken: c.token }, ip: c.ip });
+    if (!out.error) {
+      if (m.def.name === 'public/auth') {
+        const token = (out.result as { access_token?: unknown } | null)?.access_token;
+        if (typeof token === 'string') setAuth(c, token);
+      } else if (typeof params.access_token === 'string' && c.token === undefined) {
+        setAuth(c, params.access_token);
+      }
+      if (PLACING.has(m.def.name) && callerBefore && !(callerBefore instanceof Reject)) track(c, callerBefore.userId, out.result);
+    }
+    reply(out);
+    if (m.def.name === 'private/logout' && !out.error) {
+      // Deribit: logout closes the connection gracefully, without cancel-on-disconnect
+      c.loggedOut = true;
+      c.ws.close(1000, 'logout');
+    }
+  }
+
+  const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    const path = (req.url ?? '').split('?')[0];
+    if (!WS_PATHS.has(path)) {
+      socket.destroy();
+      return;
+    }
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      const c = new Connection(ws, socket, req.socket.remoteAddress ?? '', opts.maxBufferedBytes, overflow);
+      conns.add(c);
+      ws.on('message', (data, isBinary) => {
+        if (c.closed) return;
+        const text = isBinary ? '' : Array.isArray(data) ? Buffer.concat(data).toString() : data.toString();
+        const p = handle(c, text).catch((err: unknown) => s.log.error({ err, conn: c.id }, 'websocket request failed'));
+        c.inflight.add(p);
+        void p.finally(() => c.inflight.delete(p));
+      });
+      ws.on('close', () => onClose(c));
+      ws.on('error', () => onClose(c));
+    });
+  };
+  server.on('upgrade', onUpgrade);
+
+  return {
+    hub,
+    get connections() {
+      return conns.size;
+    },
+    get overflows() {
+      return overflows;
+    },
+    async close() {
+      server.off('upgrade', onUpgrade);
+      for (const c of [...conns]) {
+        c.ws.terminate();
+        onClose(c);
+      }
+      await Promise.allSettled([...codPending]);
+      hub.close();
+      wss.close();
+    },
+  };
+}

@@ -1,0 +1,218 @@
+// API keys (API.md 2 and 3.1): state held by the engine, the server key their secrets are encrypted
+// with, and the verification of the three ways a key authenticates (HTTP Basic, deri-hmac-sha256,
+// public/auth client_credentials / client_signature).
+//
+// The engine state holds only the ENCRYPTED secret (AES-256-GCM under the server key, bound to the
+// client id); HMAC verification needs the plain secret, so it is decrypted at the edge on use. The
+// server key lives in the journal's meta table, never in the journal records or snapshots.
+import { randomBytes } from 'node:crypto';
+import { decryptSecret, hmacSha256Hex, safeEqual } from './crypto.ts';
+import { ERR, reject, type Reject } from '../domain/errors.ts';
+
+/** Deribit allows 8 API keys per account. */
+export const MAX_KEYS_PER_USER = 8;
+/** A signature (or client_signature timestamp) further than this from the server clock is stale. */
+export const SIGNATURE_WINDOW_MS = 60_000;
+const SERVER_KEY_META = 'api_key_server_key';
+
+export interface ApiKeyRecord {
+  id: number;
+  userId: number;
+  clientId: string;
+  /** encryptSecret(secret, serverKey, clientId) */
+  encSecret: string;
+  /** space-separated scopes, e.g. "account:read trade:read_write" */
+  scope: string;
+  name: string;
+  created: number;
+}
+
+/** The scopes a key may carry: Deribit's names. Keys never carry `admin`. */
+const KEY_SCOPES = new Set(['trade:read', 'trade:read_write', 'trade:none', 'account:read', 'account:read_write', 'account:none', 'wallet:read', 'wallet:read_write', 'wallet:none']);
+
+/** Normalises a requested scope string; null when it names something a key cannot have. */
+export function parseKeyScope(scope: string): string | null {
+  const parts = scope.split(/\s+/).filter((s) => s !== '');
+  if (parts.length === 0) return null;
+  const seen = new Map<string, string>();
+  for (const p of parts) {
+    if (!KEY_SCOPES.has(p)) return null;
+    const group = p.slice(0, p.indexOf(':'));
+    // the wider of two grants for one group wins (read_write implies read)
+    const prev = seen.get(group);
+    if (prev === undefined || p.endsWith('read_write') || (prev.endsWith('none') && p.endsWith('read'))) seen.set(group, p);
+  }
+  return [...seen.values()].filter((s) => !s.endsWith(':none')).join(' ');
+}
+
+export class ApiKeys {
+  nextId = 1;
+  byId = new Map<number, ApiKeyRecord>();
+  byClientId = new Map<string, ApiKeyRecord>();
+
+  create(userId: number, clientId: string, encSecret: string, scope: string, name: string, now: number): ApiKeyRecord | Reject {
+    if (this.byClientId.has(clientId)) return reject(ERR.INVALID_ARGUMENTS, 'duplicate_client_id');
+    if (this.forUser(userId).length >= MAX_KEYS_PER_USER) return reject(ERR.INVALID_ARGUMENTS, 'max_api_keys', 'scope');
+    const rec: ApiKeyRecord = { id: this.nextId++, userId, clientId, encSecret, scope, name, created: now };
+    this.byId.set(rec.id, rec);
+    this.byClientId.set(clientId, rec);
+    return rec;
+  }
+
+  /** Removes the user's key `id`; another user's key is simply not found. */
+  remove(userId: number, id: number): ApiKeyRecord | Reject {
+    const rec = this.byId.get(id);
+    if (!rec || rec.userId !== userId) return reject(ERR.NOT_FOUND, 'api_key_not_found', 'id');
+    this.byId.delete(id);
+    this.byClientId.delete(rec.clientId);
+    return rec;
+  }
+
+  forUser(userId: number): ApiKeyRecord[] {
+    const out: ApiKeyRecord[] = [];
+    for (const r of this.byId.values()) if (r.userId === userId) out.push(r);
+    return out;
+  }
+
+  toJson(): unknown {
+    return { next: this.nextId, keys: [...this.byId.values()] };
+  }
+
+  static fromJson(j: unknown): ApiKeys {
+    const k = new ApiKeys();
+    if (j === undefined || j === null) return k;
+    const o = j as { next: number; keys: ApiKeyRecord[] };
+    k.nextId = o.next;
+    for (const r of o.keys) {
+      k.byId.set(r.id, r);
+      k.byClientId.set(r.clientId, r);
+    }
+    return k;
+  }
+}
+
+/** Marks the scope of a token issued to an API key (public/auth), so the token dies with the key. */
+export function apiKeyScopeTag(rec: ApiKeyRecord): string {
+  return `api_key:${rec.id}`;
+}
+
+/** False when the token scope names an API key that no longer exists. */
+export function apiKeyTagValid(keys: ApiKeys, scope: string): boolean {
+  const m = /(?:^| )api_key:(\d+)(?: |$)/.exec(scope);
+  return m === null || keys.byId.has(Number(m[1]));
+}
+
+/** A fresh client id (12 URL-safe characters) and client secret (43 characters, 256 bits). */
+export function newClientCredentials(): { clientId: string; clientSecret: string } {
+  return { clientId: randomBytes(9).toString('base64url'), clientSecret: randomBytes(32).toString('base64url') };
+}
+
+interface MetaStore {
+  getMeta(key: string): string | null;
+  setMeta(key: string, value: string): void;
+}
+
+/** The server key API-key secrets are encrypted with: 32 random bytes generated once, kept in meta. */
+export function loadServerKey(meta: MetaStore): Buffer {
+  const stored = meta.getMeta(SERVER_KEY_META);
+  if (stored !== null) {
+    const key = Buffer.from(stored, 'base64');
+    if (key.length !== 32) throw new Error('the stored API-key server key is corrupt');
+    return key;
+  }
+  const key = randomBytes(32);
+  meta.setMeta(SERVER_KEY_META, key.toString('base64'));
+  return key;
+}
+
+export function secretOf(rec: ApiKeyRecord, serverKey: Buffer): string | null {
+  try {
+    return decryptSecret(rec.encSecret, serverKey, rec.clientId);
+  } catch {
+    return null;
+  }
+}
+
+/** What a signed request looks like to the verifier. */
+export interface SignedRequest {
+  /** HTTP method, e.g. GET */
+  method: string;
+  /** raw request target: path and raw query, exactly as received */
+  uri: string;
+  /** raw body, or "" */
+  body: string;
+}
+
+/**
+ * Whether a client timestamp is within the window of one of the server's clocks. Clients sign with
+ * their wall clock; with the test clock (API.md 8) moved forward the exchange time differs from it,
+ * and both are accepted so a client keeps working after set_test_time.
+ */
+function fresh(ts: number, now: readonly number[]): boolean {
+  return now.some((n) => Math.abs(n - ts) <= SIGNATURE_WINDOW_MS);
+}
+
+const HMAC_FIELD = /^(id|ts|sig|nonce)=(.*)$/;
+
+/**
+ * Verifies `Authorization: deri-hmac-sha256 id=..,ts=..,sig=..,nonce=..` (API.md 2): the signature
+ * of `ts \n nonce \n METHOD \n URI \n body \n` under the key's secret, ts within 60 s of now. Repeated
+ * nonces are accepted (ccxt sends equal ones in parallel). Every failure is 13009.
+ */
+export function verifyHmac(keys: ApiKeys, serverKey: Buffer, params: string, req: SignedRequest, now: readonly number[]): ApiKeyRecord | Reject {
+  const f: Record<string, string> = {};
+  for (const part of params.split(',')) {
+    const m = HMAC_FIELD.exec(part.trim());
+    if (!m || m[1] in f) return reject(ERR.UNAUTHORIZED, 'malformed_signature_header');
+    f[m[1]] = m[2];
+  }
+  if (f.id === undefined || f.ts === undefined || f.sig === undefined || f.nonce === undefined) return reject(ERR.UNAUTHORIZED, 'malformed_signature_header');
+  if (!/^[0-9]{1,16}$/.test(f.ts)) return reject(ERR.UNAUTHORIZED, 'invalid_timestamp');
+  const ts = Number(f.ts);
+  if (!fresh(ts, now)) return reject(ERR.UNAUTHORIZED, 'stale_signature');
+  const rec = keys.byClientId.get(f.id);
+  const secret = rec ? secretOf(rec, serverKey) : null;
+  if (!rec || secret === null) return reject(ERR.UNAUTHORIZED, 'invalid_signature');
+  const sig = f.sig.toLowerCase();
+  // the signed path starts at /api/<version>/ even when a reverse proxy put a prefix before it
+  const candidates = [req.uri];
+  const api = req.uri.indexOf('/api/');
+  if (api > 0) candidates.push(req.uri.slice(api));
+  let good = false;
+  for (const uri of candidates) {
+    const expected = hmacSha256Hex(secret, `${f.ts}\n${f.nonce}\n${req.method.toUpperCase()}\n${uri}\n${req.body}\n`);
+    if (safeEqual(sig, expected)) good = true;
+  }
+  return good ? rec : reject(ERR.UNAUTHORIZED, 'invalid_signature');
+}
+
+/** `Authorization: Basic base64(client_id:client_secret)`. */
+export function verifyBasic(keys: ApiKeys, serverKey: Buffer, b64: string): ApiKeyRecord | Reject {
+  const text = Buffer.from(b64.trim(), 'base64').toString('utf8');
+  const colon = text.indexOf(':');
+  if (colon < 0) return reject(ERR.UNAUTHORIZED, 'malformed_basic_credentials');
+  return verifySecret(keys, serverKey, text.slice(0, colon), text.slice(colon + 1), ERR.UNAUTHORIZED);
+}
+
+export function verifySecret(keys: ApiKeys, serverKey: Buffer, clientId: string, clientSecret: string, code: typeof ERR.UNAUTHORIZED | typeof ERR.INVALID_CREDENTIALS): ApiKeyRecord | Reject {
+  const rec = keys.byClientId.get(clientId);
+  const secret = rec ? secretOf(rec, serverKey) : null;
+  // compared even for an unknown id, so both failures take the same time
+  const good = safeEqual(clientSecret, secret ?? 'unknown-client-id-placeholder');
+  return rec && secret !== null && good ? rec : reject(code, 'invalid_credentials');
+}
+
+/** public/auth `client_signature`: HMAC(secret, timestamp \n nonce \n data), timestamp within 60 s. */
+export function verifyClientSignature(
+  keys: ApiKeys,
+  serverKey: Buffer,
+  p: { client_id: string; timestamp: number; signature: string; nonce: string; data: string },
+  now: readonly number[],
+): ApiKeyRecord | Reject {
+  if (!fresh(p.timestamp, now)) return reject(ERR.INVALID_CREDENTIALS, 'stale_signature', 'timestamp');
+  const rec = keys.byClientId.get(p.client_id);
+  const secret = rec ? secretOf(rec, serverKey) : null;
+  if (!rec || secret === null) return reject(ERR.INVALID_CREDENTIALS, 'invalid_credentials', 'client_id');
+  const expected = hmacSha256Hex(secret, `${p.timestamp}\n${p.nonce}\n${p.data}`);
+  return safeEqual(p.signature.toLowerCase(), expected) ? rec : reject(ERR.INVALID_CREDENTIALS, 'invalid_signature', 'signature');
+}

@@ -1,0 +1,127 @@
+// Read models of market data that the engine does not keep: mark price history (one point per
+// minute per active instrument) and traded volume per currency and option type (for
+// get_trade_volumes). They are fed by `observe`, called after every applied command both live and
+// during recovery's replay, so a restart rebuilds them from the journal: volumes from the public
+// trades the engine holds plus the replayed commands, mark history from the replayed commands (the
+// points before the latest snapshot are not in the journal any more, see docs/architecture.md).
+import type { CurrencyCode } from '../domain/currency.ts';
+import type { Sequenced } from '../engine/commands.ts';
+import type { Exchange } from '../engine/exchange.ts';
+import type { Trade } from '../engine/types.ts';
+
+const MINUTE_MS = 60_000;
+const DAY_MS = 24 * 3600 * 1000;
+/** How long mark history is kept (a point per minute per instrument: ~2000 instruments x 1440/day). */
+export const MARK_HISTORY_RETENTION_MS = DAY_MS;
+/** Volume buckets are kept for the longest window reported. */
+const VOLUME_RETENTION_MS = 30 * DAY_MS;
+
+interface VolumeBucket {
+  /** contracts x 10^8 */
+  calls: number;
+  puts: number;
+}
+
+export interface TradeVolumes {
+  currency: CurrencyCode;
+  calls: [number, number, number];
+  puts: [number, number, number];
+}
+
+export class MarketViews {
+  /** instrument id -> flat [ts, mark, ts, mark, ...] ascending */
+  private readonly marks = new Map<number, number[]>();
+  private lastMinute = -1;
+  /** currency -> minute -> volume (insertion order is time order) */
+  private readonly volumes = new Map<CurrencyCode, Map<number, VolumeBucket>>();
+  private lastTradeId = 0;
+
+  /** Attach to an engine: every applied command is observed from now on. */
+  attach(ex: Exchange): void {
+    ex.viewObserver = (cmd) => this.observe(ex, cmd);
+  }
+
+  observe(ex: Exchange, cmd: Sequenced): void {
+    if (ex.nextTradeId - 1 > this.lastTradeId) this.collectTrades(ex);
+    const minute = Math.floor(cmd.ts / MINUTE_MS);
+    // the first command of each minute records every active instrument; a listing records the new
+    // series at once (sampleMarks skips what already has this minute's point)
+    if (minute > this.lastMinute || cmd.t === 'list') {
+      this.lastMinute = minute;
+      this.sampleMarks(ex, minute * MINUTE_MS);
+    }
+  }
+
+  private collectTrades(ex: Exchange): void {
+    const fresh: Trade[] = [];
+    for (const m of ex.markets.values()) {
+      for (let i = m.trades.length - 1; i >= 0 && m.trades[i].id > this.lastTradeId; i--) fresh.push(m.trades[i]);
+    }
+    fresh.sort((a, b) => a.id - b.id);
+    for (const t of fresh) this.addVolume(t);
+    this.lastTradeId = ex.nextTradeId - 1;
+  }
+
+  private addVolume(t: Trade): void {
+    let byMinute = this.volumes.get(t.inst.currency);
+    if (!byMinute) this.volumes.set(t.inst.currency, (byMinute = new Map()));
+    const minute = Math.floor(t.ts / MINUTE_MS);
+    let b = byMinute.get(minute);
+    if (!b) byMinute.set(minute, (b = { calls: 0, puts: 0 }));
+    const contracts = t.lots * t.inst.lotScaled * t.inst.contractSize;
+    if (t.inst.optionType === 'call') b.calls += contracts;
+    else b.puts += contracts;
+    const cutoff = Math.floor((t.ts - VOLUME_RETENTION_MS) / MINUTE_MS);
+    for (const k of byMinute.keys()) {
+      if (k >= cutoff) break;
+      byMinute.delete(k);
+    }
+  }
+
+  private sampleMarks(ex: Exchange, ts: number): void {
+    const cutoff = ts - MARK_HISTORY_RETENTION_MS;
+    for (const m of ex.markets.values()) {
+      if (m.inst.state !== 'open' || m.inst.expiry <= ts || !Number.isFinite(m.markCoin)) continue;
+      let arr = this.marks.get(m.inst.id);
+      if (!arr) this.marks.set(m.inst.id, (arr = []));
+      if (arr.length > 0 && arr[arr.length - 2] === ts) continue;
+      arr.push(ts, m.markCoin);
+    }
+    for (const [id, arr] of this.marks) {
+      if (arr.length === 0 || arr[0] >= cutoff) continue;
+      let i = 0;
+      while (i < arr.length && arr[i] < cutoff) i += 2;
+      arr.splice(0, i);
+      if (arr.length === 0) this.marks.delete(id);
+    }
+  }
+
+  /** [[ts, mark], ...] ascending with from <= ts <= to. */
+  markHistory(instrumentId: number, from: number, to: number): [number, number][] {
+    const arr = this.marks.get(instrumentId);
+    const out: [number, number][] = [];
+    if (!arr) return out;
+    for (let i = 0; i < arr.length; i += 2) if (arr[i] >= from && arr[i] <= to) out.push([arr[i], arr[i + 1]]);
+    return out;
+  }
+
+  /** Volumes (contracts x 10^8) over the last 24 h, 7 d and 30 d before `now`. */
+  tradeVolumes(currency: CurrencyCode, now: number): TradeVolumes {
+    const out: TradeVolumes = { currency, calls: [0, 0, 0], puts: [0, 0, 0] };
+    const byMinute = this.volumes.get(currency);
+    if (!byMinute) return out;
+    const windows = [DAY_MS, 7 * DAY_MS, 30 * DAY_MS];
+    for (const [minute, b] of byMinute) {
+      const ts = minute * MINUTE_MS;
+      if (ts > now) continue;
+      windows.forEach((w, i) => {
+        // a bucket counts when its minute lies inside the window
+        if (ts > now - w) {
+          out.calls[i] += b.calls;
+          out.puts[i] += b.puts;
+        }
+      });
+    }
+    return out;
+  }
+}
