@@ -132,7 +132,11 @@ export function buildHttpServer(s: Services, methods: MethodDef[]): FastifyInsta
       fromQuery = true;
     }
     const pathValue = (req.params as Record<string, string> | undefined)?.pathValue;
-    if (m.def.pathParam && pathValue !== undefined) params[m.def.pathParam] = pathValue;
+    if (m.def.pathParam && pathValue !== undefined) {
+      // a path segment is text even when the body is JSON: an integer parameter is read as one
+      const schema = (m.def.params.properties as Record<string, { type?: string }>)[m.def.pathParam];
+      params[m.def.pathParam] = schema?.type === 'integer' && /^\d{1,15}$/.test(pathValue) ? Number(pathValue) : pathValue;
+    }
     const out = await call(s, m, {
       params,
       fromQuery,
