@@ -25,6 +25,7 @@ export interface Config {
   wsMaxBufferedBytes?: number;
   /** WebSocket: smallest `public/set_heartbeat` interval accepted, seconds (Deribit: 10). */
   wsMinHeartbeatSec?: number;
+  wsMaxConnectionsPerIp?: number;
 }
 
 export class ConfigError extends Error {}
@@ -70,5 +71,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     indexAnnualVol: Number(env.STRIKEBOOK_INDEX_VOL || 0.5),
     wsMaxBufferedBytes: int(env, 'STRIKEBOOK_WS_MAX_BUFFERED', 4 * 1024 * 1024, 1024, 2 ** 30),
     wsMinHeartbeatSec: int(env, 'STRIKEBOOK_WS_MIN_HEARTBEAT', 10, 1, 3600),
+    wsMaxConnectionsPerIp: int(env, 'STRIKEBOOK_WS_MAX_CONNECTIONS_PER_IP', 256, 1, 1e6),
   };
 }

@@ -162,6 +162,7 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
       ...DEFAULT_WS_OPTIONS,
       maxBufferedBytes: config.wsMaxBufferedBytes ?? DEFAULT_WS_OPTIONS.maxBufferedBytes,
       minHeartbeatSec: config.wsMinHeartbeatSec ?? DEFAULT_WS_OPTIONS.minHeartbeatSec,
+      maxConnectionsPerIp: config.wsMaxConnectionsPerIp ?? DEFAULT_WS_OPTIONS.maxConnectionsPerIp,
     });
     const wsTransport = ws;
     const address = await http.listen({ port: config.port, host: config.host });

@@ -169,7 +169,9 @@ export class Trading {
       const extra = shortAfter - shortBefore;
       required = extra > 0 ? toMinorUp(this.risk.imPerContract(inst) * contractsOf(inst, extra), CURRENCIES[inst.currency].decimals) : 0;
     }
-    if (!Number.isFinite(required) || acct.available - required < 0) return reject(ERR.NOT_ENOUGH_FUNDS, 'not_enough_funds');
+    // a buy's premium must also be covered by free cash (see RiskEngine.freeCash)
+    const funds = side === BUY ? Math.min(acct.available, this.risk.freeCash(user, inst.currency)) : acct.available;
+    if (!Number.isFinite(required) || funds - required < 0) return reject(ERR.NOT_ENOUGH_FUNDS, 'not_enough_funds');
 
     const order = new Order(
       ex.nextOrderId++,
@@ -485,10 +487,13 @@ export class Trading {
         if (price > market.maxPrice) return reject(ERR.PRICE_TOO_HIGH, undefined, 'price', String(priceToNumber(market.maxPrice)));
       }
     } else {
+      // only the liquidity the edited order would actually take counts, as for a new order
       let selfTrade = false;
+      let taken = 0;
       book.walk(side, price, (maker) => {
         if (maker.userId === user.id) selfTrade = true;
-        return !selfTrade;
+        taken += maker.remaining;
+        return !selfTrade && taken < remaining;
       });
       if (selfTrade) return reject(ERR.OTHER_REJECT, 'self_trade');
     }
@@ -499,7 +504,7 @@ export class Trading {
     let available: number;
     let required: number;
     if (side === BUY) {
-      available = acct.available + order.reserved;
+      available = Math.min(acct.available, this.risk.freeCash(user, inst.currency)) + order.reserved;
       required = premiumOf(inst, price, remaining) + this.maxFee(inst, price, remaining);
     } else {
       const others = e.sellOpenLots - order.remaining;

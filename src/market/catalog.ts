@@ -170,6 +170,11 @@ function parseCurrency(v: unknown, where: string, fail: Fail): CurrencyCatalogCo
   }
   const currency = code as CurrencyCode;
   const minTradeAmount = decimalString(o.minTradeAmount, AMOUNT_SCALE, `${where}.minTradeAmount`, fail);
+  // premium = price units x lots x factor must be whole minor units: a lot of at least 10^-PRICE_SCALE coin
+  const lotScaled = parseScaled(minTradeAmount, AMOUNT_SCALE)!;
+  if (lotScaled % 10 ** Math.max(0, PRICE_SCALE + AMOUNT_SCALE - CURRENCIES[currency].decimals) !== 0) {
+    fail(`${where}.minTradeAmount`, `must be a whole multiple of ${10 ** -PRICE_SCALE} coin so premiums are whole minor units`);
+  }
   const tickSize = decimalString(o.tickSize, PRICE_SCALE, `${where}.tickSize`, fail);
   const baseTick = parseScaled(tickSize, PRICE_SCALE) as number;
   if (!Array.isArray(o.tickSizeSteps)) fail(`${where}.tickSizeSteps`, 'must be an array (possibly empty)');

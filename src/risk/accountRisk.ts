@@ -71,6 +71,17 @@ export class RiskEngine {
     return im;
   }
 
+  /**
+   * Cash not yet promised to open buys. Premium is paid in cash: the mark value of long options is
+   * equity, but letting it fund more purchases would let buys below the mark run the balance
+   * negative without limit (and longs carry no maintenance margin to trigger liquidation).
+   */
+  freeCash(user: User, currency: CurrencyCode): number {
+    let reserved = 0;
+    for (const e of user.exposures.values()) if (e.inst.currency === currency) reserved += e.buyReserved;
+    return user.accounts[currency].balance - reserved;
+  }
+
   account(user: User, currency: CurrencyCode): AccountRisk {
     const balance = user.accounts[currency].balance;
     let optionsValue = 0;

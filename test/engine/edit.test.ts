@@ -1,7 +1,7 @@
 // private/edit in the engine (API.md 3.3 "Also, for Deribit clients"): a size decrease keeps time
 // priority, a price change or a size increase loses it, an edit that crosses trades at once, risk
 // is checked again, and a refused edit leaves the order as it was.
-import { describe, it } from 'node:test';
+import { describe, it, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { isReject } from '../../src/domain/errors.ts';
 import { serialize, restore, stateHash } from '../../src/engine/snapshot.ts';
@@ -135,4 +135,16 @@ describe('private/edit in the engine', () => {
     okEdit(h, a, o.id, '0.6', '0.0105');
     assert.equal(stateHash(restore(serialize(h.ex))), stateHash(h.ex));
   });
+});
+
+test('an edit that crosses only another user’s liquidity is not refused for the caller’s deeper order', () => {
+  const h = setup();
+  const [a, b] = [h.user('10'), h.user('10')];
+  h.ok(b, 'sell', C, '0.0100', '0.1');
+  h.ok(a, 'sell', C, '0.0110', '0.1');
+  const bid = h.ok(a, 'buy', C, '0.0080', '0.1').order;
+  // up to 0.011 the edit meets B's 0.1 at 0.010 first, which fills it: A's own ask is never reached
+  const r = okEdit(h, a, bid.id, '0.1', '0.0110');
+  assert.equal(r.trades.length, 1);
+  assert.equal(r.order.state, 'filled');
 });

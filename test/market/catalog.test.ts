@@ -1,6 +1,6 @@
-import { describe, it } from 'node:test';
+import { describe, it, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
@@ -392,4 +392,13 @@ describe('listingsFor', () => {
   it('is deterministic in its inputs', () => {
     assert.deepEqual(listingsFor(DEFAULTS, now, index, {}), listingsFor(clone(DEFAULTS), now, { ...index }, {}));
   });
+});
+
+test('a lot size that would make premiums fractional minor units is refused', async () => {
+  const { parseCatalogConfig } = await import('../../src/market/catalog.ts');
+  const good = JSON.parse(readFileSync(new URL('../../config/catalog.json', import.meta.url), 'utf8'));
+  good.currencies[0].minTradeAmount = '0.00001';
+  assert.throws(() => parseCatalogConfig(good), /minTradeAmount/);
+  good.currencies[0].minTradeAmount = '0.0001';
+  assert.doesNotThrow(() => parseCatalogConfig(good));
 });

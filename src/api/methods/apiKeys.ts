@@ -5,7 +5,7 @@ import { Type } from '@sinclair/typebox';
 import { newClientCredentials, parseKeyScope, verifyClientSignature, verifySecret, type ApiKeyRecord, type ApiKeys } from '../../auth/apiKeys.ts';
 import { encryptSecret } from '../../auth/crypto.ts';
 import { ERR, reject } from '../../domain/errors.ts';
-import { defineMethod } from '../rpc/registry.ts';
+import { defineMethod, scopeAllows, type Scope } from '../rpc/registry.ts';
 import { caller, unwrap } from './common.ts';
 
 interface GrantParams {
@@ -61,6 +61,10 @@ export const apiKeyMethods = [
       if (requested === undefined) throw reject(ERR.INVALID_PARAMS, 'missing required parameter', 'scope');
       const scope = parseKeyScope(requested);
       if (scope === null || scope === '') throw reject(ERR.INVALID_PARAMS, 'scope must name trade:, account: or wallet: grants', 'scope');
+      // a new key can never hold more than the credentials that create it (no escalation by key)
+      for (const grant of scope.split(' ')) {
+        if (!scopeAllows(c.scopes, grant as Scope)) throw reject(ERR.SCOPE_EXCEEDED, `caller lacks ${grant}`, 'scope');
+      }
       const s = ctx.services;
       const { clientId, clientSecret } = newClientCredentials();
       const encSecret = encryptSecret(clientSecret, s.serverKey, clientId);

@@ -14,9 +14,11 @@ function renderUser(u: User) {
 
 const LOGIN_WINDOW_MS = 5 * 60_000;
 const LOGIN_FAILS_PER_EMAIL = 10;
-const LOGIN_FAILS_PER_IP = 50;
+const LOGIN_FAILS_PER_IP = 100;
+const SIGN_UP_WINDOW_MS = 60_000;
+const SIGN_UPS_PER_IP = 30;
 
-const USER_SCOPE = 'account:read_write trade:read_write';
+const USER_SCOPE = 'account:read_write trade:read_write wallet:read_write';
 /** What a password login grants: every scope of the user's role. */
 export function roleScope(role: 'admin' | 'user'): string {
   return role === 'admin' ? `${USER_SCOPE} admin` : USER_SCOPE;
@@ -89,7 +91,14 @@ export const authMethods = [
     async handler(ctx, p) {
       const s = ctx.services;
       const asAdmin = ctx.caller !== null && ctx.caller.role === 'admin' && ctx.caller.scopes.has('admin');
-      if (!asAdmin && p.invite_code === undefined) throw reject(ERR.INVALID_PARAMS, 'missing required parameter', 'invite_code');
+      if (!asAdmin) {
+        if (p.invite_code === undefined) throw reject(ERR.INVALID_PARAMS, 'missing required parameter', 'invite_code');
+        // scrypt is deliberately expensive: refuse floods and dead codes before paying for it (the
+        // code is still checked and consumed atomically by the create_user command)
+        if (!s.limiter.allow(`sign-up-ip:${ctx.ip}`, SIGN_UPS_PER_IP, SIGN_UP_WINDOW_MS)) throw reject(ERR.TOO_MANY_REQUESTS, 'too_many_sign_ups');
+        const status = await s.seq.read(() => s.ex.auth.inviteStatus(p.invite_code!, s.clock.now()));
+        if (status !== 'ok') throw reject(ERR.INVALID_ARGUMENTS, status === 'unknown' ? 'invite_code_invalid' : `invite_code_${status}`, 'invite_code');
+      }
       const passwordHash = await hashPassword(p.password);
       return s.seq.submit(
         {
@@ -127,17 +136,23 @@ export const authMethods = [
         if (p.username === undefined) throw reject(ERR.INVALID_PARAMS, 'missing required parameter', 'username');
         if (p.password === undefined) throw reject(ERR.INVALID_PARAMS, 'missing required parameter', 'password');
         const email = p.username.toLowerCase();
-        // failed logins are limited per email and per IP (API.md 2); successful ones are not
-        if (!s.limiter.peek(`login-fail-ip:${ctx.ip}`, LOGIN_FAILS_PER_IP, LOGIN_WINDOW_MS) || !s.limiter.peek(`login-fail:${email}`, LOGIN_FAILS_PER_EMAIL, LOGIN_WINDOW_MS)) {
-          throw reject(ERR.TOO_MANY_REQUESTS, 'too_many_login_attempts');
-        }
-        const user = await s.seq.read(() => s.ex.usersByEmail.get(email) ?? null);
-        const ok = user ? await verifyPassword(p.password, user.passwordHash) : (await verifyPassword(p.password, await DUMMY_HASH), false);
-        if (!user || !ok) {
-          s.limiter.allow(`login-fail:${email}`, LOGIN_FAILS_PER_EMAIL, LOGIN_WINDOW_MS);
-          s.limiter.allow(`login-fail-ip:${ctx.ip}`, LOGIN_FAILS_PER_IP, LOGIN_WINDOW_MS);
-          throw reject(ERR.INVALID_CREDENTIALS, 'invalid_credentials');
-        }
+        // failed logins are limited per email and per IP (API.md 2). Attempts on one email run one
+        // at a time, so parallel guesses each meet the failures counted before them; per IP, an
+        // attempt is counted before the password is checked and a success gives it back.
+        const emailKey = `login-fail:${email}`;
+        const ipKey = `login-fail-ip:${ctx.ip}`;
+        const user = await s.limiter.exclusive(emailKey, async () => {
+          if (!s.limiter.peek(emailKey, LOGIN_FAILS_PER_EMAIL, LOGIN_WINDOW_MS)) throw reject(ERR.TOO_MANY_REQUESTS, 'too_many_login_attempts');
+          if (!s.limiter.allow(ipKey, LOGIN_FAILS_PER_IP, LOGIN_WINDOW_MS)) throw reject(ERR.TOO_MANY_REQUESTS, 'too_many_login_attempts');
+          const found = await s.seq.read(() => s.ex.usersByEmail.get(email) ?? null);
+          const ok = found ? await verifyPassword(p.password!, found.passwordHash) : (await verifyPassword(p.password!, await DUMMY_HASH), false);
+          if (!found || !ok) {
+            s.limiter.allow(emailKey, LOGIN_FAILS_PER_EMAIL, LOGIN_WINDOW_MS);
+            throw reject(ERR.INVALID_CREDENTIALS, 'invalid_credentials');
+          }
+          s.limiter.release(ipKey);
+          return found;
+        });
         return issueTokens(ctx, user, roleScope(user.role), null);
       }
       if (p.grant_type === 'refresh_token') {

@@ -11,7 +11,7 @@ import type { Services } from '../../app/services.ts';
 import { ERR } from '../../domain/errors.ts';
 import { call, compileMethod, resolveCaller, type CallOutput, type CompiledMethod } from '../rpc/dispatch.ts';
 import { ERROR_TABLE, Reject, errorBody } from '../rpc/errors.ts';
-import type { Caller, MethodDef } from '../rpc/registry.ts';
+import { scopeAllows, type Caller, type MethodDef } from '../rpc/registry.ts';
 import { parseOrderId } from '../render.ts';
 import { isPrivate, type ChannelSpec } from './channels.ts';
 import { StreamHub, textFrame, type Subscriber } from './hub.ts';
@@ -29,9 +29,11 @@ export interface WsOptions {
   maxSubscriptions: number;
   /** Conflation period of 100ms/agg2 channels. */
   tickMs: number;
+  /** Open sockets allowed from one IP address (Deribit: 32). */
+  maxConnectionsPerIp: number;
 }
 
-export const DEFAULT_WS_OPTIONS: WsOptions = { maxBufferedBytes: 4 * 1024 * 1024, minHeartbeatSec: 10, maxSubscriptions: 500, tickMs: 100 };
+export const DEFAULT_WS_OPTIONS: WsOptions = { maxBufferedBytes: 4 * 1024 * 1024, minHeartbeatSec: 10, maxSubscriptions: 500, tickMs: 100, maxConnectionsPerIp: 256 };
 
 /** Methods that place orders: the ids they return are tracked for cancel-on-disconnect. */
 const PLACING = new Set(['private/buy', 'private/sell', 'private/edit']);
@@ -119,6 +121,28 @@ export function attachWebSocket(s: Services, server: Server, methods: MethodDef[
   }
   const wss = new WebSocketServer({ noServer: true, maxPayload: 1024 * 1024, perMessageDeflate: false });
   const conns = new Set<Connection>();
+  const connectionsOf = (ip: string): number => {
+    let n = 0;
+    for (const c of conns) if (c.ip === ip) n++;
+    return n;
+  };
+  // Credentials can expire or be revoked (logout, key removal) while a socket streams private
+  // data: once a second, private subscriptions of connections whose token is no longer valid go.
+  const credentialSweep = setInterval(() => {
+    for (const c of conns) {
+      if (!c.caller || c.token === undefined) continue;
+      const r = resolveCaller(s, { authorization: undefined, accessToken: c.token });
+      if (r && !(r instanceof Reject)) continue;
+      c.caller = null;
+      c.token = undefined;
+      for (const [channel, sub] of c.subs) {
+        if (sub.userId === null) continue;
+        hub.unsubscribe(c, channel, sub.spec, sub.userId);
+        c.subs.delete(channel);
+      }
+    }
+  }, 1000);
+  credentialSweep.unref();
   /** Account-scope cancel-on-disconnect: new connections of these users start with it on (in memory). */
   const accountCod = new Set<number>();
   const codPending = new Set<Promise<unknown>>();
@@ -220,6 +244,8 @@ export function attachWebSocket(s: Services, server: Server, methods: MethodDef[
         // private channels need private/subscribe and an authenticated connection; raw intervals
         // need authentication (Deribit 13778): both are silently left out of the result otherwise
         if (isPrivate(spec) && (!priv || !caller)) continue;
+        // an API key's scopes bound what it may stream, as they bound what it may call
+        if (isPrivate(spec) && !scopeAllows(caller!.scopes, spec.k === 'user.portfolio' ? 'account:read' : 'trade:read')) continue;
         if ('cadence' in spec && spec.cadence === 'raw' && !caller) continue;
         if (c.subs.size >= opts.maxSubscriptions) {
           tooMany = true;
@@ -380,13 +406,21 @@ export function attachWebSocket(s: Services, server: Server, methods: MethodDef[
       socket.destroy();
       return;
     }
+    const ip = req.socket.remoteAddress ?? '';
+    if (connectionsOf(ip) >= opts.maxConnectionsPerIp) {
+      socket.end('HTTP/1.1 429 Too Many Requests\r\nConnection: close\r\n\r\n');
+      return;
+    }
     wss.handleUpgrade(req, socket, head, (ws) => {
-      const c = new Connection(ws, socket, req.socket.remoteAddress ?? '', opts.maxBufferedBytes, overflow);
+      const c = new Connection(ws, socket, ip, opts.maxBufferedBytes, overflow);
       conns.add(c);
+      // a connection's requests run in the order they arrive (Deribit): auth, then what needs it
+      let previous: Promise<unknown> = Promise.resolve();
       ws.on('message', (data, isBinary) => {
         if (c.closed) return;
         const text = isBinary ? '' : Array.isArray(data) ? Buffer.concat(data).toString() : data.toString();
-        const p = handle(c, text).catch((err: unknown) => s.log.error({ err, conn: c.id }, 'websocket request failed'));
+        const p = previous.then(() => handle(c, text)).catch((err: unknown) => s.log.error({ err, conn: c.id }, 'websocket request failed'));
+        previous = p;
         c.inflight.add(p);
         void p.finally(() => c.inflight.delete(p));
       });
@@ -405,6 +439,7 @@ export function attachWebSocket(s: Services, server: Server, methods: MethodDef[
       return overflows;
     },
     async close() {
+      clearInterval(credentialSweep);
       server.off('upgrade', onUpgrade);
       for (const c of [...conns]) {
         c.ws.terminate();
