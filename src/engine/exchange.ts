@@ -26,6 +26,8 @@ export interface ExchangeLimits {
   maxOpenOrdersPerUser: number;
   /** How many closed orders per user stay queryable. */
   closedOrdersKept: number;
+  /** How many recent trades per user stay queryable (older ones leave memory and snapshots). */
+  userTradesKept: number;
   /** An automatic index feed older than this makes trading refuse new orders. */
   indexStaleMs: number;
   /** An automatic index update moving more than this fraction at once is rejected (bad tick). */
@@ -37,6 +39,7 @@ export const DEFAULT_LIMITS: ExchangeLimits = {
   maxOpenOrdersPerInstrument: 500,
   maxOpenOrdersPerUser: 5000,
   closedOrdersKept: 10000,
+  userTradesKept: 10000,
   indexStaleMs: 30_000,
   maxIndexJump: 0.1,
   clientOrderIdTtlMs: 24 * 3600 * 1000,

@@ -66,7 +66,13 @@ export function serialize(ex: Exchange): string {
       orders.set(t.takerOrder.id, t.takerOrder);
     }
   }
-  for (const m of ex.markets.values()) for (const t of m.trades) trades.set(t.id, t);
+  for (const m of ex.markets.values()) {
+    for (const t of m.trades) {
+      trades.set(t.id, t);
+      orders.set(t.makerOrder.id, t.makerOrder);
+      orders.set(t.takerOrder.id, t.takerOrder);
+    }
+  }
   const state: Json = {
     v: VERSION,
     now: ex.now,

@@ -396,8 +396,8 @@ export class Trading {
     if (market.trades.length > PUBLIC_TRADES_KEPT * 2) market.trades.splice(0, market.trades.length - PUBLIC_TRADES_KEPT);
     maker.tradeIds.push(trade.id);
     taker.tradeIds.push(trade.id);
-    makerUser.trades.push(trade);
-    if (takerUser !== makerUser) takerUser.trades.push(trade);
+    recordUserTrade(makerUser, trade, ex.limits.userTradesKept);
+    if (takerUser !== makerUser) recordUserTrade(takerUser, trade, ex.limits.userTradesKept);
     this.fills.push(trade);
     this.ex.observer?.trade(trade);
     this.ex.observer?.order(maker);
@@ -688,6 +688,12 @@ function reduceOnlyOpenLots(e: OrderExposure, side: Side): number {
   let lots = 0;
   for (const o of e.openOrders) if (o.reduceOnly && o.side === side) lots += o.remaining;
   return lots;
+}
+
+/** Appends to a user's trade history, keeping it bounded (trimmed in steps, so amortised O(1)). */
+function recordUserTrade(user: User, trade: Trade, kept: number): void {
+  user.trades.push(trade);
+  if (user.trades.length > kept * 2) user.trades.splice(0, user.trades.length - kept);
 }
 
 function zeroTick(prev: number): number {

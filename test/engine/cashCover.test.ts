@@ -37,3 +37,21 @@ test('resting buys share the same cash: two buys cannot each spend it', () => {
   h.ok(buyer, 'buy', name, price, '0.1');
   assert.equal(code(h.place(buyer, 'buy', name, price, '0.1')), ERR.NOT_ENOUGH_FUNDS);
 });
+
+test('a user’s trade history stays bounded and a snapshot of it restores to the same state', async () => {
+  const { DEFAULT_LIMITS } = await import('../../src/engine/exchange.ts');
+  const { restore, serialize, stateHash } = await import('../../src/engine/snapshot.ts');
+  const name = spec('BTC', EXP_MAR, 100000, 'call').name;
+  const h = Harness.market([spec('BTC', EXP_MAR, 100000, 'call')], { ...DEFAULT_LIMITS, userTradesKept: 5, closedOrdersKept: 5 });
+  const price = ((Math.ceil(h.ex.markets.get(h.inst(name).id)!.minPrice / 5) * 5) / 1e4).toFixed(4);
+  const a = h.user('100');
+  const b = h.user('100');
+  for (let i = 0; i < 40; i++) {
+    h.ok(a, 'sell', name, price, '0.1');
+    h.ok(b, 'buy', name, price, '0.1');
+  }
+  assert.ok(h.ex.users.get(a)!.trades.length <= 10);
+  assert.ok(h.ex.users.get(b)!.trades.length <= 10);
+  assert.ok(JSON.parse(serialize(h.ex)).users.every((u: { trades: number[] }) => u.trades.length <= 10));
+  assert.equal(stateHash(restore(serialize(h.ex))), stateHash(h.ex));
+});

@@ -21,7 +21,7 @@ import { EXP_MAR, T0, spec } from '../helpers/engine.ts';
 const SEEDS = process.env.STRIKEBOOK_PROP_SEED ? [Number(process.env.STRIKEBOOK_PROP_SEED)] : [20260105, 7, 424242];
 /** The last default seed runs with small limits, so that pruning of closed orders and the open-order
  *  limits are exercised too. */
-const SMALL_LIMITS: ExchangeLimits = { ...DEFAULT_LIMITS, closedOrdersKept: 300, maxOpenOrdersPerInstrument: 3, maxOpenOrdersPerUser: 12 };
+const SMALL_LIMITS: ExchangeLimits = { ...DEFAULT_LIMITS, closedOrdersKept: 300, userTradesKept: 200, maxOpenOrdersPerInstrument: 3, maxOpenOrdersPerUser: 12 };
 const COMMANDS = Number(process.env.STRIKEBOOK_PROP_COMMANDS ?? 100_000);
 const BATCH = 1_000;
 /** Every this many batches: snapshot -> restore, run one batch on both, continue on the copy. */
