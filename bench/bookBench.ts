@@ -1,44 +1,20 @@
 // Market-data benchmark: public/get_order_book with depth 20 over HTTP from 100 connections against
 // the real server (a child process), beside a bare node:http server answering a constant body of
 // the same size, measured the same way in the same run. Target: >= 20,000 requests per second.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { pathToFileURL } from 'node:url';
 import autocannon from 'autocannon';
+import { BOOTSTRAP, call, spawnNode, waitHttp } from './support.ts';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const BOOTSTRAP = 'bench-bootstrap-token-0123456789';
 const CONNECTIONS = 100;
 const DEPTH = 20;
 export const TARGET_RPS = 20_000;
 
-function spawnNode(args: string[], env: Record<string, string>): ChildProcess {
-  return spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'inherit', 'inherit'] });
-}
 
-async function waitHttp(url: string): Promise<void> {
-  const deadline = Date.now() + 30_000;
-  while (Date.now() < deadline) {
-    try {
-      await fetch(url);
-      return;
-    } catch {
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
-  throw new Error(`nothing listening at ${url}`);
-}
 
-async function call(base: string, method: string, params: Record<string, unknown>, token?: string): Promise<any> {
-  const headers: Record<string, string> = { 'content-type': 'application/json' };
-  if (token) headers.authorization = `Bearer ${token}`;
-  const r = await fetch(`${base}/v1/${method}`, { method: 'POST', headers, body: JSON.stringify(params) });
-  const body = (await r.json()) as any;
-  if (body.error) throw new Error(`${method}: ${JSON.stringify(body.error)}`);
-  return body.result;
-}
 
 interface LoadResult {
   rps: number;

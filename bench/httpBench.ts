@@ -2,19 +2,16 @@
 // server (a child process, journal on disk, synchronous=FULL), beside a bare node:http server
 // answering the same requests with a constant body, measured the same way in the same run.
 // Then (c): journal replay speed over the journal that run produced.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
+import { BOOTSTRAP, call, spawnNode, waitHttp } from './support.ts';
 import { Exchange } from '../src/engine/exchange.ts';
 import type { Sequenced } from '../src/engine/commands.ts';
 import { openSqliteJournal } from '../src/journal/sqliteJournal.ts';
 import { applyCommand } from '../src/sequencer/sequencer.ts';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const BOOTSTRAP = 'bench-bootstrap-token-0123456789';
 export const CONNECTIONS = 100;
 export const TARGET_RPS_RATIO = 0.35;
 export const TARGET_P99_MS = 10;
@@ -30,31 +27,8 @@ interface LoadResult {
   firstError: string | null;
 }
 
-function spawnNode(args: string[], env: Record<string, string>): ChildProcess {
-  return spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'inherit', 'inherit'] });
-}
 
-async function waitHttp(url: string): Promise<void> {
-  const deadline = Date.now() + 30_000;
-  while (Date.now() < deadline) {
-    try {
-      await fetch(url);
-      return;
-    } catch {
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
-  throw new Error(`nothing listening at ${url}`);
-}
 
-async function call(base: string, method: string, params: Record<string, unknown>, token?: string): Promise<any> {
-  const headers: Record<string, string> = { 'content-type': 'application/json' };
-  if (token) headers.authorization = `Bearer ${token}`;
-  const r = await fetch(`${base}/v1/${method}`, { method: 'POST', headers, body: JSON.stringify(params) });
-  const body = (await r.json()) as any;
-  if (body.error) throw new Error(`${method}: ${JSON.stringify(body.error)}`);
-  return body.result;
-}
 
 interface Load {
   url: string;
