@@ -85,6 +85,19 @@ test('private channels respect API-key scopes and stop when the token is revoked
   }
 });
 
+test('public/auth narrows the token to a requested scope and never widens it', async () => {
+  await userToken(server.url, admin, 'narrow@example.com');
+  const auth = await ok(server.url, 'public/auth', { grant_type: 'password', username: 'narrow@example.com', password: 'user-password-1', scope: 'trade:read session:bot' });
+  assert.match(auth.scope, /trade:read(?!_write)/);
+  assert.doesNotMatch(auth.scope, /trade:read_write|account:/);
+  const reads = await rpc(server.url, 'private/get_open_orders_by_currency', { currency: 'BTC' }, auth.access_token);
+  assert.ok(Array.isArray(reads.body.result));
+  const buy = await rpc(server.url, 'private/buy', { instrument_name: 'BTC-X', amount: 0.1, price: 0.01 }, auth.access_token);
+  assert.equal(buy.body.error.code, 13403);
+  const wider = await ok(server.url, 'public/auth', { grant_type: 'password', username: 'narrow@example.com', password: 'user-password-1', scope: 'admin trade:read_write' });
+  assert.doesNotMatch(wider.scope, /admin/, 'a user cannot ask for admin');
+});
+
 // last: the flood uses up this server's per-IP sign-up allowance
 test('a sign-up with a dead invite code is refused before any password hashing, and sign-ups per IP are limited', async () => {
   const dead = await rpc(server.url, 'private/create_user', { email: 'x@example.com', password: 'pass-word-123', invite_code: 'bogus' });

@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox';
 import { hashPassword, randomToken, safeEqual, sha256Hex, verifyPassword } from '../../auth/crypto.ts';
 import { ERR, reject } from '../../domain/errors.ts';
 import type { User } from '../../engine/types.ts';
-import { defineMethod, type CallContext } from '../rpc/registry.ts';
+import { defineMethod, scopeAllows, type CallContext, type Scope } from '../rpc/registry.ts';
 import { Email, Password, caller, unwrap } from './common.ts';
 import { apiKeyGrant } from './apiKeys.ts';
 import { apiKeyScopeTag } from '../../auth/apiKeys.ts';
@@ -26,6 +26,29 @@ export function roleScope(role: 'admin' | 'user'): string {
 
 // A verifier for unknown emails, so a failed login takes as long whether or not the user exists.
 const DUMMY_HASH = hashPassword('not-a-real-password-0000');
+
+const GRANT_RE = /^(trade|account|wallet):(read|read_write|none)$/;
+
+/**
+ * The scope a token gets when the client asks for one (Deribit `scope`): the requested trade/
+ * account/wallet grants, each capped at what the credentials hold; groups not asked for are left
+ * out, and `admin` stays only if asked for. Without any grant in the request, the full scope.
+ */
+export function narrowScope(granted: string, requested: string | undefined): string {
+  if (requested === undefined) return granted;
+  const asked = requested.split(/\s+/).filter((t) => GRANT_RE.test(t));
+  if (asked.length === 0 && !requested.split(/\s+/).includes('admin')) return granted;
+  const have = new Set(granted.split(' '));
+  const out: string[] = [];
+  for (const t of granted.split(' ')) if (!GRANT_RE.test(t) && t !== 'admin') out.push(t);
+  for (const g of asked) {
+    if (g.endsWith(':none')) continue;
+    if (scopeAllows(have, g as Scope)) out.push(g);
+    else if (g.endsWith(':read_write') && scopeAllows(have, g.replace('read_write', 'read') as Scope)) out.push(g.replace('read_write', 'read'));
+  }
+  if (have.has('admin') && requested.split(/\s+/).includes('admin')) out.push('admin');
+  return [...new Set(out)].join(' ');
+}
 
 async function issueTokens(ctx: CallContext, user: User, scope: string, replaces: string | null) {
   const s = ctx.services;
@@ -153,7 +176,7 @@ export const authMethods = [
           s.limiter.release(ipKey);
           return found;
         });
-        return issueTokens(ctx, user, roleScope(user.role), null);
+        return issueTokens(ctx, user, narrowScope(roleScope(user.role), p.scope), null);
       }
       if (p.grant_type === 'refresh_token') {
         if (p.refresh_token === undefined) throw reject(ERR.INVALID_PARAMS, 'missing required parameter', 'refresh_token');
@@ -167,7 +190,7 @@ export const authMethods = [
       const key = await s.seq.read(() => apiKeyGrant(s.ex.apiKeys, s.serverKey, p, [s.clock.now(), Date.now()]));
       const keyUser = s.ex.users.get(key.userId);
       if (!keyUser) throw reject(ERR.INVALID_CREDENTIALS, 'invalid_credentials', 'client_id');
-      return issueTokens(ctx, keyUser, `${key.scope} ${apiKeyScopeTag(key)}`, null);
+      return issueTokens(ctx, keyUser, narrowScope(`${key.scope} ${apiKeyScopeTag(key)}`, p.scope), null);
     },
   }),
   defineMethod({
