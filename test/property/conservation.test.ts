@@ -17,6 +17,7 @@ import { liquidationCandidates, type LiquidationResult } from '../../src/engine/
 import type { PlaceResult } from '../../src/engine/trading.ts';
 import type { CancelReason, Order, TimeInForce } from '../../src/engine/types.ts';
 import { EXP_MAR, T0, spec } from '../helpers/engine.ts';
+import { mulberry32 as prng } from '../../src/market/indexFeed.ts';
 
 const SEEDS = process.env.STRIKEBOOK_PROP_SEED ? [Number(process.env.STRIKEBOOK_PROP_SEED)] : [20260105, 7, 424242];
 /** The last default seed runs with small limits, so that pruning of closed orders and the open-order
@@ -28,17 +29,6 @@ const BATCH = 1_000;
 const SNAPSHOT_EVERY = 10;
 const USERS = 20;
 
-/** mulberry32: small, fast, good enough for test streams, and the same on every platform. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const DAILY = Date.UTC(2026, 0, 6, 8); // expires during the run
 const SPECS = [

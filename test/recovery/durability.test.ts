@@ -20,6 +20,7 @@ import { stateHash } from '../../src/engine/snapshot.ts';
 import { openSqliteJournal } from '../../src/journal/sqliteJournal.ts';
 import { applyCommand } from '../../src/sequencer/sequencer.ts';
 import { adminToken, ok, rpc, spawnServer, tempDir, userToken, type ChildServer } from '../helpers/server.ts';
+import { mulberry32 as prng } from '../../src/market/indexFeed.ts';
 
 const SEED = Number(process.env.STRIKEBOOK_DURABILITY_SEED ?? 0x5eed_2024);
 const SIGKILL_ROUNDS = 5;
@@ -28,17 +29,6 @@ const USERS = 4;
 const ENV = { STRIKEBOOK_SNAPSHOT_EVERY: '50' };
 const GRID = 0.0005; // a price step valid on both tick regimes of the default BTC catalog
 
-/** mulberry32: small, seedable, good enough to pick actions. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const lots = (amount: number) => Math.round(amount * 10); // 0.1-contract lots, exact for comparisons
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
