@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import autocannon from 'autocannon';
-import { BOOTSTRAP, call, spawnNode, waitHttp } from './support.ts';
+import { BOOTSTRAP, call, spawnBareServer, spawnStrikebook, waitHttp } from './support.ts';
 
 const CONNECTIONS = 100;
 const DEPTH = 20;
@@ -30,14 +30,6 @@ async function load(url: string, seconds: number): Promise<LoadResult> {
   return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, total: r.requests.total, non2xx: r.non2xx, errors: r.errors + r.timeouts };
 }
 
-const bareServer = (body: string) => `
-const http = require('node:http');
-const body = ${JSON.stringify(body)};
-http.createServer((req, res) => {
-  res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
-  res.end(body);
-}).listen(Number(process.env.PORT), '127.0.0.1');
-`;
 
 export async function runBookBench(opts: { seconds?: number } = {}): Promise<{ lines: string[]; ok: boolean }> {
   const seconds = opts.seconds ?? 8;
@@ -46,14 +38,7 @@ export async function runBookBench(opts: { seconds?: number } = {}): Promise<{ l
   const port = 21000 + Math.floor(Math.random() * 10000);
   const barePort = port + 1;
   const base = `http://127.0.0.1:${port}`;
-  const server = spawnNode(['--import', 'tsx', 'src/app/main.ts'], {
-    PORT: String(port),
-    STRIKEBOOK_DATA_DIR: dataDir,
-    STRIKEBOOK_BOOTSTRAP_TOKEN: BOOTSTRAP,
-    STRIKEBOOK_INDEX_FEED: 'manual',
-    STRIKEBOOK_DEMO_MAKER: '0',
-    LOG_LEVEL: 'warn',
-  });
+  const server = spawnStrikebook(port, dataDir);
   let bare: ChildProcess | null = null;
   try {
     await waitHttp(`${base}/health`);
@@ -82,7 +67,7 @@ export async function runBookBench(opts: { seconds?: number } = {}): Promise<{ l
     const parsed = JSON.parse(sample);
     if (parsed.result.bids.length !== DEPTH || parsed.result.asks.length !== DEPTH) throw new Error(`book is not ${DEPTH} deep: ${sample.slice(0, 300)}`);
 
-    bare = spawnNode(['-e', bareServer(sample)], { PORT: String(barePort) });
+    bare = spawnBareServer(barePort, sample);
     await waitHttp(`http://127.0.0.1:${barePort}/`);
     await load(`http://127.0.0.1:${barePort}/`, 2);
     const bareRes = await load(`http://127.0.0.1:${barePort}/`, seconds);

@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
-import { BOOTSTRAP, call, spawnNode, waitHttp } from './support.ts';
+import { BOOTSTRAP, call, spawnBareServer, spawnStrikebook, waitHttp } from './support.ts';
 import { Exchange } from '../src/engine/exchange.ts';
 import type { Sequenced } from '../src/engine/commands.ts';
 import { openSqliteJournal } from '../src/journal/sqliteJournal.ts';
@@ -72,14 +72,6 @@ async function runLoad(load: Load): Promise<LoadResult> {
   };
 }
 
-const BARE_SERVER = `
-const http = require('node:http');
-const body = JSON.stringify({ jsonrpc: '2.0', result: 'hello' });
-http.createServer((req, res) => {
-  req.resume();
-  req.on('end', () => { res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }); res.end(body); });
-}).listen(Number(process.env.PORT), '127.0.0.1');
-`;
 
 export async function runHttpBench(opts: { seconds?: number } = {}): Promise<{ lines: string[]; ok: boolean }> {
   const seconds = opts.seconds ?? 10;
@@ -89,15 +81,8 @@ export async function runHttpBench(opts: { seconds?: number } = {}): Promise<{ l
   const barePort = port + 1;
   const base = `http://127.0.0.1:${port}`;
   const profileArgs = process.env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_CPU_PROF] : [];
-  const server = spawnNode([...profileArgs, '--import', 'tsx', 'src/app/main.ts'], {
-    PORT: String(port),
-    STRIKEBOOK_DATA_DIR: dataDir,
-    STRIKEBOOK_BOOTSTRAP_TOKEN: BOOTSTRAP,
-    STRIKEBOOK_INDEX_FEED: 'manual',
-    STRIKEBOOK_DEMO_MAKER: '0',
-    LOG_LEVEL: 'warn',
-  });
-  const bare = spawnNode(['-e', BARE_SERVER], { PORT: String(barePort) });
+  const server = spawnStrikebook(port, dataDir, profileArgs);
+  const bare = spawnBareServer(barePort, JSON.stringify({ jsonrpc: '2.0', result: 'hello' }));
   try {
     await waitHttp(`${base}/health`);
     await waitHttp(`http://127.0.0.1:${barePort}/`);

@@ -33,3 +33,28 @@ export async function call(base: string, method: string, params: Record<string, 
   if (body.error) throw new Error(`${method}: ${JSON.stringify(body.error)}`);
   return body.result;
 }
+
+/** The server under test: `npm start`'s entry point on a fresh data dir, manual index, no demo maker. */
+export function spawnStrikebook(port: number, dataDir: string, nodeArgs: string[] = []): ChildProcess {
+  return spawnNode([...nodeArgs, '--import', 'tsx', 'src/app/main.ts'], {
+    PORT: String(port),
+    STRIKEBOOK_DATA_DIR: dataDir,
+    STRIKEBOOK_BOOTSTRAP_TOKEN: BOOTSTRAP,
+    STRIKEBOOK_INDEX_FEED: 'manual',
+    STRIKEBOOK_DEMO_MAKER: '0',
+    LOG_LEVEL: 'warn',
+  });
+}
+
+/** The reference: a bare node:http server that reads the request and answers a constant body. */
+export function spawnBareServer(port: number, body: string): ChildProcess {
+  const source = `
+const http = require('node:http');
+const body = ${JSON.stringify(body)};
+http.createServer((req, res) => {
+  req.resume();
+  req.on('end', () => { res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }); res.end(body); });
+}).listen(${port}, '127.0.0.1');
+`;
+  return spawnNode(['-e', source], {});
+}
