@@ -14,6 +14,7 @@ import { restore, serialize } from '../engine/snapshot.ts';
 import { liquidationCandidates } from '../engine/liquidation.ts';
 import type { Journal } from '../journal/journal.ts';
 import { openSqliteJournal, type SqliteJournal } from '../journal/sqliteJournal.ts';
+import { startJournalWriter, type WorkerJournalWriter } from '../journal/workerJournal.ts';
 import { instrumentFields, listingsFor, loadCatalogConfig, type CatalogConfig } from '../market/catalog.ts';
 import { SimulatedIndex } from '../market/indexFeed.ts';
 import { Sequencer, applyCommand, type Clock } from '../sequencer/sequencer.ts';
@@ -51,8 +52,10 @@ export interface RunningExchange {
   http: FastifyInstance;
   /** Where the HTTP server listens, e.g. http://127.0.0.1:8080 */
   url: string;
-  /** The durable log (for diagnostics and tests, e.g. checking the pragmas of its connections). */
+  /** The durable log as read on this thread (recovery, replay, meta; for diagnostics and tests). */
   journal: SqliteJournal;
+  /** The thread that writes the journal (appends and snapshots) for the sequencer. */
+  journalWriter: WorkerJournalWriter;
   /** The WebSocket transport and its stream hub (API.md 1.3, 6). */
   ws: WsTransport;
   /** Stops timers and HTTP, writes what is pending, closes the journal. Idempotent. */
@@ -85,6 +88,7 @@ export function createLogger(config: Config): Logger {
 
 export async function startExchange(config: Config, log: Logger = createLogger(config)): Promise<RunningExchange> {
   const journal = openSqliteJournal(config.dataDir);
+  let writer: WorkerJournalWriter | null = null;
   let seq: Sequencer | null = null;
   let timers: { ready: Promise<void>; stop(): void } | null = null;
   let http: FastifyInstance | null = null;
@@ -101,9 +105,11 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
     if (testClock && ex.now > testClock.now()) testClock.set(ex.now);
     const clock: Clock = testClock ?? systemClock;
     const catalog = loadCatalogConfig(config.catalogPath ?? undefined);
+    writer = await startJournalWriter(config.dataDir, () => journal.lastSeq());
+    const journalWriter = writer;
     const sequencer = new Sequencer(
       ex,
-      journal,
+      journalWriter,
       clock,
       {
         snapshotEvery: config.snapshotEvery,
@@ -175,6 +181,7 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
       http: server,
       url,
       journal,
+      journalWriter,
       ws: wsTransport,
       close() {
         // Order matters: no new timer commands, then in-flight requests finish (their replies wait
@@ -197,7 +204,8 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
             clearInterval(sweep);
             clearTimeout(force);
           }
-          sequencer.stop();
+          await sequencer.stop();
+          await journalWriter.close();
           journal.close();
         })();
         return closing;
@@ -208,7 +216,8 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
     timers?.stop();
     await ws?.close();
     await http?.close().catch(() => undefined);
-    seq?.stop(); // writes what the start already applied, before the journal closes under it
+    await seq?.stop(); // writes what the start already applied, before the journal closes under it
+    await writer?.close();
     journal.close();
     throw err;
   }

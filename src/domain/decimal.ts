@@ -4,6 +4,26 @@
 
 const DECIMAL_RE = /^([+-]?)(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/;
 
+const POW10: number[] = [];
+for (let i = 0; i <= 15; i++) POW10.push(10 ** i);
+const FAST_LIMIT = 2 ** 51;
+
+/**
+ * The common case of parseScaled for a JSON number, without going through text; null when it
+ * cannot decide (the text path then does). r = round(value * 10^scale) is the answer exactly when
+ * r / 10^scale gives back the same double: division is correctly rounded, so the decimal r*10^-scale
+ * rounds to `value`; and below FAST_LIMIT doubles are closer together than 10^-scale, so no other
+ * decimal of at most `scale` places does, and the shortest round-trip text of `value` (what the
+ * text path parses) is that same decimal.
+ */
+function parseScaledNumberFast(value: number, scale: number): number | null {
+  const p = POW10[scale];
+  if (p === undefined) return null;
+  const r = Math.round(value * p);
+  if (!(Math.abs(r) < FAST_LIMIT) || r / p !== value) return null;
+  return r === 0 ? 0 : r;
+}
+
 /**
  * Parses a decimal (number or string) into an integer scaled by 10^scale.
  * Returns null when the value is not a finite decimal or has more than `scale` fractional digits
@@ -13,6 +33,8 @@ export function parseScaled(value: number | string, scale: number): number | nul
   let text: string;
   if (typeof value === 'number') {
     if (!Number.isFinite(value)) return null;
+    const fast = parseScaledNumberFast(value, scale);
+    if (fast !== null) return fast;
     text = String(value);
   } else {
     text = value.trim();
@@ -47,18 +69,23 @@ export function parseScaled(value: number | string, scale: number): number | nul
   return sign * n === 0 ? 0 : sign * n;
 }
 
-const POW10: number[] = [];
-for (let i = 0; i <= 15; i++) POW10.push(10 ** i);
 
 /** Converts a scaled integer to the JSON number closest to its exact decimal value. */
 export function toDecimalNumber(scaled: number, scale: number): number {
   if (scale === 0) return scaled;
-  // Number(string) rounds the exact decimal text correctly, so no float arithmetic is involved.
+  const p = POW10[scale];
+  // Both a safe integer and 10^scale (scale <= 15) are exact doubles, and IEEE division is correctly
+  // rounded: the quotient is the double nearest the exact decimal, the same double Number() gives
+  // for its text. (+ 0 turns -0 into 0.)
+  if (p !== undefined && Number.isSafeInteger(scaled)) return scaled / p + 0;
   return Number(formatScaled(scaled, scale));
 }
 
 /** Exact decimal text of a scaled integer, without trailing zeros. */
 export function formatScaled(scaled: number, scale: number): string {
+  // whole numbers (most amounts) without building the padded digit string
+  const p = POW10[scale];
+  if (p !== undefined && Number.isSafeInteger(scaled) && scaled % p === 0) return String(scaled / p + 0);
   const neg = scaled < 0;
   const digits = String(Math.abs(scaled)).padStart(scale + 1, '0');
   const int = digits.slice(0, digits.length - scale);

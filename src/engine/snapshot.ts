@@ -11,6 +11,7 @@ import { ApiKeys } from '../auth/apiKeys.ts';
 import { DEFAULT_LIMITS, Exchange, type ExchangeLimits } from './exchange.ts';
 import { OrderBook } from './orderBook.ts';
 import { Order, type Account, type InstrumentMarket, type Trade, type User } from './types.ts';
+import { emptyImCache } from '../market/marks.ts';
 
 const VERSION = 1;
 
@@ -162,6 +163,7 @@ export function restore(text: string, limits: ExchangeLimits = DEFAULT_LIMITS): 
     ex.markets.set(id, {
       inst, markCoin: unnum(markCoin), markIv: unnum(markIv), minPrice, maxPrice, lastPrice, tradeSeq, changeId,
       trades: (tradeIds as number[]).map((t) => trades.get(t)!),
+      imCache: emptyImCache(),
     });
   }
   for (const [id, orderIds] of s.books as [number, number[]][]) {

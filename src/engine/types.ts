@@ -180,4 +180,7 @@ export interface InstrumentMarket {
   /** public trades, most recent last */
   trades: Trade[];
   changeId: number;
+  /** Cache of the initial margin per short contract (coin) and the index and mark it was computed
+   *  for: order entry needs it for every exposure of the account. Derived, never serialized. */
+  imCache: { index: number; mark: number; perContract: number };
 }

@@ -9,7 +9,18 @@ export interface JournalRecord {
   cmd: string;
 }
 
-export interface Journal {
+/**
+ * What the sequencer writes through. A write either completes before it returns (void) or later
+ * (a Promise); asynchronous writes complete in the order they were issued, and a failed one leaves
+ * every later write refused. `Journal` below is the synchronous form.
+ */
+export interface JournalWriter {
+  append(records: JournalRecord[]): void | Promise<void>;
+  saveSnapshot(seq: number, data: string): void | Promise<void>;
+  lastSeq(): number;
+}
+
+export interface Journal extends JournalWriter {
   /**
    * Appends a batch in ONE transaction and returns only after it is durable (fsync). Throws on any
    * failure: the caller treats that as fatal. seqs must be contiguous after lastSeq().

@@ -18,9 +18,15 @@ export function computeMarket(inst: Instrument, index: number, vol: VolState, no
     tradeSeq: 0,
     trades: [],
     changeId: 0,
+    imCache: emptyImCache(),
   };
   refreshMarket(m, index, vol, now);
   return m;
+}
+
+/** An IM cache that matches no index (NaN equals nothing), so the first use computes it. */
+export function emptyImCache(): InstrumentMarket['imCache'] {
+  return { index: NaN, mark: NaN, perContract: NaN };
 }
 
 export function refreshMarket(m: InstrumentMarket, index: number, vol: VolState, now: number): void {

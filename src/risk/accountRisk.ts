@@ -36,7 +36,16 @@ export class RiskEngine {
   /** Initial margin per short contract at the current mark (coin); NaN without an index. */
   imPerContract(inst: Instrument): number {
     const m = this.ex.markets.get(inst.id)!;
-    return shortInitialMargin(inst.optionType, this.ex.indexPrice(inst.currency), inst.strike, m.markCoin);
+    const index = this.ex.indexPrice(inst.currency);
+    const c = m.imCache;
+    // keyed by the inputs themselves, so no code path that moves the index or the mark has to
+    // remember to invalidate it (a NaN input never matches and is recomputed, giving NaN again)
+    if (c.index !== index || c.mark !== m.markCoin) {
+      c.index = index;
+      c.mark = m.markCoin;
+      c.perContract = shortInitialMargin(inst.optionType, index, inst.strike, m.markCoin);
+    }
+    return c.perContract;
   }
 
   mmPerContract(inst: Instrument): number {
@@ -96,7 +105,8 @@ export class RiskEngine {
     let ordersIM = 0;
     for (const e of user.exposures.values()) {
       if (e.inst.currency !== currency || e.openOrders.size === 0) continue;
-      ordersIM += this.exposureIM(e, user.positions.get(e.inst.id)?.size ?? 0);
+      // the position only matters to open sells (shortOpeningLots): skip its lookup otherwise
+      ordersIM += this.exposureIM(e, e.sellOpenLots > 0 ? (user.positions.get(e.inst.id)?.size ?? 0) : 0);
     }
     const equity = balance + optionsValue;
     const initialMargin = positionsIM + ordersIM;

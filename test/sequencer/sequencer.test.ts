@@ -164,6 +164,27 @@ test('the live engine applies the command as journaled, so a caller reusing its 
   assert.equal(stateHash(ex), stateHash(fullReplay(journal)));
 });
 
+test('a flat command is applied as is only when its journal text gives it back unchanged', async () => {
+  const seen: Sequenced[] = [];
+  const ex = new Exchange();
+  const apply = ex.apply.bind(ex);
+  ex.apply = (cmd: Sequenced) => {
+    seen.push(cmd);
+    return apply(cmd);
+  };
+  const { seq } = rig({}, new MemoryJournal(), ex);
+  // -0, NaN and undefined do not survive JSON: the engine must see what replay will see
+  await seq.submit({ t: 'index', currency: 'BTC', price: -0, manual: true, by: null }, () => null).catch(() => null);
+  await seq.submit({ t: 'index', currency: 'BTC', price: NaN, manual: true, by: null }, () => null).catch(() => null);
+  await seq.submit({ t: 'index', currency: 'BTC', price: 100_000, manual: true, by: undefined as unknown as null }, () => null);
+  assert.equal(Object.is(seen[0]!.t === 'index' && seen[0]!.price, 0), true, '-0 is applied as 0');
+  assert.equal(seen[1]!.t === 'index' && seen[1]!.price, null, 'NaN is applied as null');
+  assert.equal('by' in seen[2]!, false, 'an undefined field is applied absent');
+  // and a command JSON keeps exactly is applied with the same fields and values
+  await seq.submit(index(100_001), () => null);
+  assert.deepEqual(seen[3], { t: 'index', currency: 'BTC', price: 100_001, manual: true, by: null, ts: seen[3]!.ts, seq: 4 });
+});
+
 // ---- failure -----------------------------------------------------------------------------------
 
 test('a failing append calls onFatal once, resolves no reply, and refuses later commands and reads', async () => {

@@ -59,7 +59,22 @@ export function resolveCaller(s: Services, cred: Credentials): Caller | Reject |
   if (!user) return reject(ERR.UNAUTHORIZED, 'invalid_token');
   // a token issued to an API key dies with the key
   if (!apiKeyTagValid(s.ex.apiKeys, rec.scope)) return reject(ERR.UNAUTHORIZED, 'api_key_removed');
-  return { userId: user.id, role: user.role, scopes: new Set(rec.scope.split(' ')), tokenHash: hash };
+  return { userId: user.id, role: user.role, scopes: scopeSet(rec.scope), tokenHash: hash };
+}
+
+// Tokens carry one of a handful of scope strings; their parsed sets are shared (read-only) rather
+// than rebuilt on every request. Bounded so that odd scope strings cannot grow it without limit.
+const SCOPE_SETS_MAX = 1024;
+const scopeSets = new Map<string, ReadonlySet<string>>();
+
+function scopeSet(scope: string): ReadonlySet<string> {
+  let set = scopeSets.get(scope);
+  if (set === undefined) {
+    if (scopeSets.size >= SCOPE_SETS_MAX) scopeSets.clear();
+    set = new Set(scope.split(' '));
+    scopeSets.set(scope, set);
+  }
+  return set;
 }
 
 /** An API key's caller: the key's scopes, never admin. */
@@ -73,7 +88,7 @@ function apiKeyCaller(s: Services, kind: 'basic' | 'deri-hmac-sha256', rest: str
   if (rec instanceof Reject) return rec;
   const user = s.ex.users.get(rec.userId);
   if (!user) return reject(ERR.UNAUTHORIZED, 'invalid_credentials');
-  return { userId: user.id, role: user.role, scopes: new Set(rec.scope.split(' ')), tokenHash: null };
+  return { userId: user.id, role: user.role, scopes: scopeSet(rec.scope), tokenHash: null };
 }
 
 export async function call(s: Services, m: CompiledMethod, input: CallInput): Promise<CallOutput> {
