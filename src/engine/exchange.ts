@@ -63,6 +63,8 @@ function accountsRecord(): Record<CurrencyCode, Account> {
 
 export class Exchange {
   now = 0;
+  /** Bumped whenever an index, a vol or a mark may have changed; derived state, not serialized. */
+  marginVersion = 0;
   seq = 0;
   nextUserId = 1;
   nextOrderId = 1;
@@ -295,6 +297,8 @@ export class Exchange {
 
   /** Marks depend on index, vol and time to expiry; they are recomputed when index or vol move. */
   refreshMarks(currency: CurrencyCode): void {
+    // index, vol or marks moved: every margin figure derived from them is stale (RiskEngine caches)
+    this.marginVersion++;
     const idx = this.index[currency];
     if (!idx) return;
     const vol = this.vol[currency];

@@ -140,6 +140,7 @@ export function settleExpiry(ex: Exchange, currency: CurrencyCode, expiry: numbe
         positionsSettled++;
       }
       user.positions.delete(inst.id);
+      ex.trading.risk.accountChanged(user);
     }
     inst.state = 'delivered';
     inst.deliveryPrice = S;

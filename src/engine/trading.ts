@@ -297,6 +297,7 @@ export class Trading {
       e.sellOpenLots += order.remaining;
     }
     if (order.expiresAt > 0) this.gtdOrders.add(order);
+    this.risk.exposureChanged(user, e);
     this.ex.markets.get(order.inst.id)!.changeId++;
     this.ex.observer?.order(order);
   }
@@ -313,6 +314,7 @@ export class Trading {
     } else {
       e.sellOpenLots -= lots;
     }
+    this.risk.exposureChanged(user, e);
   }
 
   // ---- matching and settlement -----------------------------------------------------------------
@@ -412,6 +414,9 @@ export class Trading {
       user.positions.set(inst.id, p);
     }
     applyFill(p, inst, delta, price);
+    // a position change moves what the instrument's open sells hold (shortOpeningLots)
+    const e = user.exposures.get(inst.id);
+    if (e !== undefined) this.risk.exposureChanged(user, e);
   }
 
   // ---- cancels ---------------------------------------------------------------------------------

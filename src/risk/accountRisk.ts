@@ -30,8 +30,71 @@ export function shortOpeningLots(sellOpenLots: number, position: number): number
   return Math.max(0, sellOpenLots - Math.max(0, position));
 }
 
+/** The initial margin an account's open orders hold in one currency, kept up to date per change. */
+interface OrdersMargin {
+  /** Exchange.marginVersion it was computed at: any other value means recompute in full. */
+  version: number;
+  total: number;
+}
+
 export class RiskEngine {
+  // Order entry needs the account's margin for every order. Summing every exposure each time costs
+  // O(instruments the account trades) in scattered memory (a market maker quoting hundreds of
+  // series), so the orders' part is a running total: an exposure that changes moves the total by
+  // the difference in what it holds (`exposureChanged`), and a move in index, vol or marks makes
+  // the next use recompute it in full. test/property/conservation.test.ts checks it against the
+  // full sum after every batch of random commands.
+  private readonly ordersMargin = new WeakMap<User, Map<CurrencyCode, OrdersMargin>>();
+  private readonly held = new WeakMap<OrderExposure, number>();
+
   constructor(private readonly ex: Exchange) {}
+
+  /** Call after an exposure's open lots or reservation, or the position in its instrument, changed. */
+  exposureChanged(user: User, e: OrderExposure): void {
+    const agg = this.ordersMargin.get(user)?.get(e.inst.currency);
+    if (agg === undefined || agg.version !== this.ex.marginVersion) return; // recomputed when next used
+    const now = this.heldBy(user, e);
+    agg.total += now - (this.held.get(e) ?? 0);
+    this.held.set(e, now);
+  }
+
+  /** Call when positions change outside order flow (settlement): the next use recomputes in full.
+   *  (Settled series hold no open orders, so this is a safeguard, not a correction.) */
+  accountChanged(user: User): void {
+    this.ordersMargin.delete(user);
+  }
+
+  /** Margin the open orders of one exposure hold (0 with no open orders). */
+  private heldBy(user: User, e: OrderExposure): number {
+    if (e.openOrders.size === 0) return 0;
+    // the position only matters to open sells (shortOpeningLots): skip its lookup otherwise
+    return this.exposureIM(e, e.sellOpenLots > 0 ? (user.positions.get(e.inst.id)?.size ?? 0) : 0);
+  }
+
+  /** The initial margin of all open orders in one currency, from the running total when valid. */
+  ordersIM(user: User, currency: CurrencyCode): number {
+    let byCurrency = this.ordersMargin.get(user);
+    if (byCurrency === undefined) {
+      byCurrency = new Map();
+      this.ordersMargin.set(user, byCurrency);
+    }
+    const agg = byCurrency.get(currency);
+    if (agg !== undefined && agg.version === this.ex.marginVersion) return agg.total;
+    return this.recomputeOrdersIM(user, currency, byCurrency);
+  }
+
+  /** The full sum over the account's exposures, which also resets the running total. */
+  recomputeOrdersIM(user: User, currency: CurrencyCode, byCurrency?: Map<CurrencyCode, OrdersMargin>): number {
+    let total = 0;
+    for (const e of user.exposures.values()) {
+      if (e.inst.currency !== currency) continue;
+      const h = this.heldBy(user, e);
+      if (byCurrency) this.held.set(e, h);
+      total += h;
+    }
+    byCurrency?.set(currency, { version: this.ex.marginVersion, total });
+    return total;
+  }
 
   /** Initial margin per short contract at the current mark (coin); NaN without an index. */
   imPerContract(inst: Instrument): number {
@@ -102,12 +165,7 @@ export class RiskEngine {
       positionsIM += this.positionIM(p);
       mm += this.positionMM(p);
     }
-    let ordersIM = 0;
-    for (const e of user.exposures.values()) {
-      if (e.inst.currency !== currency || e.openOrders.size === 0) continue;
-      // the position only matters to open sells (shortOpeningLots): skip its lookup otherwise
-      ordersIM += this.exposureIM(e, e.sellOpenLots > 0 ? (user.positions.get(e.inst.id)?.size ?? 0) : 0);
-    }
+    const ordersIM = this.ordersIM(user, currency);
     const equity = balance + optionsValue;
     const initialMargin = positionsIM + ordersIM;
     const available = equity - initialMargin;

@@ -200,6 +200,8 @@ describe('settlement under random markets', () => {
       assert.ok((r as SettleResult).positionsSettled > 0, `seed ${seed}: the stream traded`);
       conserved(h);
       for (const u of users) assert.equal(h.u(u).positions.size, 0, `seed ${seed}: positions left`);
+      const risk = h.ex.trading.risk;
+      for (const u of users) assert.equal(risk.ordersIM(h.u(u), 'BTC'), risk.recomputeOrdersIM(h.u(u), 'BTC'), `seed ${seed}: orders margin`);
       assert.equal(stateHash(restore(serialize(h.ex))), stateHash(h.ex), `seed ${seed}: snapshot`);
     }
   });

@@ -239,6 +239,13 @@ function checkInvariants(ex: Exchange, where: string): void {
     assert.equal(fees, ex.system.fees[c].balance, `${where}: ${c} fees charged != fee account`);
   }
 
+  // the running total of the margin open orders hold (RiskEngine) equals the full sum
+  for (const u of ex.users.values()) {
+    for (const c of CURRENCIES) {
+      assert.equal(ex.trading.risk.ordersIM(u, c), ex.trading.risk.recomputeOrdersIM(u, c), `${where}: user ${u.id} ${c} orders margin drifted from its full sum`);
+    }
+  }
+
   // positions sum to zero per instrument
   const posSum = new Map<number, number>();
   for (const u of ex.users.values()) {
