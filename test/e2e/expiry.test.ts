@@ -43,8 +43,9 @@ describe('expiry and settlement with the test clock', () => {
 
   it('publishes the 30-minute TWAP of the recorded index as the delivery price', async () => {
     const r = await ok(server.url, 'public/get_delivery_prices', { index_name: 'btc_usd' });
-    assert.equal(r.records_total, 1);
-    assert.deepEqual(r.data[0], { date: new Date(sc.expiry).toISOString().slice(0, 10), delivery_price: sc.deliveryPrice });
+    // an earlier (empty) expiry has its own record when the wall clock was within 45 min of it
+    const date = new Date(sc.expiry).toISOString().slice(0, 10);
+    assert.deepEqual(r.data.filter((d: any) => d.date === date), [{ date, delivery_price: sc.deliveryPrice }]);
     assert.equal(sc.deliveryPrice, 101_166.67);
   });
 

@@ -29,8 +29,10 @@ export async function prepareExpiry(url: string, admin: string): Promise<ExpiryS
   const buyer = await userToken(url, admin, buyerEmail, { currency: 'BTC', amount: 10 });
   const seller = await userToken(url, admin, sellerEmail, { currency: 'BTC', amount: 10 });
   const now = await ok(url, 'public/get_time');
-  const expiriesBefore: number[] = (await ok(url, 'public/get_expiration_timestamps', { currency: 'BTC' })).BTC;
-  const expiry = expiriesBefore.find((e) => e - 45 * MIN > now)!;
+  const listedNow: number[] = (await ok(url, 'public/get_expiration_timestamps', { currency: 'BTC' })).BTC;
+  // the first expiry far enough out for the TWAP window; when the wall clock is within 45 minutes
+  // of an earlier one, that one passes (and settles, empty) while the clock is moved below
+  const expiry = listedNow.find((e) => e - 45 * MIN > now)!;
   const all = await ok(url, 'public/get_instruments', { currency: 'BTC' });
   const inst = all.find((i: any) => i.expiration_timestamp === expiry && i.option_type === 'call' && i.strike === 90_000);
   const m = await market(url, inst);
@@ -42,6 +44,8 @@ export async function prepareExpiry(url: string, admin: string): Promise<ExpiryS
     await ok(url, 'private/set_test_time', { timestamp: expiry - offset * MIN }, admin);
     await ok(url, 'private/set_index_price', { index_name: 'btc_usd', price: index }, admin);
   }
+  // what is listed just before the expiry: series listed from here on replace the expired one
+  const expiriesBefore: number[] = (await ok(url, 'public/get_expiration_timestamps', { currency: 'BTC' })).BTC;
   // by hand: ten minutes at each level, rounded to the cent
   const S = Math.round(((100_000 + 104_000 + 99_500) / 3) * 100) / 100;
   const payoff = 1 - 90_000 / S;
