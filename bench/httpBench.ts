@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
-import { BOOTSTRAP, call, spawnBareServer, spawnStrikebook, waitHttp } from './support.ts';
+import { BOOTSTRAP, call, cpuPerRequest, processCpuSeconds, spawnBareServer, spawnStrikebook, waitHttp } from './support.ts';
 import { Exchange } from '../src/engine/exchange.ts';
 import type { Sequenced } from '../src/engine/commands.ts';
 import { openSqliteJournal } from '../src/journal/sqliteJournal.ts';
@@ -122,14 +122,27 @@ export async function runHttpBench(opts: { seconds?: number } = {}): Promise<{ l
 
     // warm both up, then measure: bare first, then Strikebook
     await runLoad({ url: `http://127.0.0.1:${barePort}`, plans: barePlans, seconds: 2 });
+    const bareCpu0 = processCpuSeconds(bare.pid);
+    const clientCpu0 = process.cpuUsage();
     const bareRes = await runLoad({ url: `http://127.0.0.1:${barePort}`, plans: barePlans, seconds });
+    const clientCpuBare = process.cpuUsage(clientCpu0);
+    const bareCpu1 = processCpuSeconds(bare.pid);
     await runLoad({ url: base, plans, seconds: 2 });
+    const sbCpu0 = processCpuSeconds(server.pid);
+    const clientCpu1 = process.cpuUsage();
     const sbRes = await runLoad({ url: base, plans, seconds });
+    const clientCpuSb = process.cpuUsage(clientCpu1);
+    const sbCpu1 = processCpuSeconds(server.pid);
     const ratio = sbRes.rps / bareRes.rps;
     const fmt = (label: string, r: LoadResult) =>
       `${label.padEnd(34)} ${Math.round(r.rps).toString().padStart(7)} req/s  p50 ${r.p50.toFixed(2)} ms  p99 ${r.p99.toFixed(2)} ms  (${r.total} requests, ${r.non2xx} non-2xx, ${r.errors} errors)`;
     lines.push(fmt('bare node:http (constant body)', bareRes));
     lines.push(fmt('Strikebook durable limit orders', sbRes));
+    const clientPer = (u: NodeJS.CpuUsage, r: LoadResult) => (r.total > 0 ? `${((u.user + u.system) / r.total).toFixed(1)} us` : 'n/a');
+    lines.push(
+      `CPU per request: bare server ${cpuPerRequest(bareCpu0, bareCpu1, bareRes.total)}, Strikebook ${cpuPerRequest(sbCpu0, sbCpu1, sbRes.total)} ` +
+        `(all threads); load generator ${clientPer(clientCpuBare, bareRes)} / ${clientPer(clientCpuSb, sbRes)} (it shares the machine's cores)`,
+    );
     if (sbRes.firstError) lines.push(`first refused request: ${sbRes.firstError}`);
     const rpsOk = ratio >= TARGET_RPS_RATIO;
     const p99Ok = sbRes.p99 <= TARGET_P99_MS;

@@ -1,6 +1,7 @@
 // Shared pieces of the HTTP benchmarks: child processes for the server under test and the bare
 // node:http reference, waiting for them, and a JSON-RPC call for setup.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -57,4 +58,29 @@ http.createServer((req, res) => {
 }).listen(${port}, '127.0.0.1');
 `;
   return spawnNode(['-e', source], {});
+}
+
+let clockTicks: number | null = null;
+
+/**
+ * CPU time (user + system, all threads) a process has used so far, in seconds; null where /proc is
+ * not available. The benchmarks report it per request: on a small machine where the load generator
+ * shares the cores with the server, CPU per request says more than requests per second alone.
+ */
+export function processCpuSeconds(pid: number | undefined): number | null {
+  if (pid === undefined) return null;
+  try {
+    clockTicks ??= Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // fields after the parenthesized command name; utime and stime are the 12th and 13th of them
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / clockTicks;
+  } catch {
+    return null;
+  }
+}
+
+/** CPU microseconds per request between two processCpuSeconds readings, as text ('n/a' without /proc). */
+export function cpuPerRequest(before: number | null, after: number | null, requests: number): string {
+  return before === null || after === null || requests === 0 ? 'n/a' : `${(((after - before) * 1e6) / requests).toFixed(1)} us`;
 }
