@@ -113,7 +113,7 @@ export class Sequencer {
     const ts = Math.max(this.clock.now(), this.lastTs);
     const seq = this.lastSeq + 1;
     // Object.assign, not a spread: V8's spread of a command plus two keys is several times slower,
-    // and this runs once per command on the writer thread. Same key order, same journal text.
+    // and this runs once per command on the engine thread. Same key order, same journal text.
     const sequenced = Object.assign({}, cmd, { ts, seq }) as Sequenced;
     // Serialized before anything changes: a command that cannot be journaled is refused whole,
     // without consuming a seq (a consumed seq with no record would break the journal's contiguity).
