@@ -8,11 +8,20 @@ import type { WriterReply, WriterRequest } from './workerJournal.ts';
 const port = parentPort!;
 const journal = openSqliteJournal((workerData as { dir: string }).dir);
 
+let failed = false;
+
 function answer(reply: WriterReply): void {
+  if (!reply.ok) failed = true;
   port.postMessage(reply);
 }
 
 port.on('message', (req: WriterRequest) => {
+  // after a failed write nothing more is written, whatever the journal would still accept: the
+  // engine thread stops on the failure, and writes handed over before it learned of it must not land
+  if (failed && (req.op === 'append' || req.op === 'snapshot')) {
+    answer({ ok: false, message: `${req.op} refused, an earlier write failed; restart and recover` });
+    return;
+  }
   try {
     switch (req.op) {
       case 'append':
