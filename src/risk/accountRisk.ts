@@ -80,19 +80,26 @@ export class RiskEngine {
     }
     const agg = byCurrency.get(currency);
     if (agg !== undefined && agg.version === this.ex.marginVersion) return agg.total;
-    return this.recomputeOrdersIM(user, currency, byCurrency);
+    return this.resetOrdersIM(user, currency, byCurrency);
   }
 
-  /** The full sum over the account's exposures, which also resets the running total. */
-  recomputeOrdersIM(user: User, currency: CurrencyCode, byCurrency?: Map<CurrencyCode, OrdersMargin>): number {
+  /** The full sum over the account's exposures, without touching the running total (for checks). */
+  sumOrdersIM(user: User, currency: CurrencyCode): number {
+    let total = 0;
+    for (const e of user.exposures.values()) if (e.inst.currency === currency) total += this.heldBy(user, e);
+    return total;
+  }
+
+  /** Starts the running total again from the full sum, noting what each exposure holds. */
+  private resetOrdersIM(user: User, currency: CurrencyCode, byCurrency: Map<CurrencyCode, OrdersMargin>): number {
     let total = 0;
     for (const e of user.exposures.values()) {
       if (e.inst.currency !== currency) continue;
       const h = this.heldBy(user, e);
-      if (byCurrency) this.held.set(e, h);
+      this.held.set(e, h);
       total += h;
     }
-    byCurrency?.set(currency, { version: this.ex.marginVersion, total });
+    byCurrency.set(currency, { version: this.ex.marginVersion, total });
     return total;
   }
 

@@ -218,7 +218,7 @@ export class Sequencer {
   }
 
   /** Resolves when every batch handed over so far is durable, or as soon as a write has failed. */
-  drained(): Promise<void> {
+  private drained(): Promise<void> {
     if (this.failed !== null || this.writing === 0 || this.lastHanded === null) return Promise.resolve();
     return Promise.race([this.lastHanded.done, this.failedSignal]);
   }

@@ -201,7 +201,7 @@ describe('settlement under random markets', () => {
       conserved(h);
       for (const u of users) assert.equal(h.u(u).positions.size, 0, `seed ${seed}: positions left`);
       const risk = h.ex.trading.risk;
-      for (const u of users) assert.equal(risk.ordersIM(h.u(u), 'BTC'), risk.recomputeOrdersIM(h.u(u), 'BTC'), `seed ${seed}: orders margin`);
+      for (const u of users) assert.equal(risk.ordersIM(h.u(u), 'BTC'), risk.sumOrdersIM(h.u(u), 'BTC'), `seed ${seed}: orders margin`);
       assert.equal(stateHash(restore(serialize(h.ex))), stateHash(h.ex), `seed ${seed}: snapshot`);
     }
   });

@@ -242,7 +242,7 @@ function checkInvariants(ex: Exchange, where: string): void {
   // the running total of the margin open orders hold (RiskEngine) equals the full sum
   for (const u of ex.users.values()) {
     for (const c of CURRENCIES) {
-      assert.equal(ex.trading.risk.ordersIM(u, c), ex.trading.risk.recomputeOrdersIM(u, c), `${where}: user ${u.id} ${c} orders margin drifted from its full sum`);
+      assert.equal(ex.trading.risk.ordersIM(u, c), ex.trading.risk.sumOrdersIM(u, c), `${where}: user ${u.id} ${c} orders margin drifted from its full sum`);
     }
   }
 
