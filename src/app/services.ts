@@ -9,20 +9,21 @@ import { randomToken } from '../auth/crypto.ts';
 import { loadServerKey } from '../auth/apiKeys.ts';
 import type { CurrencyCode } from '../domain/currency.ts';
 import type { Command, Sequenced } from '../engine/commands.ts';
-import { Exchange } from '../engine/exchange.ts';
-import { restore, serialize } from '../engine/snapshot.ts';
+import type { Exchange } from '../engine/exchange.ts';
+import { serialize } from '../engine/snapshot.ts';
 import { liquidationCandidates } from '../engine/liquidation.ts';
-import type { Journal } from '../journal/journal.ts';
-import { openSqliteJournal, type SqliteJournal } from '../journal/sqliteJournal.ts';
-import { startJournalWriter, type WorkerJournalWriter } from '../journal/workerJournal.ts';
 import { instrumentFields, listingsFor, loadCatalogConfig, type CatalogConfig } from '../market/catalog.ts';
 import { SimulatedIndex } from '../market/indexFeed.ts';
-import { Sequencer, applyCommand, type Clock } from '../sequencer/sequencer.ts';
+import { Sequencer, type Clock } from '../sequencer/sequencer.ts';
 import { TestClock, systemClock } from './clock.ts';
 import type { Config } from './config.ts';
 import { RateLimiter } from './rateLimiter.ts';
 import { startDemoMaker } from './demoMaker.ts';
 import { MarketViews } from '../views/marketViews.ts';
+import { openStorage, type JournalHandles, type OpenedStorage } from './storage.ts';
+
+export { recover, recoverAsync } from './recovery.ts';
+export type { JournalHandles } from './storage.ts';
 
 /** How long a shutdown waits for in-flight HTTP requests before closing their connections. */
 const SHUTDOWN_GRACE_MS = 5_000;
@@ -47,32 +48,21 @@ export interface Services {
   marketTick?: () => Promise<void>;
 }
 
-export interface RunningExchange {
+/**
+ * A started exchange. Its journal fields depend on the storage (`storage: 'sqlite'` has `journal`
+ * and `journalWriter`, `storage: 'postgres'` has `journal`): narrow on `storage` to reach them.
+ */
+export type RunningExchange = RunningExchangeBase & JournalHandles;
+
+interface RunningExchangeBase {
   services: Services;
   http: FastifyInstance;
   /** Where the HTTP server listens, e.g. http://127.0.0.1:8080 */
   url: string;
-  /** The durable log as read on this thread (recovery, replay, meta; for diagnostics and tests). */
-  journal: SqliteJournal;
-  /** The thread that writes the journal (appends and snapshots) for the sequencer. */
-  journalWriter: WorkerJournalWriter;
   /** The WebSocket transport and its stream hub (API.md 1.3, 6). */
   ws: WsTransport;
   /** Stops timers and HTTP, writes what is pending, closes the journal. Idempotent. */
   close(): Promise<void>;
-}
-
-/** Recovery: the latest snapshot, then every journal record after it, through the same apply path. */
-export function recover(journal: Journal, onError?: (err: unknown, cmd: Sequenced) => void, views?: MarketViews): { ex: Exchange; replayed: number } {
-  const snap = journal.latestSnapshot();
-  const ex = snap ? restore(snap.data) : new Exchange();
-  views?.attach(ex);
-  let replayed = 0;
-  for (const rec of journal.readAfter(snap ? snap.seq : 0)) {
-    applyCommand(ex, JSON.parse(rec.cmd) as Sequenced, onError);
-    replayed++;
-  }
-  return { ex, replayed };
 }
 
 export function createLogger(config: Config): Logger {
@@ -80,36 +70,31 @@ export function createLogger(config: Config): Logger {
     level: config.logLevel,
     // secrets never reach the log, whatever object is logged
     redact: {
-      paths: ['password', '*.password', 'access_token', '*.access_token', 'refresh_token', '*.refresh_token', 'client_secret', '*.client_secret', 'authorization', '*.authorization', '*.headers.authorization'],
+      paths: ['databaseUrl', '*.databaseUrl', 'password', '*.password', 'access_token', '*.access_token', 'refresh_token', '*.refresh_token', 'client_secret', '*.client_secret', 'authorization', '*.authorization', '*.headers.authorization'],
       censor: '[redacted]',
     },
   });
 }
 
 export async function startExchange(config: Config, log: Logger = createLogger(config)): Promise<RunningExchange> {
-  const journal = openSqliteJournal(config.dataDir);
-  let writer: WorkerJournalWriter | null = null;
+  const onCommandError = (err: unknown, cmd: Sequenced) => log.error({ err, seq: cmd.seq, t: cmd.t }, 'command failed with an internal error');
+  const views = new MarketViews();
+  // opens the journal named by the config and recovers from it; cleans up after itself on failure
+  const storage: OpenedStorage = await openStorage(config, log, onCommandError, views);
+  const { ex, replayed } = storage;
   let seq: Sequencer | null = null;
   let timers: { ready: Promise<void>; stop(): void } | null = null;
   let http: FastifyInstance | null = null;
   let ws: WsTransport | null = null;
   try {
-    const t0 = performance.now();
-    const onCommandError = (err: unknown, cmd: Sequenced) => log.error({ err, seq: cmd.seq, t: cmd.t }, 'command failed with an internal error');
-    const views = new MarketViews();
-    const { ex, replayed } = recover(journal, onCommandError, views);
-    log.info({ replayed, seq: ex.seq, ms: Math.round(performance.now() - t0) }, 'state recovered');
-
     const testClock = config.testClock ? new TestClock() : null;
     // a test clock moved ahead before a restart resumes where the journal left it
     if (testClock && ex.now > testClock.now()) testClock.set(ex.now);
     const clock: Clock = testClock ?? systemClock;
     const catalog = loadCatalogConfig(config.catalogPath ?? undefined);
-    writer = await startJournalWriter(config.dataDir, () => journal.lastSeq());
-    const journalWriter = writer;
     const sequencer = new Sequencer(
       ex,
-      journalWriter,
+      storage.writer,
       clock,
       {
         snapshotEvery: config.snapshotEvery,
@@ -138,7 +123,7 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
       limiter: new RateLimiter(() => clock.now()),
       catalog,
       bootstrapToken: null,
-      serverKey: loadServerKey(journal),
+      serverKey: await loadServerKey(storage.meta),
       views,
       onAdminCreated() {
         services.bootstrapToken = null;
@@ -180,8 +165,7 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
       services,
       http: server,
       url,
-      journal,
-      journalWriter,
+      ...storage.handles,
       ws: wsTransport,
       close() {
         // Order matters: no new timer commands, then in-flight requests finish (their replies wait
@@ -205,8 +189,7 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
             clearTimeout(force);
           }
           await sequencer.stop();
-          await journalWriter.close();
-          journal.close();
+          await storage.close();
         })();
         return closing;
       },
@@ -217,8 +200,7 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
     await ws?.close();
     await http?.close().catch(() => undefined);
     await seq?.stop(); // writes what the start already applied, before the journal closes under it
-    await writer?.close();
-    journal.close();
+    await storage.close();
     throw err;
   }
 }

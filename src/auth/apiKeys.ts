@@ -107,21 +107,22 @@ export function newClientCredentials(): { clientId: string; clientSecret: string
   return { clientId: randomBytes(9).toString('base64url'), clientSecret: randomBytes(32).toString('base64url') };
 }
 
+/** The journal's meta table: synchronous (SQLite) or asynchronous (PostgreSQL). */
 interface MetaStore {
-  getMeta(key: string): string | null;
-  setMeta(key: string, value: string): void;
+  getMeta(key: string): string | null | Promise<string | null>;
+  setMeta(key: string, value: string): void | Promise<void>;
 }
 
 /** The server key API-key secrets are encrypted with: 32 random bytes generated once, kept in meta. */
-export function loadServerKey(meta: MetaStore): Buffer {
-  const stored = meta.getMeta(SERVER_KEY_META);
+export async function loadServerKey(meta: MetaStore): Promise<Buffer> {
+  const stored = await meta.getMeta(SERVER_KEY_META);
   if (stored !== null) {
     const key = Buffer.from(stored, 'base64');
     if (key.length !== 32) throw new Error('the stored API-key server key is corrupt');
     return key;
   }
   const key = randomBytes(32);
-  meta.setMeta(SERVER_KEY_META, key.toString('base64'));
+  await meta.setMeta(SERVER_KEY_META, key.toString('base64'));
   return key;
 }
 

@@ -1,6 +1,8 @@
 // The storage interface of the sequencer's durable log, declared here by the side that uses it
 // (DESIGN.md: "storage adapters implement interfaces declared by the side that uses them").
-// Adapters: sqliteJournal.ts (embedded); a PostgreSQL adapter implements the same contract.
+// Adapters: sqliteJournal.ts (embedded, synchronous: `Journal`) and postgresJournal.ts (a network
+// database, asynchronous: `AsyncJournal`). Both keep the same rules: contiguous seqs, one
+// transaction per batch, durable before the write completes, every write refused after a failed one.
 
 export interface JournalRecord {
   seq: number;
@@ -37,4 +39,25 @@ export interface Journal extends JournalWriter {
   getMeta(key: string): string | null;
   setMeta(key: string, value: string): void;
   close(): void;
+}
+
+/**
+ * The same contract as `Journal` for a store reached over the network: every call that touches the
+ * database returns a Promise. Writes complete in the order they were issued. `lastSeq()` stays
+ * synchronous (the sequencer reads it in its constructor): the adapter, being the only writer,
+ * keeps it in memory.
+ */
+export interface AsyncJournal extends JournalWriter {
+  /** Resolves once the batch is committed durably; rejects on any failure (fatal for the caller). */
+  append(records: JournalRecord[]): Promise<void>;
+  /** Records with seq > afterSeq, ascending, fetched page by page (never all at once). */
+  readAfter(afterSeq: number): AsyncIterableIterator<JournalRecord>;
+  /** The last committed seq; 0 when empty. */
+  lastSeq(): number;
+  saveSnapshot(seq: number, data: string): Promise<void>;
+  latestSnapshot(): Promise<{ seq: number; data: string } | null>;
+  getMeta(key: string): Promise<string | null>;
+  setMeta(key: string, value: string): Promise<void>;
+  /** Lets the writes already issued finish, then closes the connections. */
+  close(): Promise<void>;
 }

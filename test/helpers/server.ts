@@ -17,6 +17,15 @@ export function tempDir(prefix = 'strikebook-test-'): string {
   return mkdtempSync(path.join(tmpdir(), prefix));
 }
 
+/** A started exchange on the embedded SQLite journal (the default: no DATABASE_URL). */
+export type SqliteExchange = Extract<RunningExchange, { storage: 'sqlite' }>;
+
+/** `app` narrowed to its SQLite journal handles; throws when it runs on another storage. */
+export function sqliteOf(app: RunningExchange): SqliteExchange {
+  if (app.storage !== 'sqlite') throw new Error(`the server runs on ${app.storage}, not on SQLite`);
+  return app;
+}
+
 export interface TestServer {
   url: string;
   dataDir: string;
@@ -84,6 +93,8 @@ export async function spawnServer(dataDir: string, env: Record<string, string> =
       STRIKEBOOK_INDEX_FEED: 'manual',
       STRIKEBOOK_DEMO_MAKER: '0',
       LOG_LEVEL: 'warn',
+      // a DATABASE_URL in the test runner's environment must not move these servers to PostgreSQL
+      DATABASE_URL: '',
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

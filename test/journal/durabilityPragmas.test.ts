@@ -7,16 +7,17 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { pragmaState } from '../../src/journal/sqliteJournal.ts';
-import { startServer, tempDir, adminToken, ok } from '../helpers/server.ts';
+import { startServer, tempDir, adminToken, ok, sqliteOf } from '../helpers/server.ts';
 import type { TestServer } from '../helpers/server.ts';
 
 const FULL = { journalMode: 'wal', synchronous: 2 };
 
 async function assertEveryConnectionDurable(server: TestServer, expectedCount: number): Promise<void> {
-  const conns = server.app.journal.connections();
+  const app = sqliteOf(server.app);
+  const conns = app.journal.connections();
   assert.equal(conns.length, expectedCount);
   for (const db of conns) assert.deepEqual(pragmaState(db), FULL);
-  assert.deepEqual(await server.app.journalWriter.pragmas(), FULL, 'the writer thread commits with FULL');
+  assert.deepEqual(await app.journalWriter.pragmas(), FULL, 'the writer thread commits with FULL');
 }
 
 test('every journal connection of a started server runs WAL with synchronous=FULL, also after a restart', async () => {
@@ -32,7 +33,7 @@ test('every journal connection of a started server runs WAL with synchronous=FUL
     const second = await startServer({}, dataDir); // the database file is in WAL mode already
     try {
       await assertEveryConnectionDurable(second, 1);
-      const it = second.app.journal.readAfter(0);
+      const it = sqliteOf(second.app).journal.readAfter(0);
       assert.ok(!it.next().done, 'the journal has records'); // opens a reader connection
       await assertEveryConnectionDurable(second, 2);
       it.return?.();

@@ -1,0 +1,282 @@
+// The journal on PostgreSQL (DATABASE_URL): the same tables and rules as the SQLite adapter
+// (sqliteJournal.ts), reached asynchronously. DESIGN.md rules 3 and 4 rest on it: a command is
+// acknowledged only after append() resolved, so append() resolves only once its batch is committed
+// with the server's WAL flushed (checked at open: fsync on, synchronous_commit not off).
+//
+// Two kinds of connection:
+// - one writer client, owned for the journal's whole life: it holds the single-writer advisory lock
+//   (session-level, so it must be the same session) and runs every write, one after the other, in
+//   the order they were issued;
+// - a small pool for reads (recovery, meta, snapshots), so that a long catch-up read never waits
+//   behind writes and never runs inside one of the writer's transactions.
+import pg from 'pg';
+import type { AsyncJournal, JournalRecord } from './journal.ts';
+import { checkDurability, describeDatabaseUrl, int8, lockSchema, migrate, readDurability, type PostgresDurability } from './postgresSetup.ts';
+
+export { describeDatabaseUrl, durabilityProblem, type PostgresDurability } from './postgresSetup.ts';
+
+export interface PostgresJournal extends AsyncJournal {
+  /** The schema the tables live in (the first existing schema of the connection's search_path). */
+  readonly schema: string;
+  /** The writer connection's backend process id (for diagnostics, and tests that cut it off). */
+  readonly writerPid: number;
+  /** The durability settings as the writer connection sees them now. */
+  durability(): Promise<PostgresDurability>;
+}
+
+export interface PostgresJournalOptions {
+  /** Records fetched per page by readAfter (keyset pagination on seq). */
+  pageSize?: number;
+}
+
+const DEFAULT_PAGE_SIZE = 5_000;
+const SNAPSHOTS_KEPT = 2;
+const READ_POOL_SIZE = 2;
+const CONNECT_TIMEOUT_MS = 10_000;
+const KEEPALIVE_IDLE_MS = 10_000;
+
+/**
+ * One statement, so one transaction: outside BEGIN, PostgreSQL commits it at the protocol's Sync and
+ * answers ReadyForQuery only after the commit (and its WAL flush) returned; pg resolves the query on
+ * ReadyForQuery. One round trip per batch instead of three for BEGIN / INSERT / COMMIT.
+ * The WHERE clause makes the database confirm that its journal ends where ours does: if it does
+ * not, nothing is inserted and the adapter stops (something else wrote to the table).
+ */
+const APPEND_SQL = `
+  INSERT INTO journal (seq, ts, cmd)
+  SELECT r.seq, r.ts, r.cmd FROM unnest($1::bigint[], $2::bigint[], $3::text[]) AS r(seq, ts, cmd)
+  WHERE (SELECT COALESCE(MAX(seq), 0) FROM journal) = $4`;
+
+/**
+ * A write refused before anything reached the database: the connection is in a known state, so it
+ * does not make the journal refuse later writes.
+ */
+class RejectedWrite extends Error {
+  override name = 'RejectedWrite';
+}
+
+function checkRecord(r: JournalRecord): void {
+  if (!Number.isSafeInteger(r.seq) || r.seq < 1) throw new RejectedWrite(`journal: seq must be a positive safe integer, got ${String(r.seq)}`);
+  if (!Number.isSafeInteger(r.ts)) throw new RejectedWrite(`journal: ts of seq ${r.seq} must be a safe integer, got ${String(r.ts)}`);
+  if (typeof r.cmd !== 'string') throw new RejectedWrite(`journal: cmd of seq ${r.seq} must be a string`);
+}
+
+/**
+ * Connects to `url` (its search_path, e.g. `?options=-c%20search_path%3Dname`, picks the schema),
+ * refuses a server that would not make commits durable or a journal another server is writing,
+ * and creates the tables if missing.
+ */
+export async function openPostgresJournal(url: string, opts: PostgresJournalOptions = {}): Promise<PostgresJournal> {
+  const pageSize = opts.pageSize ?? DEFAULT_PAGE_SIZE;
+  if (!Number.isSafeInteger(pageSize) || pageSize < 1) throw new RangeError(`journal: pageSize must be a positive integer, got ${pageSize}`);
+  const where = describeDatabaseUrl(url);
+  // TCP keepalive: a connection whose peer vanished without a word (a dropped route) ends in an
+  // error after the probes fail, instead of being waited on forever. application_name shows the
+  // connections in pg_stat_activity (a name in the URL wins).
+  const config: pg.ClientConfig = {
+    connectionString: url,
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    keepAlive: true,
+    keepAliveInitialDelayMillis: KEEPALIVE_IDLE_MS,
+    application_name: 'strikebook',
+  };
+
+  const client = new pg.Client(config);
+  // After a write fails (connection lost, disk full, failed WAL flush...) whether it committed is
+  // unknown. DESIGN.md rule 3: crash and recover, never retry and carry on; so every later write is
+  // refused. A connection lost while idle also lost the advisory lock: nothing may be written then.
+  let broken: unknown = null;
+  client.on('error', (err) => {
+    broken ??= err;
+  });
+  try {
+    await client.connect();
+  } catch (e) {
+    throw new Error(`journal: cannot connect to PostgreSQL at ${where}: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
+  }
+
+  let committedSeq: number;
+  let schema: string;
+  let writerPid: number;
+  let pool: pg.Pool;
+  try {
+    await checkDurability(client, where);
+    schema = await lockSchema(client, where);
+    await migrate(client);
+    const last = await client.query<{ last: string; pid: number }>('SELECT COALESCE(MAX(seq), 0) AS last, pg_backend_pid() AS pid FROM journal');
+    committedSeq = int8(last.rows[0]!.last, 'last journal seq');
+    writerPid = last.rows[0]!.pid;
+    pool = new pg.Pool({ ...config, max: READ_POOL_SIZE });
+    // an idle pooled connection that drops is discarded by the pool; without a listener it would
+    // be an unhandled 'error' event and end the process
+    pool.on('error', () => undefined);
+  } catch (e) {
+    await client.end().catch(() => undefined);
+    throw e;
+  }
+
+  let closed = false;
+  let closing: Promise<void> | null = null;
+  // Writes run one at a time, in the order issued: each starts when the previous one settled.
+  let tail: Promise<unknown> = Promise.resolve();
+
+  function ensureOpen(): void {
+    if (closed) throw new Error('journal: closed');
+  }
+
+  /** Runs `fn` on the writer connection after everything issued before it. */
+  function serial<T>(fn: () => Promise<T>): Promise<T> {
+    const run = tail.then(fn);
+    tail = run.catch(() => undefined);
+    return run;
+  }
+
+  function write(what: string, fn: () => Promise<void>): Promise<void> {
+    if (closed) return Promise.reject(new Error('journal: closed'));
+    return serial(async () => {
+      // checked when the write's turn comes: a write issued before an earlier one failed is refused too
+      if (broken !== null) throw new Error(`journal: ${what} refused, an earlier write failed; restart and recover`, { cause: broken });
+      try {
+        await fn();
+      } catch (e) {
+        if (!(e instanceof RejectedWrite)) broken ??= e;
+        throw e;
+      }
+    });
+  }
+
+  async function appendBatch(records: JournalRecord[]): Promise<void> {
+    if (records.length === 0) return;
+    let expected = committedSeq + 1;
+    for (const r of records) {
+      checkRecord(r);
+      if (r.seq !== expected) throw new RejectedWrite(`journal: seq ${r.seq} does not follow ${expected - 1}`);
+      expected++;
+    }
+    const n = records.length;
+    const seqs = new Array<number>(n);
+    const tss = new Array<number>(n);
+    const cmds = new Array<string>(n);
+    for (let i = 0; i < n; i++) {
+      const r = records[i]!;
+      seqs[i] = r.seq;
+      tss[i] = r.ts;
+      cmds[i] = r.cmd;
+    }
+    const res = await client.query({ name: 'strikebook_journal_append', text: APPEND_SQL, values: [seqs, tss, cmds, committedSeq] });
+    if (res.rowCount !== n) {
+      throw new Error(`journal: the journal table in schema "${schema}" does not end at seq ${committedSeq}; another process wrote to it`);
+    }
+    committedSeq = expected - 1;
+  }
+
+  async function snapshot(seq: number, data: string): Promise<void> {
+    if (!Number.isSafeInteger(seq) || seq < 0) throw new RejectedWrite(`journal: snapshot seq must be a non-negative safe integer, got ${seq}`);
+    if (typeof data !== 'string') throw new RejectedWrite('journal: snapshot data must be a string');
+    // A snapshot past the journal would hold state no durable record explains (DESIGN.md rule 4).
+    // Every append issued before this snapshot has committed by now (writes run in order).
+    if (seq > committedSeq) throw new RejectedWrite(`journal: snapshot seq ${seq} is past the last journaled seq ${committedSeq}`);
+    await client.query('BEGIN');
+    try {
+      await client.query('INSERT INTO snapshots (seq, data) VALUES ($1, $2) ON CONFLICT (seq) DO UPDATE SET data = excluded.data', [seq, data]);
+      await client.query('DELETE FROM snapshots WHERE seq NOT IN (SELECT seq FROM snapshots ORDER BY seq DESC LIMIT $1)', [SNAPSHOTS_KEPT]);
+      await client.query('COMMIT');
+    } catch (e) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw e;
+    }
+  }
+
+  /** A read on the pool; after close() it says so instead of the pool's own error. */
+  async function read<R extends pg.QueryResultRow>(query: pg.QueryConfig): Promise<R[]> {
+    ensureOpen();
+    try {
+      return (await pool.query<R>(query)).rows;
+    } catch (e) {
+      if (closed) throw new Error('journal: closed', { cause: e });
+      throw e;
+    }
+  }
+
+  // Keyset pagination: each page is one short statement (WHERE seq > last seen, by the primary
+  // key), so memory stays at one page and no transaction or cursor stays open across pages.
+  // The writer commits batches in seq order on one connection, so every page sees a prefix of
+  // the journal and the pages join without a gap.
+  async function* stream(afterSeq: number): AsyncGenerator<JournalRecord, void, undefined> {
+    let cursor = afterSeq;
+    while (true) {
+      if (closed) throw new Error('journal: closed during readAfter');
+      const rows = await read<{ seq: string; ts: string; cmd: string }>({
+        name: 'strikebook_journal_page',
+        text: 'SELECT seq, ts, cmd FROM journal WHERE seq > $1 ORDER BY seq LIMIT $2',
+        values: [cursor, pageSize],
+      });
+      for (const row of rows) {
+        // An iteration cut short by close() must not look like the end of the journal.
+        if (closed) throw new Error('journal: closed during readAfter');
+        const rec: JournalRecord = { seq: int8(row.seq, 'journal seq'), ts: int8(row.ts, 'journal ts'), cmd: row.cmd };
+        cursor = rec.seq;
+        yield rec;
+      }
+      if (rows.length < pageSize) return;
+    }
+  }
+
+  return {
+    schema,
+    writerPid,
+
+    append(records: JournalRecord[]): Promise<void> {
+      return write('append', () => appendBatch(records));
+    },
+
+    readAfter(afterSeq: number): AsyncIterableIterator<JournalRecord> {
+      if (!Number.isSafeInteger(afterSeq)) throw new RangeError(`journal: afterSeq must be a safe integer, got ${afterSeq}`);
+      ensureOpen();
+      return stream(afterSeq);
+    },
+
+    lastSeq(): number {
+      ensureOpen();
+      return committedSeq;
+    },
+
+    saveSnapshot(seq: number, data: string): Promise<void> {
+      return write('saveSnapshot', () => snapshot(seq, data));
+    },
+
+    async latestSnapshot(): Promise<{ seq: number; data: string } | null> {
+      const rows = await read<{ seq: string; data: string }>({ text: 'SELECT seq, data FROM snapshots ORDER BY seq DESC LIMIT 1' });
+      const row = rows[0];
+      return row === undefined ? null : { seq: int8(row.seq, 'snapshot seq'), data: row.data };
+    },
+
+    async getMeta(key: string): Promise<string | null> {
+      const rows = await read<{ value: string }>({ text: 'SELECT value FROM meta WHERE key = $1', values: [key] });
+      return rows[0]?.value ?? null;
+    },
+
+    setMeta(key: string, value: string): Promise<void> {
+      return write('setMeta', async () => {
+        if (typeof key !== 'string' || typeof value !== 'string') throw new RejectedWrite('journal: meta key and value must be strings');
+        await client.query('INSERT INTO meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value', [key, value]);
+      });
+    },
+
+    durability(): Promise<PostgresDurability> {
+      if (closed) return Promise.reject(new Error('journal: closed'));
+      return serial(() => readDurability(client));
+    },
+
+    close(): Promise<void> {
+      closed = true;
+      closing ??= (async () => {
+        // the writes issued before close() land (or fail) first; ending the session frees the lock
+        await tail;
+        await client.end().catch(() => undefined);
+        await pool.end().catch(() => undefined);
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,111 @@
+// What the PostgreSQL journal checks and prepares on its writer connection before the first write:
+// the server's durability settings, the single-writer lock, the schema. Each refuses to start with
+// a message an operator can act on, and none of them ever prints the password of DATABASE_URL.
+import type pg from 'pg';
+
+const SCHEMA_VERSION = 1;
+const SCHEMA_VERSION_KEY = 'schema_version';
+/**
+ * High half of the advisory lock key ('STRK'). The low half is the oid of the schema the journal
+ * lives in: one writer per journal, while exchanges in different schemas of one database (the tests
+ * run that way, in parallel) do not block each other. Advisory locks are per database, not per schema.
+ */
+const LOCK_KEY_HIGH = 0x5354524b;
+
+/** The server settings a commit's durability rests on, as `SHOW` prints them. */
+export interface PostgresDurability {
+  fsync: string;
+  synchronousCommit: string;
+}
+
+/**
+ * `postgres://user@host:port/db` of a connection string: no password, no query string (which may
+ * hold one too, `?password=`). For log lines and error messages.
+ */
+export function describeDatabaseUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    const user = u.username ? `${decodeURIComponent(u.username)}@` : '';
+    return `${u.protocol}//${user}${u.host}${u.pathname}`;
+  } catch {
+    return '(DATABASE_URL that is not a URL)';
+  }
+}
+
+/**
+ * Why these settings cannot hold DESIGN.md rule 3 (a reply only after its record is durable), or
+ * null when they can. fsync=off lets a commit return before its WAL is on disk and can corrupt the
+ * whole cluster on an OS crash; synchronous_commit=off returns before the WAL flush, so an
+ * acknowledged batch can vanish. `local`, `remote_write`, `on` and `remote_apply` all flush locally.
+ */
+export function durabilityProblem(d: PostgresDurability): string | null {
+  if (d.fsync !== 'on') return `fsync is ${d.fsync}; it must be on`;
+  if (d.synchronousCommit === 'off') return 'synchronous_commit is off; it must not be (on, local, remote_write or remote_apply)';
+  return null;
+}
+
+export async function readDurability(client: pg.ClientBase): Promise<PostgresDurability> {
+  const fsync = await client.query<{ fsync: string }>('SHOW fsync');
+  const sync = await client.query<{ synchronous_commit: string }>('SHOW synchronous_commit');
+  return { fsync: fsync.rows[0]!.fsync, synchronousCommit: sync.rows[0]!.synchronous_commit };
+}
+
+export async function checkDurability(client: pg.ClientBase, where: string): Promise<PostgresDurability> {
+  const d = await readDurability(client);
+  const problem = durabilityProblem(d);
+  if (problem !== null) throw new Error(`journal: PostgreSQL at ${where} is not durable: ${problem}`);
+  return d;
+}
+
+/**
+ * Takes the session-level advisory lock of the schema the tables go in (the first existing schema
+ * of search_path) and returns that schema's name. Held until the connection ends, so a crashed
+ * writer releases it with its connection. A second writer would interleave seqs with ours, so it
+ * is refused at start instead.
+ */
+export async function lockSchema(client: pg.ClientBase, where: string): Promise<string> {
+  const res = await client.query<{ schema: string | null; locked: boolean | null }>(
+    `SELECT current_schema() AS schema,
+            (SELECT pg_try_advisory_lock(($1::bigint << 32) | n.oid::bigint)
+               FROM pg_namespace n WHERE n.nspname = current_schema()) AS locked`,
+    [LOCK_KEY_HIGH],
+  );
+  const { schema, locked } = res.rows[0]!;
+  if (schema === null) throw new Error(`journal: no schema of search_path exists in the database at ${where}`);
+  if (locked !== true) {
+    throw new Error(`journal: another Strikebook server is writing to this database (${where}, schema "${schema}"); stop it first`);
+  }
+  return schema;
+}
+
+/** Creates the tables if missing and records the schema version, refusing a newer one. */
+export async function migrate(client: pg.ClientBase): Promise<void> {
+  await client.query('BEGIN');
+  try {
+    await client.query(`
+      CREATE TABLE IF NOT EXISTS journal (seq bigint PRIMARY KEY, ts bigint NOT NULL, cmd text NOT NULL);
+      CREATE TABLE IF NOT EXISTS snapshots (seq bigint PRIMARY KEY, data text NOT NULL);
+      CREATE TABLE IF NOT EXISTS meta (key text PRIMARY KEY, value text NOT NULL);
+    `);
+    const res = await client.query<{ value: string }>('SELECT value FROM meta WHERE key = $1', [SCHEMA_VERSION_KEY]);
+    const version = res.rows.length === 0 ? 0 : Number(res.rows[0]!.value);
+    if (!(version <= SCHEMA_VERSION)) {
+      throw new Error(`journal: database schema version ${res.rows[0]!.value} is newer than this server understands (${SCHEMA_VERSION})`);
+    }
+    await client.query(
+      'INSERT INTO meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
+      [SCHEMA_VERSION_KEY, String(SCHEMA_VERSION)],
+    );
+    await client.query('COMMIT');
+  } catch (e) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw e;
+  }
+}
+
+/** An int8 column as pg returns it (text, to keep 64 bits) turned into a checked safe integer. */
+export function int8(value: unknown, what: string): number {
+  const n = typeof value === 'string' && /^-?\d+$/.test(value) ? Number(value) : typeof value === 'number' ? value : NaN;
+  if (!Number.isSafeInteger(n)) throw new Error(`journal: ${what} ${String(value)} is not a safe integer`);
+  return n;
+}

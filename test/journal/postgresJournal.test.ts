@@ -1,0 +1,259 @@
+// The PostgreSQL journal adapter on a real server (DATABASE_URL; test/helpers/postgres.ts): the same
+// contract as the SQLite adapter (sqliteJournal.test.ts) plus what a network database adds: the
+// server's durability settings, the single-writer advisory lock, int8 values as text, paging.
+// Each test runs in a schema of its own; without a reachable server every test here is skipped.
+import { test, type TestContext } from 'node:test';
+import assert from 'node:assert/strict';
+import pg from 'pg';
+import type { JournalRecord } from '../../src/journal/journal.ts';
+import { describeDatabaseUrl, durabilityProblem, openPostgresJournal, type PostgresJournal, type PostgresJournalOptions } from '../../src/journal/postgresJournal.ts';
+import { freshSchema, type TestSchema } from '../helpers/postgres.ts';
+
+function rec(seq: number): JournalRecord {
+  // quotes, a backslash and non-ASCII text survive the text[] parameter unchanged
+  return { seq, ts: 1_700_000_000_000 + seq, cmd: JSON.stringify({ t: 'noop', n: seq, s: 'a"b\\c é' }) };
+}
+
+function range(from: number, to: number): JournalRecord[] {
+  const out: JournalRecord[] = [];
+  for (let s = from; s <= to; s++) out.push(rec(s));
+  return out;
+}
+
+async function all(it: AsyncIterable<JournalRecord>): Promise<JournalRecord[]> {
+  const out: JournalRecord[] = [];
+  for await (const r of it) out.push(r);
+  return out;
+}
+
+/** A fresh schema and a journal open on it (closed when the test ends); null when skipped. */
+async function setup(t: TestContext, opts?: PostgresJournalOptions): Promise<{ db: TestSchema; j: PostgresJournal } | null> {
+  const db = await freshSchema(t);
+  if (!db) return null;
+  const j = await openPostgresJournal(db.url, opts);
+  t.after(() => j.close()); // registered after the schema's drop, so it runs before it
+  return { db, j };
+}
+
+test('appended records read back in order, page by page across page boundaries, also after reopening', async (t) => {
+  const s = await setup(t, { pageSize: 4 });
+  if (!s) return;
+  const { db, j } = s;
+  await j.append(range(1, 3));
+  await j.append([rec(4)]);
+  await j.append(range(5, 23));
+  assert.equal(j.lastSeq(), 23);
+
+  const pageQueries = t.mock.method(pg.Pool.prototype, 'query');
+  assert.deepEqual(await all(j.readAfter(0)), range(1, 23));
+  assert.equal(pageQueries.mock.callCount(), 6, 'five full pages of 4 and a last one of 3');
+  pageQueries.mock.resetCalls();
+  assert.deepEqual(await all(j.readAfter(15)), range(16, 23));
+  assert.equal(pageQueries.mock.callCount(), 3, 'two full pages, then an empty one ends the read');
+  assert.deepEqual(await all(j.readAfter(23)), []);
+  pageQueries.mock.restore();
+
+  // the tables went into the test's schema (search_path from the connection string)
+  assert.equal(j.schema, db.name);
+  const tables = await db.query<{ table_name: string }>('SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY 1', [db.name]);
+  assert.deepEqual(tables.map((r) => r.table_name), ['journal', 'meta', 'snapshots']);
+  assert.equal(await j.getMeta('schema_version'), '1');
+
+  await j.close();
+  const again = await openPostgresJournal(db.url);
+  try {
+    assert.equal(again.lastSeq(), 23);
+    assert.deepEqual(await all(again.readAfter(0)), range(1, 23));
+    await again.append([rec(24)]);
+    assert.equal(again.lastSeq(), 24);
+  } finally {
+    await again.close();
+  }
+});
+
+test('append refuses a gap or a duplicate seq, writes nothing of such a batch, and stays usable', async (t) => {
+  const s = await setup(t);
+  if (!s) return;
+  const { j } = s;
+  await j.append(range(1, 3));
+  await assert.rejects(j.append([rec(5)]), /seq 5 does not follow 3/);
+  await assert.rejects(j.append([rec(3)]), /seq 3 does not follow 3/);
+  await assert.rejects(j.append([rec(4), rec(6)]), /seq 6 does not follow 4/);
+  await assert.rejects(j.append([{ seq: 4, ts: Number.NaN, cmd: '{}' }]), /ts of seq 4 must be a safe integer/);
+  assert.equal(j.lastSeq(), 3);
+  assert.deepEqual(await all(j.readAfter(0)), range(1, 3), 'no record of a refused batch was written');
+  // a refusal by validation is not a failed write: the journal goes on
+  await j.append(range(4, 5));
+  assert.deepEqual(await all(j.readAfter(0)), range(1, 5));
+});
+
+test('after a write fails in the database, every later write is refused, also ones already issued', async (t) => {
+  const s = await setup(t);
+  if (!s) return;
+  const { db, j } = s;
+  await j.append(range(1, 2));
+  // a constraint the next batch breaks: the statement fails inside PostgreSQL
+  await db.query(`ALTER TABLE ${db.name}.journal ADD CONSTRAINT short_cmd CHECK (length(cmd) < 100)`);
+  const failing = j.append([{ seq: 3, ts: 3, cmd: 'x'.repeat(200) }]);
+  const queuedBehind = j.append([rec(3)]); // issued before the failure is known, as the sequencer pipelines
+  await assert.rejects(failing, /short_cmd/);
+  await assert.rejects(queuedBehind, /append refused, an earlier write failed/);
+  await db.query(`ALTER TABLE ${db.name}.journal DROP CONSTRAINT short_cmd`);
+
+  // the database would accept these now; the journal must not (DESIGN.md rule 3)
+  await assert.rejects(j.append([rec(3)]), /append refused, an earlier write failed; restart and recover/);
+  await assert.rejects(j.saveSnapshot(2, 'state'), /saveSnapshot refused/);
+  await assert.rejects(j.setMeta('k', 'v'), /setMeta refused/);
+  assert.equal(j.lastSeq(), 2);
+  assert.deepEqual(await all(j.readAfter(0)), range(1, 2), 'reads still work; the failed batch left nothing');
+  await j.close();
+
+  // restart and recover: a new journal on the same tables writes again
+  const again = await openPostgresJournal(db.url);
+  try {
+    assert.equal(again.lastSeq(), 2);
+    await again.append([rec(3)]);
+    assert.equal(again.lastSeq(), 3);
+  } finally {
+    await again.close();
+  }
+});
+
+test('a writer connection cut off by the server breaks the journal instead of crashing the process', async (t) => {
+  const s = await setup(t);
+  if (!s) return;
+  const { db, j } = s;
+  await j.append(range(1, 2));
+  const [killed] = await db.query<{ ok: boolean }>('SELECT pg_terminate_backend($1) AS ok', [j.writerPid]);
+  assert.equal(killed!.ok, true);
+  // the writer notices the lost connection as an 'error' event while idle, or on its next query
+  await new Promise((r) => setTimeout(r, 200));
+  await assert.rejects(j.append([rec(3)]));
+  await assert.rejects(j.append([rec(3)]), /append refused, an earlier write failed/);
+  assert.equal(j.lastSeq(), 2);
+  await j.close();
+  // the lock went with the session: a new writer can start
+  const again = await openPostgresJournal(db.url);
+  try {
+    assert.equal(again.lastSeq(), 2);
+  } finally {
+    await again.close();
+  }
+});
+
+test('a snapshot past the last journaled seq is refused, and only the last two snapshots are kept', async (t) => {
+  const s = await setup(t);
+  if (!s) return;
+  const { db, j } = s;
+  assert.equal(await j.latestSnapshot(), null);
+  await assert.rejects(j.saveSnapshot(1, 'too early'), /snapshot seq 1 is past the last journaled seq 0/);
+  await j.append(range(1, 5));
+  await j.saveSnapshot(2, 'state@2');
+  await j.saveSnapshot(4, 'state@4');
+  await j.saveSnapshot(5, 'state@5');
+  await assert.rejects(j.saveSnapshot(6, 'ahead'), /snapshot seq 6 is past the last journaled seq 5/);
+  assert.deepEqual(await j.latestSnapshot(), { seq: 5, data: 'state@5' });
+  const kept = await db.query<{ seq: string }>(`SELECT seq FROM ${db.name}.snapshots ORDER BY seq`);
+  assert.deepEqual(kept.map((r) => Number(r.seq)), [4, 5]);
+
+  // issued right behind the append it covers, without waiting: writes complete in order
+  const appended = j.append(range(6, 7));
+  const snapped = j.saveSnapshot(7, 'state@7');
+  await Promise.all([appended, snapped]);
+  assert.deepEqual(await j.latestSnapshot(), { seq: 7, data: 'state@7' });
+  await j.append([rec(8)]); // a refused snapshot did not break the journal
+  assert.equal(j.lastSeq(), 8);
+});
+
+test('meta values are stored, replaced and kept across a reopen', async (t) => {
+  const s = await setup(t);
+  if (!s) return;
+  const { db, j } = s;
+  assert.equal(await j.getMeta('server_key'), null);
+  await j.setMeta('server_key', 'abc');
+  assert.equal(await j.getMeta('server_key'), 'abc');
+  await j.setMeta('server_key', 'def');
+  assert.equal(await j.getMeta('server_key'), 'def');
+  await j.close();
+  const again = await openPostgresJournal(db.url);
+  try {
+    assert.equal(await again.getMeta('server_key'), 'def');
+  } finally {
+    await again.close();
+  }
+});
+
+test('a second writer on the same schema is refused while the first holds the lock; another schema is not', async (t) => {
+  const s = await setup(t);
+  if (!s) return;
+  const { db, j } = s;
+  await j.append(range(1, 2));
+  await assert.rejects(openPostgresJournal(db.url), /another Strikebook server is writing to this database/);
+  assert.equal(j.lastSeq(), 2, 'the refused second writer did not disturb the first');
+  await j.append([rec(3)]);
+
+  const other = await freshSchema(t);
+  assert.ok(other);
+  const neighbour = await openPostgresJournal(other.url);
+  await neighbour.close();
+
+  await j.close(); // ending the session releases the lock
+  const second = await openPostgresJournal(db.url);
+  try {
+    assert.equal(second.lastSeq(), 3);
+  } finally {
+    await second.close();
+  }
+});
+
+test('the journal refuses a server whose commits would not be durable', async (t) => {
+  // fsync is a server-wide setting a test cannot change, so the rule is pinned on its own...
+  assert.match(durabilityProblem({ fsync: 'off', synchronousCommit: 'on' }) ?? '', /fsync is off/);
+  assert.match(durabilityProblem({ fsync: 'on', synchronousCommit: 'off' }) ?? '', /synchronous_commit is off/);
+  assert.equal(durabilityProblem({ fsync: 'on', synchronousCommit: 'on' }), null);
+  assert.equal(durabilityProblem({ fsync: 'on', synchronousCommit: 'local' }), null);
+
+  const db = await freshSchema(t);
+  if (!db) return;
+  // ...and synchronous_commit, which a session may turn off, on a real connection
+  await assert.rejects(openPostgresJournal(db.urlWith({ synchronous_commit: 'off' })), /is not durable: synchronous_commit is off/);
+  const j = await openPostgresJournal(db.url);
+  try {
+    assert.deepEqual(await j.durability(), { fsync: 'on', synchronousCommit: 'on' }, 'the writer connection runs durable');
+  } finally {
+    await j.close();
+  }
+});
+
+test('an int8 beyond the safe integers is refused instead of being rounded', async (t) => {
+  const s = await setup(t);
+  if (!s) return;
+  const { db, j } = s;
+  await j.close();
+  await db.query(`INSERT INTO ${db.name}.journal (seq, ts, cmd) VALUES (9007199254740993, 1, '{}')`);
+  await assert.rejects(openPostgresJournal(db.url), /last journal seq 9007199254740993 is not a safe integer/);
+});
+
+test('closing the journal mid-iteration makes the iteration throw instead of ending quietly', async (t) => {
+  const s = await setup(t, { pageSize: 2 });
+  if (!s) return;
+  const { j } = s;
+  await j.append(range(1, 5));
+  const it = j.readAfter(0);
+  assert.equal((await it.next()).value?.seq, 1);
+  await j.close();
+  await assert.rejects(it.next(), /closed during readAfter/);
+  assert.throws(() => j.lastSeq(), /journal: closed/);
+  await assert.rejects(j.append([rec(6)]), /journal: closed/);
+});
+
+test('connection errors name the server without the password', async () => {
+  assert.equal(describeDatabaseUrl('postgres://strike:s3cret@db.example:5433/book?password=s3cret'), 'postgres://strike@db.example:5433/book');
+  // nothing listens on port 1: the error must say where, and never the password
+  const err = await openPostgresJournal('postgres://strike:s3cret@127.0.0.1:1/book').then(
+    () => assert.fail('connected to port 1'),
+    (e: unknown) => e as Error,
+  );
+  assert.match(err.message, /cannot connect to PostgreSQL at postgres:\/\/strike@127\.0\.0\.1:1\/book/);
+  assert.doesNotMatch(err.message, /s3cret/);
+});
