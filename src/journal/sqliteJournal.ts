@@ -15,6 +15,28 @@ export interface SqliteJournal extends Journal {
    * iteration in progress. For tests and diagnostics (e.g. asserting the pragmas of each).
    */
   connections(): SqliteDatabase[];
+  /**
+   * Copies what the WAL holds into the database file without waiting for anyone (PASSIVE). With
+   * `autoCheckpoint: false` the owner calls it; a failure refuses every later write, like one of
+   * append's.
+   */
+  checkpoint(): CheckpointResult;
+}
+
+/** What `PRAGMA wal_checkpoint` reports: WAL frames in all (`log`) and copied (`checkpointed`). */
+export interface CheckpointResult {
+  busy: number;
+  log: number;
+  checkpointed: number;
+}
+
+export interface SqliteJournalOptions {
+  /**
+   * SQLite's own checkpoint after a commit that grew the WAL past 1000 pages (the default). It runs
+   * inside that commit, so the batch's replies wait for it (several ms). The journal writer thread
+   * turns it off and checkpoints from a thread of its own instead (src/journal/walCheckpointer.ts).
+   */
+  autoCheckpoint?: boolean;
 }
 
 export interface PragmaState {
@@ -133,12 +155,13 @@ interface Reader {
   abandoned: boolean;
 }
 
-export function openSqliteJournal(dir: string): SqliteJournal {
+export function openSqliteJournal(dir: string, opts: SqliteJournalOptions = {}): SqliteJournal {
   ensureDir(dir);
   const file = path.join(path.resolve(dir), DB_FILE_NAME);
   const db = openConnection(file, false);
   try {
     db.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
+    if (opts.autoCheckpoint === false) db.pragma('wal_autocheckpoint = 0');
     migrate(db);
     fsyncDir(path.dirname(file)); // the database file's own directory entry
   } catch (e) {
@@ -281,6 +304,14 @@ export function openSqliteJournal(dir: string): SqliteJournal {
       });
     },
 
+    checkpoint(): CheckpointResult {
+      let result: CheckpointResult | undefined;
+      write('checkpoint', () => {
+        result = passiveCheckpoint(db);
+      });
+      return result!;
+    },
+
     connections(): SqliteDatabase[] {
       return closed ? [] : [db, ...[...readers].map((r) => r.db)];
     },
@@ -295,5 +326,34 @@ export function openSqliteJournal(dir: string): SqliteJournal {
       readers.clear();
       db.close();
     },
+  };
+}
+
+function passiveCheckpoint(db: SqliteDatabase): CheckpointResult {
+  const [row] = db.pragma('wal_checkpoint(PASSIVE)') as CheckpointResult[];
+  return row!;
+}
+
+export interface SqliteCheckpointer {
+  /** A PASSIVE checkpoint: copies committed WAL frames into the database file and fsyncs it. */
+  checkpoint(): CheckpointResult;
+  connection(): SqliteDatabase;
+  close(): void;
+}
+
+/**
+ * A second writable connection to the journal's database that only checkpoints, for a thread other
+ * than the writer's: the copy into the database file and its fsync then run beside the commits
+ * instead of inside one. With synchronous=FULL SQLite fsyncs the database file before it counts a
+ * frame as copied, so the WAL is only reused once its content is durable in the database file.
+ */
+export function openSqliteCheckpointer(dir: string): SqliteCheckpointer {
+  const db = openConnection(path.join(path.resolve(dir), DB_FILE_NAME), false);
+  // this connection never commits, but keep SQLite from checkpointing on its own behalf all the same
+  db.pragma('wal_autocheckpoint = 0');
+  return {
+    checkpoint: () => passiveCheckpoint(db),
+    connection: () => db,
+    close: () => db.close(),
   };
 }

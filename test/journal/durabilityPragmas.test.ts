@@ -18,6 +18,7 @@ async function assertEveryConnectionDurable(server: TestServer, expectedCount: n
   assert.equal(conns.length, expectedCount);
   for (const db of conns) assert.deepEqual(pragmaState(db), FULL);
   assert.deepEqual(await app.journalWriter.pragmas(), FULL, 'the writer thread commits with FULL');
+  assert.deepEqual(await app.journalWriter.checkpointerPragmas(), FULL, 'the checkpointer thread fsyncs the database file');
 }
 
 test('every journal connection of a started server runs WAL with synchronous=FULL, also after a restart', async () => {

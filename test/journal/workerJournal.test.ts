@@ -1,13 +1,14 @@
 // The journal writer thread (src/journal/workerJournal.ts): writes land in the same SQLite file the
 // engine thread reads, in the order they were handed over, with the durability pragmas; a refused
-// write refuses every later one (DESIGN.md rule 3: crash and recover, never carry on); close ends it.
+// write refuses every later one (DESIGN.md rule 3: crash and recover, never carry on); close ends it;
+// the WAL is checkpointed by the checkpointer thread, so it stays bounded under steady appends.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { openSqliteJournal } from '../../src/journal/sqliteJournal.ts';
-import { startJournalWriter } from '../../src/journal/workerJournal.ts';
+import { CHECKPOINT_AFTER_WAL_BYTES, startJournalWriter } from '../../src/journal/workerJournal.ts';
 import type { JournalRecord } from '../../src/journal/journal.ts';
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'strikebook-writer-'));
@@ -21,6 +22,7 @@ test('appends and a snapshot handed over together land in order, readable on the
   const writer = await startJournalWriter(dir, () => reader.lastSeq());
   try {
     assert.deepEqual(await writer.pragmas(), { journalMode: 'wal', synchronous: 2 });
+    assert.deepEqual(await writer.checkpointerPragmas(), { journalMode: 'wal', synchronous: 2 }, 'checkpoints fsync the database file too');
     // not awaited one by one: the thread must keep their order
     await Promise.all([writer.append([rec(1), rec(2)]), writer.append([rec(3)]), writer.saveSnapshot(3, 'state-at-3'), writer.append([rec(4)])]);
     assert.equal(writer.lastSeq(), 4);
@@ -60,4 +62,37 @@ test('close ends the thread after the writes handed over, and later writes are r
   assert.equal(reader.lastSeq(), 1);
   await assert.rejects(writer.append([rec(2)]), /exited/);
   reader.close();
+});
+
+test('under steady appends the WAL is checkpointed off the commit path and stays bounded', async () => {
+  const dir = path.join(root, 'checkpoints');
+  const reader = openSqliteJournal(dir);
+  const writer = await startJournalWriter(dir, () => reader.lastSeq());
+  const wal = path.join(dir, 'strikebook.db-wal');
+  const text = 'x'.repeat(2_000);
+  let seq = 0;
+  let walMax = 0;
+  try {
+    // about 6x the checkpoint threshold in record text alone, one batch at a time as the sequencer does
+    const batches = Math.ceil((6 * CHECKPOINT_AFTER_WAL_BYTES) / (20 * text.length));
+    for (let b = 0; b < batches; b++) {
+      const records: JournalRecord[] = [];
+      for (let i = 0; i < 20; i++) {
+        seq++;
+        records.push({ seq, ts: 1_700_000_000_000 + seq, cmd: JSON.stringify({ t: 'noop', n: seq, text }) });
+      }
+      await writer.append(records);
+      walMax = Math.max(walMax, fs.statSync(wal).size);
+    }
+    assert.equal(reader.lastSeq(), seq);
+    // SQLite's automatic checkpoint is off on the writer; without the checkpointer thread the WAL
+    // would hold every page written (over 6x the threshold). With it, the WAL starts over from its
+    // beginning after each checkpoint, so the file never grows much past the threshold.
+    assert.ok(walMax <= 2.5 * CHECKPOINT_AFTER_WAL_BYTES, `WAL grew to ${walMax} bytes`);
+    const rows = [...reader.readAfter(seq - 3)];
+    assert.deepEqual(rows.map((r) => r.seq), [seq - 2, seq - 1, seq]);
+  } finally {
+    await writer.close();
+    reader.close();
+  }
 });
