@@ -7,7 +7,7 @@ import { openSqliteJournal, pragmaState } from './sqliteJournal.ts';
 import { threadRequests } from './threadRequests.ts';
 import { startTsWorker } from './tsWorker.ts';
 import type { CheckpointerReply, CheckpointerRequest } from './walCheckpointer.ts';
-import { CHECKPOINT_AFTER_WAL_BYTES, type WriterReply, type WriterRequest } from './workerJournal.ts';
+import { CHECKPOINT_AFTER_WAL_BYTES, unpackRecords, type WriterReply, type WriterRequest } from './workerJournal.ts';
 
 /**
  * Besides the pages its text fills, a commit rewrites the b-tree's last leaf and an interior page:
@@ -80,10 +80,11 @@ port.on('message', (req: WriterRequest) => {
   try {
     switch (req.op) {
       case 'append': {
-        journal.append(req.records);
+        const records = unpackRecords(req.batch);
+        journal.append(records);
         answer({ ok: true });
         let bytes = 0;
-        for (const r of req.records) bytes += r.cmd.length + RECORD_OVERHEAD_BYTES;
+        for (const r of records) bytes += r.cmd.length + RECORD_OVERHEAD_BYTES;
         committed(bytes);
         break;
       }

@@ -8,7 +8,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { openSqliteJournal } from '../../src/journal/sqliteJournal.ts';
-import { CHECKPOINT_AFTER_WAL_BYTES, startJournalWriter } from '../../src/journal/workerJournal.ts';
+import fc from 'fast-check';
+import { CHECKPOINT_AFTER_WAL_BYTES, packRecords, startJournalWriter, unpackRecords } from '../../src/journal/workerJournal.ts';
 import type { JournalRecord } from '../../src/journal/journal.ts';
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'strikebook-writer-'));
@@ -95,4 +96,18 @@ test('under steady appends the WAL is checkpointed off the commit path and stays
     await writer.close();
     reader.close();
   }
+});
+
+test('a batch packed for the writer thread unpacks to the same records (any text, any length)', () => {
+  const record = fc.record({ seq: fc.nat({ max: Number.MAX_SAFE_INTEGER }), ts: fc.integer({ min: -1e15, max: 1e15 }), cmd: fc.string({ unit: 'binary', maxLength: 300 }) }).map((r) => ({ seq: r.seq, ts: r.ts, cmd: r.cmd }));
+  fc.assert(
+    fc.property(fc.array(record, { maxLength: 50 }), (records) => {
+      assert.deepEqual(unpackRecords(packRecords(records)), records);
+    }),
+    { numRuns: 2_000 },
+  );
+  assert.deepEqual(unpackRecords(packRecords([{ seq: 1, ts: 2, cmd: '' }, { seq: 2, ts: 3, cmd: '{"a":"\u00e9\ud83d\ude00"}' }])), [
+    { seq: 1, ts: 2, cmd: '' },
+    { seq: 2, ts: 3, cmd: '{"a":"\u00e9\ud83d\ude00"}' },
+  ]);
 });
