@@ -1,15 +1,19 @@
 // HTTP transport: every registry method at its canonical path and the Deribit prefixes, by GET
-// (query string) and POST (bare params or a JSON-RPC request), in the Deribit envelope.
+// (query string) and POST (bare params or a JSON-RPC request), in the Deribit envelope. Fastify
+// serves every request but plain POSTs, which the fast path in front of it answers (fastPath.ts).
+import { createServer } from 'node:http';
 import type { Duplex } from 'node:stream';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Services } from '../../app/services.ts';
 import { ERR } from '../../domain/errors.ts';
-import { call, compileMethod, type CallOutput, type CompiledMethod } from '../rpc/dispatch.ts';
+import { compileMethod, type CallOutput, type CompiledMethod } from '../rpc/dispatch.ts';
+import { fastPath } from './fastPath.ts';
 import { ERROR_TABLE } from '../rpc/errors.ts';
 import type { MethodDef } from '../rpc/registry.ts';
+import { BODY_LIMIT, envelopeText, errorOut, micros, rpcOverHttp, type Envelope } from './rpcOverHttp.ts';
 
-/** Deribit's request size limit. */
-export const BODY_LIMIT = 32 * 1024;
+export { BODY_LIMIT } from './rpcOverHttp.ts';
+
 const PREFIXES = ['/v1/', '/api/v1/', '/api/v2/'];
 
 /** Every HTTP path of a method, without the path-parameter forms. */
@@ -18,22 +22,6 @@ export function methodPaths(def: MethodDef): string[] {
   const out: string[] = [];
   for (const prefix of PREFIXES) for (const n of names) out.push(prefix + n);
   return out;
-}
-
-interface Envelope {
-  id: unknown;
-  usIn: number;
-}
-
-function micros(): number {
-  return Math.round((performance.timeOrigin + performance.now()) * 1000);
-}
-
-function envelopeText(env: Envelope, out: CallOutput, testnet: boolean): string {
-  const usOut = micros();
-  const head = env.id === undefined ? '{"jsonrpc":"2.0"' : `{"jsonrpc":"2.0","id":${JSON.stringify(env.id)}`;
-  const body = out.error ? `,"error":${JSON.stringify(out.error)}` : `,"result":${JSON.stringify(out.result ?? null)}`;
-  return `${head}${body},"usIn":${env.usIn},"usOut":${usOut},"usDiff":${usOut - env.usIn},"testnet":${testnet}}`;
 }
 
 function send(reply: FastifyReply, env: Envelope, out: CallOutput, testnet: boolean): void {
@@ -67,11 +55,6 @@ function clientErrorHandler(testnet: boolean) {
   };
 }
 
-function errorOut(code: keyof typeof ERROR_TABLE, reason?: string): CallOutput {
-  const info = ERROR_TABLE[code];
-  return { status: info.status, error: { code, message: info.message, ...(reason ? { data: { reason } } : {}) } };
-}
-
 /** Request body as received: kept raw (signatures are computed over it) and parsed by us. */
 interface RawBody {
   raw: string;
@@ -90,7 +73,19 @@ function jsonRpcId(req: FastifyRequest): unknown {
 }
 
 export function buildHttpServer(s: Services, methods: MethodDef[]): FastifyInstance {
+  const fastMethods = new Map<string, CompiledMethod>();
+  let closing = false;
   const app = Fastify({
+    // the node:http server, with the fast path in front of Fastify's own handler; the timeouts are
+    // the ones Fastify would set on a server it created itself
+    serverFactory: (handler, options) => {
+      const opts = options as { keepAliveTimeout?: number; requestTimeout?: number; connectionTimeout?: number };
+      const server = createServer(fastPath(s, fastMethods, () => closing, handler));
+      server.keepAliveTimeout = opts.keepAliveTimeout ?? 72_000;
+      server.requestTimeout = opts.requestTimeout ?? 0;
+      server.setTimeout(opts.connectionTimeout ?? 0);
+      return server;
+    },
     logger: false,
     bodyLimit: BODY_LIMIT,
     // Deribit clients send booleans and numbers as query strings; parsed per method by its schema
@@ -105,59 +100,33 @@ export function buildHttpServer(s: Services, methods: MethodDef[]): FastifyInsta
   });
 
   const handle = (m: CompiledMethod) => async (req: FastifyRequest, reply: FastifyReply) => {
-    const env: Envelope = { id: undefined, usIn: micros() };
-    let params: Record<string, unknown>;
-    let fromQuery = false;
-    if (req.method === 'POST' && req.body && (req.body as RawBody).raw.trim() !== '') {
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse((req.body as RawBody).raw);
-      } catch {
-        return send(reply, env, errorOut(ERR.PARSE, 'body is not valid JSON'), testnet);
-      }
-      if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
-        return send(reply, env, errorOut(ERR.INVALID_REQUEST, 'body must be a JSON object'), testnet);
-      }
-      const obj = parsed as Record<string, unknown>;
-      if (obj.jsonrpc !== undefined && 'method' in obj) {
-        env.id = obj.id;
-        const p = obj.params ?? {};
-        if (p === null || typeof p !== 'object' || Array.isArray(p)) {
-          return send(reply, env, errorOut(ERR.INVALID_PARAMS, 'params must be an object'), testnet);
-        }
-        params = { ...(p as Record<string, unknown>) };
-      } else params = obj;
-    } else {
-      params = { ...(req.query as Record<string, unknown>) };
-      fromQuery = true;
-    }
-    const pathValue = (req.params as Record<string, string> | undefined)?.pathValue;
-    if (m.def.pathParam && pathValue !== undefined) {
-      // a path segment is text even when the body is JSON: an integer parameter is read as one
-      const schema = (m.def.params.properties as Record<string, { type?: string }>)[m.def.pathParam];
-      params[m.def.pathParam] = schema?.type === 'integer' && /^\d{1,15}$/.test(pathValue) ? Number(pathValue) : pathValue;
-    }
-    const out = await call(s, m, {
-      params,
-      fromQuery,
-      credentials: {
-        authorization: req.headers.authorization,
-        accessToken: undefined,
-        signed: { method: req.method, uri: req.url, body: (req.body as RawBody | undefined)?.raw ?? '' },
-      },
+    const out = await rpcOverHttp(s, m, {
+      method: req.method,
+      url: req.url,
+      rawBody: (req.body as RawBody | undefined)?.raw,
+      query: req.query as Record<string, unknown>,
+      pathValue: (req.params as Record<string, string> | undefined)?.pathValue,
+      authorization: req.headers.authorization,
       ip: req.ip,
     });
-    send(reply, env, out, testnet);
+    reply.code(out.status).type('application/json').send(out.text);
   };
 
   for (const def of methods) {
     const compiled = compileMethod(def);
     const h = handle(compiled);
     for (const path of methodPaths(def)) {
+      fastMethods.set(path, compiled);
       app.route({ method: ['GET', 'POST'], url: path, handler: h });
       if (def.pathParam) app.route({ method: ['GET', 'POST'], url: `${path}/:pathValue`, handler: h });
     }
   }
+
+  // once closing, Fastify answers (503 and Connection: close on a kept-alive connection)
+  app.addHook('preClose', (done) => {
+    closing = true;
+    done();
+  });
 
   app.get('/health', async (_req, reply) => {
     reply.type('application/json').send(JSON.stringify({ status: 'ok', seq: s.ex.seq }));

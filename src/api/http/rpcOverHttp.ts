@@ -1,0 +1,92 @@
+// One HTTP request to one registry method, transport-neutral: the params from the body (bare or a
+// JSON-RPC request) or the query string, the call, and the Deribit envelope (API.md 1.2). Used by
+// both HTTP paths: Fastify's routes and the fast path in front of them (fastPath.ts).
+import type { Services } from '../../app/services.ts';
+import { ERR } from '../../domain/errors.ts';
+import { call, type CallOutput, type CompiledMethod } from '../rpc/dispatch.ts';
+import { ERROR_TABLE } from '../rpc/errors.ts';
+
+/** Deribit's request size limit. */
+export const BODY_LIMIT = 32 * 1024;
+
+export interface Envelope {
+  id: unknown;
+  usIn: number;
+}
+
+export function micros(): number {
+  return Math.round((performance.timeOrigin + performance.now()) * 1000);
+}
+
+export function envelopeText(env: Envelope, out: CallOutput, testnet: boolean): string {
+  const usOut = micros();
+  const head = env.id === undefined ? '{"jsonrpc":"2.0"' : `{"jsonrpc":"2.0","id":${JSON.stringify(env.id)}`;
+  const body = out.error ? `,"error":${JSON.stringify(out.error)}` : `,"result":${JSON.stringify(out.result ?? null)}`;
+  return `${head}${body},"usIn":${env.usIn},"usOut":${usOut},"usDiff":${usOut - env.usIn},"testnet":${testnet}}`;
+}
+
+export function errorOut(code: keyof typeof ERROR_TABLE, reason?: string): CallOutput {
+  const info = ERROR_TABLE[code];
+  return { status: info.status, error: { code, message: info.message, ...(reason ? { data: { reason } } : {}) } };
+}
+
+/** One HTTP request to one registry method, as both HTTP paths (fast and Fastify) see it. */
+export interface HttpRpcRequest {
+  method: string;
+  /** the raw request target (what a deri-hmac-sha256 signature covers) */
+  url: string;
+  rawBody: string | undefined;
+  /** the parsed query string; GET requests and POSTs with an empty body take their params from it */
+  query: Record<string, unknown> | undefined;
+  pathValue: string | undefined;
+  authorization: string | undefined;
+  ip: string;
+}
+
+/** Parses the params (body or query), calls the method and renders the Deribit envelope. */
+export async function rpcOverHttp(s: Services, m: CompiledMethod, req: HttpRpcRequest): Promise<{ status: number; text: string }> {
+  const testnet = s.config.mode !== 'production';
+  const env: Envelope = { id: undefined, usIn: micros() };
+  const reply = (out: CallOutput) => ({ status: out.status, text: envelopeText(env, out, testnet) });
+  let params: Record<string, unknown>;
+  let fromQuery = false;
+  if (req.method === 'POST' && req.rawBody !== undefined && req.rawBody.trim() !== '') {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(req.rawBody);
+    } catch {
+      return reply(errorOut(ERR.PARSE, 'body is not valid JSON'));
+    }
+    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+      return reply(errorOut(ERR.INVALID_REQUEST, 'body must be a JSON object'));
+    }
+    const obj = parsed as Record<string, unknown>;
+    if (obj.jsonrpc !== undefined && 'method' in obj) {
+      env.id = obj.id;
+      const p = obj.params ?? {};
+      if (p === null || typeof p !== 'object' || Array.isArray(p)) {
+        return reply(errorOut(ERR.INVALID_PARAMS, 'params must be an object'));
+      }
+      params = { ...(p as Record<string, unknown>) };
+    } else params = obj;
+  } else {
+    params = { ...req.query };
+    fromQuery = true;
+  }
+  if (m.def.pathParam && req.pathValue !== undefined) {
+    // a path segment is text even when the body is JSON: an integer parameter is read as one
+    const schema = (m.def.params.properties as Record<string, { type?: string }>)[m.def.pathParam];
+    params[m.def.pathParam] = schema?.type === 'integer' && /^\d{1,15}$/.test(req.pathValue) ? Number(req.pathValue) : req.pathValue;
+  }
+  const out = await call(s, m, {
+    params,
+    fromQuery,
+    credentials: {
+      authorization: req.authorization,
+      accessToken: undefined,
+      signed: { method: req.method, uri: req.url, body: req.rawBody ?? '' },
+    },
+    ip: req.ip,
+  });
+  return reply(out);
+}
