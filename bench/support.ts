@@ -35,9 +35,16 @@ export async function call(base: string, method: string, params: Record<string, 
   return body.result;
 }
 
-/** The server under test: `npm start`'s entry point on a fresh data dir, manual index, no demo maker. */
+/** The node flags of `npm start` (V8 heap settings), so that the benchmarks run what users run. */
+export function startScriptNodeFlags(): string[] {
+  const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } };
+  const words = pkg.scripts.start.split(/\s+/);
+  return words.slice(1, words.indexOf('--import'));
+}
+
+/** The server under test: `npm start`'s command on a fresh data dir, manual index, no demo maker. */
 export function spawnStrikebook(port: number, dataDir: string, nodeArgs: string[] = []): ChildProcess {
-  return spawnNode([...nodeArgs, '--import', 'tsx', 'src/app/main.ts'], {
+  return spawnNode([...startScriptNodeFlags(), ...nodeArgs, '--import', 'tsx', 'src/app/main.ts'], {
     PORT: String(port),
     STRIKEBOOK_DATA_DIR: dataDir,
     STRIKEBOOK_BOOTSTRAP_TOKEN: BOOTSTRAP,
