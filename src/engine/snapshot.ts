@@ -134,8 +134,7 @@ export function restore(text: string, limits: ExchangeLimits = DEFAULT_LIMITS): 
   ex.indexHistory = s.indexHistory ?? {};
   ex.deliveries = s.deliveries ?? [];
   for (const inv of s.auth.invites) ex.auth.invites.set(inv.code, inv);
-  ex.auth.access = new Map(s.auth.access);
-  ex.auth.refresh = new Map(s.auth.refresh);
+  ex.auth.restoreTokens(s.auth.access, s.auth.refresh);
   ex.auth.issuedCount = s.auth.issued;
   ex.apiKeys = ApiKeys.fromJson(s.apiKeys);
   ex.system = s.system;
