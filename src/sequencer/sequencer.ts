@@ -7,12 +7,22 @@
 //
 // The journal may write synchronously (the SQLite adapter on this thread) or asynchronously (the
 // same adapter in a worker thread, src/journal/workerJournal.ts; a network database). With an
-// asynchronous one the writes are pipelined: while one batch is being made durable, the next one
-// fills, and it is handed over as soon as the first is done. Batches complete in order.
+// asynchronous one the writes are pipelined: a batch is handed over at the end of its event-loop
+// turn while fewer than MAX_WRITES_IN_FLIGHT are being written, otherwise it keeps filling until
+// one of them is durable. Batches complete in order; each releases only its own replies.
 import type { Command, Sequenced } from '../engine/commands.ts';
 import type { Exchange } from '../engine/exchange.ts';
 import { ERR, reject } from '../domain/errors.ts';
 import type { JournalRecord, JournalWriter } from '../journal/journal.ts';
+
+/**
+ * Batches handed to an asynchronous journal and not yet durable, at most. With two, the journal
+ * starts the next batch the moment the previous one is durable, instead of waiting for this thread
+ * to notice and hand it over (a cross-thread round trip, often delayed by a burst of requests this
+ * thread is busy with). Measured with 100 connections: +15% throughput, p99 9.5 -> 6.7 ms with a
+ * light load generator; more than two only makes the batches smaller.
+ */
+export const MAX_WRITES_IN_FLIGHT = 2;
 
 export interface Clock {
   now(): number;
@@ -170,14 +180,14 @@ export class Sequencer {
     const done = new Promise<void>((resolve) => resolvers.push(resolve));
     const batch: Batch = { records: [], cmds: [], resolvers, done };
     this.open = batch;
-    // With a write in flight, its completion hands this batch over (that is the pipelining).
+    // With MAX_WRITES_IN_FLIGHT writes in flight, the first to complete hands this batch over.
     setImmediate(() => this.flush());
     return batch;
   }
 
-  /** Hands the open batch to the journal, unless an asynchronous write is still in flight. */
+  /** Hands the open batch to the journal, unless MAX_WRITES_IN_FLIGHT writes are in flight. */
   flush(): void {
-    if (this.writing === 0) this.handOver();
+    if (this.writing < MAX_WRITES_IN_FLIGHT) this.handOver();
   }
 
   /**
@@ -247,8 +257,8 @@ export class Sequencer {
         this.writing--;
         if (this.failed !== null) return;
         this.committed(batch);
-        // what filled while this batch was being written goes next, as one batch
-        if (this.writing === 0) this.handOver();
+        // what filled while the journal was busy goes next, as one batch
+        if (this.writing < MAX_WRITES_IN_FLIGHT) this.handOver();
       },
       (err: unknown) => {
         this.writing--;

@@ -8,7 +8,8 @@ import { Exchange } from '../../src/engine/exchange.ts';
 import { BUY, SELL } from '../../src/engine/orderBook.ts';
 import { restore, serialize, stateHash } from '../../src/engine/snapshot.ts';
 import { instrumentFields, loadCatalogConfig } from '../../src/market/catalog.ts';
-import { Sequencer, applyCommand, type SequencerOptions } from '../../src/sequencer/sequencer.ts';
+import { MAX_WRITES_IN_FLIGHT, Sequencer, applyCommand, type SequencerOptions } from '../../src/sequencer/sequencer.ts';
+import type { JournalRecord, JournalWriter } from '../../src/journal/journal.ts';
 import { MemoryJournal } from '../helpers/memoryJournal.ts';
 
 const T0 = Date.UTC(2030, 0, 2, 12);
@@ -352,4 +353,61 @@ test('an exception inside apply becomes an 11094 result, is journaled, and repla
   const { ex: replayed } = recover(journal, (err) => replayErrors.push(err));
   assert.equal(replayErrors.length, 1, 'replay meets the same exception');
   assert.equal(stateHash(replayed), stateHash(ex));
+});
+
+// ---- pipelining with an asynchronous journal -------------------------------------------------------
+
+/** An asynchronous journal whose writes complete only when the test says so, oldest first. */
+class GatedJournal implements JournalWriter {
+  readonly inner = new MemoryJournal();
+  readonly inFlight: Array<{ records: JournalRecord[]; complete: () => void }> = [];
+  append(records: JournalRecord[]): Promise<void> {
+    return new Promise((resolve) => {
+      this.inFlight.push({ records, complete: () => (this.inner.append(records), resolve()) });
+    });
+  }
+  saveSnapshot(seq: number, data: string): void {
+    this.inner.saveSnapshot(seq, data);
+  }
+  lastSeq(): number {
+    return this.inner.lastSeq();
+  }
+  completeOldest(): void {
+    this.inFlight.shift()!.complete();
+  }
+}
+
+test(`with an asynchronous journal, up to ${MAX_WRITES_IN_FLIGHT} batches are written at once, and each releases only its own replies`, async () => {
+  assert.equal(MAX_WRITES_IN_FLIGHT, 2);
+  const journal = new GatedJournal();
+  const ex = new Exchange();
+  const seq = new Sequencer(ex, journal, fakeClock(), { snapshotEvery: 1_000_000, onFatal: (err) => assert.fail(String(err)), onCommandError: () => undefined }, () => serialize(ex));
+  const a = seq.submit(index(100_000), () => 'a');
+  await nextTurn();
+  assert.equal(journal.inFlight.length, 1, 'the first batch is handed over at the end of its turn');
+  const b = seq.submit(index(100_001), () => 'b');
+  await nextTurn();
+  assert.equal(journal.inFlight.length, 2, 'the next turn is handed over while the first is being written');
+  const c1 = seq.submit(index(100_002), () => 'c1');
+  await nextTurn();
+  const c2 = seq.submit(index(100_003), () => 'c2');
+  await nextTurn();
+  assert.equal(journal.inFlight.length, 2, 'no third write: later turns wait, filling one batch');
+  const read = seq.read(() => journal.lastSeq());
+  for (const p of [a, b, c1, c2, read] as Array<Promise<unknown>>) assert.equal(await settledWithin(p, 2), 'pending');
+
+  journal.completeOldest();
+  assert.deepEqual(await settledWithin(a), { value: 'a' });
+  assert.equal(await settledWithin(b, 2), 'pending', 'a later batch is not released by an earlier one');
+  assert.equal(journal.inFlight.length, 2, 'the waiting commands went out as one batch when a write completed');
+  assert.deepEqual(journal.inFlight[1]!.records.map((r) => r.seq), [3, 4]);
+
+  journal.completeOldest();
+  assert.deepEqual(await settledWithin(b), { value: 'b' });
+  assert.equal(await settledWithin(c1, 2), 'pending');
+  journal.completeOldest();
+  assert.deepEqual(await settledWithin(c1), { value: 'c1' });
+  assert.deepEqual(await settledWithin(c2), { value: 'c2' });
+  assert.deepEqual(await settledWithin(read), { value: 4 }, 'a read waits for every batch handed over before it');
+  assert.equal(seq.pending, false);
 });
