@@ -1,11 +1,14 @@
 // HTTP benchmark: durable limit orders over HTTP from 100 concurrent connections against the real
 // server (a child process, journal on disk, synchronous=FULL), beside a bare node:http server
-// answering the same requests with a constant body, measured the same way in the same run.
+// answering the same requests with a constant body, measured the same way in the same run. The
+// targets are judged on autocannon; a lean load generator (leanLoad.ts) then measures both servers
+// again, to show how much of the latency is the generator's own on a small machine.
 // Then (c): journal replay speed over the journal that run produced.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
+import { leanLoad, type LeanResult } from './leanLoad.ts';
 import { BOOTSTRAP, call, cpuPerRequest, processCpuSeconds, spawnBareServer, spawnStrikebook, waitHttp } from './support.ts';
 import { Exchange } from '../src/engine/exchange.ts';
 import type { Sequenced } from '../src/engine/commands.ts';
@@ -149,6 +152,33 @@ export async function runHttpBench(opts: { seconds?: number } = {}): Promise<{ l
     lines.push(
       `ratio ${ratio.toFixed(3)} of bare (target >= ${TARGET_RPS_RATIO}): ${rpsOk ? 'PASS' : 'FAIL'}; p99 ${sbRes.p99.toFixed(2)} ms (target <= ${TARGET_P99_MS} ms): ${p99Ok ? 'PASS' : 'FAIL'}`,
     );
+    // the cross-check: the book emptied first, so the open-order limits leave room for the run
+    const tokens = new Set(plans.map((plan) => plan[0]!.headers.authorization!.slice('Bearer '.length)));
+    for (const token of tokens) await call(base, 'private/cancel_all', {}, token);
+    await leanLoad(barePort, barePlans, 2);
+    const bareCpu2 = processCpuSeconds(bare.pid);
+    const clientCpu2 = process.cpuUsage();
+    const bareLean = await leanLoad(barePort, barePlans, seconds);
+    const clientCpuBareLean = process.cpuUsage(clientCpu2);
+    const bareCpu3 = processCpuSeconds(bare.pid);
+    await leanLoad(port, plans, 2);
+    const sbCpu2 = processCpuSeconds(server.pid);
+    const clientCpu3 = process.cpuUsage();
+    const sbLean = await leanLoad(port, plans, seconds);
+    const clientCpuSbLean = process.cpuUsage(clientCpu3);
+    const sbCpu3 = processCpuSeconds(server.pid);
+    const leanLine = (label: string, r: LeanResult) =>
+      `  ${label.padEnd(32)} ${Math.round(r.rps).toString().padStart(7)} req/s  p50 ${r.p50.toFixed(2)} ms  p99 ${r.p99.toFixed(2)} ms  (${r.total} requests, ${r.non2xx} non-2xx, ${r.errors} errors)`;
+    lines.push('cross-check with a lean load generator (requests encoded once, bench/leanLoad.ts); not the judged figures:');
+    lines.push(leanLine('bare node:http', bareLean));
+    lines.push(leanLine('Strikebook durable limit orders', sbLean));
+    const leanPer = (u: NodeJS.CpuUsage, r: LeanResult) => (r.total > 0 ? `${((u.user + u.system) / r.total).toFixed(1)} us` : 'n/a');
+    lines.push(
+      `  CPU per request: bare server ${cpuPerRequest(bareCpu2, bareCpu3, bareLean.total)}, Strikebook ${cpuPerRequest(sbCpu2, sbCpu3, sbLean.total)}; ` +
+        `load generator ${leanPer(clientCpuBareLean, bareLean)} / ${leanPer(clientCpuSbLean, sbLean)}`,
+    );
+    lines.push(`  ratio ${(sbLean.rps / bareLean.rps).toFixed(3)} of bare, p99 ${sbLean.p99.toFixed(2)} ms`);
+
     const status = await fetch(`${base}/health`).then((r) => r.json() as Promise<{ seq: number }>);
     lines.push(`journal records after the run: ${status.seq}`);
 
