@@ -7,23 +7,11 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import autocannon from 'autocannon';
-import { BOOTSTRAP, call, spawnBareServer, spawnStrikebook, waitHttp } from './support.ts';
+import { BOOTSTRAP, call, spawnBareServer, spawnStrikebook, waitHttp, type LoadResult } from './support.ts';
 
 const CONNECTIONS = 100;
 const DEPTH = 20;
 export const TARGET_RPS = 20_000;
-
-
-
-
-interface LoadResult {
-  rps: number;
-  p50: number;
-  p99: number;
-  total: number;
-  non2xx: number;
-  errors: number;
-}
 
 async function load(url: string, seconds: number): Promise<LoadResult> {
   const r = (await autocannon({ url, connections: CONNECTIONS, duration: seconds, pipelining: 1 })) as any;

@@ -8,8 +8,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
-import { leanLoad, type LeanResult } from './leanLoad.ts';
-import { BOOTSTRAP, call, cpuPerRequest, processCpuSeconds, spawnBareServer, spawnStrikebook, waitHttp } from './support.ts';
+import { leanLoad } from './leanLoad.ts';
+import { BOOTSTRAP, call, cpuPerRequest, processCpuSeconds, spawnBareServer, spawnStrikebook, waitHttp, type LoadResult } from './support.ts';
 import { Exchange } from '../src/engine/exchange.ts';
 import type { Sequenced } from '../src/engine/commands.ts';
 import { openSqliteJournal } from '../src/journal/sqliteJournal.ts';
@@ -19,19 +19,10 @@ export const CONNECTIONS = 100;
 export const TARGET_RPS_RATIO = 0.35;
 export const TARGET_P99_MS = 10;
 
-interface LoadResult {
-  rps: number;
-  p50: number;
-  p99: number;
-  total: number;
-  errors: number;
-  non2xx: number;
+interface AutocannonResult extends LoadResult {
   /** the first non-200 response, to explain a failed run */
   firstError: string | null;
 }
-
-
-
 
 interface Load {
   url: string;
@@ -41,7 +32,7 @@ interface Load {
 }
 
 /** Runs autocannon with one request plan per connection. */
-async function runLoad(load: Load): Promise<LoadResult> {
+async function runLoad(load: Load): Promise<AutocannonResult> {
   let nextPlan = 0;
   let firstError: string | null = null;
   const result = await autocannon({
@@ -75,6 +66,24 @@ async function runLoad(load: Load): Promise<LoadResult> {
   };
 }
 
+
+/** One measured load run, with the CPU per request of the server (all threads) and of this process. */
+async function measured<R extends LoadResult>(pid: number | undefined, run: () => Promise<R>): Promise<{ r: R; server: string; client: string }> {
+  const server0 = processCpuSeconds(pid);
+  const client0 = process.cpuUsage();
+  const r = await run();
+  const client = process.cpuUsage(client0);
+  const server1 = processCpuSeconds(pid);
+  const clientPer = r.total > 0 ? `${((client.user + client.system) / r.total).toFixed(1)} us` : 'n/a';
+  return { r, server: cpuPerRequest(server0, server1, r.total), client: clientPer };
+}
+
+function fmt(label: string, r: LoadResult, indent = ''): string {
+  return (
+    `${indent}${label.padEnd(34 - indent.length)} ${Math.round(r.rps).toString().padStart(7)} req/s  p50 ${r.p50.toFixed(2)} ms  ` +
+    `p99 ${r.p99.toFixed(2)} ms  (${r.total} requests, ${r.non2xx} non-2xx, ${r.errors} errors)`
+  );
+}
 
 export async function runHttpBench(opts: { seconds?: number } = {}): Promise<{ lines: string[]; ok: boolean }> {
   const seconds = opts.seconds ?? 10;
@@ -125,59 +134,35 @@ export async function runHttpBench(opts: { seconds?: number } = {}): Promise<{ l
 
     // warm both up, then measure: bare first, then Strikebook
     await runLoad({ url: `http://127.0.0.1:${barePort}`, plans: barePlans, seconds: 2 });
-    const bareCpu0 = processCpuSeconds(bare.pid);
-    const clientCpu0 = process.cpuUsage();
-    const bareRes = await runLoad({ url: `http://127.0.0.1:${barePort}`, plans: barePlans, seconds });
-    const clientCpuBare = process.cpuUsage(clientCpu0);
-    const bareCpu1 = processCpuSeconds(bare.pid);
+    const bareAc = await measured(bare.pid, () => runLoad({ url: `http://127.0.0.1:${barePort}`, plans: barePlans, seconds }));
     await runLoad({ url: base, plans, seconds: 2 });
-    const sbCpu0 = processCpuSeconds(server.pid);
-    const clientCpu1 = process.cpuUsage();
-    const sbRes = await runLoad({ url: base, plans, seconds });
-    const clientCpuSb = process.cpuUsage(clientCpu1);
-    const sbCpu1 = processCpuSeconds(server.pid);
-    const ratio = sbRes.rps / bareRes.rps;
-    const fmt = (label: string, r: LoadResult) =>
-      `${label.padEnd(34)} ${Math.round(r.rps).toString().padStart(7)} req/s  p50 ${r.p50.toFixed(2)} ms  p99 ${r.p99.toFixed(2)} ms  (${r.total} requests, ${r.non2xx} non-2xx, ${r.errors} errors)`;
-    lines.push(fmt('bare node:http (constant body)', bareRes));
-    lines.push(fmt('Strikebook durable limit orders', sbRes));
-    const clientPer = (u: NodeJS.CpuUsage, r: LoadResult) => (r.total > 0 ? `${((u.user + u.system) / r.total).toFixed(1)} us` : 'n/a');
+    const sbAc = await measured(server.pid, () => runLoad({ url: base, plans, seconds }));
+    const ratio = sbAc.r.rps / bareAc.r.rps;
+    lines.push(fmt('bare node:http (constant body)', bareAc.r));
+    lines.push(fmt('Strikebook durable limit orders', sbAc.r));
     lines.push(
-      `CPU per request: bare server ${cpuPerRequest(bareCpu0, bareCpu1, bareRes.total)}, Strikebook ${cpuPerRequest(sbCpu0, sbCpu1, sbRes.total)} ` +
-        `(all threads); load generator ${clientPer(clientCpuBare, bareRes)} / ${clientPer(clientCpuSb, sbRes)} (it shares the machine's cores)`,
+      `CPU per request: bare server ${bareAc.server}, Strikebook ${sbAc.server} (all threads); ` +
+        `load generator ${bareAc.client} / ${sbAc.client} (it shares the machine's cores)`,
     );
-    if (sbRes.firstError) lines.push(`first refused request: ${sbRes.firstError}`);
+    if (sbAc.r.firstError) lines.push(`first refused request: ${sbAc.r.firstError}`);
     const rpsOk = ratio >= TARGET_RPS_RATIO;
-    const p99Ok = sbRes.p99 <= TARGET_P99_MS;
+    const p99Ok = sbAc.r.p99 <= TARGET_P99_MS;
     lines.push(
-      `ratio ${ratio.toFixed(3)} of bare (target >= ${TARGET_RPS_RATIO}): ${rpsOk ? 'PASS' : 'FAIL'}; p99 ${sbRes.p99.toFixed(2)} ms (target <= ${TARGET_P99_MS} ms): ${p99Ok ? 'PASS' : 'FAIL'}`,
+      `ratio ${ratio.toFixed(3)} of bare (target >= ${TARGET_RPS_RATIO}): ${rpsOk ? 'PASS' : 'FAIL'}; p99 ${sbAc.r.p99.toFixed(2)} ms (target <= ${TARGET_P99_MS} ms): ${p99Ok ? 'PASS' : 'FAIL'}`,
     );
+
     // the cross-check: the book emptied first, so the open-order limits leave room for the run
     const tokens = new Set(plans.map((plan) => plan[0]!.headers.authorization!.slice('Bearer '.length)));
     for (const token of tokens) await call(base, 'private/cancel_all', {}, token);
     await leanLoad(barePort, barePlans, 2);
-    const bareCpu2 = processCpuSeconds(bare.pid);
-    const clientCpu2 = process.cpuUsage();
-    const bareLean = await leanLoad(barePort, barePlans, seconds);
-    const clientCpuBareLean = process.cpuUsage(clientCpu2);
-    const bareCpu3 = processCpuSeconds(bare.pid);
+    const bareLean = await measured(bare.pid, () => leanLoad(barePort, barePlans, seconds));
     await leanLoad(port, plans, 2);
-    const sbCpu2 = processCpuSeconds(server.pid);
-    const clientCpu3 = process.cpuUsage();
-    const sbLean = await leanLoad(port, plans, seconds);
-    const clientCpuSbLean = process.cpuUsage(clientCpu3);
-    const sbCpu3 = processCpuSeconds(server.pid);
-    const leanLine = (label: string, r: LeanResult) =>
-      `  ${label.padEnd(32)} ${Math.round(r.rps).toString().padStart(7)} req/s  p50 ${r.p50.toFixed(2)} ms  p99 ${r.p99.toFixed(2)} ms  (${r.total} requests, ${r.non2xx} non-2xx, ${r.errors} errors)`;
+    const sbLean = await measured(server.pid, () => leanLoad(port, plans, seconds));
     lines.push('cross-check with a lean load generator (requests encoded once, bench/leanLoad.ts); not the judged figures:');
-    lines.push(leanLine('bare node:http', bareLean));
-    lines.push(leanLine('Strikebook durable limit orders', sbLean));
-    const leanPer = (u: NodeJS.CpuUsage, r: LeanResult) => (r.total > 0 ? `${((u.user + u.system) / r.total).toFixed(1)} us` : 'n/a');
-    lines.push(
-      `  CPU per request: bare server ${cpuPerRequest(bareCpu2, bareCpu3, bareLean.total)}, Strikebook ${cpuPerRequest(sbCpu2, sbCpu3, sbLean.total)}; ` +
-        `load generator ${leanPer(clientCpuBareLean, bareLean)} / ${leanPer(clientCpuSbLean, sbLean)}`,
-    );
-    lines.push(`  ratio ${(sbLean.rps / bareLean.rps).toFixed(3)} of bare, p99 ${sbLean.p99.toFixed(2)} ms`);
+    lines.push(fmt('bare node:http', bareLean.r, '  '));
+    lines.push(fmt('Strikebook durable limit orders', sbLean.r, '  '));
+    lines.push(`  CPU per request: bare server ${bareLean.server}, Strikebook ${sbLean.server}; load generator ${bareLean.client} / ${sbLean.client}`);
+    lines.push(`  ratio ${(sbLean.r.rps / bareLean.r.rps).toFixed(3)} of bare, p99 ${sbLean.r.p99.toFixed(2)} ms`);
 
     const status = await fetch(`${base}/health`).then((r) => r.json() as Promise<{ seq: number }>);
     lines.push(`journal records after the run: ${status.seq}`);

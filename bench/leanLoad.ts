@@ -9,6 +9,7 @@
 // from writing a request to having read its whole response; each connection has one request
 // outstanding at a time, as with autocannon's pipelining 1.
 import net from 'node:net';
+import type { LoadResult } from './support.ts';
 
 export interface LeanStep {
   path: string;
@@ -16,17 +17,8 @@ export interface LeanStep {
   body: string;
 }
 
-export interface LeanResult {
-  rps: number;
-  p50: number;
-  p99: number;
-  total: number;
-  non2xx: number;
-  errors: number;
-}
-
 /** Runs `plans.length` connections (plan i on connection i) for `seconds` against 127.0.0.1:port. */
-export async function leanLoad(port: number, plans: LeanStep[][], seconds: number): Promise<LeanResult> {
+export async function leanLoad(port: number, plans: LeanStep[][], seconds: number): Promise<LoadResult> {
   const latencies: number[] = [];
   let non2xx = 0;
   let errors = 0;

@@ -8,6 +8,16 @@ import { fileURLToPath } from 'node:url';
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const BOOTSTRAP = 'bench-bootstrap-token-0123456789';
 
+/** What one load run measured (autocannon or bench/leanLoad.ts); latencies in ms. */
+export interface LoadResult {
+  rps: number;
+  p50: number;
+  p99: number;
+  total: number;
+  non2xx: number;
+  errors: number;
+}
+
 export function spawnNode(args: string[], env: Record<string, string>): ChildProcess {
   return spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'inherit', 'inherit'] });
 }

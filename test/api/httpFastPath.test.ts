@@ -4,7 +4,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import { adminToken, ok, startServer, type TestServer } from '../helpers/server.ts';
+import { adminToken, ok, startServer, userToken, type TestServer } from '../helpers/server.ts';
 
 let server: TestServer;
 let admin: string;
@@ -84,9 +84,7 @@ test('both HTTP paths give the same errors', async () => {
 });
 
 test('a private call answers alike on both paths (an order refused for funds, identical both times)', async () => {
-  const email = 'fastpath@example.com';
-  await ok(server.url, 'private/create_user', { email, password: 'fastpath-password' }, admin);
-  const token = (await ok(server.url, 'public/auth', { grant_type: 'password', username: email, password: 'fastpath-password' })).access_token as string;
+  const token = await userToken(server.url, admin, 'fastpath@example.com');
   const inst = (await ok(server.url, 'public/get_instruments', { currency: 'BTC' }))[0].instrument_name as string;
   const refused = await bothPaths('/api/v2/private/sell', JSON.stringify({ instrument_name: inst, amount: 1, type: 'market' }), { authorization: `Bearer ${token}` });
   assert.equal((refused.envelope.error as { code: number }).code, 10009, JSON.stringify(refused.envelope));
