@@ -1,9 +1,11 @@
 // HTTP benchmark: durable limit orders over HTTP from 100 concurrent connections against the real
 // server (a child process, journal on disk, synchronous=FULL), beside a bare node:http server
 // answering the same requests with a constant body, measured the same way in the same run. The
-// targets are judged on autocannon; a lean load generator (leanLoad.ts) then measures both servers
-// again, to show how much of the latency is the generator's own on a small machine.
+// targets are judged on autocannon; a lean load generator (leanLoad.ts) then measures the bare
+// server and a second Strikebook started afresh (same setup, same state to meet), to show how much
+// of the latency and of the bare server's rate is the generator's own on a small machine.
 // Then (c): journal replay speed over the journal that run produced.
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -85,6 +87,43 @@ function fmt(label: string, r: LoadResult, indent = ''): string {
   );
 }
 
+/**
+ * Setup on a started server: one user per connection, each funded, each cycling over 20 instruments
+ * with buys below the mark and sells above it, so every order is accepted and rests (a durable write).
+ */
+async function preparePlans(base: string): Promise<Load['plans']> {
+  await call(base, 'private/create_admin', { email: 'bench-admin@example.com', password: 'bench-password', bootstrap_token: BOOTSTRAP });
+  const admin = (await call(base, 'public/auth', { grant_type: 'password', username: 'bench-admin@example.com', password: 'bench-password' })).access_token;
+  const instruments = (await call(base, 'public/get_instruments', { currency: 'BTC' })) as any[];
+  const chosen = instruments.filter((i) => i.settlement_period !== 'day').slice(0, 400);
+  const books = await Promise.all(chosen.map((i) => call(base, 'public/get_order_book', { instrument_name: i.instrument_name, depth: 1 })));
+  const tradable = books.filter((b) => b.max_price >= 0.0006 && b.min_price <= b.max_price - 0.0005);
+  const plans: Load['plans'] = [];
+  for (let u = 0; u < CONNECTIONS; u++) {
+    const email = `bench-${u}@example.com`;
+    const user = await call(base, 'private/create_user', { email, password: 'bench-password' }, admin);
+    const token = (await call(base, 'public/auth', { grant_type: 'password', username: email, password: 'bench-password' })).access_token;
+    await call(base, 'private/deposit_collateral', { currency: 'BTC', amount: 100000, user_id: user.user_id }, admin);
+    const headers = { 'content-type': 'application/json', authorization: `Bearer ${token}` };
+    const plan: Load['plans'][number] = [];
+    for (let k = 0; k < 20; k++) {
+      const b = tradable[(u * 7 + k) % tradable.length];
+      const low = b.max_price < 0.005 ? b.min_price : Math.max(0.005, Math.ceil(b.min_price / 0.0005) * 0.0005);
+      const high = b.max_price < 0.005 ? b.max_price : Math.floor(b.max_price / 0.0005) * 0.0005;
+      plan.push({ path: '/v1/private/buy', headers, body: JSON.stringify({ instrument_name: b.instrument_name, amount: 0.1, price: Number(low.toFixed(4)), type: 'limit' }) });
+      plan.push({ path: '/v1/private/sell', headers, body: JSON.stringify({ instrument_name: b.instrument_name, amount: 0.1, price: Number(high.toFixed(4)), type: 'limit' }) });
+    }
+    plans.push(plan);
+  }
+  // every planned order must be accepted: check one of each side before measuring
+  for (const step of plans[0].slice(0, 2)) {
+    const r = await fetch(`${base}${step.path}`, { method: 'POST', headers: step.headers, body: step.body });
+    const body = (await r.json()) as any;
+    if (body.error) throw new Error(`bench order refused: ${step.body} -> ${JSON.stringify(body.error)}`);
+  }
+  return plans;
+}
+
 export async function runHttpBench(opts: { seconds?: number } = {}): Promise<{ lines: string[]; ok: boolean }> {
   const seconds = opts.seconds ?? 10;
   const lines: string[] = [];
@@ -95,41 +134,13 @@ export async function runHttpBench(opts: { seconds?: number } = {}): Promise<{ l
   const profileArgs = process.env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_CPU_PROF] : [];
   const server = spawnStrikebook(port, dataDir, profileArgs);
   const bare = spawnBareServer(barePort, JSON.stringify({ jsonrpc: '2.0', result: 'hello' }));
+  const leanDataDir = mkdtempSync(path.join(tmpdir(), 'strikebook-bench-'));
+  let leanServer: ChildProcess | null = null;
   try {
     await waitHttp(`${base}/health`);
     await waitHttp(`http://127.0.0.1:${barePort}/`);
 
-    // setup: one user per connection, each funded, each cycling over 20 instruments with buys
-    // below the mark and sells above it, so every order is accepted and rests (a durable write)
-    await call(base, 'private/create_admin', { email: 'bench-admin@example.com', password: 'bench-password', bootstrap_token: BOOTSTRAP });
-    const admin = (await call(base, 'public/auth', { grant_type: 'password', username: 'bench-admin@example.com', password: 'bench-password' })).access_token;
-    const instruments = (await call(base, 'public/get_instruments', { currency: 'BTC' })) as any[];
-    const chosen = instruments.filter((i) => i.settlement_period !== 'day').slice(0, 400);
-    const books = await Promise.all(chosen.map((i) => call(base, 'public/get_order_book', { instrument_name: i.instrument_name, depth: 1 })));
-    const tradable = books.filter((b) => b.max_price >= 0.0006 && b.min_price <= b.max_price - 0.0005);
-    const plans: Load['plans'] = [];
-    for (let u = 0; u < CONNECTIONS; u++) {
-      const email = `bench-${u}@example.com`;
-      const user = await call(base, 'private/create_user', { email, password: 'bench-password' }, admin);
-      const token = (await call(base, 'public/auth', { grant_type: 'password', username: email, password: 'bench-password' })).access_token;
-      await call(base, 'private/deposit_collateral', { currency: 'BTC', amount: 100000, user_id: user.user_id }, admin);
-      const headers = { 'content-type': 'application/json', authorization: `Bearer ${token}` };
-      const plan: Load['plans'][number] = [];
-      for (let k = 0; k < 20; k++) {
-        const b = tradable[(u * 7 + k) % tradable.length];
-        const low = b.max_price < 0.005 ? b.min_price : Math.max(0.005, Math.ceil(b.min_price / 0.0005) * 0.0005);
-        const high = b.max_price < 0.005 ? b.max_price : Math.floor(b.max_price / 0.0005) * 0.0005;
-        plan.push({ path: '/v1/private/buy', headers, body: JSON.stringify({ instrument_name: b.instrument_name, amount: 0.1, price: Number(low.toFixed(4)), type: 'limit' }) });
-        plan.push({ path: '/v1/private/sell', headers, body: JSON.stringify({ instrument_name: b.instrument_name, amount: 0.1, price: Number(high.toFixed(4)), type: 'limit' }) });
-      }
-      plans.push(plan);
-    }
-    // every planned order must be accepted: check one of each side before measuring
-    for (const step of plans[0].slice(0, 2)) {
-      const r = await fetch(`${base}${step.path}`, { method: 'POST', headers: step.headers, body: step.body });
-      const body = (await r.json()) as any;
-      if (body.error) throw new Error(`bench order refused: ${step.body} -> ${JSON.stringify(body.error)}`);
-    }
+    const plans = await preparePlans(base);
     const barePlans: Load['plans'] = plans.map((p) => p.map((s) => ({ ...s, path: '/' })));
 
     // warm both up, then measure: bare first, then Strikebook
@@ -151,13 +162,16 @@ export async function runHttpBench(opts: { seconds?: number } = {}): Promise<{ l
       `ratio ${ratio.toFixed(3)} of bare (target >= ${TARGET_RPS_RATIO}): ${rpsOk ? 'PASS' : 'FAIL'}; p99 ${sbAc.r.p99.toFixed(2)} ms (target <= ${TARGET_P99_MS} ms): ${p99Ok ? 'PASS' : 'FAIL'}`,
     );
 
-    // the cross-check: the book emptied first, so the open-order limits leave room for the run
-    const tokens = new Set(plans.map((plan) => plan[0]!.headers.authorization!.slice('Bearer '.length)));
-    for (const token of tokens) await call(base, 'private/cancel_all', {}, token);
+    // the cross-check, on a second server started afresh, so that it meets the state the first met
+    const leanPort = port + 2;
+    leanServer = spawnStrikebook(leanPort, leanDataDir, profileArgs);
+    await waitHttp(`http://127.0.0.1:${leanPort}/health`);
+    const leanPlans = await preparePlans(`http://127.0.0.1:${leanPort}`);
     await leanLoad(barePort, barePlans, 2);
     const bareLean = await measured(bare.pid, () => leanLoad(barePort, barePlans, seconds));
-    await leanLoad(port, plans, 2);
-    const sbLean = await measured(server.pid, () => leanLoad(port, plans, seconds));
+    await leanLoad(leanPort, leanPlans, 2);
+    const sbLean = await measured(leanServer.pid, () => leanLoad(leanPort, leanPlans, seconds));
+    leanServer.kill('SIGKILL');
     lines.push('cross-check with a lean load generator (requests encoded once, bench/leanLoad.ts); not the judged figures:');
     lines.push(fmt('bare node:http', bareLean.r, '  '));
     lines.push(fmt('Strikebook durable limit orders', sbLean.r, '  '));
@@ -184,7 +198,9 @@ export async function runHttpBench(opts: { seconds?: number } = {}): Promise<{ l
     return { lines, ok: rpsOk && p99Ok && n > 0 };
   } finally {
     server.kill('SIGKILL');
+    leanServer?.kill('SIGKILL');
     bare.kill('SIGKILL');
     rmSync(dataDir, { recursive: true, force: true });
+    rmSync(leanDataDir, { recursive: true, force: true });
   }
 }
