@@ -26,6 +26,8 @@ export interface Config {
   /** WebSocket: smallest `public/set_heartbeat` interval accepted, seconds (Deribit: 10). */
   wsMinHeartbeatSec?: number;
   wsMaxConnectionsPerIp?: number;
+  /** GET /metrics answers every client, not only loopback ones (the metrics show users and orders). */
+  metricsPublic: boolean;
 }
 
 export class ConfigError extends Error {}
@@ -72,5 +74,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     wsMaxBufferedBytes: int(env, 'STRIKEBOOK_WS_MAX_BUFFERED', 4 * 1024 * 1024, 1024, 2 ** 30),
     wsMinHeartbeatSec: int(env, 'STRIKEBOOK_WS_MIN_HEARTBEAT', 10, 1, 3600),
     wsMaxConnectionsPerIp: int(env, 'STRIKEBOOK_WS_MAX_CONNECTIONS_PER_IP', 256, 1, 1e6),
+    metricsPublic: oneOf(env, 'STRIKEBOOK_METRICS_PUBLIC', ['0', '1'] as const, '0') === '1',
   };
 }

@@ -19,6 +19,7 @@ import { TestClock, systemClock } from './clock.ts';
 import type { Config } from './config.ts';
 import { RateLimiter } from './rateLimiter.ts';
 import { startDemoMaker } from './demoMaker.ts';
+import { createMetrics, type Metrics } from './metrics.ts';
 import { MarketViews } from '../views/marketViews.ts';
 import { openStorage, type JournalHandles, type OpenedStorage } from './storage.ts';
 
@@ -44,6 +45,8 @@ export interface Services {
   serverKey: Buffer;
   /** Market data read models (mark history, volumes), rebuilt during recovery's replay. */
   views: MarketViews;
+  /** Prometheus metrics of this exchange (src/app/metrics.ts), served at GET /metrics. */
+  metrics: Metrics;
   /** Runs the time-driven market work now (settlement, order expiry, listings); set_test_time uses it. */
   marketTick?: () => Promise<void>;
 }
@@ -91,6 +94,7 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
     // a test clock moved ahead before a restart resumes where the journal left it
     if (testClock && ex.now > testClock.now()) testClock.set(ex.now);
     const clock: Clock = testClock ?? systemClock;
+    const metrics = createMetrics({ ex, wsConnections: () => ws?.connections ?? 0 });
     const catalog = loadCatalogConfig(config.catalogPath ?? undefined);
     const sequencer = new Sequencer(
       ex,
@@ -106,7 +110,10 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
         },
         onCommandError,
         // live streams: published only once their batch is durable (src/api/ws/hub.ts)
-        onCommitted: (cmds) => ws?.hub.onCommitted(cmds),
+        onCommitted: (cmds) => {
+          metrics.committed(cmds);
+          ws?.hub.onCommitted(cmds);
+        },
         onSnapshotError: (err) => log.error({ err }, 'snapshot failed; recovery replays the journal from the previous one'),
       },
       () => serialize(ex),
@@ -125,6 +132,7 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
       bootstrapToken: null,
       serverKey: await loadServerKey(storage.meta),
       views,
+      metrics,
       onAdminCreated() {
         services.bootstrapToken = null;
       },

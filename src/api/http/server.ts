@@ -5,9 +5,12 @@ import { createServer } from 'node:http';
 import type { Duplex } from 'node:stream';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Services } from '../../app/services.ts';
+import { isLoopback } from '../../app/metrics.ts';
 import { ERR } from '../../domain/errors.ts';
 import { compileMethod, type CallOutput, type CompiledMethod } from '../rpc/dispatch.ts';
 import { fastPath } from './fastPath.ts';
+import { docsPage, OPENAPI_PATH } from './docsPage.ts';
+import { openApiDocument } from './openapi.ts';
 import { ERROR_TABLE } from '../rpc/errors.ts';
 import type { MethodDef } from '../rpc/registry.ts';
 import { BODY_LIMIT, envelopeText, errorOut, micros, rpcOverHttp, type Envelope } from './rpcOverHttp.ts';
@@ -131,6 +134,16 @@ export function buildHttpServer(s: Services, methods: MethodDef[]): FastifyInsta
   app.get('/health', async (_req, reply) => {
     reply.type('application/json').send(JSON.stringify({ status: 'ok', seq: s.ex.seq }));
   });
+  // users and orders are an exchange's internals: only this host may read them unless configured
+  app.get('/metrics', async (req, reply) => {
+    if (s.config.metricsPublic || isLoopback(req.socket.remoteAddress)) reply.type(s.metrics.contentType).send(await s.metrics.text());
+    else send(reply, { id: undefined, usIn: micros() }, errorOut(ERR.METHOD_NOT_FOUND), testnet);
+  });
+  // generated once from the registry, here, so a request never rebuilds them
+  const openApiText = JSON.stringify(openApiDocument(methods, { pathsOf: methodPaths }));
+  const docsHtml = docsPage(methods);
+  app.get(OPENAPI_PATH, async (_req, reply) => reply.type('application/json').send(openApiText));
+  app.get('/docs', async (_req, reply) => reply.type('text/html; charset=utf-8').send(docsHtml));
 
   app.setNotFoundHandler((req, reply) => {
     send(reply, { id: jsonRpcId(req), usIn: micros() }, errorOut(ERR.METHOD_NOT_FOUND), testnet);

@@ -112,10 +112,15 @@ export async function call(s: Services, m: CompiledMethod, input: CallInput): Pr
     const bad = validateParams(m.validators, params, input.fromQuery);
     if (bad) throw bad;
     const result = await def.handler({ services: s, caller, ip: input.ip }, params as never);
+    s.metrics.callOk(def.name);
     return { status: 200, result };
   } catch (err) {
-    if (err instanceof Reject) return { status: httpStatus(err), error: errorBody(err) };
+    if (err instanceof Reject) {
+      s.metrics.callFailed(m.def.name, err.code);
+      return { status: httpStatus(err), error: errorBody(err) };
+    }
     const correlationId = randomUUID();
+    s.metrics.callFailed(m.def.name, ERR.INTERNAL);
     s.log.error({ err, correlationId, method: m.def.name }, 'unexpected error in handler');
     return { status: 500, error: { code: ERR.INTERNAL, message: 'internal_server_error', data: { reason: `correlation_id ${correlationId}` } } };
   }

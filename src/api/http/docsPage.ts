@@ -1,0 +1,40 @@
+// The page at /docs: the operations grouped by tag with their scope, and a link to the OpenAPI
+// document. Plain HTML built once, with no scripts: an exchange's own origin should not load
+// code from a CDN, and the JSON document is what tools read.
+import type { MethodDef } from '../rpc/registry.ts';
+import { CANONICAL_PREFIX } from './openapi.ts';
+
+export const OPENAPI_PATH = '/docs/openapi.json';
+
+function esc(s: string): string {
+  return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+export function docsPage(methods: MethodDef[]): string {
+  const byTag = new Map<string, MethodDef[]>();
+  for (const def of methods) {
+    const tag = def.name.split('/')[0]!;
+    byTag.set(tag, [...(byTag.get(tag) ?? []), def]);
+  }
+  const sections = [...byTag].map(([tag, defs]) => {
+    const rows = defs
+      .map((d) => {
+        const path = CANONICAL_PREFIX + d.name + (d.pathParam ? ` (also /{${d.pathParam}})` : '');
+        const aliases = d.aliases?.length ? d.aliases.join(', ') : '';
+        return `<tr><td><code>${esc(d.name)}</code></td><td><code>${esc(d.scope)}</code>${d.optionalAuth ? ' (optional)' : ''}</td><td><code>${esc(path)}</code></td><td>${esc(aliases)}</td></tr>`;
+      })
+      .join('\n');
+    return `<h2 id="${esc(tag)}">${esc(tag)}</h2>\n<table>\n<tr><th>operation</th><th>scope</th><th>path</th><th>aliases</th></tr>\n${rows}\n</table>`;
+  });
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Strikebook API</title>
+<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 8px;text-align:left}</style>
+</head><body>
+<h1>Strikebook API</h1>
+<p>OpenAPI 3.1 document: <a href="${OPENAPI_PATH}">${OPENAPI_PATH}</a>. Every operation answers at <code>/v1/</code>, <code>/api/v1/</code>
+and <code>/api/v2/</code> followed by its name (and each alias), by GET (query string) or POST (JSON body). Scope <code>none</code> is public;
+others need <code>Authorization: Bearer</code>, Basic or <code>deri-hmac-sha256</code> credentials.</p>
+${sections.join('\n')}
+</body></html>
+`;
+}

@@ -1,0 +1,173 @@
+// Prometheus metrics at GET /metrics (src/app/metrics.ts): process metrics and Strikebook's own,
+// counted per started exchange, readable only from this host unless STRIKEBOOK_METRICS_PUBLIC=1.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { ConfigError, loadConfig } from '../../src/app/config.ts';
+import { isLoopback } from '../../src/app/metrics.ts';
+import { atmCall } from '../helpers/market.ts';
+import { adminToken, ok, request, rpc, startServer, userToken, type TestServer } from '../helpers/server.ts';
+import { WsClient } from '../helpers/ws.ts';
+
+/** The value of one sample in Prometheus text, or undefined when the series is absent. */
+function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
+  const want = Object.entries(labels)
+    .map(([k, v]) => `${k}="${v}"`)
+    .sort()
+    .join(',');
+  for (const line of text.split('\n')) {
+    const m = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
+    if (!m || m[1] !== name) continue;
+    const got = (m[2] ?? '').split(',').filter(Boolean).sort().join(',');
+    if (got === want) return Number(m[3]);
+  }
+  return undefined;
+}
+
+async function scrape(url: string): Promise<string> {
+  const r = await request(url, '/metrics');
+  assert.equal(r.status, 200, r.text);
+  return r.text;
+}
+
+const calls = (method: string, outcome: string) => ({ method, outcome });
+
+describe('GET /metrics', () => {
+  let server: TestServer;
+  let url: string;
+
+  before(async () => {
+    server = await startServer();
+    url = server.url;
+  });
+  after(() => server.stop());
+
+  it('answers Prometheus text with the process metrics and the strikebook_ ones', async () => {
+    const res = await fetch(`${url}/metrics`);
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get('content-type') ?? '', /^text\/plain; version=0\.0\.4/);
+    const text = await res.text();
+    for (const name of ['process_cpu_user_seconds_total', 'process_resident_memory_bytes', 'nodejs_eventloop_lag_seconds', 'nodejs_heap_size_used_bytes']) {
+      assert.ok(sample(text, name) !== undefined, `${name} missing`);
+    }
+    assert.match(text, /^# TYPE nodejs_gc_duration_seconds histogram$/m);
+    for (const [name, type] of [
+      ['strikebook_rpc_requests_total', 'counter'],
+      ['strikebook_journal_batches_total', 'counter'],
+      ['strikebook_journal_records_total', 'counter'],
+      ['strikebook_journal_seq', 'gauge'],
+      ['strikebook_users', 'gauge'],
+      ['strikebook_open_orders', 'gauge'],
+      ['strikebook_instruments', 'gauge'],
+      ['strikebook_ws_connections', 'gauge'],
+    ]) {
+      assert.match(text, new RegExp(`^# TYPE ${name} ${type}$`, 'm'));
+    }
+    // the catalog was listed at start (journaled commands)
+    assert.ok(sample(text, 'strikebook_instruments', { state: 'open' })! > 0);
+    assert.equal(sample(text, 'strikebook_journal_seq'), server.app.services.ex.seq);
+  });
+
+  it('counts successful and failing calls by method and outcome, over both HTTP paths and WebSocket', async () => {
+    const before = await scrape(url);
+    const okBefore = sample(before, 'strikebook_rpc_requests_total', calls('public/get_time', 'ok')) ?? 0;
+    const failBefore = sample(before, 'strikebook_rpc_requests_total', calls('private/deposit_collateral', '10000')) ?? 0;
+
+    await ok(url, 'public/get_time'); // POST: the fast path
+    assert.equal((await rpc(url, 'public/get_time', {}, undefined, { get: true })).status, 200); // GET: Fastify
+    const failed = await rpc(url, 'private/deposit_collateral', { currency: 'BTC', amount: 1 });
+    assert.equal(failed.body.error.code, 10000);
+    const ws = await WsClient.open(url);
+    try {
+      await ws.ok('public/get_time');
+    } finally {
+      await ws.close();
+    }
+
+    const text = await scrape(url);
+    assert.equal(sample(text, 'strikebook_rpc_requests_total', calls('public/get_time', 'ok')), okBefore + 3);
+    assert.equal(sample(text, 'strikebook_rpc_requests_total', calls('private/deposit_collateral', '10000')), failBefore + 1);
+    assert.equal(sample(text, 'strikebook_rpc_requests_total', calls('private/deposit_collateral', 'ok')), undefined);
+  });
+
+  it('counts journaled commands and shows users, resting orders and WebSocket connections', async () => {
+    const admin = await adminToken(url);
+    const trader = await userToken(url, admin, 'metrics@example.com');
+    const before = await scrape(url);
+
+    await ok(url, 'private/deposit_collateral', { currency: 'BTC', amount: 5 }, trader);
+    const x = await atmCall(url);
+    await ok(url, 'private/buy', { instrument_name: x.name, amount: 0.1, price: x.prices[0] }, trader);
+    const ws = await WsClient.open(url);
+    let text: string;
+    try {
+      text = await scrape(url);
+    } finally {
+      await ws.close();
+    }
+
+    const grew = (name: string) => sample(text, name)! - sample(before, name)!;
+    assert.ok(grew('strikebook_journal_records_total') >= 2, 'deposit and order are journal records');
+    assert.ok(grew('strikebook_journal_batches_total') >= 1);
+    assert.ok(grew('strikebook_journal_seq') >= 2);
+    assert.equal(sample(text, 'strikebook_journal_seq'), server.app.services.ex.seq);
+    assert.equal(sample(text, 'strikebook_users'), 2);
+    assert.equal(sample(text, 'strikebook_open_orders'), 1);
+    assert.equal(sample(text, 'strikebook_ws_connections'), 1);
+  });
+
+  it('answers clients on other hosts 404 in the JSON-RPC error envelope', async () => {
+    const r = await server.app.http.inject({ method: 'GET', url: '/metrics', remoteAddress: '203.0.113.7' });
+    assert.equal(r.statusCode, 404);
+    const body = r.json();
+    assert.equal(body.jsonrpc, '2.0');
+    assert.equal(body.error.code, -32601);
+    assert.doesNotMatch(r.body, /strikebook_/);
+    // the same request from this host is answered
+    const local = await server.app.http.inject({ method: 'GET', url: '/metrics', remoteAddress: '127.0.0.1' });
+    assert.equal(local.statusCode, 200);
+    assert.match(local.body, /strikebook_rpc_requests_total/);
+  });
+});
+
+describe('who may read /metrics', () => {
+  it('treats IPv4, IPv6 and IPv4-mapped loopback addresses as this host, and nothing else', () => {
+    for (const a of ['127.0.0.1', '127.0.0.2', '::1', '::ffff:127.0.0.1']) assert.equal(isLoopback(a), true, a);
+    for (const a of ['10.0.0.1', '192.168.1.10', '203.0.113.7', '::ffff:10.0.0.1', '2001:db8::1', '::', '0.0.0.0', '1127.0.0.1', '', undefined]) {
+      assert.equal(isLoopback(a), false, String(a));
+    }
+  });
+
+  it('parses STRIKEBOOK_METRICS_PUBLIC: off by default, 1 turns it on, anything else is refused', () => {
+    assert.equal(loadConfig({}).metricsPublic, false);
+    assert.equal(loadConfig({ STRIKEBOOK_METRICS_PUBLIC: '0' }).metricsPublic, false);
+    assert.equal(loadConfig({ STRIKEBOOK_METRICS_PUBLIC: '1' }).metricsPublic, true);
+    assert.throws(() => loadConfig({ STRIKEBOOK_METRICS_PUBLIC: 'yes' }), ConfigError);
+  });
+
+  it('serves every client when STRIKEBOOK_METRICS_PUBLIC=1', async () => {
+    const server = await startServer({ STRIKEBOOK_METRICS_PUBLIC: '1' });
+    try {
+      const r = await server.app.http.inject({ method: 'GET', url: '/metrics', remoteAddress: '203.0.113.7' });
+      assert.equal(r.statusCode, 200);
+      assert.match(r.body, /strikebook_journal_seq/);
+    } finally {
+      await server.stop();
+    }
+  });
+});
+
+describe('two exchanges in one process', () => {
+  it('count separately', async () => {
+    const a = await startServer();
+    const b = await startServer();
+    try {
+      for (let i = 0; i < 3; i++) await ok(a.url, 'public/get_time');
+      await ok(b.url, 'public/get_time');
+      assert.equal(sample(await scrape(a.url), 'strikebook_rpc_requests_total', calls('public/get_time', 'ok')), 3);
+      assert.equal(sample(await scrape(b.url), 'strikebook_rpc_requests_total', calls('public/get_time', 'ok')), 1);
+    } finally {
+      await a.stop();
+      await b.stop();
+    }
+  });
+});
