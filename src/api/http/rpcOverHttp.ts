@@ -43,11 +43,18 @@ export interface HttpRpcRequest {
   ip: string;
 }
 
+/**
+ * The status and envelope text of a call's outcome. A module function rather than a closure per
+ * request: under tsx every named closure is also passed through its `__name` helper.
+ */
+function answer(env: Envelope, out: CallOutput, testnet: boolean): { status: number; text: string } {
+  return { status: out.status, text: envelopeText(env, out, testnet) };
+}
+
 /** Parses the params (body or query), calls the method and renders the Deribit envelope. */
 export async function rpcOverHttp(s: Services, m: CompiledMethod, req: HttpRpcRequest): Promise<{ status: number; text: string }> {
   const testnet = s.config.mode !== 'production';
   const env: Envelope = { id: undefined, usIn: micros() };
-  const reply = (out: CallOutput) => ({ status: out.status, text: envelopeText(env, out, testnet) });
   let params: Record<string, unknown>;
   let fromQuery = false;
   if (req.method === 'POST' && req.rawBody !== undefined && req.rawBody.trim() !== '') {
@@ -55,17 +62,17 @@ export async function rpcOverHttp(s: Services, m: CompiledMethod, req: HttpRpcRe
     try {
       parsed = JSON.parse(req.rawBody);
     } catch {
-      return reply(errorOut(ERR.PARSE, 'body is not valid JSON'));
+      return answer(env, errorOut(ERR.PARSE, 'body is not valid JSON'), testnet);
     }
     if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
-      return reply(errorOut(ERR.INVALID_REQUEST, 'body must be a JSON object'));
+      return answer(env, errorOut(ERR.INVALID_REQUEST, 'body must be a JSON object'), testnet);
     }
     const obj = parsed as Record<string, unknown>;
     if (obj.jsonrpc !== undefined && 'method' in obj) {
       env.id = obj.id;
       const p = obj.params ?? {};
       if (p === null || typeof p !== 'object' || Array.isArray(p)) {
-        return reply(errorOut(ERR.INVALID_PARAMS, 'params must be an object'));
+        return answer(env, errorOut(ERR.INVALID_PARAMS, 'params must be an object'), testnet);
       }
       params = { ...(p as Record<string, unknown>) };
     } else params = obj;
@@ -88,5 +95,5 @@ export async function rpcOverHttp(s: Services, m: CompiledMethod, req: HttpRpcRe
     },
     ip: req.ip,
   });
-  return reply(out);
+  return answer(env, out, testnet);
 }
