@@ -3,7 +3,7 @@
 // Opens it, recovers the engine from it, and hands the sequencer its writer.
 import type { Logger } from 'pino';
 import type { Sequenced } from '../engine/commands.ts';
-import type { JournalWriter } from '../journal/journal.ts';
+import type { JournalWriter, MetaStore } from '../journal/journal.ts';
 import { describeDatabaseUrl, openPostgresJournal, type PostgresJournal } from '../journal/postgresJournal.ts';
 import { openSqliteJournal, type SqliteJournal } from '../journal/sqliteJournal.ts';
 import { startJournalWriter, type WorkerJournalWriter } from '../journal/workerJournal.ts';
@@ -31,10 +31,7 @@ export interface OpenedStorage extends Recovered {
   /** What the sequencer writes through. */
   writer: JournalWriter;
   /** Small durable server metadata (the API-key server key). */
-  meta: {
-    getMeta(key: string): string | null | Promise<string | null>;
-    setMeta(key: string, value: string): void | Promise<void>;
-  };
+  meta: MetaStore;
   /** Closes the writer and the journal; call after the sequencer has stopped. */
   close(): Promise<void>;
 }

@@ -8,6 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import { decryptSecret, hmacSha256Hex, safeEqual } from './crypto.ts';
 import { ERR, reject, type Reject } from '../domain/errors.ts';
+import type { MetaStore } from '../journal/journal.ts';
 
 /** Deribit allows 8 API keys per account. */
 export const MAX_KEYS_PER_USER = 8;
@@ -105,12 +106,6 @@ export function apiKeyTagValid(keys: ApiKeys, scope: string): boolean {
 /** A fresh client id (12 URL-safe characters) and client secret (43 characters, 256 bits). */
 export function newClientCredentials(): { clientId: string; clientSecret: string } {
   return { clientId: randomBytes(9).toString('base64url'), clientSecret: randomBytes(32).toString('base64url') };
-}
-
-/** The journal's meta table: synchronous (SQLite) or asynchronous (PostgreSQL). */
-interface MetaStore {
-  getMeta(key: string): string | null | Promise<string | null>;
-  setMeta(key: string, value: string): void | Promise<void>;
 }
 
 /** The server key API-key secrets are encrypted with: 32 random bytes generated once, kept in meta. */

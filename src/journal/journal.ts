@@ -22,6 +22,12 @@ export interface JournalWriter {
   lastSeq(): number;
 }
 
+/** The journal's small key/value metadata, as either adapter offers it (SQLite sync, PostgreSQL async). */
+export interface MetaStore {
+  getMeta(key: string): string | null | Promise<string | null>;
+  setMeta(key: string, value: string): void | Promise<void>;
+}
+
 export interface Journal extends JournalWriter {
   /**
    * Appends a batch in ONE transaction and returns only after it is durable (fsync). Throws on any

@@ -83,9 +83,7 @@ port.on('message', (req: WriterRequest) => {
         const records = unpackRecords(req.batch);
         journal.append(records);
         answer({ ok: true });
-        let bytes = 0;
-        for (const r of records) bytes += r.cmd.length + RECORD_OVERHEAD_BYTES;
-        committed(bytes);
+        committed(req.batch.text.length + records.length * RECORD_OVERHEAD_BYTES);
         break;
       }
       case 'snapshot':

@@ -8,11 +8,11 @@ import type { Services } from '../../app/services.ts';
 import { isLoopback } from '../../app/metrics.ts';
 import { ERR } from '../../domain/errors.ts';
 import { compileMethod, type CallOutput, type CompiledMethod } from '../rpc/dispatch.ts';
-import { fastPath } from './fastPath.ts';
-import { docsPage, OPENAPI_PATH } from './docsPage.ts';
-import { openApiDocument } from './openapi.ts';
 import { ERROR_TABLE } from '../rpc/errors.ts';
 import type { MethodDef } from '../rpc/registry.ts';
+import { docsPage, OPENAPI_PATH } from './docsPage.ts';
+import { fastPath } from './fastPath.ts';
+import { openApiDocument } from './openapi.ts';
 import { BODY_LIMIT, envelopeText, errorOut, micros, rpcOverHttp, type Envelope } from './rpcOverHttp.ts';
 
 export { BODY_LIMIT } from './rpcOverHttp.ts';
