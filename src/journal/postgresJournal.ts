@@ -27,6 +27,8 @@ export interface PostgresJournal extends AsyncJournal {
 export interface PostgresJournalOptions {
   /** Records fetched per page by readAfter (keyset pagination on seq). */
   pageSize?: number;
+  /** How long one statement may run before it fails (and the journal with it); 30 s by default. */
+  statementTimeoutMs?: number;
 }
 
 const DEFAULT_PAGE_SIZE = 5_000;
@@ -34,6 +36,9 @@ const SNAPSHOTS_KEPT = 2;
 const READ_POOL_SIZE = 2;
 const CONNECT_TIMEOUT_MS = 10_000;
 const KEEPALIVE_IDLE_MS = 10_000;
+const DEFAULT_STATEMENT_TIMEOUT_MS = 30_000;
+/** How much longer the client waits than the server's own timeout before it gives up on the network. */
+const CLIENT_TIMEOUT_SLACK_MS = 5_000;
 
 /**
  * One statement, so one transaction: outside BEGIN, PostgreSQL commits it at the protocol's Sync and
@@ -69,15 +74,26 @@ function checkRecord(r: JournalRecord): void {
 export async function openPostgresJournal(url: string, opts: PostgresJournalOptions = {}): Promise<PostgresJournal> {
   const pageSize = opts.pageSize ?? DEFAULT_PAGE_SIZE;
   if (!Number.isSafeInteger(pageSize) || pageSize < 1) throw new RangeError(`journal: pageSize must be a positive integer, got ${pageSize}`);
+  const statementTimeout = opts.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS;
+  if (!Number.isSafeInteger(statementTimeout) || statementTimeout < 1) {
+    throw new RangeError(`journal: statementTimeoutMs must be a positive integer, got ${statementTimeout}`);
+  }
   const where = describeDatabaseUrl(url);
-  // TCP keepalive: a connection whose peer vanished without a word (a dropped route) ends in an
-  // error after the probes fail, instead of being waited on forever. application_name shows the
-  // connections in pg_stat_activity (a name in the URL wins).
+  // A write that never answers would hold every reply of the exchange without a word in the log:
+  // a batch stuck behind a lock, a server stalled on its disk, a peer gone from the network. So
+  // each statement has a deadline: the server cancels it at statement_timeout (rolled back, the
+  // connection still usable), and the client gives up a little later in case the server cannot be
+  // reached at all (query_timeout; TCP keepalive alone takes the kernel's ~11 minutes to notice).
+  // A timed-out write fails like any other: the journal refuses every later write and the process
+  // stops and recovers from what the database holds (DESIGN.md rule 3).
+  // application_name shows the connections in pg_stat_activity (a name in the URL wins).
   const config: pg.ClientConfig = {
     connectionString: url,
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
     keepAlive: true,
     keepAliveInitialDelayMillis: KEEPALIVE_IDLE_MS,
+    statement_timeout: statementTimeout,
+    query_timeout: statementTimeout + CLIENT_TIMEOUT_SLACK_MS,
     application_name: 'strikebook',
   };
 

@@ -16,6 +16,7 @@ const LOCK_KEY_HIGH = 0x5354524b;
 export interface PostgresDurability {
   fsync: string;
   synchronousCommit: string;
+  fullPageWrites: string;
 }
 
 /**
@@ -37,17 +38,23 @@ export function describeDatabaseUrl(url: string): string {
  * null when they can. fsync=off lets a commit return before its WAL is on disk and can corrupt the
  * whole cluster on an OS crash; synchronous_commit=off returns before the WAL flush, so an
  * acknowledged batch can vanish. `local`, `remote_write`, `on` and `remote_apply` all flush locally.
+ * full_page_writes=off leaves a page torn by an OS crash mid-write beyond what WAL replay can
+ * repair (PostgreSQL's manual: "unrecoverable data corruption, or silent data corruption").
  */
 export function durabilityProblem(d: PostgresDurability): string | null {
   if (d.fsync !== 'on') return `fsync is ${d.fsync}; it must be on`;
   if (d.synchronousCommit === 'off') return 'synchronous_commit is off; it must not be (on, local, remote_write or remote_apply)';
+  if (d.fullPageWrites !== 'on') return `full_page_writes is ${d.fullPageWrites}; it must be on`;
   return null;
 }
 
 export async function readDurability(client: pg.ClientBase): Promise<PostgresDurability> {
-  const fsync = await client.query<{ fsync: string }>('SHOW fsync');
-  const sync = await client.query<{ synchronous_commit: string }>('SHOW synchronous_commit');
-  return { fsync: fsync.rows[0]!.fsync, synchronousCommit: sync.rows[0]!.synchronous_commit };
+  const res = await client.query<{ fsync: string; synchronous_commit: string; full_page_writes: string }>(
+    `SELECT current_setting('fsync') AS fsync, current_setting('synchronous_commit') AS synchronous_commit,
+            current_setting('full_page_writes') AS full_page_writes`,
+  );
+  const row = res.rows[0]!;
+  return { fsync: row.fsync, synchronousCommit: row.synchronous_commit, fullPageWrites: row.full_page_writes };
 }
 
 export async function checkDurability(client: pg.ClientBase, where: string): Promise<PostgresDurability> {

@@ -4,6 +4,7 @@
 // Each test runs in a schema of its own; without a reachable server every test here is skipped.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
+import net from 'node:net';
 import pg from 'pg';
 import type { JournalRecord } from '../../src/journal/journal.ts';
 import { describeDatabaseUrl, durabilityProblem, openPostgresJournal, type PostgresJournal, type PostgresJournalOptions } from '../../src/journal/postgresJournal.ts';
@@ -141,6 +142,58 @@ test('a writer connection cut off by the server breaks the journal instead of cr
   }
 });
 
+test('a write the server holds past the statement timeout fails, and the journal refuses every later write', async (t) => {
+  const s = await setup(t, { statementTimeoutMs: 300 });
+  if (!s) return;
+  const { db, j } = s;
+  await j.append(range(1, 2));
+  // another session holds the table: the next batch waits on its lock until the server cancels it
+  await db.query('BEGIN');
+  await db.query(`LOCK TABLE ${db.name}.journal IN ACCESS EXCLUSIVE MODE`);
+  const started = performance.now();
+  await assert.rejects(j.append([rec(3)]), /statement timeout/);
+  const waited = performance.now() - started;
+  await db.query('ROLLBACK');
+  assert.ok(waited >= 250 && waited < 3_000, `failed after ${waited.toFixed(0)} ms, not at the 300 ms timeout`);
+  await assert.rejects(j.append([rec(3)]), /append refused, an earlier write failed/);
+  assert.deepEqual(await all(j.readAfter(0)), range(1, 2), 'the cancelled batch left nothing');
+});
+
+test('a write whose answer never comes back over the network fails at the client-side deadline', async (t) => {
+  const db = await freshSchema(t);
+  if (!db) return;
+  // a TCP relay to the server that can go silent both ways, as a dropped route would
+  let silent = false;
+  const sockets = new Set<net.Socket>();
+  const relay = net.createServer((client) => {
+    const upstream = net.connect(Number(new URL(db.url).port || 5432), new URL(db.url).hostname);
+    for (const [from, to] of [[client, upstream], [upstream, client]] as const) {
+      sockets.add(from);
+      from.on('data', (chunk) => { if (!silent) to.write(chunk); });
+      from.on('error', () => undefined);
+      from.on('close', () => to.destroy());
+    }
+  });
+  await new Promise<void>((r) => relay.listen(0, '127.0.0.1', r));
+  t.after(() => {
+    for (const sock of sockets) sock.destroy();
+    relay.close();
+  });
+  const url = new URL(db.url);
+  url.host = `127.0.0.1:${(relay.address() as net.AddressInfo).port}`;
+  const j = await openPostgresJournal(url.toString(), { statementTimeoutMs: 100 });
+  await j.append(range(1, 2));
+  silent = true;
+  const started = performance.now();
+  await assert.rejects(j.append([rec(3)]), /Query read timeout/);
+  const waited = performance.now() - started;
+  // the server's own timeout (100 ms) cannot reach the client; the client gives up 5 s after it
+  assert.ok(waited >= 4_500 && waited < 10_000, `failed after ${waited.toFixed(0)} ms`);
+  await assert.rejects(j.append([rec(3)]), /append refused, an earlier write failed/);
+  assert.equal(j.lastSeq(), 2);
+  await j.close();
+});
+
 test('a snapshot past the last journaled seq is refused, and only the last two snapshots are kept', async (t) => {
   const s = await setup(t);
   if (!s) return;
@@ -208,10 +261,12 @@ test('a second writer on the same schema is refused while the first holds the lo
 
 test('the journal refuses a server whose commits would not be durable', async (t) => {
   // fsync is a server-wide setting a test cannot change, so the rule is pinned on its own...
-  assert.match(durabilityProblem({ fsync: 'off', synchronousCommit: 'on' }) ?? '', /fsync is off/);
-  assert.match(durabilityProblem({ fsync: 'on', synchronousCommit: 'off' }) ?? '', /synchronous_commit is off/);
-  assert.equal(durabilityProblem({ fsync: 'on', synchronousCommit: 'on' }), null);
-  assert.equal(durabilityProblem({ fsync: 'on', synchronousCommit: 'local' }), null);
+  const durable = { fsync: 'on', synchronousCommit: 'on', fullPageWrites: 'on' };
+  assert.match(durabilityProblem({ ...durable, fsync: 'off' }) ?? '', /fsync is off/);
+  assert.match(durabilityProblem({ ...durable, synchronousCommit: 'off' }) ?? '', /synchronous_commit is off/);
+  assert.match(durabilityProblem({ ...durable, fullPageWrites: 'off' }) ?? '', /full_page_writes is off/);
+  assert.equal(durabilityProblem(durable), null);
+  assert.equal(durabilityProblem({ ...durable, synchronousCommit: 'local' }), null);
 
   const db = await freshSchema(t);
   if (!db) return;
@@ -219,7 +274,7 @@ test('the journal refuses a server whose commits would not be durable', async (t
   await assert.rejects(openPostgresJournal(db.urlWith({ synchronous_commit: 'off' })), /is not durable: synchronous_commit is off/);
   const j = await openPostgresJournal(db.url);
   try {
-    assert.deepEqual(await j.durability(), { fsync: 'on', synchronousCommit: 'on' }, 'the writer connection runs durable');
+    assert.deepEqual(await j.durability(), durable, 'the writer connection runs durable');
   } finally {
     await j.close();
   }
