@@ -176,19 +176,24 @@ export class OrderBook<T extends BookNode = BookNode> {
    * onFill returns, the book lowers `remaining` and unlinks a completed maker (remaining 0).
    * onFill must not mutate the book (see the file header). Pass a function created once, not a
    * fresh closure per call, to keep the hot path allocation-free.
+   *
+   * `canFill(maker)`, when given, is asked before each maker is filled; false stops the match
+   * right there, with that maker untouched, so that the caller can change the book (cancel or
+   * shrink orders) and match the rest again. Same rules as onFill.
    */
-  match(takerSide: Side, limitPrice: number, qty: number, onFill: FillHandler<T>): number {
+  match(takerSide: Side, limitPrice: number, qty: number, onFill: FillHandler<T>, canFill?: (maker: T) => boolean): number {
     if (this.locked) lockedError();
     if (!Number.isSafeInteger(qty) || qty < 0) throw new RangeError(`match: qty must be a non-negative integer, got ${qty}`);
     const isBuy = takerSide === BUY;
     const levels = isBuy ? this.askLevels : this.bidLevels;
     this.locked = true; // stays set if onFill throws: see the file header
-    while (qty > 0 && levels.length > 0) {
+    sweep: while (qty > 0 && levels.length > 0) {
       const level = levels[levels.length - 1];
       const price = level.price;
       if (isBuy ? price > limitPrice : price < limitPrice) break;
       for (;;) {
         const maker = level.head as BookNode; // a level in the index is never empty
+        if (canFill !== undefined && !canFill(maker as T)) break sweep;
         const rem = maker.remaining;
         if (rem > qty) {
           onFill(maker as T, qty, price);

@@ -142,12 +142,14 @@ export class Trading {
     let fillCost = 0;
     let selfTrade = false;
     if (!(c.postOnly && c.type === 'limit')) {
+      let reduceOnlyMakers: ReduceOnlyMakers | null = null; // made only when there is liquidity
       book.walk(side, c.type === 'limit' ? price : NaN, (maker) => {
         if (maker.userId === user.id) {
           selfTrade = true;
           return false;
         }
-        const q = Math.min(maker.remaining, lots - fillable);
+        reduceOnlyMakers ??= new ReduceOnlyMakers(ex, inst);
+        const q = reduceOnlyMakers.fill(maker, Math.min(maker.remaining, lots - fillable));
         fillable += q;
         fillCost += premiumOf(inst, maker.price, q) + tradeFee(inst, maker.price, q, inst.takerCommission);
         return fillable < lots;
@@ -224,34 +226,37 @@ export class Trading {
   private trimReduceOnlyAfterFills(taker: User, inst: Instrument): void {
     const users = this.touched;
     if (!users.includes(taker)) users.push(taker);
-    for (const u of users) {
-      const e = u.exposures.get(inst.id);
-      if (e === undefined || e.reduceOnlyOpen === 0) continue;
-      const pos = u.positions.get(inst.id)?.size ?? 0;
-      let excessBuy = reduceOnlyOpenLots(e, BUY) - Math.max(0, -pos);
-      let excessSell = reduceOnlyOpenLots(e, SELL) - Math.max(0, pos);
-      if (excessBuy <= 0 && excessSell <= 0) continue;
-      const newestFirst = [...e.openOrders].filter((o) => o.reduceOnly).sort((a, b) => b.id - a.id);
-      for (const o of newestFirst) {
-        const excess = o.side === BUY ? excessBuy : excessSell;
-        if (excess <= 0) continue;
-        const cut = Math.min(excess, o.remaining);
-        if (o.side === BUY) excessBuy -= cut;
-        else excessSell -= cut;
-        if (cut === o.remaining) {
-          this.closeResting(u, o, 'cancelled', 'reduce_only', true);
-          continue;
-        }
-        // a size decrease keeps time priority (as an edit would)
-        this.releaseExposure(u, o, cut);
-        this.ex.books.get(inst.id)!.reduce(o, cut);
-        o.amount -= cut;
-        o.lastUpdate = this.ex.now;
-        this.ex.observer?.order(o);
-        this.ex.markets.get(inst.id)!.changeId++;
-      }
-    }
+    for (const u of users) this.trimReduceOnly(u, inst);
     users.length = 0;
+  }
+
+  /** Cuts one user's open reduce-only orders in `inst` (newest first) to what is left to reduce. */
+  private trimReduceOnly(u: User, inst: Instrument): void {
+    const e = u.exposures.get(inst.id);
+    if (e === undefined || e.reduceOnlyOpen === 0) return;
+    const pos = u.positions.get(inst.id)?.size ?? 0;
+    let excessBuy = reduceOnlyOpenLots(e, BUY) - reducibleBy(BUY, pos);
+    let excessSell = reduceOnlyOpenLots(e, SELL) - reducibleBy(SELL, pos);
+    if (excessBuy <= 0 && excessSell <= 0) return;
+    const newestFirst = [...e.openOrders].filter((o) => o.reduceOnly).sort((a, b) => b.id - a.id);
+    for (const o of newestFirst) {
+      const excess = o.side === BUY ? excessBuy : excessSell;
+      if (excess <= 0) continue;
+      const cut = Math.min(excess, o.remaining);
+      if (o.side === BUY) excessBuy -= cut;
+      else excessSell -= cut;
+      if (cut === o.remaining) {
+        this.closeResting(u, o, 'cancelled', 'reduce_only', true);
+        continue;
+      }
+      // a size decrease keeps time priority (as an edit would)
+      this.releaseExposure(u, o, cut);
+      this.ex.books.get(inst.id)!.reduce(o, cut);
+      o.amount -= cut;
+      o.lastUpdate = this.ex.now;
+      this.ex.observer?.order(o);
+      this.ex.markets.get(inst.id)!.changeId++;
+    }
   }
 
   private maxFee(inst: Instrument, price: number, lots: number): number {
@@ -319,10 +324,24 @@ export class Trading {
 
   // ---- matching and settlement -----------------------------------------------------------------
 
+  /**
+   * Matches a taker against the book. A reduce-only maker may only shrink its owner's position,
+   * and the same sweep can shrink that position first through the owner's other orders: then the
+   * match stops before the reduce-only order (canFillMaker), the owner's reduce-only orders are cut
+   * to what is left to reduce (cancelled when nothing is), and the match goes on. Without the stop,
+   * one sweep through an ordinary order and a reduce-only one of the same account would flip its
+   * position.
+   */
   private execute(taker: Order, book: OrderBook<Order>, limit: number): Trade[] {
     this.fills = [];
     this.currentTaker = taker;
-    taker.remaining = book.match(taker.side, limit, taker.remaining, this.onFill);
+    for (;;) {
+      taker.remaining = book.match(taker.side, limit, taker.remaining, this.onFill, this.canFillMaker);
+      const stoppedAt = this.stoppedAt;
+      if (stoppedAt === null) break;
+      this.stoppedAt = null;
+      this.trimReduceOnly(this.ex.users.get(stoppedAt.userId)!, taker.inst);
+    }
     this.currentTaker = null;
     if (taker.remaining === 0) this.close(this.ex.users.get(taker.userId)!, taker, 'filled', null);
     // the taker's state at trade time is known only now for the last fill
@@ -331,6 +350,19 @@ export class Trading {
     if (trades.length > 0) this.ex.markets.get(taker.inst.id)!.changeId++;
     return trades;
   }
+
+  /** The reduce-only maker the last match stopped before (see execute). */
+  private stoppedAt: Order | null = null;
+
+  /** Asked by the book before each maker's fill: may it fill now (see execute)? */
+  private readonly canFillMaker = (maker: Order): boolean => {
+    if (!maker.reduceOnly) return true;
+    const owner = this.ex.users.get(maker.userId)!;
+    const pos = owner.positions.get(maker.inst.id)?.size ?? 0;
+    if (reduceOnlyOpenLots(owner.exposures.get(maker.inst.id)!, maker.side) <= reducibleBy(maker.side, pos)) return true;
+    this.stoppedAt = maker;
+    return false;
+  };
 
   /** Called by the book for each fill, before a fully filled maker is unlinked. */
   private readonly onFill = (maker: Order, qty: number, price: number): void => {
@@ -688,6 +720,47 @@ export class Trading {
 }
 
 /** Open lots of the reduce-only orders on one side of an exposure. */
+/** Lots an order on `side` can take off a position of `pos` lots without flipping it. */
+function reducibleBy(side: Side, pos: number): number {
+  return side === BUY ? Math.max(0, -pos) : Math.max(0, pos);
+}
+
+/**
+ * What the pre-trade walk can count on from reduce-only makers. A sweep that fills an account's
+ * ordinary order first shrinks the position its reduce-only orders may still reduce, and execute()
+ * then cuts those orders (newest first) before they fill. The walk does not replay the cuts; it
+ * counts, for each reduce-only maker, only what no cut can take from it (its size less the excess
+ * the sweep has made so far). So fill-or-kill never fills partly, and a market buy's estimated cost
+ * never falls short of what it pays: what the walk leaves out at a better price it finds further on.
+ */
+class ReduceOnlyMakers {
+  /** Per account with reduce-only orders in the instrument: lots the walk filled so far, all / reduce-only. */
+  private sims: Map<User, { filled: number; reduceOnlyFilled: number }> | null = null;
+
+  constructor(private readonly ex: Exchange, private readonly inst: Instrument) {}
+
+  /** The part of `q` lots of `maker` the walk may count on; remembers it as filled. */
+  fill(maker: Order, q: number): number {
+    const u = this.ex.users.get(maker.userId)!;
+    const e = u.exposures.get(this.inst.id);
+    if (e === undefined || e.reduceOnlyOpen === 0) return q;
+    this.sims ??= new Map();
+    let sim = this.sims.get(u);
+    if (sim === undefined) {
+      sim = { filled: 0, reduceOnlyFilled: 0 };
+      this.sims.set(u, sim);
+    }
+    if (maker.reduceOnly) {
+      const pos = (u.positions.get(this.inst.id)?.size ?? 0) + (maker.side === BUY ? sim.filled : -sim.filled);
+      const excess = reduceOnlyOpenLots(e, maker.side) - sim.reduceOnlyFilled - reducibleBy(maker.side, pos);
+      q = Math.min(q, Math.max(0, maker.remaining - Math.max(0, excess)));
+      sim.reduceOnlyFilled += q;
+    }
+    sim.filled += q;
+    return q;
+  }
+}
+
 function reduceOnlyOpenLots(e: OrderExposure, side: Side): number {
   if (e.reduceOnlyOpen === 0) return 0;
   let lots = 0;

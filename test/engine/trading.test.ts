@@ -411,6 +411,68 @@ describe('reduce_only', () => {
   });
 });
 
+describe('reduce_only within one sweep', () => {
+  // u is long 0.3 and offers it twice: an ordinary sell at 0.0100 and a reduce-only one at 0.0105
+  function offeredTwice() {
+    const h = setup();
+    const [u, m, x] = [h.user('10'), h.user('10'), h.user('10')];
+    h.ok(m, 'sell', C, '0.0100', '0.3');
+    h.ok(u, 'buy', C, '0.0100', '0.3');
+    const ordinary = h.ok(u, 'sell', C, '0.0100', '0.3').order;
+    const ro = h.ok(u, 'sell', C, '0.0105', '0.3', { reduceOnly: true }).order;
+    return { h, u, m, x, ordinary, ro };
+  }
+
+  it('a buyer sweeping both offers stops short of the reduce-only one once the position is closed', () => {
+    const { h, u, x, ordinary, ro } = offeredTwice();
+    const r = h.ok(x, 'buy', C, '0.0110', '0.6');
+    assert.deepEqual(r.trades.map((t) => [t.makerOrder.id, t.price, t.lots]), [[ordinary.id, 100, 3]]);
+    assert.equal(h.position(u, C).size, 0, 'the reduce-only order did not open a short');
+    assert.equal(ro.state, 'cancelled');
+    assert.equal(ro.cancelReason, 'reduce_only');
+    // the rest of the buy rests as usual
+    assert.equal(r.order.remaining, 3);
+    assert.deepEqual(h.depth(C, 'buy'), [[110, 3]]);
+    assert.deepEqual(h.depth(C, 'sell'), []);
+  });
+
+  it('a reduce-only order partly reduced by the same sweep fills only what is left of the position', () => {
+    const h = setup();
+    const [u, m, x] = [h.user('10'), h.user('10'), h.user('10')];
+    h.ok(m, 'sell', C, '0.0100', '0.5');
+    h.ok(u, 'buy', C, '0.0100', '0.5');
+    const ordinary = h.ok(u, 'sell', C, '0.0100', '0.3').order;
+    const ro = h.ok(u, 'sell', C, '0.0105', '0.5', { reduceOnly: true }).order;
+    const r = h.ok(x, 'buy', C, '0.0110', '1');
+    assert.deepEqual(r.trades.map((t) => [t.makerOrder.id, t.lots]), [[ordinary.id, 3], [ro.id, 2]]);
+    assert.equal(h.position(u, C).size, 0);
+    assert.equal(ro.state, 'filled');
+    assert.equal(ro.amount, 2, 'cut to the 0.2 left to reduce, then filled');
+    assert.equal(r.order.remaining, 5);
+  });
+
+  it('fill_or_kill counts only what reduce-only makers can still fill: killed whole, or filled from others', () => {
+    const { h, u, x, ordinary, ro } = offeredTwice();
+    const before = [h.balance(u), h.balance(x)];
+    // 0.6 would need the reduce-only offer, which can fill nothing once 0.3 is bought from u
+    const killed = h.ok(x, 'buy', C, '0.0110', '0.6', { tif: 'fill_or_kill' });
+    assert.equal(killed.order.state, 'cancelled');
+    assert.equal(killed.order.filled, 0);
+    assert.deepEqual(killed.trades, []);
+    assert.deepEqual([h.balance(u), h.balance(x)], before);
+    assert.equal(h.position(u, C).size, 3);
+    assert.deepEqual([ordinary.remaining, ro.remaining], [3, 3], 'nothing in the book moved');
+    // with another seller behind it, the same order fills whole: 0.3 from u, 0.3 from the other
+    const other = h.user('10');
+    const otherAsk = h.ok(other, 'sell', C, '0.0110', '0.3').order;
+    const filled = h.ok(x, 'buy', C, '0.0110', '0.6', { tif: 'fill_or_kill' });
+    assert.equal(filled.order.state, 'filled');
+    assert.deepEqual(filled.trades.map((t) => [t.makerOrder.id, t.lots]), [[ordinary.id, 3], [otherAsk.id, 3]]);
+    assert.equal(h.position(u, C).size, 0);
+    assert.equal(ro.state, 'cancelled');
+  });
+});
+
 describe('self-trade prevention', () => {
   it('rejects an order that would meet its own user with 11030 self_trade before anything fills', () => {
     const h = setup();

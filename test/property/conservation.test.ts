@@ -325,7 +325,7 @@ function checkInvariants(ex: Exchange, where: string): void {
 }
 
 /** Cheap checks on one command's result. */
-function checkResult(cmd: Sequenced, res: unknown, firstNewOrderId: number, cids: Map<string, number>, where: string): void {
+function checkResult(ex: Exchange, cmd: Sequenced, res: unknown, firstNewOrderId: number, cids: Map<string, number>, where: string): void {
   if (cmd.t !== 'place' || isReject(res)) return;
   const { order, trades } = res as PlaceResult;
   if (cmd.clientOrderId !== null) {
@@ -356,6 +356,24 @@ function checkResult(cmd: Sequenced, res: unknown, firstNewOrderId: number, cids
     assert.notEqual(order.state, 'open', `${where}: ${order.type}/${order.tif} order rests`);
   }
   assert.equal(trades.reduce((s, t) => s + t.lots, 0), order.filled, `${where}: fills`);
+  // A reduce-only maker's fill may shrink its owner's position to zero but never past it, even
+  // when the same sweep filled the owner's other orders first. Replayed fill by fill from the
+  // position before the command (the taker never meets its own orders, so only makers move).
+  const running = new Map<number, number>();
+  for (const t of trades) {
+    const userId = t.makerOrder.userId;
+    if (!running.has(userId)) {
+      const after = ex.users.get(userId)!.positions.get(order.inst.id)?.size ?? 0;
+      const moved = trades.reduce((s, x) => (x.makerOrder.userId === userId ? s + (x.makerOrder.side === BUY ? x.lots : -x.lots) : s), 0);
+      running.set(userId, after - moved);
+    }
+    const pos = running.get(userId)!;
+    const delta = t.makerOrder.side === BUY ? t.lots : -t.lots;
+    if (t.makerOrder.reduceOnly) {
+      assert.ok(Math.sign(delta) === -Math.sign(pos) && Math.abs(delta) <= Math.abs(pos), `${where}: reduce-only order ${t.makerOrder.id} filled ${delta} against a position of ${pos}`);
+    }
+    running.set(userId, pos + delta);
+  }
 }
 
 function run(ex: Exchange, cmd: Sequenced, where: string): unknown {
@@ -409,7 +427,7 @@ function stream(SEED: number, limits: ExchangeLimits): void {
       } else if (cmd.t === 'liquidate') {
         stats.liquidationTrades += (res as LiquidationResult).trades.length;
       }
-      checkResult(cmd, res, firstNewOrderId, cids, where);
+      checkResult(ex, cmd, res, firstNewOrderId, cids, where);
     }
     if (shadow) {
       assert.equal(stateHash(ex), stateHash(shadow), `seed ${SEED}: restored engine diverged from the original by command ${log.length}`);
