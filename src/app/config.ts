@@ -18,6 +18,8 @@ export interface Config {
   accessTokenTtlSec: number;
   refreshTokenTtlSec: number;
   snapshotEvery: number;
+  /** A snapshot up to this size is serialized on the engine thread; larger ones in the background. */
+  snapshotInlineMaxBytes: number;
   /** Seed of the simulated index feed (deterministic demo markets). */
   indexSeed: number;
   indexAnnualVol: number;
@@ -69,6 +71,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     accessTokenTtlSec: int(env, 'STRIKEBOOK_ACCESS_TOKEN_TTL', 3600, 60, 31536000),
     refreshTokenTtlSec: int(env, 'STRIKEBOOK_REFRESH_TOKEN_TTL', 30 * 86400, 60, 31536000),
     snapshotEvery: int(env, 'STRIKEBOOK_SNAPSHOT_EVERY', 500_000, 1, 1e9),
+    snapshotInlineMaxBytes: int(env, 'STRIKEBOOK_SNAPSHOT_INLINE_MAX_BYTES', 1024 * 1024, 0, 2 ** 40),
     indexSeed: int(env, 'STRIKEBOOK_INDEX_SEED', 42, 0, 2 ** 31 - 1),
     indexAnnualVol: Number(env.STRIKEBOOK_INDEX_VOL || 0.5),
     wsMaxBufferedBytes: int(env, 'STRIKEBOOK_WS_MAX_BUFFERED', 4 * 1024 * 1024, 1024, 2 ** 30),

@@ -12,6 +12,8 @@ export interface Recovered {
   ex: Exchange;
   /** Journal records applied after the snapshot. */
   replayed: number;
+  /** The size of the snapshot text recovery started from (null without one). */
+  snapshotBytes: number | null;
 }
 
 type OnCommandError = (err: unknown, cmd: Sequenced) => void;
@@ -30,7 +32,7 @@ export function recover(journal: Journal, onError?: OnCommandError, views?: Mark
     applyCommand(ex, JSON.parse(rec.cmd) as Sequenced, onError);
     replayed++;
   }
-  return { ex, replayed };
+  return { ex, replayed, snapshotBytes: snap?.data.length ?? null };
 }
 
 export async function recoverAsync(journal: AsyncJournal, onError?: OnCommandError, views?: MarketViews): Promise<Recovered> {
@@ -41,5 +43,5 @@ export async function recoverAsync(journal: AsyncJournal, onError?: OnCommandErr
     applyCommand(ex, JSON.parse(rec.cmd) as Sequenced, onError);
     replayed++;
   }
-  return { ex, replayed };
+  return { ex, replayed, snapshotBytes: snap?.data.length ?? null };
 }

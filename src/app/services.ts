@@ -20,6 +20,7 @@ import type { Config } from './config.ts';
 import { RateLimiter } from './rateLimiter.ts';
 import { startDemoMaker } from './demoMaker.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
+import { BackgroundSnapshots } from './backgroundSnapshots.ts';
 import { MarketViews } from '../views/marketViews.ts';
 import { openStorage, type JournalHandles, type OpenedStorage } from './storage.ts';
 
@@ -47,6 +48,8 @@ export interface Services {
   views: MarketViews;
   /** Prometheus metrics of this exchange (src/app/metrics.ts), served at GET /metrics. */
   metrics: Metrics;
+  /** How due snapshots are taken: inline while the state is small, else off this thread. */
+  snapshots: BackgroundSnapshots;
   /** Runs the time-driven market work now (settlement, order expiry, listings); set_test_time uses it. */
   marketTick?: () => Promise<void>;
 }
@@ -84,8 +87,9 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
   const views = new MarketViews();
   // opens the journal named by the config and recovers from it; cleans up after itself on failure
   const storage: OpenedStorage = await openStorage(config, log, onCommandError, views);
-  const { ex, replayed } = storage;
+  const { ex, replayed, snapshotBytes } = storage;
   let seq: Sequencer | null = null;
+  let stopSnapshots: (() => Promise<void>) | null = null;
   let timers: { ready: Promise<void>; stop(): void } | null = null;
   let http: FastifyInstance | null = null;
   let ws: WsTransport | null = null;
@@ -115,10 +119,20 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
           ws?.hub.onCommitted(cmds);
         },
         onSnapshotError: (err) => log.error({ err }, 'snapshot failed; recovery replays the journal from the previous one'),
+        snapshotDue: (durableSeq) => snapshots.due(durableSeq),
       },
       () => serialize(ex),
     );
     seq = sequencer;
+    const snapshots: BackgroundSnapshots = new BackgroundSnapshots(sequencer, {
+      dataDir: config.dataDir,
+      databaseUrl: config.databaseUrl,
+      inlineMaxBytes: config.snapshotInlineMaxBytes,
+      lastBytes: snapshotBytes,
+      ex,
+      log,
+    });
+    stopSnapshots = () => snapshots.close();
 
     const services: Services = {
       config,
@@ -133,6 +147,7 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
       serverKey: await loadServerKey(storage.meta),
       views,
       metrics,
+      snapshots,
       onAdminCreated() {
         services.bootstrapToken = null;
       },
@@ -197,6 +212,8 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
             clearTimeout(force);
           }
           await sequencer.stop();
+          // a snapshot being built is saved if it finishes soon, before the journal closes
+          await snapshots.close();
           await storage.close();
         })();
         return closing;
@@ -208,6 +225,7 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
     await ws?.close();
     await http?.close().catch(() => undefined);
     await seq?.stop(); // writes what the start already applied, before the journal closes under it
+    await stopSnapshots?.();
     await storage.close();
     throw err;
   }

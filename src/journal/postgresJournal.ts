@@ -29,6 +29,11 @@ export interface PostgresJournalOptions {
   pageSize?: number;
   /** How long one statement may run before it fails (and the journal with it); 30 s by default. */
   statementTimeoutMs?: number;
+  /**
+   * Opens the existing journal to read it only, beside the server that writes it (a background
+   * snapshot's thread, which replays it): no single-writer lock, no migration, every write refused.
+   */
+  readOnly?: boolean;
 }
 
 const DEFAULT_PAGE_SIZE = 5_000;
@@ -117,8 +122,12 @@ export async function openPostgresJournal(url: string, opts: PostgresJournalOpti
   let pool: pg.Pool;
   try {
     await checkDurability(client, where);
-    schema = await lockSchema(client, where);
-    await migrate(client);
+    if (opts.readOnly) {
+      schema = (await client.query<{ schema: string }>('SELECT current_schema() AS schema')).rows[0]!.schema;
+    } else {
+      schema = await lockSchema(client, where);
+      await migrate(client);
+    }
     const last = await client.query<{ last: string; pid: number }>('SELECT COALESCE(MAX(seq), 0) AS last, pg_backend_pid() AS pid FROM journal');
     committedSeq = int8(last.rows[0]!.last, 'last journal seq');
     writerPid = last.rows[0]!.pid;
@@ -149,6 +158,7 @@ export async function openPostgresJournal(url: string, opts: PostgresJournalOpti
 
   function write(what: string, fn: () => Promise<void>): Promise<void> {
     if (closed) return Promise.reject(new Error('journal: closed'));
+    if (opts.readOnly) return Promise.reject(new Error(`journal: ${what} refused, the journal was opened read-only`));
     return serial(async () => {
       // checked when the write's turn comes: a write issued before an earlier one failed is refused too
       if (broken !== null) throw new Error(`journal: ${what} refused, an earlier write failed; restart and recover`, { cause: broken });

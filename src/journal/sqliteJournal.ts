@@ -37,6 +37,11 @@ export interface SqliteJournalOptions {
    * turns it off and checkpoints from a thread of its own instead (src/journal/walCheckpointer.ts).
    */
   autoCheckpoint?: boolean;
+  /**
+   * Opens the existing journal to read it only (a background snapshot's thread, which replays it):
+   * no migration and no write lock taken at open, and every write refused.
+   */
+  readOnly?: boolean;
 }
 
 export interface PragmaState {
@@ -156,14 +161,19 @@ interface Reader {
 }
 
 export function openSqliteJournal(dir: string, opts: SqliteJournalOptions = {}): SqliteJournal {
-  ensureDir(dir);
   const file = path.join(path.resolve(dir), DB_FILE_NAME);
-  const db = openConnection(file, false);
+  if (!opts.readOnly) ensureDir(dir);
+  const db = openConnection(file, opts.readOnly === true);
   try {
-    db.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
-    if (opts.autoCheckpoint === false) db.pragma('wal_autocheckpoint = 0');
-    migrate(db);
-    fsyncDir(path.dirname(file)); // the database file's own directory entry
+    if (opts.readOnly) {
+      const version = Number(db.pragma('user_version', { simple: true }));
+      if (version !== SCHEMA_VERSION) throw new Error(`journal: ${file} has schema version ${version}, not ${SCHEMA_VERSION}`);
+    } else {
+      db.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
+      if (opts.autoCheckpoint === false) db.pragma('wal_autocheckpoint = 0');
+      migrate(db);
+      fsyncDir(path.dirname(file)); // the database file's own directory entry
+    }
   } catch (e) {
     db.close();
     throw e;
@@ -217,6 +227,7 @@ export function openSqliteJournal(dir: string, opts: SqliteJournalOptions = {}):
 
   function write(what: string, fn: () => void): void {
     ensureOpen();
+    if (opts.readOnly) throw new RejectedWrite(`journal: ${what} refused, the journal was opened read-only`);
     if (broken !== null) throw new Error(`journal: ${what} refused, an earlier write failed; restart and recover`, { cause: broken });
     try {
       fn();

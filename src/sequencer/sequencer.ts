@@ -41,6 +41,12 @@ export interface SequencerOptions {
   onCommitted?: (cmds: Sequenced[]) => void;
   /** The state could not be serialized for a snapshot (a bug, not fatal: the journal has it all). */
   onSnapshotError?: (err: unknown) => void;
+  /**
+   * Decides how a due snapshot is taken, instead of takeSnapshot() right away: called with the last
+   * durable seq. It may call takeSnapshot(), or build the snapshot elsewhere and hand it to
+   * saveSnapshot() (src/app/backgroundSnapshots.ts).
+   */
+  snapshotDue?: (durableSeq: number) => void;
 }
 
 interface Batch {
@@ -193,10 +199,11 @@ export class Sequencer {
   /**
    * Snapshots the state as of the last applied command. The open batch is handed over first, so
    * the journal holds every record the snapshot covers before the snapshot itself (the journal
-   * completes writes in order and refuses a snapshot past its last record).
+   * completes writes in order and refuses a snapshot past its last record). Returns the snapshot's
+   * seq and size, or null when none was written.
    */
-  takeSnapshot(): void {
-    if (this.failed !== null) return;
+  takeSnapshot(): { seq: number; bytes: number } | null {
+    if (this.failed !== null) return null;
     this.sinceSnapshot = 0;
     const seq = this.lastSeq;
     let data: string;
@@ -204,9 +211,18 @@ export class Sequencer {
       data = this.snapshot();
     } catch (err) {
       this.opts.onSnapshotError?.(err);
-      return;
+      return null;
     }
     this.handOver();
+    this.saveSnapshot(seq, data);
+    return this.failed === null ? { seq, bytes: data.length } : null;
+  }
+
+  /**
+   * Writes a snapshot of the state as of `seq`, built on this thread or elsewhere. The journal
+   * refuses one past its last record, so `seq` must be handed over already (it is when durable).
+   */
+  saveSnapshot(seq: number, data: string): void {
     if (this.failed !== null) return;
     let written: void | Promise<void>;
     try {
@@ -272,7 +288,13 @@ export class Sequencer {
     this.sinceSnapshot += batch.records.length;
     for (const r of batch.resolvers) r();
     this.opts.onCommitted?.(batch.cmds);
-    if (this.sinceSnapshot >= this.opts.snapshotEvery) this.takeSnapshot();
+    if (this.sinceSnapshot < this.opts.snapshotEvery) return;
+    if (this.opts.snapshotDue === undefined) {
+      this.takeSnapshot();
+      return;
+    }
+    this.sinceSnapshot = 0;
+    this.opts.snapshotDue(batch.records[batch.records.length - 1]!.seq);
   }
 
   private fail(err: unknown): void {

@@ -194,6 +194,25 @@ test('a write whose answer never comes back over the network fails at the client
   await j.close();
 });
 
+test('a read-only journal opens beside the writer (no lock taken), reads, and refuses every write', async (t) => {
+  const s = await setup(t);
+  if (!s) return;
+  const { db, j } = s;
+  await j.append(range(1, 4));
+  await j.saveSnapshot(2, 'state at 2');
+  const reader = await openPostgresJournal(db.url, { readOnly: true });
+  try {
+    assert.deepEqual(await all(reader.readAfter(0)), range(1, 4));
+    assert.deepEqual(await reader.latestSnapshot(), { seq: 2, data: 'state at 2' });
+    await assert.rejects(reader.append([rec(5)]), /append refused, the journal was opened read-only/);
+    await assert.rejects(reader.saveSnapshot(4, 'x'), /saveSnapshot refused, the journal was opened read-only/);
+    await j.append([rec(5)]);
+    assert.deepEqual(await all(reader.readAfter(4)), [rec(5)]);
+  } finally {
+    await reader.close();
+  }
+});
+
 test('a snapshot past the last journaled seq is refused, and only the last two snapshots are kept', async (t) => {
   const s = await setup(t);
   if (!s) return;

@@ -49,6 +49,29 @@ test('appended records read back in order after the journal is reopened', () => 
   });
 });
 
+test('a read-only journal reads beside the writer and refuses every write; it never creates one', () => {
+  const dir = freshDir();
+  assert.throws(() => openSqliteJournal(dir, { readOnly: true }), 'no journal to read: not created');
+  assert.ok(!fs.existsSync(path.join(dir, DB_FILE_NAME)));
+  withJournal(dir, (writer) => {
+    writer.append(range(1, 5));
+    writer.saveSnapshot(3, 'state at 3');
+    const reader = openSqliteJournal(dir, { readOnly: true });
+    try {
+      assert.deepEqual([...reader.readAfter(0)], range(1, 5));
+      assert.deepEqual(reader.latestSnapshot(), { seq: 3, data: 'state at 3' });
+      assert.throws(() => reader.append([rec(6)]), /append refused, the journal was opened read-only/);
+      assert.throws(() => reader.saveSnapshot(5, 'x'), /saveSnapshot refused, the journal was opened read-only/);
+      assert.throws(() => reader.setMeta('k', 'v'), /setMeta refused/);
+      // the writer goes on while the reader is open, and the reader sees it
+      writer.append([rec(6)]);
+      assert.deepEqual([...reader.readAfter(5)], [rec(6)]);
+    } finally {
+      reader.close();
+    }
+  });
+});
+
 test('readAfter streams: a consumer can stop early and the read connection is released', () => {
   withJournal(freshDir(), (j) => {
     j.append(range(1, 10));

@@ -303,6 +303,23 @@ test('a snapshot is taken every snapshotEvery records, of the state at its seq',
   assert.equal(ex.seq, 23);
 });
 
+test('with snapshotDue, a due snapshot is handed the last durable seq instead of being serialized here', async () => {
+  const due: number[] = [];
+  const ex = new Exchange();
+  const journal = new MemoryJournal();
+  const seq = new Sequencer(ex, journal, fakeClock(), { snapshotEvery: 5, onFatal: (err) => assert.fail(String(err)), onCommandError: (err) => assert.fail(String(err)), snapshotDue: (s) => due.push(s) }, () =>
+    assert.fail('the state must not be serialized on this thread'),
+  );
+  for (let i = 1; i <= 12; i++) await seq.submit(index(100_000 + i), () => null);
+  // three commands in one turn: one batch, durable up to its last seq
+  await Promise.all([1, 2, 3].map((i) => seq.submit(index(200_000 + i), () => null)));
+  assert.deepEqual(due, [5, 10, 15]);
+  assert.equal(journal.snapshots.length, 0);
+  // a snapshot built elsewhere is written through the sequencer, after the records it covers
+  seq.saveSnapshot(10, serialize(fullReplay(journal, 10)));
+  assert.deepEqual(journal.snapshots.map((s) => s.seq), [10]);
+});
+
 test('recovery from the latest snapshot plus the journal tail equals a full replay and the live state', async () => {
   const { seq, journal, ex, fatal } = rig({ snapshotEvery: 7 });
   await tradingScenario(seq, ex);

@@ -1,0 +1,48 @@
+// A background snapshot's thread (see backgroundSnapshots.ts): rebuilds the state as of one durable
+// seq from the journal itself (the latest snapshot, then the records after it, through the same
+// apply path as recovery), serializes it and hands the text back. It reads on connections of its
+// own and writes nothing: the snapshot is saved by the journal's one writer.
+import { parentPort, workerData } from 'node:worker_threads';
+import type { Sequenced } from '../engine/commands.ts';
+import { Exchange } from '../engine/exchange.ts';
+import { restore, serialize } from '../engine/snapshot.ts';
+import type { AsyncJournal, Journal } from '../journal/journal.ts';
+import { openPostgresJournal } from '../journal/postgresJournal.ts';
+import { openSqliteJournal } from '../journal/sqliteJournal.ts';
+import { applyCommand } from '../sequencer/sequencer.ts';
+
+export interface SnapshotJob {
+  /** Where the journal is: PostgreSQL when `databaseUrl` is set, else SQLite under `dataDir`. */
+  dataDir: string;
+  databaseUrl: string | null;
+  /** The state to snapshot: as of this seq, which must be durable already. */
+  seq: number;
+}
+
+/** The thread's one message: the snapshot text, or null when one at or past `seq` exists already. */
+export type SnapshotOutcome = { ok: true; seq: number; data: string | null } | { ok: false; message: string };
+
+async function snapshotAt(job: SnapshotJob): Promise<string | null> {
+  const journal: Journal | AsyncJournal =
+    job.databaseUrl !== null ? await openPostgresJournal(job.databaseUrl, { readOnly: true }) : openSqliteJournal(job.dataDir, { readOnly: true });
+  try {
+    const snap = await journal.latestSnapshot();
+    if (snap !== null && snap.seq >= job.seq) return null;
+    const ex = snap !== null ? restore(snap.data) : new Exchange();
+    for await (const rec of journal.readAfter(snap?.seq ?? 0)) {
+      if (rec.seq > job.seq) break;
+      // an engine exception is an internal-error reply live and in recovery alike: the same here
+      applyCommand(ex, JSON.parse(rec.cmd) as Sequenced);
+    }
+    if (ex.seq !== job.seq) throw new Error(`the journal ends at seq ${ex.seq}, before seq ${job.seq}`);
+    return serialize(ex);
+  } finally {
+    await journal.close();
+  }
+}
+
+const job = workerData as SnapshotJob;
+snapshotAt(job).then(
+  (data) => parentPort!.postMessage({ ok: true, seq: job.seq, data } satisfies SnapshotOutcome),
+  (err: unknown) => parentPort!.postMessage({ ok: false, message: err instanceof Error ? err.message : String(err) } satisfies SnapshotOutcome),
+);

@@ -1,0 +1,156 @@
+// Snapshots built off the engine thread (src/app/backgroundSnapshots.ts, snapshotWorker.ts): the
+// thread rebuilds the state at a durable seq from the journal, and what it saves must be exactly
+// the state the engine had at that seq; a small state is still snapshotted inline; a failure is
+// reported and changes nothing. On SQLite always, and on PostgreSQL when one is reachable.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import pino from 'pino';
+import { BackgroundSnapshots } from '../../src/app/backgroundSnapshots.ts';
+import type { Sequenced } from '../../src/engine/commands.ts';
+import { Exchange } from '../../src/engine/exchange.ts';
+import { restore, stateHash } from '../../src/engine/snapshot.ts';
+import type { AsyncJournal, Journal } from '../../src/journal/journal.ts';
+import { openSqliteJournal } from '../../src/journal/sqliteJournal.ts';
+import { applyCommand, type Sequencer } from '../../src/sequencer/sequencer.ts';
+import { EXP_JAN, Harness, spec } from '../helpers/engine.ts';
+import { atmCall } from '../helpers/market.ts';
+import { freshSchema } from '../helpers/postgres.ts';
+import { adminToken, ok, startServer, tempDir, userToken, type TestServer } from '../helpers/server.ts';
+import { openPostgresJournal } from '../../src/journal/postgresJournal.ts';
+
+/** The state after replaying the journal from seq 1 up to `seq`, ignoring every snapshot. */
+async function replayHash(journal: Journal | AsyncJournal, seq: number): Promise<string> {
+  const ex = new Exchange();
+  for await (const rec of journal.readAfter(0)) {
+    if (rec.seq > seq) break;
+    applyCommand(ex, JSON.parse(rec.cmd) as Sequenced);
+  }
+  assert.equal(ex.seq, seq);
+  return stateHash(ex);
+}
+
+/** Rests `n` orders of one user on an at-the-money call (each one journal record). */
+async function restOrders(server: TestServer, n: number): Promise<void> {
+  const admin = await adminToken(server.url);
+  const trader = await userToken(server.url, admin, 'snapshots@example.com', { currency: 'BTC', amount: 100 });
+  const call = await atmCall(server.url);
+  for (let i = 0; i < n; i++) {
+    const side = i % 2 === 0 ? 'buy' : 'sell';
+    const price = side === 'buy' ? call.prices[0] : call.prices[call.prices.length - 1];
+    await ok(server.url, `private/${side}`, { instrument_name: call.name, amount: 0.1, price, label: `o${i}` }, trader);
+  }
+}
+
+/** Checks the latest saved snapshot against a clean replay to its seq; returns that seq. */
+async function assertSnapshotIsReplay(journal: Journal | AsyncJournal): Promise<number> {
+  const snap = await journal.latestSnapshot();
+  assert.ok(snap !== null, 'a snapshot was saved');
+  assert.equal(stateHash(restore(snap.data)), await replayHash(journal, snap.seq), `the snapshot at seq ${snap.seq} is not the state at that seq`);
+  return snap.seq;
+}
+
+test('past the inline size, due snapshots are built off the engine thread and equal the state at their seq', { timeout: 60_000 }, async () => {
+  const server = await startServer({ STRIKEBOOK_SNAPSHOT_EVERY: '25', STRIKEBOOK_SNAPSHOT_INLINE_MAX_BYTES: '0' });
+  try {
+    await restOrders(server, 60);
+    const snapshots = server.app.services.snapshots;
+    await snapshots.idle();
+    assert.ok(snapshots.counts.background >= 1, `background snapshots: ${JSON.stringify(snapshots.counts)}`);
+    assert.equal(snapshots.counts.inline, 0, 'nothing was serialized on the engine thread');
+    assert.equal(snapshots.counts.failed, 0);
+    assert.equal(server.app.storage, 'sqlite');
+    const snapSeq = await assertSnapshotIsReplay(server.app.journal);
+    assert.ok(snapSeq >= 25, `snapshot at seq ${snapSeq}`);
+  } finally {
+    await server.stop({ keepData: true });
+  }
+  // and a restart recovers from it to the same state a full replay gives
+  const again = await startServer({}, server.dataDir);
+  try {
+    const admin = await adminToken(again.url).catch(() => null);
+    assert.equal(admin, null, 'the administrator from before the restart exists (no second bootstrap)');
+    assert.equal(again.app.storage, 'sqlite');
+    const seq = again.app.services.ex.seq;
+    assert.equal(stateHash(again.app.services.ex), await replayHash(again.app.journal, seq));
+  } finally {
+    await again.stop();
+  }
+});
+
+test('a small state is still snapshotted on the engine thread (below STRIKEBOOK_SNAPSHOT_INLINE_MAX_BYTES)', async () => {
+  const server = await startServer({ STRIKEBOOK_SNAPSHOT_EVERY: '25' });
+  try {
+    await restOrders(server, 30);
+    const { counts } = server.app.services.snapshots;
+    assert.ok(counts.inline >= 1, JSON.stringify(counts));
+    assert.equal(counts.background, 0);
+    assert.equal(server.app.storage, 'sqlite');
+    await assertSnapshotIsReplay(server.app.journal);
+  } finally {
+    await server.stop();
+  }
+});
+
+test('a background snapshot the journal cannot reach is reported and saves nothing; one it can is saved', async () => {
+  // a journal of an engine's whole story: index, listing, users, deposits, resting orders
+  const h = new Harness();
+  const story: Sequenced[] = [];
+  const apply = h.ex.apply.bind(h.ex);
+  h.ex.apply = (cmd: Sequenced) => {
+    story.push(cmd);
+    return apply(cmd);
+  };
+  h.apply({ t: 'index', currency: 'BTC', price: 100_000, manual: true, by: null });
+  h.apply({ t: 'list', instruments: [spec('BTC', EXP_JAN, 130000, 'call')] });
+  const users = [h.user('10'), h.user('10')];
+  for (let i = 0; i < 20; i++) h.ok(users[i % 2]!, i % 2 ? 'sell' : 'buy', 'BTC-30JAN26-130000-C', i % 2 ? '0.0140' : '0.0100', '0.1');
+  const dir = tempDir('strikebook-bgsnap-');
+  const journal = openSqliteJournal(dir);
+  journal.append(story.map((c) => ({ seq: c.seq, ts: c.ts, cmd: JSON.stringify(c) })));
+  const last = journal.lastSeq();
+  assert.equal(last, h.ex.seq);
+
+  const saved: Array<{ seq: number; data: string }> = [];
+  const sequencer = {
+    saveSnapshot: (seq: number, data: string) => saved.push({ seq, data }),
+    takeSnapshot: () => assert.fail('a large state must not be serialized inline'),
+  } as unknown as Sequencer;
+  const snapshots = new BackgroundSnapshots(sequencer, { dataDir: dir, databaseUrl: null, inlineMaxBytes: 0, lastBytes: null, ex: new Exchange(), log: pino({ level: 'silent' }) });
+  try {
+    snapshots.due(last + 5);
+    await snapshots.idle();
+    assert.deepEqual(snapshots.counts, { inline: 0, background: 0, failed: 1 });
+    assert.equal(saved.length, 0, "nothing was saved");
+
+    snapshots.due(last - 4);
+    await snapshots.idle();
+    assert.deepEqual(snapshots.counts, { inline: 0, background: 1, failed: 1 });
+    assert.deepEqual(saved.map((x) => x.seq), [last - 4]);
+    assert.equal(stateHash(restore(saved[0]!.data)), await replayHash(journal, last - 4));
+  } finally {
+    await snapshots.close();
+    journal.close();
+  }
+});
+
+test('background snapshots on PostgreSQL equal the state at their seq', { timeout: 60_000 }, async (t) => {
+  const db = await freshSchema(t);
+  if (!db) return;
+  const server = await startServer({ DATABASE_URL: db.url, STRIKEBOOK_SNAPSHOT_EVERY: '25', STRIKEBOOK_SNAPSHOT_INLINE_MAX_BYTES: '0' });
+  try {
+    await restOrders(server, 60);
+    const snapshots = server.app.services.snapshots;
+    await snapshots.idle();
+    assert.ok(snapshots.counts.background >= 1, `background snapshots: ${JSON.stringify(snapshots.counts)}`);
+    assert.equal(snapshots.counts.inline, 0);
+  } finally {
+    await server.stop();
+  }
+  const journal = await openPostgresJournal(db.url, { readOnly: true });
+  try {
+    const seq = await assertSnapshotIsReplay(journal);
+    assert.ok(seq >= 25, `snapshot at seq ${seq}`);
+  } finally {
+    await journal.close();
+  }
+});
