@@ -34,7 +34,7 @@ interface Load {
 }
 
 /** Runs autocannon with one request plan per connection. */
-async function runLoad(load: Load): Promise<AutocannonResult> {
+export async function runLoad(load: Load): Promise<AutocannonResult> {
   let nextPlan = 0;
   let firstError: string | null = null;
   const result = await autocannon({
@@ -91,7 +91,7 @@ function fmt(label: string, r: LoadResult, indent = ''): string {
  * Setup on a started server: one user per connection, each funded, each cycling over 20 instruments
  * with buys below the mark and sells above it, so every order is accepted and rests (a durable write).
  */
-async function preparePlans(base: string): Promise<Load['plans']> {
+export async function preparePlans(base: string): Promise<Load['plans']> {
   await call(base, 'private/create_admin', { email: 'bench-admin@example.com', password: 'bench-password', bootstrap_token: BOOTSTRAP });
   const admin = (await call(base, 'public/auth', { grant_type: 'password', username: 'bench-admin@example.com', password: 'bench-password' })).access_token;
   const instruments = (await call(base, 'public/get_instruments', { currency: 'BTC' })) as any[];

@@ -64,14 +64,18 @@ export function spawnStrikebook(port: number, dataDir: string, nodeArgs: string[
   });
 }
 
-/** The reference: a bare node:http server that reads the request and answers a constant body. */
-export function spawnBareServer(port: number, body: string): ChildProcess {
+/**
+ * The reference: a bare node:http server that reads the request and answers a constant body; with
+ * `spinMicros`, it first spends that much CPU per request (bench/calibrate.ts).
+ */
+export function spawnBareServer(port: number, body: string, spinMicros = 0): ChildProcess {
+  const spin = spinMicros > 0 ? `const until = process.hrtime.bigint() + ${spinMicros * 1000}n; while (process.hrtime.bigint() < until);` : '';
   const source = `
 const http = require('node:http');
 const body = ${JSON.stringify(body)};
 http.createServer((req, res) => {
   req.resume();
-  req.on('end', () => { res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }); res.end(body); });
+  req.on('end', () => { ${spin} res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }); res.end(body); });
 }).listen(${port}, '127.0.0.1');
 `;
   return spawnNode(['-e', source], {});
