@@ -412,14 +412,14 @@ describe('reduce_only', () => {
 });
 
 describe('reduce_only within one sweep', () => {
-  // u is long 0.3 and offers it twice: an ordinary sell at 0.0100 and a reduce-only one at 0.0105
-  function offeredTwice() {
+  // u is long and offers its position twice: an ordinary sell at 0.0100, a reduce-only one at 0.0105
+  function offeredTwice(long = '0.3', ordinaryAmount = '0.3', reduceOnlyAmount = '0.3') {
     const h = setup();
     const [u, m, x] = [h.user('10'), h.user('10'), h.user('10')];
-    h.ok(m, 'sell', C, '0.0100', '0.3');
-    h.ok(u, 'buy', C, '0.0100', '0.3');
-    const ordinary = h.ok(u, 'sell', C, '0.0100', '0.3').order;
-    const ro = h.ok(u, 'sell', C, '0.0105', '0.3', { reduceOnly: true }).order;
+    h.ok(m, 'sell', C, '0.0100', long);
+    h.ok(u, 'buy', C, '0.0100', long);
+    const ordinary = h.ok(u, 'sell', C, '0.0100', ordinaryAmount).order;
+    const ro = h.ok(u, 'sell', C, '0.0105', reduceOnlyAmount, { reduceOnly: true }).order;
     return { h, u, m, x, ordinary, ro };
   }
 
@@ -437,12 +437,7 @@ describe('reduce_only within one sweep', () => {
   });
 
   it('a reduce-only order partly reduced by the same sweep fills only what is left of the position', () => {
-    const h = setup();
-    const [u, m, x] = [h.user('10'), h.user('10'), h.user('10')];
-    h.ok(m, 'sell', C, '0.0100', '0.5');
-    h.ok(u, 'buy', C, '0.0100', '0.5');
-    const ordinary = h.ok(u, 'sell', C, '0.0100', '0.3').order;
-    const ro = h.ok(u, 'sell', C, '0.0105', '0.5', { reduceOnly: true }).order;
+    const { h, u, x, ordinary, ro } = offeredTwice('0.5', '0.3', '0.5');
     const r = h.ok(x, 'buy', C, '0.0110', '1');
     assert.deepEqual(r.trades.map((t) => [t.makerOrder.id, t.lots]), [[ordinary.id, 3], [ro.id, 2]]);
     assert.equal(h.position(u, C).size, 0);
