@@ -6,11 +6,14 @@
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Command } from '../engine/commands.ts';
 import type { Exchange } from '../engine/exchange.ts';
+import type { SnapshotCounts } from './backgroundSnapshots.ts';
 
 export interface MetricSources {
   ex: Exchange;
   /** Open WebSocket connections; 0 before the transport is attached. */
   wsConnections(): number;
+  /** Snapshots taken since start, by how (src/app/backgroundSnapshots.ts). */
+  snapshots(): SnapshotCounts;
 }
 
 export interface Metrics {
@@ -115,6 +118,17 @@ export function createMetrics(src: MetricSources): Metrics {
       const counts = { open: 0, settlement: 0, delivered: 0 };
       for (const inst of ex.instruments.values()) counts[inst.state]++;
       for (const [state, n] of Object.entries(counts)) this.set({ state }, n);
+    },
+  });
+  new Counter({
+    name: 'strikebook_snapshots_total',
+    help: 'Snapshots since start by how they were taken: inline (engine thread), background, or failed.',
+    labelNames: ['how'],
+    registers: [register],
+    collect() {
+      this.reset();
+      const counts = src.snapshots();
+      for (const how of ['inline', 'background', 'failed'] as const) this.inc({ how }, counts[how]);
     },
   });
   new Gauge({

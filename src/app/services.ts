@@ -98,7 +98,8 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
     // a test clock moved ahead before a restart resumes where the journal left it
     if (testClock && ex.now > testClock.now()) testClock.set(ex.now);
     const clock: Clock = testClock ?? systemClock;
-    const metrics = createMetrics({ ex, wsConnections: () => ws?.connections ?? 0 });
+    // read at scrape time, once HTTP serves: by then `snapshots` below exists
+    const metrics = createMetrics({ ex, wsConnections: () => ws?.connections ?? 0, snapshots: () => snapshots.counts });
     const catalog = loadCatalogConfig(config.catalogPath ?? undefined);
     const sequencer = new Sequencer(
       ex,

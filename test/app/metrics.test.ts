@@ -36,7 +36,8 @@ describe('GET /metrics', () => {
   let url: string;
 
   before(async () => {
-    server = await startServer();
+    // a snapshot every 2 records: the start (index and listings) takes one, inline (a small state)
+    server = await startServer({ STRIKEBOOK_SNAPSHOT_EVERY: '2' });
     url = server.url;
   });
   after(() => server.stop());
@@ -59,12 +60,17 @@ describe('GET /metrics', () => {
       ['strikebook_open_orders', 'gauge'],
       ['strikebook_instruments', 'gauge'],
       ['strikebook_ws_connections', 'gauge'],
+      ['strikebook_snapshots_total', 'counter'],
     ]) {
       assert.match(text, new RegExp(`^# TYPE ${name} ${type}$`, 'm'));
     }
     // the catalog was listed at start (journaled commands)
     assert.ok(sample(text, 'strikebook_instruments', { state: 'open' })! > 0);
     assert.equal(sample(text, 'strikebook_journal_seq'), server.app.services.ex.seq);
+    assert.ok(sample(text, 'strikebook_snapshots_total', { how: 'inline' })! >= 1);
+    for (const how of ['inline', 'background', 'failed'] as const) {
+      assert.equal(sample(text, 'strikebook_snapshots_total', { how }), server.app.services.snapshots.counts[how], `snapshots ${how}`);
+    }
   });
 
   it('counts successful and failing calls by method and outcome, over both HTTP paths and WebSocket', async () => {
