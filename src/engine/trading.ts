@@ -446,6 +446,7 @@ export class Trading {
       user.positions.set(inst.id, p);
     }
     applyFill(p, inst, delta, price);
+    this.risk.positionChanged(user, p);
     // a position change moves what the instrument's open sells hold (shortOpeningLots)
     const e = user.exposures.get(inst.id);
     if (e !== undefined) this.risk.exposureChanged(user, e);

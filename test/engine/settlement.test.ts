@@ -125,6 +125,19 @@ describe('settlement of an expiry', () => {
     assert.equal(r.positionsSettled, 4);
   });
 
+  it('leaves nothing of the settled positions in the account totals order entry reads', () => {
+    const { h, a, b } = scenario();
+    const risk = h.ex.trading.risk;
+    // the running totals exist for both accounts, at the version settlement leaves unchanged
+    for (const u of [a, b]) assert.notEqual(risk.positions(h.u(u), 'BTC').initialMargin + risk.positions(h.u(u), 'BTC').value, 0);
+    h.apply({ t: 'settle', currency: 'BTC', expiry: EXP_JAN }, EXP_JAN + 5_000);
+    for (const u of [a, b]) {
+      const { value, initialMargin, maintenanceMargin } = risk.positions(h.u(u), 'BTC');
+      assert.deepEqual({ value, initialMargin, maintenanceMargin }, { value: 0, initialMargin: 0, maintenanceMargin: 0 }, `user ${u}`);
+      assert.equal(risk.account(h.u(u), 'BTC').optionsValue, 0);
+    }
+  });
+
   it('settles exactly once: a second settle command is refused and moves no money', () => {
     const { h, a, b } = scenario();
     h.apply({ t: 'settle', currency: 'BTC', expiry: EXP_JAN }, EXP_JAN + 5_000);
@@ -201,7 +214,11 @@ describe('settlement under random markets', () => {
       conserved(h);
       for (const u of users) assert.equal(h.u(u).positions.size, 0, `seed ${seed}: positions left`);
       const risk = h.ex.trading.risk;
-      for (const u of users) assert.equal(risk.ordersIM(h.u(u), 'BTC'), risk.sumOrdersIM(h.u(u), 'BTC'), `seed ${seed}: orders margin`);
+      for (const u of users) {
+        assert.equal(risk.ordersIM(h.u(u), 'BTC'), risk.sumOrdersIM(h.u(u), 'BTC'), `seed ${seed}: orders margin`);
+        const { value, initialMargin, maintenanceMargin } = risk.positions(h.u(u), 'BTC');
+        assert.deepEqual({ value, initialMargin, maintenanceMargin }, { value: 0, initialMargin: 0, maintenanceMargin: 0 }, `seed ${seed}: settled positions still counted`);
+      }
       assert.equal(stateHash(restore(serialize(h.ex))), stateHash(h.ex), `seed ${seed}: snapshot`);
     }
   });

@@ -239,10 +239,13 @@ function checkInvariants(ex: Exchange, where: string): void {
     assert.equal(fees, ex.system.fees[c].balance, `${where}: ${c} fees charged != fee account`);
   }
 
-  // the running total of the margin open orders hold (RiskEngine) equals the full sum
+  // the running totals of RiskEngine (margin open orders hold; positions' value and margins) equal
+  // the full sums
   for (const u of ex.users.values()) {
     for (const c of CURRENCIES) {
       assert.equal(ex.trading.risk.ordersIM(u, c), ex.trading.risk.sumOrdersIM(u, c), `${where}: user ${u.id} ${c} orders margin drifted from its full sum`);
+      const { value, initialMargin, maintenanceMargin } = ex.trading.risk.positions(u, c);
+      assert.deepEqual({ value, initialMargin, maintenanceMargin }, ex.trading.risk.sumPositions(u, c), `${where}: user ${u.id} ${c} position totals drifted from their full sum`);
     }
   }
 
