@@ -149,8 +149,9 @@ export class Trading {
           return false;
         }
         reduceOnlyMakers ??= new ReduceOnlyMakers(ex, inst);
-        const q = reduceOnlyMakers.fill(maker, Math.min(maker.remaining, lots - fillable));
-        fillable += q;
+        const q = Math.min(maker.remaining, lots - fillable);
+        fillable += reduceOnlyMakers.fill(maker, q);
+        // the cost of all it may fill: a reduce-only maker can fill more than it surely will
         fillCost += premiumOf(inst, maker.price, q) + tradeFee(inst, maker.price, q, inst.takerCommission);
         return fillable < lots;
       });
@@ -731,8 +732,9 @@ function reducibleBy(side: Side, pos: number): number {
  * ordinary order first shrinks the position its reduce-only orders may still reduce, and execute()
  * then cuts those orders (newest first) before they fill. The walk does not replay the cuts; it
  * counts, for each reduce-only maker, only what no cut can take from it (its size less the excess
- * the sweep has made so far). So fill-or-kill never fills partly, and a market buy's estimated cost
- * never falls short of what it pays: what the walk leaves out at a better price it finds further on.
+ * the sweep has made so far), so fill-or-kill never fills partly. A market buy's cost is summed over
+ * what each maker may fill at most, and the walk goes on past such a maker for what it may not:
+ * every maker is then counted for at least what it will fill, so the cost never falls short.
  */
 class ReduceOnlyMakers {
   /** Per account with reduce-only orders in the instrument: lots the walk filled so far, all / reduce-only. */

@@ -446,6 +446,22 @@ describe('reduce_only within one sweep', () => {
     assert.equal(r.order.remaining, 5);
   });
 
+  it('a market buy pays for everything reduce-only makers may fill: refused when funds would not cover it', () => {
+    const h = setup();
+    const [u, m, x] = [h.user('10'), h.user('10'), h.user('0.0035')];
+    h.ok(m, 'sell', C, '0.0100', '0.5');
+    h.ok(u, 'buy', C, '0.0100', '0.5');
+    // u offers its 0.5 long three times: 0.3 ordinary, then 0.2 and 0.3 reduce-only
+    h.ok(u, 'sell', C, '0.0100', '0.3');
+    h.ok(u, 'sell', C, '0.0105', '0.2', { reduceOnly: true });
+    h.ok(u, 'sell', C, '0.0110', '0.3', { reduceOnly: true });
+    // the sweep would take 0.3 at 0.0100 and then 0.2 at 0.0105 (the newer reduce-only order is cut):
+    // 0.0051 BTC of premium, more than x holds
+    rejected(h.place(x, 'buy', C, null, '0.8', { type: 'market' }), 10009, 'not_enough_funds');
+    assert.equal(h.balance(x), sat('0.0035'));
+    assert.equal(h.position(u, C).size, 5);
+  });
+
   it('fill_or_kill counts only what reduce-only makers can still fill: killed whole, or filled from others', () => {
     const { h, u, x, ordinary, ro } = offeredTwice();
     const before = [h.balance(u), h.balance(x)];
