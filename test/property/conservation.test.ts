@@ -52,6 +52,8 @@ class Generator {
   ts = T0;
   seq = 0;
   private index: Record<CurrencyCode, number> = { BTC: 100_000, ETH: 4_000, USDC: 1 };
+  /** Commands of a scenario started earlier, sent before anything random. */
+  private readonly queued: Command[] = [];
 
   constructor(seed: number) {
     this.r = prng(seed);
@@ -97,7 +99,16 @@ class Generator {
   }
 
   private command(ex: Exchange): Command {
+    const next = this.queued.shift();
+    if (next !== undefined) return next;
     const x = this.r();
+    if (x < 0.01) {
+      const ladder = this.reduceOnlyBehindOrdinary(ex);
+      if (ladder.length > 0) {
+        this.queued.push(...ladder.slice(1));
+        return ladder[0]!;
+      }
+    }
     if (x < 0.62) return this.order(ex);
     if (x < 0.77) {
       const userId = this.user();
@@ -163,6 +174,33 @@ class Generator {
     if (x < 0.997) return { t: 'halt', instrument: this.pick(SPECS).name, halted: false, by: 0 };
     // orders for a user or instrument that does not exist
     return this.chance(0.5) ? { ...this.order(ex), userId: 999 } as Command : { ...this.order(ex), instrument: 'BTC-1JAN30-1-C' } as Command;
+  }
+
+  /**
+   * An account offers its position twice at one price, an ordinary order first and a reduce-only
+   * one behind it, and another account sweeps both (any time in force, or a market order): the
+   * case where the sweep must stop and cut the reduce-only order before it flips the position.
+   */
+  private reduceOnlyBehindOrdinary(ex: Exchange): Command[] {
+    const owner = ex.users.get(this.user())!;
+    const held = [...owner.positions.values()].filter((p) => p.size !== 0 && p.inst.state === 'open');
+    if (held.length === 0) return [];
+    const p = this.pick(held);
+    const market = ex.markets.get(p.inst.id)!;
+    if (!Number.isFinite(market.markCoin)) return [];
+    const price = Math.min(Math.max(roundToTick(p.inst, market.markCoin * 1e4, 'nearest'), roundToTick(p.inst, market.minPrice, 'up')), roundToTick(p.inst, market.maxPrice, 'down'));
+    const lots = Math.abs(p.size);
+    const side = p.size > 0 ? SELL : BUY;
+    const base = { t: 'place', instrument: p.inst.name, advanced: null, advPrice: null, postOnly: false, rejectPostOnly: false, label: 'ladder', clientOrderId: null } as const;
+    const resting = { ...base, userId: owner.id, side, price, type: 'limit', tif: 'good_til_cancelled' } as const;
+    let taker = this.user();
+    if (taker === owner.id) taker = (taker % USERS) + 1;
+    const type = this.chance(0.2) ? 'market' : 'limit';
+    return [
+      { ...resting, lots: (1 + this.int(lots)) * p.inst.lotScaled, reduceOnly: false },
+      { ...resting, lots: lots * p.inst.lotScaled, reduceOnly: true },
+      { ...base, userId: taker, side: side === SELL ? BUY : SELL, price: type === 'market' ? null : price, type, tif: this.pick(TIFS), lots: (2 * lots + this.int(3)) * p.inst.lotScaled, reduceOnly: false },
+    ];
   }
 
   private order(ex: Exchange): Extract<Command, { t: 'place' }> {
@@ -379,6 +417,23 @@ function checkResult(ex: Exchange, cmd: Sequenced, res: unknown, firstNewOrderId
   }
 }
 
+/** What a buy may spend, as order entry sees it: available funds and free cash, the smaller. */
+function fundsForBuy(ex: Exchange, cmd: Sequenced): number | null {
+  if (cmd.t !== 'place' || cmd.side !== BUY) return null;
+  const user = ex.users.get(cmd.userId);
+  const inst = ex.instruments.get(cmd.instrument);
+  if (!user || !inst) return null;
+  return Math.min(ex.trading.risk.account(user, inst.currency).available, ex.trading.risk.freeCash(user, inst.currency));
+}
+
+/** A new buy never pays more in premium and fees than the funds it was accepted against. */
+function checkBuyWithinFunds(res: PlaceResult, funds: number, firstNewOrderId: number, where: string): void {
+  if (res.order.id < firstNewOrderId) return; // an idempotent retry: nothing new was bought
+  let spent = 0;
+  for (const t of res.trades) spent += premiumOf(t.inst, t.price, t.lots) + t.takerFee;
+  assert.ok(spent <= funds, `${where}: a ${res.order.type} buy spent ${spent} with ${funds} available`);
+}
+
 function run(ex: Exchange, cmd: Sequenced, where: string): unknown {
   try {
     return ex.apply(cmd);
@@ -418,7 +473,9 @@ function stream(SEED: number, limits: ExchangeLimits): void {
       log.push(cmd);
       const where = `seed ${SEED} command #${log.length - 1} (${cmd.t})`;
       const firstNewOrderId = ex.nextOrderId;
+      const buyerFunds = fundsForBuy(ex, cmd);
       const res = run(ex, cmd, where);
+      if (buyerFunds !== null && !isReject(res)) checkBuyWithinFunds(res as PlaceResult, buyerFunds, firstNewOrderId, where);
       if (shadow) run(shadow, cmd, `${where} on the pre-snapshot engine`);
       if (isReject(res)) {
         stats.rejects++;
