@@ -28,6 +28,8 @@ const BATCH = 1_000;
 /** Every this many batches: snapshot -> restore, run one batch on both, continue on the copy. */
 const SNAPSHOT_EVERY = 10;
 const USERS = 20;
+/** One more account, with little cash, that only buys at market in reduceOnlyBehindOrdinary. */
+const SHORT_OF_CASH = USERS + 1;
 
 
 const DAILY = Date.UTC(2026, 0, 6, 8); // expires during the run
@@ -80,6 +82,9 @@ class Generator {
       out.push({ t: 'deposit', userId: i, currency: 'BTC', amount: 50e8, depositId: null, by: i });
       out.push({ t: 'deposit', userId: i, currency: 'ETH', amount: 1000e8, depositId: null, by: i });
     }
+    out.push({ t: 'create_user', email: 'short-of-cash@prop.io', passwordHash: 'h', role: 'user', inviteCode: null, by: null });
+    out.push({ t: 'deposit', userId: SHORT_OF_CASH, currency: 'BTC', amount: 0.01e8, depositId: null, by: SHORT_OF_CASH });
+    out.push({ t: 'deposit', userId: SHORT_OF_CASH, currency: 'ETH', amount: 0.2e8, depositId: null, by: SHORT_OF_CASH });
     return out;
   }
 
@@ -196,6 +201,8 @@ class Generator {
     let taker = this.user();
     if (taker === owner.id) taker = (taker % USERS) + 1;
     const type = this.chance(0.2) ? 'market' : 'limit';
+    // a buy at market that the account can barely pay for: its cost estimate must not fall short
+    if (type === 'market' && side === SELL && this.chance(0.5)) taker = SHORT_OF_CASH;
     return [
       { ...resting, lots: (1 + this.int(lots)) * p.inst.lotScaled, reduceOnly: false },
       { ...resting, lots: lots * p.inst.lotScaled, reduceOnly: true },
