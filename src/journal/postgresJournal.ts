@@ -11,7 +11,7 @@
 //   behind writes and never runs inside one of the writer's transactions.
 import pg from 'pg';
 import type { AsyncJournal, JournalRecord } from './journal.ts';
-import { checkDurability, describeDatabaseUrl, int8, lockSchema, migrate, readDurability, type PostgresDurability } from './postgresSetup.ts';
+import { checkDurability, describeDatabaseUrl, detectDeadClient, int8, lockSchema, migrate, readDurability, type PostgresDurability } from './postgresSetup.ts';
 
 export { describeDatabaseUrl, durabilityProblem, type PostgresDurability } from './postgresSetup.ts';
 
@@ -34,6 +34,11 @@ export interface PostgresJournalOptions {
    * snapshot's thread, which replays it): no single-writer lock, no migration, every write refused.
    */
   readOnly?: boolean;
+  /**
+   * How long to wait for the single-writer lock when another session holds it; 60 s by default,
+   * longer than the server takes to end the session of a writer that died (see detectDeadClient).
+   */
+  lockWaitMs?: number;
 }
 
 const DEFAULT_PAGE_SIZE = 5_000;
@@ -42,6 +47,7 @@ const READ_POOL_SIZE = 2;
 const CONNECT_TIMEOUT_MS = 10_000;
 const KEEPALIVE_IDLE_MS = 10_000;
 const DEFAULT_STATEMENT_TIMEOUT_MS = 30_000;
+const DEFAULT_LOCK_WAIT_MS = 60_000;
 /** How much longer the client waits than the server's own timeout before it gives up on the network. */
 const CLIENT_TIMEOUT_SLACK_MS = 5_000;
 
@@ -125,7 +131,8 @@ export async function openPostgresJournal(url: string, opts: PostgresJournalOpti
     if (opts.readOnly) {
       schema = (await client.query<{ schema: string }>('SELECT current_schema() AS schema')).rows[0]!.schema;
     } else {
-      schema = await lockSchema(client, where);
+      await detectDeadClient(client);
+      schema = await lockSchema(client, where, opts.lockWaitMs ?? DEFAULT_LOCK_WAIT_MS);
       await migrate(client);
     }
     const last = await client.query<{ last: string; pid: number }>('SELECT COALESCE(MAX(seq), 0) AS last, pg_backend_pid() AS pid FROM journal');

@@ -11,6 +11,7 @@ const SCHEMA_VERSION_KEY = 'schema_version';
  * run that way, in parallel) do not block each other. Advisory locks are per database, not per schema.
  */
 const LOCK_KEY_HIGH = 0x5354524b;
+const LOCK_RETRY_MS = 500;
 
 /** The server settings a commit's durability rests on, as `SHOW` prints them. */
 export interface PostgresDurability {
@@ -65,24 +66,40 @@ export async function checkDurability(client: pg.ClientBase, where: string): Pro
 }
 
 /**
+ * How the server notices that the writer's client is gone (the session's own settings, so they
+ * need no change to the server's configuration): keepalive probes after 10 s of silence, every 5 s,
+ * 3 unanswered ones end the session, and so do 30 s of unacknowledged data. The server's defaults
+ * (2 hours of silence, then 9 probes 75 s apart) would hold the single-writer lock of a client cut
+ * off by the network that long, refusing every restart meanwhile.
+ */
+export async function detectDeadClient(client: pg.ClientBase): Promise<void> {
+  await client.query('SET tcp_keepalives_idle = 10; SET tcp_keepalives_interval = 5; SET tcp_keepalives_count = 3; SET tcp_user_timeout = 30000');
+}
+
+/**
  * Takes the session-level advisory lock of the schema the tables go in (the first existing schema
  * of search_path) and returns that schema's name. Held until the connection ends, so a crashed
  * writer releases it with its connection. A second writer would interleave seqs with ours, so it
- * is refused at start instead.
+ * is refused at start instead: after waiting up to `waitMs` for the lock, which is what it takes
+ * the server to end the session of a writer that died or lost the network (detectDeadClient).
  */
-export async function lockSchema(client: pg.ClientBase, where: string): Promise<string> {
-  const res = await client.query<{ schema: string | null; locked: boolean | null }>(
-    `SELECT current_schema() AS schema,
-            (SELECT pg_try_advisory_lock(($1::bigint << 32) | n.oid::bigint)
-               FROM pg_namespace n WHERE n.nspname = current_schema()) AS locked`,
-    [LOCK_KEY_HIGH],
-  );
-  const { schema, locked } = res.rows[0]!;
-  if (schema === null) throw new Error(`journal: no schema of search_path exists in the database at ${where}`);
-  if (locked !== true) {
-    throw new Error(`journal: another Strikebook server is writing to this database (${where}, schema "${schema}"); stop it first`);
+export async function lockSchema(client: pg.ClientBase, where: string, waitMs: number): Promise<string> {
+  const deadline = performance.now() + waitMs;
+  for (;;) {
+    const res = await client.query<{ schema: string | null; locked: boolean | null }>(
+      `SELECT current_schema() AS schema,
+              (SELECT pg_try_advisory_lock(($1::bigint << 32) | n.oid::bigint)
+                 FROM pg_namespace n WHERE n.nspname = current_schema()) AS locked`,
+      [LOCK_KEY_HIGH],
+    );
+    const { schema, locked } = res.rows[0]!;
+    if (schema === null) throw new Error(`journal: no schema of search_path exists in the database at ${where}`);
+    if (locked === true) return schema;
+    if (performance.now() >= deadline) {
+      throw new Error(`journal: another Strikebook server is writing to this database (${where}, schema "${schema}"); stop it first`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, Math.min(LOCK_RETRY_MS, Math.max(0, deadline - performance.now()))));
   }
-  return schema;
 }
 
 /** Creates the tables if missing and records the schema version, refusing a newer one. */

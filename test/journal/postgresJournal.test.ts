@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import net from 'node:net';
 import pg from 'pg';
 import type { JournalRecord } from '../../src/journal/journal.ts';
+import { detectDeadClient } from '../../src/journal/postgresSetup.ts';
 import { describeDatabaseUrl, durabilityProblem, openPostgresJournal, type PostgresJournal, type PostgresJournalOptions } from '../../src/journal/postgresJournal.ts';
 import { freshSchema, type TestSchema } from '../helpers/postgres.ts';
 
@@ -255,12 +256,57 @@ test('meta values are stored, replaced and kept across a reopen', async (t) => {
   }
 });
 
+test('a writer waiting for the lock takes it once the holding session ends, as after a crash', async (t) => {
+  const s = await setup(t);
+  if (!s) return;
+  const { db, j } = s;
+  await j.append(range(1, 3));
+  let opened = false;
+  const waiting = openPostgresJournal(db.url, { lockWaitMs: 10_000 }).then((w) => {
+    opened = true;
+    return w;
+  });
+  await new Promise((r) => setTimeout(r, 700));
+  assert.equal(opened, false, 'the lock is still held');
+  // what the server does to the session of a writer that died or lost the network
+  await db.query('SELECT pg_terminate_backend($1)', [j.writerPid]);
+  const successor = await waiting;
+  try {
+    assert.equal(successor.lastSeq(), 3);
+    await successor.append([rec(4)]);
+  } finally {
+    await successor.close();
+  }
+});
+
+test('the writer session asks the server to notice a dead client within seconds, not hours', async (t) => {
+  const db = await freshSchema(t);
+  if (!db) return;
+  const client = new pg.Client({ connectionString: db.url });
+  await client.connect();
+  try {
+    await detectDeadClient(client);
+    const settings = await client.query<{ name: string; setting: string }>(
+      `SELECT name, setting FROM pg_settings WHERE name IN ('tcp_keepalives_idle', 'tcp_keepalives_interval', 'tcp_keepalives_count', 'tcp_user_timeout') ORDER BY name`,
+    );
+    // over a Unix socket the keepalive settings read 0 (not applicable); this connection is TCP
+    assert.deepEqual(
+      settings.rows.map((r) => [r.name, r.setting]),
+      [['tcp_keepalives_count', '3'], ['tcp_keepalives_idle', '10'], ['tcp_keepalives_interval', '5'], ['tcp_user_timeout', '30000']],
+    );
+  } finally {
+    await client.end();
+  }
+});
+
 test('a second writer on the same schema is refused while the first holds the lock; another schema is not', async (t) => {
   const s = await setup(t);
   if (!s) return;
   const { db, j } = s;
   await j.append(range(1, 2));
-  await assert.rejects(openPostgresJournal(db.url), /another Strikebook server is writing to this database/);
+  const started = performance.now();
+  await assert.rejects(openPostgresJournal(db.url, { lockWaitMs: 300 }), /another Strikebook server is writing to this database/);
+  assert.ok(performance.now() - started >= 300, 'it waited for the lock before it gave up');
   assert.equal(j.lastSeq(), 2, 'the refused second writer did not disturb the first');
   await j.append([rec(3)]);
 
