@@ -7,6 +7,7 @@ import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Command } from '../engine/commands.ts';
 import type { Exchange } from '../engine/exchange.ts';
 import type { SnapshotCounts } from './backgroundSnapshots.ts';
+import { LatencySeries, histogramText } from './latencyHistogram.ts';
 
 export interface MetricSources {
   ex: Exchange;
@@ -17,12 +18,12 @@ export interface MetricSources {
 }
 
 export interface Metrics {
-  /** Counts one registry call that succeeded (src/api/rpc/dispatch.ts call()). */
-  callOk(method: string): void;
+  /** Counts one registry call that succeeded and how long it took, its journal write included. */
+  callOk(method: string, seconds: number): void;
   /** Counts one registry call answered with JSON-RPC error `code`. */
   callFailed(method: string, code: number): void;
-  /** The sequencer's onCommitted: one durable batch and its commands. */
-  committed(cmds: readonly Command[]): void;
+  /** The sequencer's onCommitted: one durable batch, its commands and how long its write took. */
+  committed(cmds: readonly Command[], seconds: number): void;
   /** The exposition: this exchange's metrics and the process metrics. */
   text(): Promise<string>;
   readonly contentType: string;
@@ -37,6 +38,8 @@ interface Cell {
 interface MethodCells {
   ok: Cell;
   failed: Map<number, Cell>;
+  /** How long its successful calls took. */
+  durations: LatencySeries;
 }
 
 let processRegistry: Registry | null = null;
@@ -61,7 +64,7 @@ export function createMetrics(src: MetricSources): Metrics {
   const cellsOf = (method: string): MethodCells => {
     let c = calls.get(method);
     if (c === undefined) {
-      c = { ok: cell(method, 'ok'), failed: new Map() };
+      c = { ok: cell(method, 'ok'), failed: new Map(), durations: new LatencySeries(`method="${method}"`) };
       calls.set(method, c);
     }
     return c;
@@ -81,6 +84,7 @@ export function createMetrics(src: MetricSources): Metrics {
   });
 
   const batches = new Counter({ name: 'strikebook_journal_batches_total', help: 'Journal batches made durable (group commits).', registers: [register] });
+  const commitDurations = new LatencySeries('');
   const records = new Counter({ name: 'strikebook_journal_records_total', help: 'Commands made durable in the journal.', registers: [register] });
 
   new Gauge({
@@ -141,8 +145,10 @@ export function createMetrics(src: MetricSources): Metrics {
   });
 
   return {
-    callOk(method) {
-      cellsOf(method).ok.n++;
+    callOk(method, seconds) {
+      const c = cellsOf(method);
+      c.ok.n++;
+      c.durations.observe(seconds);
     },
     callFailed(method, code) {
       const failed = cellsOf(method).failed;
@@ -153,13 +159,20 @@ export function createMetrics(src: MetricSources): Metrics {
       }
       c.n++;
     },
-    committed(cmds) {
+    committed(cmds, seconds) {
       batches.inc();
       records.inc(cmds.length);
+      commitDurations.observe(seconds);
     },
     async text() {
       const [own, proc] = await Promise.all([register.metrics(), shared.metrics()]);
-      return `${own}\n${proc}`;
+      const latencies =
+        histogramText(
+          'strikebook_rpc_duration_seconds',
+          'Successful registry calls by method, from the start of the call to its result; for commands, the wait for their journal batch included.',
+          [...calls.values()].map((c) => c.durations),
+        ) + histogramText('strikebook_journal_commit_seconds', 'Journal batches, from hand-over to the writer until durable.', [commitDurations]);
+      return `${own}\n${latencies}\n${proc}`;
     },
     contentType: register.contentType,
   };

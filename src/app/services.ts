@@ -115,8 +115,8 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
         },
         onCommandError,
         // live streams: published only once their batch is durable (src/api/ws/hub.ts)
-        onCommitted: (cmds) => {
-          metrics.committed(cmds);
+        onCommitted: (cmds, seconds) => {
+          metrics.committed(cmds, seconds);
           ws?.hub.onCommitted(cmds);
         },
         onSnapshotError: (err) => log.error({ err }, 'snapshot failed; recovery replays the journal from the previous one'),

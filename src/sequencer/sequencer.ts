@@ -37,8 +37,9 @@ export interface SequencerOptions {
   /** A journal or snapshot write failed: the caller must stop the process (DESIGN.md rule 3). */
   onFatal: (err: unknown) => void;
   onCommandError: (err: unknown, cmd: Sequenced) => void;
-  /** Called after each batch is durable, with the commands it held (for event fan-out). */
-  onCommitted?: (cmds: Sequenced[]) => void;
+  /** Called after each batch is durable, with the commands it held (for event fan-out) and the
+   *  seconds from its hand-over to the journal until durable (for metrics). */
+  onCommitted?: (cmds: Sequenced[], seconds: number) => void;
   /** The state could not be serialized for a snapshot (a bug, not fatal: the journal has it all). */
   onSnapshotError?: (err: unknown) => void;
   /**
@@ -54,6 +55,8 @@ interface Batch {
   cmds: Sequenced[];
   resolvers: Array<() => void>;
   done: Promise<void>;
+  /** performance.now() at hand-over (a measurement only: never journaled, never applied). */
+  handedAt: number;
 }
 
 /** Whether JSON text gives back exactly this object: flat, and every value kept as it is. */
@@ -184,7 +187,7 @@ export class Sequencer {
     if (this.open) return this.open;
     const resolvers: Array<() => void> = [];
     const done = new Promise<void>((resolve) => resolvers.push(resolve));
-    const batch: Batch = { records: [], cmds: [], resolvers, done };
+    const batch: Batch = { records: [], cmds: [], resolvers, done, handedAt: 0 };
     this.open = batch;
     // With MAX_WRITES_IN_FLIGHT writes in flight, the first to complete hands this batch over.
     setImmediate(() => this.flush());
@@ -255,6 +258,7 @@ export class Sequencer {
     if (!batch || this.failed !== null) return;
     this.open = null;
     this.lastHanded = batch;
+    batch.handedAt = performance.now();
     let written: void | Promise<void>;
     try {
       written = this.journal.append(batch.records);
@@ -287,7 +291,7 @@ export class Sequencer {
   private committed(batch: Batch): void {
     this.sinceSnapshot += batch.records.length;
     for (const r of batch.resolvers) r();
-    this.opts.onCommitted?.(batch.cmds);
+    this.opts.onCommitted?.(batch.cmds, (performance.now() - batch.handedAt) / 1000);
     if (this.sinceSnapshot < this.opts.snapshotEvery) return;
     if (this.opts.snapshotDue === undefined) {
       this.takeSnapshot();

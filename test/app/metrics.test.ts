@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { ConfigError, loadConfig } from '../../src/app/config.ts';
 import { isLoopback } from '../../src/app/metrics.ts';
 import { atmCall } from '../helpers/market.ts';
-import { adminToken, ok, request, rpc, startServer, userToken, type TestServer } from '../helpers/server.ts';
+import { adminToken, login, ok, request, rpc, startServer, userToken, type TestServer } from '../helpers/server.ts';
 import { WsClient } from '../helpers/ws.ts';
 
 /** The value of one sample in Prometheus text, or undefined when the series is absent. */
@@ -61,6 +61,8 @@ describe('GET /metrics', () => {
       ['strikebook_instruments', 'gauge'],
       ['strikebook_ws_connections', 'gauge'],
       ['strikebook_snapshots_total', 'counter'],
+      ['strikebook_rpc_duration_seconds', 'histogram'],
+      ['strikebook_journal_commit_seconds', 'histogram'],
     ]) {
       assert.match(text, new RegExp(`^# TYPE ${name} ${type}$`, 'm'));
     }
@@ -119,6 +121,31 @@ describe('GET /metrics', () => {
     assert.equal(sample(text, 'strikebook_users'), 2);
     assert.equal(sample(text, 'strikebook_open_orders'), 1);
     assert.equal(sample(text, 'strikebook_ws_connections'), 1);
+  });
+
+  it('has latency histograms: successful calls by method, journal commits', async () => {
+    // the administrator exists when the tests above ran, not when this one runs alone
+    const admin = await adminToken(url).catch(() => login(url, 'admin@example.com', 'admin-password-1'));
+    const trader = await userToken(url, admin, 'latency@example.com');
+    for (let i = 0; i < 3; i++) await ok(url, 'private/deposit_collateral', { currency: 'BTC', amount: 1 }, trader);
+    const text = await scrape(url);
+    const method = 'private/deposit_collateral';
+    const count = sample(text, 'strikebook_rpc_duration_seconds_count', { method })!;
+    assert.equal(count, sample(text, 'strikebook_rpc_requests_total', calls(method, 'ok')), 'one observation per successful call');
+    assert.ok(count >= 3);
+    // buckets are cumulative, end in +Inf = count, and the sum is a positive number of seconds
+    let previous = 0;
+    for (const le of ['0.0005', '0.001', '0.002', '0.005', '0.01', '0.02', '0.05', '0.1', '0.25', '0.5', '1', '2.5', '+Inf']) {
+      const v = sample(text, 'strikebook_rpc_duration_seconds_bucket', { method, le })!;
+      assert.ok(v >= previous, `bucket le=${le} below the one before`);
+      previous = v;
+    }
+    assert.equal(previous, count);
+    const sum = sample(text, 'strikebook_rpc_duration_seconds_sum', { method })!;
+    assert.ok(sum > 0 && sum < count * 2.5, `sum ${sum}`);
+    // a deposit is journaled: its call includes the wait for its batch, which the commit histogram saw
+    assert.equal(sample(text, 'strikebook_journal_commit_seconds_count'), sample(text, 'strikebook_journal_batches_total'));
+    assert.equal(sample(text, 'strikebook_journal_commit_seconds_bucket', { le: '+Inf' }), sample(text, 'strikebook_journal_batches_total'));
   });
 
   it('answers clients on other hosts 404 in the JSON-RPC error envelope', async () => {

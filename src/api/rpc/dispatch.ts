@@ -92,6 +92,7 @@ function apiKeyCaller(s: Services, kind: 'basic' | 'deri-hmac-sha256', rest: str
 }
 
 export async function call(s: Services, m: CompiledMethod, input: CallInput): Promise<CallOutput> {
+  const started = performance.now();
   try {
     const def = m.def;
     const params = input.params;
@@ -112,7 +113,7 @@ export async function call(s: Services, m: CompiledMethod, input: CallInput): Pr
     const bad = validateParams(m.validators, params, input.fromQuery);
     if (bad) throw bad;
     const result = await def.handler({ services: s, caller, ip: input.ip }, params as never);
-    s.metrics.callOk(def.name);
+    s.metrics.callOk(def.name, (performance.now() - started) / 1000);
     return { status: 200, result };
   } catch (err) {
     if (err instanceof Reject) {
