@@ -106,25 +106,23 @@ export class RiskEngine {
     }
     const agg = byCurrency.get(currency);
     if (agg !== undefined && agg.version === this.ex.marginVersion) return agg;
-    const fresh: PositionsAggregate = { version: this.ex.marginVersion, value: 0, initialMargin: 0, maintenanceMargin: 0 };
-    for (const p of user.positions.values()) {
-      if (p.inst.currency !== currency) continue;
-      const t = this.positionTotals(p);
-      this.counted.set(p, t);
-      fresh.value += t.value;
-      fresh.initialMargin += t.initialMargin;
-      fresh.maintenanceMargin += t.maintenanceMargin;
-    }
+    const fresh: PositionsAggregate = { version: this.ex.marginVersion, ...this.addUpPositions(user, currency, true) };
     byCurrency.set(currency, fresh);
     return fresh;
   }
 
   /** The full sum over the account's positions, without touching the running totals (for checks). */
   sumPositions(user: User, currency: CurrencyCode): PositionTotals {
+    return this.addUpPositions(user, currency, false);
+  }
+
+  /** Sums the positions in one currency; `remember` notes what each counts for (positionChanged). */
+  private addUpPositions(user: User, currency: CurrencyCode, remember: boolean): PositionTotals {
     const sum: PositionTotals = { value: 0, initialMargin: 0, maintenanceMargin: 0 };
     for (const p of user.positions.values()) {
       if (p.inst.currency !== currency) continue;
       const t = this.positionTotals(p);
+      if (remember) this.counted.set(p, t);
       sum.value += t.value;
       sum.initialMargin += t.initialMargin;
       sum.maintenanceMargin += t.maintenanceMargin;
