@@ -73,7 +73,13 @@ export async function checkDurability(client: pg.ClientBase, where: string): Pro
  * off by the network that long, refusing every restart meanwhile.
  */
 export async function detectDeadClient(client: pg.ClientBase): Promise<void> {
-  await client.query('SET tcp_keepalives_idle = 10; SET tcp_keepalives_interval = 5; SET tcp_keepalives_count = 3; SET tcp_user_timeout = 30000');
+  await client.query('SET tcp_keepalives_idle = 10; SET tcp_keepalives_interval = 5; SET tcp_keepalives_count = 3');
+  try {
+    await client.query('SET tcp_user_timeout = 30000');
+  } catch (e) {
+    // PostgreSQL before 12 has no such setting (42704 undefined_object): the keepalives still work
+    if ((e as { code?: string }).code !== '42704') throw e;
+  }
 }
 
 /**
