@@ -64,11 +64,23 @@ export class RiskEngine {
   // that changes moves the totals by the difference in what it counts for (`positionChanged`).
   private readonly positionsAggregate = new WeakMap<User, Map<CurrencyCode, PositionsAggregate>>();
   private readonly counted = new WeakMap<Position, PositionTotals>();
+  // And for the cash open buys promise (`freeCash`), which no mark moves: once summed, a running
+  // total stays valid, kept by exposureChanged. A market maker quoting 1,000 series would otherwise
+  // walk 1,000 exposures for every buy.
+  private readonly reservedTotals = new WeakMap<User, Map<CurrencyCode, number>>();
+  private readonly reservedCounted = new WeakMap<OrderExposure, number>();
 
   constructor(private readonly ex: Exchange) {}
 
   /** Call after an exposure's open lots or reservation, or the position in its instrument, changed. */
   exposureChanged(user: User, e: OrderExposure): void {
+    const reservedByCurrency = this.reservedTotals.get(user);
+    const reserved = reservedByCurrency?.get(e.inst.currency);
+    if (reserved !== undefined) {
+      // an exposure made after the total was summed counted 0 then: it starts with nothing reserved
+      reservedByCurrency!.set(e.inst.currency, reserved + e.buyReserved - (this.reservedCounted.get(e) ?? 0));
+      this.reservedCounted.set(e, e.buyReserved);
+    }
     const agg = this.ordersMargin.get(user)?.get(e.inst.currency);
     if (agg === undefined || agg.version !== this.ex.marginVersion) return; // recomputed when next used
     const now = this.heldBy(user, e);
@@ -227,8 +239,21 @@ export class RiskEngine {
    * negative without limit (and longs carry no maintenance margin to trigger liquidation).
    */
   freeCash(user: User, currency: CurrencyCode): number {
-    let reserved = 0;
-    for (const e of user.exposures.values()) if (e.inst.currency === currency) reserved += e.buyReserved;
+    let byCurrency = this.reservedTotals.get(user);
+    if (byCurrency === undefined) {
+      byCurrency = new Map();
+      this.reservedTotals.set(user, byCurrency);
+    }
+    let reserved = byCurrency.get(currency);
+    if (reserved === undefined) {
+      reserved = 0;
+      for (const e of user.exposures.values()) {
+        if (e.inst.currency !== currency) continue;
+        reserved += e.buyReserved;
+        this.reservedCounted.set(e, e.buyReserved);
+      }
+      byCurrency.set(currency, reserved);
+    }
     return user.accounts[currency].balance - reserved;
   }
 

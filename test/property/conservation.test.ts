@@ -289,6 +289,9 @@ function checkInvariants(ex: Exchange, where: string): void {
   for (const u of ex.users.values()) {
     for (const c of CURRENCIES) {
       assert.equal(ex.trading.risk.ordersIM(u, c), ex.trading.risk.sumOrdersIM(u, c), `${where}: user ${u.id} ${c} orders margin drifted from its full sum`);
+      let reserved = 0;
+      for (const e of u.exposures.values()) if (e.inst.currency === c) reserved += e.buyReserved;
+      assert.equal(ex.trading.risk.freeCash(u, c), u.accounts[c].balance - reserved, `${where}: user ${u.id} ${c} free cash drifted from its full sum`);
       const { value, initialMargin, maintenanceMargin } = ex.trading.risk.positions(u, c);
       assert.deepEqual({ value, initialMargin, maintenanceMargin }, ex.trading.risk.sumPositions(u, c), `${where}: user ${u.id} ${c} position totals drifted from their full sum`);
     }
