@@ -50,6 +50,16 @@ interface PositionsAggregate extends PositionTotals {
   version: number;
 }
 
+/** One account's entry in a store of running totals (kept per account and currency), made on first use. */
+function perCurrency<V>(store: WeakMap<User, Map<CurrencyCode, V>>, user: User): Map<CurrencyCode, V> {
+  let byCurrency = store.get(user);
+  if (byCurrency === undefined) {
+    byCurrency = new Map();
+    store.set(user, byCurrency);
+  }
+  return byCurrency;
+}
+
 export class RiskEngine {
   // Order entry needs the account's margin for every order. Summing every exposure each time costs
   // O(instruments the account trades) in scattered memory (a market maker quoting hundreds of
@@ -111,11 +121,7 @@ export class RiskEngine {
 
   /** The account's positions in one currency, from the running totals when valid. */
   positions(user: User, currency: CurrencyCode): PositionTotals {
-    let byCurrency = this.positionsAggregate.get(user);
-    if (byCurrency === undefined) {
-      byCurrency = new Map();
-      this.positionsAggregate.set(user, byCurrency);
-    }
+    const byCurrency = perCurrency(this.positionsAggregate, user);
     const agg = byCurrency.get(currency);
     if (agg !== undefined && agg.version === this.ex.marginVersion) return agg;
     const fresh: PositionsAggregate = { version: this.ex.marginVersion, ...this.addUpPositions(user, currency, true) };
@@ -156,11 +162,7 @@ export class RiskEngine {
 
   /** The initial margin of all open orders in one currency, from the running total when valid. */
   ordersIM(user: User, currency: CurrencyCode): number {
-    let byCurrency = this.ordersMargin.get(user);
-    if (byCurrency === undefined) {
-      byCurrency = new Map();
-      this.ordersMargin.set(user, byCurrency);
-    }
+    const byCurrency = perCurrency(this.ordersMargin, user);
     const agg = byCurrency.get(currency);
     if (agg !== undefined && agg.version === this.ex.marginVersion) return agg.total;
     return this.resetOrdersIM(user, currency, byCurrency);
@@ -239,11 +241,7 @@ export class RiskEngine {
    * negative without limit (and longs carry no maintenance margin to trigger liquidation).
    */
   freeCash(user: User, currency: CurrencyCode): number {
-    let byCurrency = this.reservedTotals.get(user);
-    if (byCurrency === undefined) {
-      byCurrency = new Map();
-      this.reservedTotals.set(user, byCurrency);
-    }
+    const byCurrency = perCurrency(this.reservedTotals, user);
     let reserved = byCurrency.get(currency);
     if (reserved === undefined) {
       reserved = 0;
