@@ -13,6 +13,8 @@ export interface Config {
   indexFeed: 'simulated' | 'manual';
   demoMaker: boolean;
   testClock: boolean;
+  /** Where the test clock starts (ms), or null for the wall clock; only with `testClock`. */
+  testStart: number | null;
   catalogPath: string | null;
   logLevel: string;
   accessTokenTtlSec: number;
@@ -49,10 +51,20 @@ function oneOf<T extends string>(env: NodeJS.ProcessEnv, key: string, values: re
   return raw as T;
 }
 
+/** An ISO 8601 instant with its zone (`2026-03-27T07:59:30Z`) or integer milliseconds since the epoch. */
+function parseTestStart(raw: string | undefined): number | null {
+  if (raw === undefined || raw === '') return null;
+  const ms = /^\d+$/.test(raw) ? Number(raw) : /^\d{4}-\d\d-\d\dT[\d:.]+(Z|[+-]\d\d:\d\d)$/.test(raw) ? Date.parse(raw) : NaN;
+  if (!Number.isSafeInteger(ms)) throw new ConfigError(`STRIKEBOOK_TEST_START must be an ISO 8601 time with a zone or milliseconds, got "${raw}"`);
+  return ms;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const mode = oneOf(env, 'STRIKEBOOK_MODE', ['sandbox', 'production'] as const, 'sandbox');
   const testClock = env.STRIKEBOOK_TEST_CLOCK === '1';
   if (testClock && mode === 'production') throw new ConfigError('STRIKEBOOK_TEST_CLOCK=1 is not allowed in production mode');
+  const testStart = parseTestStart(env.STRIKEBOOK_TEST_START);
+  if (testStart !== null && !testClock) throw new ConfigError('STRIKEBOOK_TEST_START needs STRIKEBOOK_TEST_CLOCK=1');
   const demoDefault = mode === 'sandbox' ? '1' : '0';
   const demoMaker = (env.STRIKEBOOK_DEMO_MAKER ?? demoDefault) === '1';
   if (demoMaker && mode === 'production') throw new ConfigError('the demo market maker cannot run in production mode');
@@ -66,6 +78,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     indexFeed: oneOf(env, 'STRIKEBOOK_INDEX_FEED', ['simulated', 'manual'] as const, 'simulated'),
     demoMaker,
     testClock,
+    testStart,
     catalogPath: env.STRIKEBOOK_CATALOG || null,
     logLevel: env.LOG_LEVEL || 'info',
     accessTokenTtlSec: int(env, 'STRIKEBOOK_ACCESS_TOKEN_TTL', 3600, 60, 31536000),

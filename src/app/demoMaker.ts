@@ -79,16 +79,25 @@ export function startDemoMaker(s: Services): DemoMaker {
       pending.push(submit({ ...base, side: SELL, price: ask }));
     }
     await Promise.all(pending);
-    // the taker lifts or hits one quote, so trades and last prices appear
-    const list = quoted();
-    if (list.length > 0) {
+    // the taker lifts or hits one quote per currency, so trades and last prices appear in each
+    const byCurrency = new Map<CurrencyCode, Instrument[]>();
+    for (const inst of quoted()) {
+      const list = byCurrency.get(inst.currency) ?? [];
+      byCurrency.set(inst.currency, list);
+      list.push(inst);
+    }
+    const takes: Promise<unknown>[] = [];
+    for (const list of byCurrency.values()) {
       const inst = list[Math.floor(rnd() * list.length)];
       const side = rnd() < 0.5 ? BUY : SELL;
-      await submit({
-        t: 'place', userId: takerId, side, instrument: inst.name, price: null, advanced: null, advPrice: null, lots: inst.lotScaled,
-        type: 'market', tif: 'immediate_or_cancel', postOnly: false, rejectPostOnly: false, reduceOnly: false, label: 'demo', clientOrderId: null,
-      });
+      takes.push(
+        submit({
+          t: 'place', userId: takerId, side, instrument: inst.name, price: null, advanced: null, advPrice: null, lots: inst.lotScaled,
+          type: 'market', tif: 'immediate_or_cancel', postOnly: false, rejectPostOnly: false, reduceOnly: false, label: 'demo', clientOrderId: null,
+        }),
+      );
     }
+    await Promise.all(takes);
   };
 
   let timer: NodeJS.Timeout | null = null;

@@ -94,9 +94,9 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
   let http: FastifyInstance | null = null;
   let ws: WsTransport | null = null;
   try {
-    const testClock = config.testClock ? new TestClock() : null;
+    const testClock = config.testClock ? new TestClock(config.testStart) : null;
     // a test clock moved ahead before a restart resumes where the journal left it
-    if (testClock && ex.now > testClock.now()) testClock.set(ex.now);
+    testClock?.resumeFrom(ex.now);
     const clock: Clock = testClock ?? systemClock;
     // read at scrape time, once HTTP serves: by then `snapshots` below exists
     const metrics = createMetrics({ ex, wsConnections: () => ws?.connections ?? 0, snapshots: () => snapshots.counts });

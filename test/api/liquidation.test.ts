@@ -4,7 +4,7 @@
 // back against resting liquidity and pays the insurance account.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { atmCall, cheapCall, market, nearMark, type Market } from '../helpers/market.ts';
+import { cheapCall, nearDatedAtmCall, market, nearMark, type Market } from '../helpers/market.ts';
 import { adminToken, ok, rpc, startServer, userToken, type TestServer } from '../helpers/server.ts';
 
 async function until(what: string, cond: () => boolean | Promise<boolean>, ms = 8000): Promise<void> {
@@ -33,7 +33,7 @@ describe('liquidation through the API', () => {
     writer = await userToken(url, admin, 'writer@example.com', { currency: 'BTC', amount: 0.3 });
     const buyer = await userToken(url, admin, 'buyer@example.com', { currency: 'BTC', amount: 100 });
     maker = await userToken(url, admin, 'maker@example.com', { currency: 'BTC', amount: 100 });
-    call = await atmCall(url);
+    call = await nearDatedAtmCall(url);
     cheap = await cheapCall(url);
     const p = nearMark(call);
     await ok(url, 'private/buy', { instrument_name: call.name, amount: 1, price: p }, buyer);

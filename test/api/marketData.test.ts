@@ -4,7 +4,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { assertError, assertOk } from '../helpers/envelope.ts';
-import { atmCall, type Market } from '../helpers/market.ts';
+import { atmCall, market, type Market } from '../helpers/market.ts';
 import { adminToken, login, ok, request, rpc, startServer, userToken, type TestServer } from '../helpers/server.ts';
 
 type Check = (r: any, where: string) => void;
@@ -101,6 +101,8 @@ describe('market data operations over HTTP', () => {
   let m: Market;
   let tradePrice: number;
   let t0: number;
+  /** BTC expiries listed when the test began: those the clock passes below are settled. */
+  let expiriesAtStart: number[];
   const ops: Op[] = [];
 
   before(async () => {
@@ -113,6 +115,7 @@ describe('market data operations over HTTP', () => {
     const i = Math.floor(m.prices.length / 2);
     tradePrice = m.prices[i];
     t0 = await ok(url, 'public/get_time');
+    expiriesAtStart = (await ok(url, 'public/get_expiration_timestamps', { currency: 'BTC' })).BTC;
     await ok(url, 'private/sell', { instrument_name: m.name, amount: 0.5, price: tradePrice }, seller);
     await ok(url, 'private/buy', { instrument_name: m.name, amount: 0.2, price: tradePrice }, buyer);
     await ok(url, 'private/buy', { instrument_name: m.name, amount: 0.3, price: tradePrice }, buyer);
@@ -152,7 +155,17 @@ describe('market data operations over HTTP', () => {
       { method: 'public/get_time', params: () => ({}), check: (r) => assert.equal(r, t0 + 120_000) },
       { method: 'public/status', params: () => ({}), check: (r) => assert.deepEqual(r, { locked: 'false', locked_indices: [] }) },
       { method: 'public/test', params: () => ({}), check: (r) => str(r, 'version', 'test') },
-      { method: 'public/get_delivery_prices', params: () => ({ index_name: 'btc_usd' }), check: (r) => assert.deepEqual(r, { data: [], records_total: 0 }) },
+      {
+        method: 'public/get_delivery_prices',
+        params: () => ({ index_name: 'btc_usd' }),
+        // none, unless the test began just before an expiry that the two minutes below passed
+        check: (r) => {
+          const passed = expiriesAtStart.filter((e) => e <= t0 + 120_000).map((e) => new Date(e).toISOString().slice(0, 10));
+          assert.equal(r.records_total, passed.length);
+          assert.deepEqual(r.data.map((d: any) => d.date).sort(), passed.sort());
+          for (const d of r.data) assert.ok(d.delivery_price >= 100_000 && d.delivery_price <= 100_200, `delivery price ${d.delivery_price} from the index prints`);
+        },
+      },
       { method: 'public/get_tradingview_chart_data', params: () => ({ instrument_name: name, ...range(), resolution: '1' }), check: (r) => { assert.equal(r.status, 'ok'); assert.equal(r.ticks.length, 1); assert.equal(r.ticks[0], Math.floor(t0 / 60_000) * 60_000); assert.deepEqual([r.open[0], r.high[0], r.low[0], r.close[0], r.volume[0]], [tradePrice, tradePrice, tradePrice, tradePrice, 0.5]); assert.ok(r.cost[0] > 0); } },
     );
   });
@@ -220,7 +233,9 @@ describe('market data operations over HTTP', () => {
     const before = await ok(url, 'public/get_order_book', { instrument_name: m.name });
     const admin = await login(url, 'admin@example.com', 'admin-password-1');
     const buyer = await userToken(url, admin, 'md-third@example.com', { currency: 'BTC', amount: 10 });
-    await ok(url, 'private/buy', { instrument_name: m.name, amount: 0.1, price: m.prices[1] }, buyer);
+    // the band as it is now: the index moved since \`m\` was read, and the band with it
+    const now = await market(url, m.inst);
+    await ok(url, 'private/buy', { instrument_name: m.name, amount: 0.1, price: now.prices[1] }, buyer);
     const after = await ok(url, 'public/get_order_book', { instrument_name: m.name });
     assert.ok(after.change_id > before.change_id);
   });

@@ -255,7 +255,9 @@ describe('API-key signatures with the test clock', () => {
       const admin = await adminToken(server.url);
       const user = await userToken(server.url, admin, 'clock@example.com');
       const key = await ok(server.url, 'private/create_api_key', { scope: 'trade:read' }, user);
-      await ok(server.url, 'private/set_test_time', { timestamp: Date.now() + 3 * 3600_000 }, admin);
+      // three hours ahead of both the exchange clock (pinned or not) and the wall clock
+      const ahead = Math.max(await ok(server.url, 'public/get_time'), Date.now()) + 3 * 3600_000;
+      await ok(server.url, 'private/set_test_time', { timestamp: ahead }, admin);
       const uri = '/api/v2/private/get_open_orders_by_currency?currency=BTC';
       assert.equal((await signedGet(server.url, key, uri)).status, 200, 'wall clock');
       const exchangeNow = await ok(server.url, 'public/get_time');

@@ -11,8 +11,13 @@ import { adminToken, ok, startServer, userToken, type TestServer } from '../help
 
 type Client = InstanceType<typeof ccxt.deribit>;
 
-function client(url: string, key: { client_id: string; client_secret: string }): Client {
-  return new ccxt.deribit({
+/**
+ * A ccxt client whose clock agrees with the exchange's (the test server's clock is pinned, see
+ * test/helpers/server.ts): ccxt reads `milliseconds()` for signature timestamps and for the default
+ * ranges of fetchOHLCV and fetchMyTrades.
+ */
+function makeClient(url: string, key: { client_id: string; client_secret: string }, clock: () => number): Client {
+  const c = new ccxt.deribit({
     apiKey: key.client_id,
     secret: key.client_secret,
     version: 'v1',
@@ -20,6 +25,8 @@ function client(url: string, key: { client_id: string; client_secret: string }):
     enableRateLimit: false,
     timeout: 10_000,
   });
+  c.milliseconds = clock;
+  return c;
 }
 
 /** ccxt's option symbol for a Deribit instrument: BASE/USD:SETTLE-YYMMDD-STRIKE-C|P (date from the expiry, UTC). */
@@ -70,6 +77,8 @@ describe('ccxt deribit against Strikebook', () => {
     const bobToken = await userToken(url, admin, 'bob@example.com', { currency: 'BTC', amount: 10 });
     const carolToken = await userToken(url, admin, 'carol@example.com', { currency: 'BTC', amount: 0.001 });
     const scope = 'account:read_write trade:read_write';
+    const clock = () => server.app.services.clock.now();
+    const client = (u: string, key: { client_id: string; client_secret: string }) => makeClient(u, key, clock);
     alice = client(url, await ok(url, 'private/create_api_key', { scope }, aliceToken));
     bob = client(url, await ok(url, 'private/create_api_key', { scope }, bobToken));
     const carolKey = await ok(url, 'private/create_api_key', { scope }, carolToken);
@@ -119,7 +128,9 @@ describe('ccxt deribit against Strikebook', () => {
 
   it('fetchTime, fetchStatus and fetchCurrencies read the public endpoints', async () => {
     const t = await alice.fetchTime();
-    assert.ok(typeof t === 'number' && Math.abs(t - Date.now()) < 5_000, `server time ${t}`);
+    // the exchange clock, which the test server pins (test/helpers/server.ts)
+    const serverNow = (await (await fetch(`${url}/api/v2/public/get_time`)).json()).result;
+    assert.ok(typeof t === 'number' && Math.abs(t - serverNow) < 5_000, `server time ${t}, get_time ${serverNow}`);
     const st = await alice.fetchStatus();
     assert.equal(st.status, 'ok');
     const cur = await alice.fetchCurrencies();

@@ -60,6 +60,21 @@ export async function atmCall(url: string, currency = 'BTC'): Promise<Market> {
 }
 
 /**
+ * The BTC call nearest the money of the nearest expiry at least `minDays` away: its mark, and so the
+ * margin a short holds, stays within a narrow range at any hour the test runs (the latest expiry is
+ * 3 to 6 months out depending on the date).
+ */
+export async function nearDatedAtmCall(url: string, minDays = 7, currency = 'BTC'): Promise<Market> {
+  const now = await ok(url, 'public/get_time');
+  const list = (await instruments(url, currency)).filter((i) => i.option_type === 'call' && i.expiration_timestamp >= now + minDays * 86_400_000);
+  const index = (await ok(url, 'public/get_index_price', { index_name: `${currency.toLowerCase()}_usd` })).index_price;
+  const expiry = Math.min(...list.map((i) => i.expiration_timestamp));
+  const series = list.filter((i) => i.expiration_timestamp === expiry);
+  series.sort((a, b) => Math.abs(a.strike - index) - Math.abs(b.strike - index));
+  return market(url, series[0]);
+}
+
+/**
  * A far out-of-the-money call of the nearest expiry at least a day away (so it cannot expire while a
  * test runs): cheap, so prices below 0.0024 exist and the 12.5% fee cap applies.
  */

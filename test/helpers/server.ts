@@ -26,6 +26,27 @@ export function sqliteOf(app: RunningExchange): SqliteExchange {
   return app;
 }
 
+/**
+ * Where every test server's clock starts: `TEST_CLOCK_START` in the test runner's environment (an
+ * ISO time, or `real` for the wall clock; test/clockEdges.ts runs the time-sensitive files at the
+ * hours that break things), else a quiet Tuesday noon, far from any expiry. Pinned, a test's
+ * catalog, marks, bands and expiries are the same on every run.
+ */
+export const DEFAULT_TEST_START = '2026-03-10T12:00:00Z';
+export const TEST_START: string | null = process.env.TEST_CLOCK_START === 'real' ? null : process.env.TEST_CLOCK_START || DEFAULT_TEST_START;
+/** The pinned start in ms, or null on the wall clock. */
+export const TEST_START_MS: number | null = TEST_START === null ? null : Date.parse(TEST_START);
+
+/**
+ * The test clock settings a server starts with unless the test chooses its own: the test clock on
+ * (so `private/set_test_time` works), from TEST_START. A test that turns the test clock off, or runs
+ * in production mode (where it is refused), runs on the wall clock.
+ */
+function clockEnv(env: Record<string, string>): Record<string, string> {
+  if (env.STRIKEBOOK_MODE === 'production' || env.STRIKEBOOK_TEST_CLOCK === '0') return { STRIKEBOOK_TEST_CLOCK: '0', STRIKEBOOK_TEST_START: '' };
+  return { STRIKEBOOK_TEST_CLOCK: '1', STRIKEBOOK_TEST_START: TEST_START ?? '' };
+}
+
 export interface TestServer {
   url: string;
   dataDir: string;
@@ -43,6 +64,7 @@ export async function startServer(env: Record<string, string> = {}, dataDir = te
     STRIKEBOOK_INDEX_FEED: 'manual',
     STRIKEBOOK_DEMO_MAKER: '0',
     LOG_LEVEL: 'silent',
+    ...clockEnv(env),
     ...env,
   });
   const app = await startExchange(config, pino({ level: 'silent' }));
@@ -95,6 +117,7 @@ export async function spawnServer(dataDir: string, env: Record<string, string> =
       LOG_LEVEL: 'warn',
       // a DATABASE_URL in the test runner's environment must not move these servers to PostgreSQL
       DATABASE_URL: '',
+      ...clockEnv(env),
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
