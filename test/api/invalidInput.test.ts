@@ -201,22 +201,23 @@ describe('invalid input', () => {
     assert.deepEqual(await openOrders(alice), []);
   });
 
-  it('rejects a body over 32 KiB with -32600 and accepts one just under', async () => {
+  it('rejects a body over 32 KiB with -32600 (HTTP 413) and accepts one just under', async () => {
     const big = JSON.stringify({ currency: 'BTC', junk: 'x'.repeat(33 * 1024) });
     const r = await post('/v1/private/get_open_orders_by_currency', big, { 'content-type': 'application/json', authorization: `Bearer ${alice}` });
-    assertEnvelope(r);
-    assertError(r, -32600);
+    assertEnvelope(r, { status: 413 });
+    assert.equal(r.body.error.code, -32600);
     const justUnder = JSON.stringify({ currency: 'BTC', junk: 'x'.repeat(31 * 1024) });
     const s = await post('/v1/private/get_open_orders_by_currency', justUnder, { 'content-type': 'application/json', authorization: `Bearer ${alice}` });
     assertOk(s);
   });
 
-  it('rejects a request line and headers too large for the HTTP parser with -32600 in the envelope', async () => {
+  it('rejects a request line and headers too large for the HTTP parser with -32600 (HTTP 431) in the envelope', async () => {
     const r = await request(url, `/v1/public/verify_invite_code?code=${'x'.repeat(20_000)}`);
-    assertEnvelope(r);
-    assertError(r, -32600);
+    assertEnvelope(r, { status: 431 });
+    assert.equal(r.body.error.code, -32600);
     const h = await request(url, '/v1/public/get_time', { headers: { 'x-padding': 'y'.repeat(20_000) } });
-    assertError(h, -32600);
+    assertEnvelope(h, { status: 431 });
+    assert.equal(h.body.error.code, -32600);
   });
 
   it('answers a request that is not HTTP at all with -32600 in the envelope', async () => {

@@ -5,7 +5,8 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { methodGroups } from '../../src/api/methods/index.ts';
+import { request as httpRequest } from 'node:http';
+import { allMethods, methodGroups } from '../../src/api/methods/index.ts';
 import type { MethodDef } from '../../src/api/rpc/registry.ts';
 import { sha256Hex } from '../../src/auth/crypto.ts';
 import { assertEnvelope } from '../helpers/envelope.ts';
@@ -107,7 +108,7 @@ describe('input fuzzing of the authentication, invite and trading groups', () =>
     const invite = await ok(url, 'private/generate_invite_code', { max_uses: 50 }, sessions.admin.access);
     // refresh tokens the fuzzer may spend (the sessions' own stay with the harness)
     const spare = await ok(url, 'public/auth', { grant_type: 'password', username: 'user@example.com', password: PW });
-    const now = Date.now();
+    const now: number = await ok(url, 'public/get_time');
 
     Object.assign(domain, {
       instrument_name: fc.constantFrom(atm.name, cheap.name, 'BTC-1JAN20-1000-C', atm.name.toLowerCase()),
@@ -205,6 +206,59 @@ describe('input fuzzing of the authentication, invite and trading groups', () =>
       );
     });
   }
+
+  /** A raw request (the target exactly as given: nothing encodes or normalizes it). */
+  function rawRequest(method: string, target: string, body?: string): Promise<{ status: number; body: any; text: string }> {
+    const { port } = new URL(url);
+    return new Promise((resolve, reject) => {
+      const headers: Record<string, string> = body === undefined ? {} : { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) };
+      const req = httpRequest({ host: '127.0.0.1', port: Number(port), method, path: target, headers, agent: false }, (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (d) => (text += d));
+        res.on('end', () => {
+          let parsed: any = null;
+          try {
+            parsed = JSON.parse(text);
+          } catch {
+            // asserted by the caller
+          }
+          resolve({ status: res.statusCode ?? 0, body: parsed, text });
+        });
+      });
+      req.on('error', reject);
+      if (body !== undefined) req.write(body);
+      req.end();
+    });
+  }
+
+  /** Path parameters a router can trip over: long, encoded, half-encoded, dotted, unicode, empty. */
+  const oddPathValue: fc.Arbitrary<string> = fc.oneof(
+    fc.string({ minLength: 150, maxLength: 3000 }).map(encodeURIComponent),
+    fc.string({ maxLength: 40, unit: 'binary' }).map(encodeURIComponent),
+    fc.string({ maxLength: 40, unit: 'grapheme' }).map(encodeURIComponent),
+    fc.constantFrom('%', '%Z', '%ZZ', '%E0%A4%A', '%C0%AF', '%00', '%2F', '..', '.', '%2E%2E%2F%2E%2E', 'BTC-27MAR26-100000-C%20', ';x=1', '~', '-1', '0', '1e999', '99999999999999999999', 'BTC-27MAR26-100000-C?x=%'),
+    fc.tuple(fc.constantFrom('BTC-', 'btc', 'ETH-1JAN30-', ''), fc.stringMatching(/^[A-Za-z0-9%._~-]{0,400}$/)).map(([a, b]) => a + b),
+  );
+
+  const pathParamMethods = allMethods.filter((d) => d.pathParam);
+  it(`every method with a path parameter (${pathParamMethods.length}) answers long and odd path values with an envelope, never a 5xx`, async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom(...pathParamMethods).chain((def) => fc.constantFrom(def.name, ...(def.aliases ?? []))), fc.constantFrom(...PREFIXES), fc.constantFrom('GET', 'POST'), oddPathValue, async (name, prefix, verb, value) => {
+        const target = `${prefix}${name}/${value}`;
+        const r = await rawRequest(verb, target, verb === 'POST' ? '{}' : undefined);
+        runs++;
+        const where = `${verb} ${target.slice(0, 200)}`;
+        assert.ok(r.status < 500, `HTTP ${r.status} for ${where}: ${r.text.slice(0, 300)}`);
+        assert.ok(r.body !== null, `${where}: an envelope, got ${r.status} ${r.text.slice(0, 200)}`);
+        // a path parameter over the router's limit is 414 with -32602; everything else has the status of its code
+        if (r.status === 414) assert.equal(r.body.error?.code, -32602, where);
+        assertEnvelope(r, { where, testnet: true, ...(r.status === 414 ? { status: 414 } : {}) });
+        if (r.body.error) assert.notEqual(r.body.error.code, -32601, `${where} is routed`);
+      }),
+      { numRuns: 400, includeErrorInReport: true },
+    );
+  });
 
   it('ran hundreds of calls, some of which got through to the domain', () => {
     assert.ok(runs >= 500, `runs: ${runs}`);

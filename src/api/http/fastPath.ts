@@ -3,7 +3,9 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Services } from '../../app/services.ts';
 import { ERR } from '../../domain/errors.ts';
 import type { CompiledMethod } from '../rpc/dispatch.ts';
-import { BODY_LIMIT, envelopeText, errorOut, micros, rpcOverHttp, type HttpRpcRequest } from './rpcOverHttp.ts';
+import { envelopeText, errorOut, micros } from './envelope.ts';
+import { rpcOverHttp, type HttpRpcRequest } from './rpcOverHttp.ts';
+import { BODY_LIMIT, bodyKind } from './transportRefusals.ts';
 
 /** What Fastify's `reply.type('application/json')` sends, so both paths answer alike. */
 export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
@@ -13,7 +15,8 @@ export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
  * for every order and cancel) is answered without Fastify's routing, hooks and reply objects, which
  * cost the engine thread 3-5 us per request (about 12% of a durable order's CPU, measured with
  * 100 connections). Everything else (GET, query strings, path parameters, trailing slashes,
- * chunked or oversized bodies, unknown paths, a server shutting down) goes to Fastify, which
+ * chunked or oversized bodies, forms and other content types, unknown paths, a server shutting
+ * down) goes to Fastify, which
  * handles every edge. Both paths end in rpcOverHttp, so a method
  * answers the same either way; test/api/httpFastPath.test.ts compares them.
  */
@@ -26,7 +29,8 @@ export function fastPath(
   return (req, res) => {
     const m = req.method === 'POST' ? methods.get(req.url ?? '') : undefined;
     const length = Number(req.headers['content-length']); // NaN when absent
-    if (m === undefined || !(length <= BODY_LIMIT) || req.headers['transfer-encoding'] !== undefined || isClosing()) {
+    // forms and other content types go to Fastify, which reads forms and refuses the rest
+    if (m === undefined || !(length <= BODY_LIMIT) || req.headers['transfer-encoding'] !== undefined || bodyKind(req.headers['content-type']) !== 'json' || isClosing()) {
       fallback(req, res);
       return;
     }
@@ -37,6 +41,7 @@ export function fastPath(
       const request: HttpRpcRequest = {
         method: 'POST',
         url: req.url!,
+        contentType: req.headers['content-type'],
         rawBody,
         query: undefined,
         pathValue: undefined,

@@ -1,40 +1,22 @@
 // One HTTP request to one registry method, transport-neutral: the params from the body (bare or a
 // JSON-RPC request) or the query string, the call, and the Deribit envelope (API.md 1.2). Used by
 // both HTTP paths: Fastify's routes and the fast path in front of them (fastPath.ts).
+import { parse as parseQueryString } from 'node:querystring';
 import type { Services } from '../../app/services.ts';
 import { ERR } from '../../domain/errors.ts';
 import { call, type CallOutput, type CompiledMethod } from '../rpc/dispatch.ts';
-import { ERROR_TABLE } from '../rpc/errors.ts';
+import { envelopeText, errorOut, micros, type Envelope } from './envelope.ts';
+import { BAD_PERCENT_ENCODING, bodyKind, malformedPercentEncoding } from './transportRefusals.ts';
 
-/** Deribit's request size limit. */
-export const BODY_LIMIT = 32 * 1024;
-
-export interface Envelope {
-  id: unknown;
-  usIn: number;
-}
-
-export function micros(): number {
-  return Math.round((performance.timeOrigin + performance.now()) * 1000);
-}
-
-export function envelopeText(env: Envelope, out: CallOutput, testnet: boolean): string {
-  const usOut = micros();
-  const head = env.id === undefined ? '{"jsonrpc":"2.0"' : `{"jsonrpc":"2.0","id":${JSON.stringify(env.id)}`;
-  const body = out.error ? `,"error":${JSON.stringify(out.error)}` : `,"result":${JSON.stringify(out.result ?? null)}`;
-  return `${head}${body},"usIn":${env.usIn},"usOut":${usOut},"usDiff":${usOut - env.usIn},"testnet":${testnet}}`;
-}
-
-export function errorOut(code: keyof typeof ERROR_TABLE, reason?: string): CallOutput {
-  const info = ERROR_TABLE[code];
-  return { status: info.status, error: { code, message: info.message, ...(reason ? { data: { reason } } : {}) } };
-}
+export { BODY_LIMIT } from './transportRefusals.ts';
 
 /** One HTTP request to one registry method, as both HTTP paths (fast and Fastify) see it. */
 export interface HttpRpcRequest {
   method: string;
   /** the raw request target (what a deri-hmac-sha256 signature covers) */
   url: string;
+  /** the Content-Type header: a form body that is not JSON text is read like a query string */
+  contentType: string | undefined;
   rawBody: string | undefined;
   /** the parsed query string; GET requests and POSTs with an empty body take their params from it */
   query: Record<string, unknown> | undefined;
@@ -57,10 +39,16 @@ export async function rpcOverHttp(s: Services, m: CompiledMethod, req: HttpRpcRe
   const env: Envelope = { id: undefined, usIn: micros() };
   let params: Record<string, unknown>;
   let fromQuery = false;
-  if (req.method === 'POST' && req.rawBody !== undefined && req.rawBody.trim() !== '') {
+  const body = req.method === 'POST' && req.rawBody !== undefined ? req.rawBody.trim() : '';
+  if (body !== '' && body[0] !== '{' && bodyKind(req.contentType) === 'form') {
+    // `curl -d 'currency=BTC'`: fields as in a query string, coerced by the schema the same way
+    if (malformedPercentEncoding(body)) return answer(env, BAD_PERCENT_ENCODING, testnet);
+    params = { ...parseQueryString(body) };
+    fromQuery = true;
+  } else if (body !== '') {
     let parsed: unknown;
     try {
-      parsed = JSON.parse(req.rawBody);
+      parsed = JSON.parse(body);
     } catch {
       return answer(env, errorOut(ERR.PARSE, 'body is not valid JSON'), testnet);
     }

@@ -2,20 +2,33 @@
 // (query string) and POST (bare params or a JSON-RPC request), in the Deribit envelope. Fastify
 // serves every request but plain POSTs, which the fast path in front of it answers (fastPath.ts).
 import { createServer } from 'node:http';
-import type { Duplex } from 'node:stream';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Services } from '../../app/services.ts';
 import { isLoopback } from '../../app/metrics.ts';
 import { ERR } from '../../domain/errors.ts';
 import { compileMethod, type CallOutput, type CompiledMethod } from '../rpc/dispatch.ts';
-import { ERROR_TABLE } from '../rpc/errors.ts';
 import type { MethodDef } from '../rpc/registry.ts';
 import { docsPage, OPENAPI_PATH } from './docsPage.ts';
 import { fastPath } from './fastPath.ts';
 import { openApiDocument } from './openapi.ts';
-import { BODY_LIMIT, envelopeText, errorOut, micros, rpcOverHttp, type Envelope } from './rpcOverHttp.ts';
+import { envelopeText, errorOut, micros, type Envelope } from './envelope.ts';
+import { rpcOverHttp } from './rpcOverHttp.ts';
+import {
+  ALLOWED_VERBS,
+  BODY_LIMIT,
+  BAD_PERCENT_ENCODING,
+  BODY_TOO_LARGE,
+  MAX_PATH_PARAM_LENGTH,
+  METHOD_NOT_ALLOWED,
+  PATH_PARAM_TOO_LONG,
+  UNSUPPORTED_CONTENT_TYPE,
+  bodyKind,
+  clientErrorHandler,
+  malformedPercentEncoding,
+  refusal,
+} from './transportRefusals.ts';
 
-export { BODY_LIMIT } from './rpcOverHttp.ts';
+export { BODY_LIMIT } from './transportRefusals.ts';
 
 const PREFIXES = ['/v1/', '/api/v1/', '/api/v2/'];
 
@@ -29,33 +42,6 @@ export function methodPaths(def: MethodDef): string[] {
 
 function send(reply: FastifyReply, env: Envelope, out: CallOutput, testnet: boolean): void {
   reply.code(out.status).type('application/json').send(envelopeText(env, out, testnet));
-}
-
-/**
- * Requests Node's HTTP parser refuses before any route runs (a request line and headers over its
- * 16 KiB limit, e.g. a huge GET query string; malformed HTTP) still get the Deribit envelope.
- */
-function clientErrorHandler(testnet: boolean) {
-  return (err: Error & { code?: string }, socket: Duplex): void => {
-    // a reset connection has nobody left to answer
-    if (err.code === 'ECONNRESET' || socket.destroyed) return;
-    if (socket.writable) {
-      const tooLarge = err.code === 'HPE_HEADER_OVERFLOW';
-      const out: CallOutput = {
-        status: 400,
-        error: {
-          code: ERR.INVALID_REQUEST,
-          message: tooLarge ? 'request entity too large' : ERROR_TABLE[ERR.INVALID_REQUEST].message,
-          data: {
-            reason: tooLarge ? 'request line and headers too large' : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 'request timeout' : 'malformed HTTP request',
-          },
-        },
-      };
-      const body = envelopeText({ id: undefined, usIn: micros() }, out, testnet);
-      socket.write(`HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
-    }
-    socket.destroy(err);
-  };
 }
 
 /** Request body as received: kept raw (signatures are computed over it) and parsed by us. */
@@ -92,20 +78,53 @@ export function buildHttpServer(s: Services, methods: MethodDef[]): FastifyInsta
     logger: false,
     bodyLimit: BODY_LIMIT,
     // Deribit clients send booleans and numbers as query strings; parsed per method by its schema
-    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PATH_PARAM_LENGTH },
     clientErrorHandler: clientErrorHandler(s.config.mode !== 'production'),
+    // the router's own refusals (a path parameter too long, a path that does not percent-decode)
+    frameworkErrors: (err, _req, reply) => {
+      send(reply, { id: undefined, usIn: micros() }, err.code === 'FST_ERR_MAX_PARAM_LENGTH' ? PATH_PARAM_TOO_LONG : err.code === 'FST_ERR_BAD_URL' ? BAD_PERCENT_ENCODING : errorOut(ERR.INVALID_REQUEST), testnet);
+    },
   });
   const testnet = s.config.mode !== 'production';
+  /** Every method path, and the paths that take a path parameter after them: a wrong verb there is 405. */
+  const methodPathSet = new Set<string>();
+  const pathParamPrefixes = new Set<string>();
+  for (const def of methods) {
+    for (const path of methodPaths(def)) {
+      methodPathSet.add(path);
+      if (def.pathParam) pathParamPrefixes.add(path);
+    }
+  }
+  const isMethodPath = (url: string): boolean => {
+    const q = url.indexOf('?');
+    const path = (q < 0 ? url : url.slice(0, q)).replace(/\/$/, '');
+    if (methodPathSet.has(path)) return true;
+    const slash = path.lastIndexOf('/');
+    return slash > 0 && pathParamPrefixes.has(path.slice(0, slash));
+  };
 
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'string', bodyLimit: BODY_LIMIT }, (_req, body, done) => {
     done(null, { raw: body as string } satisfies RawBody);
   });
 
+  // refused before the body is read: a declared body over the limit, a body of a type we do not
+  // read (GET bodies too, which are otherwise ignored), a query string that does not percent-decode
+  app.addHook('onRequest', async (req, reply) => {
+    const length = req.headers['content-length'];
+    if ((length !== undefined && length !== '0') || req.headers['transfer-encoding'] !== undefined) {
+      if (Number(length) > BODY_LIMIT) return send(reply, { id: undefined, usIn: micros() }, BODY_TOO_LARGE, testnet);
+      if (bodyKind(req.headers['content-type']) === 'unsupported') return send(reply, { id: undefined, usIn: micros() }, UNSUPPORTED_CONTENT_TYPE, testnet);
+    }
+    const q = req.url.indexOf('?');
+    if (q >= 0 && malformedPercentEncoding(req.url.slice(q + 1))) return send(reply, { id: undefined, usIn: micros() }, BAD_PERCENT_ENCODING, testnet);
+  });
+
   const handle = (m: CompiledMethod) => async (req: FastifyRequest, reply: FastifyReply) => {
     const out = await rpcOverHttp(s, m, {
       method: req.method,
       url: req.url,
+      contentType: req.headers['content-type'],
       rawBody: (req.body as RawBody | undefined)?.raw,
       query: req.query as Record<string, unknown>,
       pathValue: (req.params as Record<string, string> | undefined)?.pathValue,
@@ -146,16 +165,18 @@ export function buildHttpServer(s: Services, methods: MethodDef[]): FastifyInsta
   app.get('/docs', async (_req, reply) => reply.type('text/html; charset=utf-8').send(docsHtml));
 
   app.setNotFoundHandler((req, reply) => {
+    if (req.method !== 'GET' && req.method !== 'POST' && req.method !== 'HEAD' && isMethodPath(req.url)) {
+      reply.header('allow', ALLOWED_VERBS);
+      return send(reply, { id: undefined, usIn: micros() }, METHOD_NOT_ALLOWED, testnet);
+    }
     send(reply, { id: jsonRpcId(req), usIn: micros() }, errorOut(ERR.METHOD_NOT_FOUND), testnet);
   });
 
   app.setErrorHandler((err: { code?: string; statusCode?: number }, req, reply) => {
     const env = { id: undefined, usIn: micros() };
-    if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || err.statusCode === 413) {
-      const info = ERROR_TABLE[ERR.INVALID_REQUEST];
-      return send(reply, env, { status: 400, error: { code: ERR.INVALID_REQUEST, message: 'request entity too large', data: { reason: `body over ${BODY_LIMIT} bytes` } } }, testnet) ?? info;
-    }
-    if (err.statusCode && err.statusCode < 500) return send(reply, env, errorOut(ERR.INVALID_REQUEST, String((err as Error).message ?? 'bad request')), testnet);
+    if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || err.statusCode === 413) return send(reply, env, BODY_TOO_LARGE, testnet);
+    if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' || err.statusCode === 415) return send(reply, env, UNSUPPORTED_CONTENT_TYPE, testnet);
+    if (err.statusCode && err.statusCode < 500) return send(reply, env, refusal(400, ERR.INVALID_REQUEST, String((err as Error).message ?? 'bad request')), testnet);
     s.log.error({ err, url: req.url }, 'unexpected HTTP error');
     return send(reply, env, errorOut(ERR.INTERNAL), testnet);
   });
