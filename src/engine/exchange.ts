@@ -10,7 +10,8 @@ import type { Command, InstrumentSpec, Sequenced } from './commands.ts';
 import { OrderBook } from './orderBook.ts';
 import { Trading } from './trading.ts';
 import { recordIndex, settleExpiry, type DeliveryRecord, type IndexPoint } from './settlement.ts';
-import { liquidate } from './liquidation.ts';
+import { liquidate, liquidationKey } from './liquidation.ts';
+import { post, type InsuranceFund } from './defaults.ts';
 import type { Account, DepositRecord, IndexState, InstrumentMarket, User, VolState } from './types.ts';
 
 export const SYSTEM_FEES = 'fees';
@@ -82,6 +83,11 @@ export class Exchange {
   /** API keys (src/auth/apiKeys.ts): only encrypted secrets. */
   apiKeys = new ApiKeys();
   system: SystemAccounts = { fees: accountsRecord(), insurance: accountsRecord() };
+  /** The insurance account: its balances (`system.insurance`), the positions it took over from
+   *  defaulting accounts, and its log (src/engine/defaults.ts). */
+  insurance: InsuranceFund = { accounts: this.system.insurance, positions: new Map(), log: [] };
+  /** Next id of an account log entry (src/engine/ledger.ts). */
+  nextLogId = 1;
   /** Totals per currency of external money in and out: conservation is checked against these. */
   deposits = {} as Record<CurrencyCode, number>;
   /** Index points per currency, for the delivery-price TWAP (src/engine/settlement.ts). */
@@ -226,6 +232,7 @@ export class Exchange {
       orders: new Map(),
       clientOrderIds: new Map(),
       depositIds: new Map(),
+      log: [],
     };
     this.users.set(user.id, user);
     this.usersByEmail.set(key, user);
@@ -249,7 +256,7 @@ export class Exchange {
     if (!(Number.isSafeInteger(c.amount) && c.amount > 0 && Number.isSafeInteger(acct.balance + c.amount) && Number.isSafeInteger(this.deposits[c.currency] + c.amount))) {
       return reject(ERR.INVALID_PARAMS, 'invalid_amount', 'amount');
     }
-    acct.balance += c.amount;
+    post(this, user, c.currency, c.amount, 'deposit', null, null);
     acct.deposited += c.amount;
     this.deposits[c.currency] += c.amount;
     const rec: DepositRecord = {
@@ -270,10 +277,15 @@ export class Exchange {
     const user = this.users.get(c.userId);
     if (!user) return reject(ERR.NOT_FOUND, 'user_not_found');
     if (!(Number.isSafeInteger(c.amount) && c.amount > 0)) return reject(ERR.INVALID_PARAMS, 'invalid_amount', 'amount');
+    // the cash rules (docs/api-notes.md): what is left covers the cash promised to open buys and the
+    // initial margin, and no account of the user is below zero or below maintenance margin
+    // (risk.account applies them all; the reasons name the last two)
+    if (this.trading.risk.hasNegativeBalance(user)) return reject(ERR.NOT_ENOUGH_FUNDS, 'negative_balance', 'currency');
+    if (this.trading.risk.inDistress(user)) return reject(ERR.NOT_ENOUGH_FUNDS, 'account_below_maintenance', 'currency');
     const risk = this.trading.risk.account(user, c.currency);
     if (c.amount > risk.availableWithdrawal) return reject(ERR.NOT_ENOUGH_FUNDS, 'withdrawal_exceeds_available', 'amount');
     const acct = user.accounts[c.currency];
-    acct.balance -= c.amount;
+    post(this, user, c.currency, -c.amount, 'withdrawal', null, null);
     acct.withdrawn += c.amount;
     this.withdrawals[c.currency] += c.amount;
     return { balance: acct.balance, amount: c.amount };
@@ -339,6 +351,11 @@ export class Exchange {
       out.push(inst);
     }
     return out;
+  }
+
+  /** Whether an account is flagged for liquidation (src/engine/liquidation.ts). */
+  inLiquidation(userId: number, currency: CurrencyCode): boolean {
+    return this.liquidating.size > 0 && this.liquidating.has(liquidationKey(userId, currency));
   }
 
   indexPrice(currency: CurrencyCode): number {

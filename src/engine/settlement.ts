@@ -10,6 +10,8 @@ import { ERR, reject, type Reject } from '../domain/errors.ts';
 import type { Instrument } from '../domain/instrument.ts';
 import { intrinsicCoin } from '../domain/pricing.ts';
 import type { Exchange } from './exchange.ts';
+import { post, resolveDeficit, socializeShortfall } from './defaults.ts';
+import type { User } from './types.ts';
 
 export const TWAP_WINDOW_MS = 30 * 60_000;
 /** Delivery fee per contract: min(DELIVERY_FEE_COIN, DELIVERY_FEE_CAP x intrinsic), on ITM exercise. */
@@ -115,7 +117,10 @@ export function settleExpiry(ex: Exchange, currency: CurrencyCode, expiry: numbe
   if (!(S > 0)) return reject(ERR.INVALID_ARGUMENTS, 'no_index_price', 'expiry');
   const decimals = CURRENCIES[currency].decimals;
   const fees = ex.system.fees[currency];
+  const fund = ex.insurance;
   let positionsSettled = 0;
+  /** Net credits of this settlement per user: the payouts a shortfall may be shared among. */
+  const payouts = new Map<User, number>();
   for (const inst of series) {
     inst.state = 'settlement';
     ex.trading.cancelInstrument(inst, 'settlement');
@@ -125,16 +130,16 @@ export function settleExpiry(ex: Exchange, currency: CurrencyCode, expiry: numbe
       if (!pos) continue;
       if (pos.size !== 0) {
         const contractsScaled = Math.abs(pos.size) * inst.lotScaled * inst.contractSize;
-        const acct = user.accounts[currency];
         if (pos.size > 0) {
           const payout = payoutMinor(contractsScaled, payoff, decimals);
           const fee = deliveryFeeMinor(contractsScaled, payoff, decimals, payout);
-          acct.balance += payout - fee;
-          acct.fees += fee;
+          if (payout - fee !== 0) post(ex, user, currency, payout - fee, 'delivery', inst, null);
+          if (payout - fee > 0) payouts.set(user, (payouts.get(user) ?? 0) + payout - fee);
+          user.accounts[currency].fees += fee;
           fees.balance += fee - payout;
         } else {
           const debit = liabilityMinor(contractsScaled, payoff, decimals);
-          acct.balance -= debit;
+          if (debit !== 0) post(ex, user, currency, -debit, 'delivery', inst, null);
           fees.balance += debit;
         }
         positionsSettled++;
@@ -142,11 +147,27 @@ export function settleExpiry(ex: Exchange, currency: CurrencyCode, expiry: numbe
       user.positions.delete(inst.id);
       ex.trading.risk.accountChanged(user);
     }
+    // positions the insurance account took over settle like any other (no delivery fee: it is the
+    // exchange's own account)
+    const held = fund.positions.get(inst.id);
+    if (held) {
+      const contractsScaled = Math.abs(held.size) * inst.lotScaled * inst.contractSize;
+      const amount = held.size > 0 ? payoutMinor(contractsScaled, payoff, decimals) : -liabilityMinor(contractsScaled, payoff, decimals);
+      if (amount !== 0) post(ex, fund, currency, amount, 'delivery', inst, null);
+      fees.balance -= amount;
+      fund.positions.delete(inst.id);
+      positionsSettled++;
+    }
     inst.state = 'delivered';
     inst.deliveryPrice = S;
     const m = ex.markets.get(inst.id);
     if (m) m.changeId++;
   }
+  // a short that cost more than its account held: the account's other assets, then the waterfall
+  // (src/engine/defaults.ts); no user balance is left below zero
+  for (const user of ex.users.values()) if (user.accounts[currency].balance < 0) resolveDeficit(ex, user, currency);
+  // what the insurance account could not cover is shared by this settlement's payouts
+  socializeShortfall(ex, currency, payouts);
   // longs' payouts are paid from the shorts' debits through the fee account, which keeps the
   // rounding residue (debits round up, payouts down): every minor unit stays accounted for
   ex.deliveries.push({ currency, expiry, price: S });

@@ -12,6 +12,7 @@ import { DEFAULT_LIMITS, Exchange, type ExchangeLimits } from './exchange.ts';
 import { OrderBook } from './orderBook.ts';
 import { Order, type Account, type InstrumentMarket, type Trade, type User } from './types.ts';
 import { emptyImCache } from '../market/marks.ts';
+import { ledgerFromJson, ledgerToJson } from './ledger.ts';
 
 const VERSION = 1;
 
@@ -92,6 +93,8 @@ export function serialize(ex: Exchange): string {
     },
     apiKeys: ex.apiKeys.toJson(),
     system: ex.system,
+    insurance: { positions: [...ex.insurance.positions.values()].map((p) => [p.inst.id, p.size, p.openCost, p.realizedPnl]), log: ledgerToJson(ex.insurance.log) },
+    nextLogId: ex.nextLogId,
     liquidating: [...ex.liquidating],
     deposits: ex.deposits,
     withdrawals: ex.withdrawals,
@@ -113,6 +116,7 @@ export function serialize(ex: Exchange): string {
       orders: [...u.orders.keys()],
       clientOrderIds: [...u.clientOrderIds],
       depositIds: [...u.depositIds.values()],
+      log: ledgerToJson(u.log),
     })),
   };
   return JSON.stringify(state);
@@ -138,6 +142,12 @@ export function restore(text: string, limits: ExchangeLimits = DEFAULT_LIMITS): 
   ex.auth.issuedCount = s.auth.issued;
   ex.apiKeys = ApiKeys.fromJson(s.apiKeys);
   ex.system = s.system;
+  // snapshots from before the insurance account held positions and logs have neither
+  ex.insurance = { accounts: ex.system.insurance, positions: new Map(), log: ledgerFromJson(s.insurance?.log) };
+  for (const [instId, size, openCost, realizedPnl] of s.insurance?.positions ?? []) {
+    ex.insurance.positions.set(instId, { inst: ex.instrumentsById.get(instId)!, size, openCost, realizedPnl });
+  }
+  ex.nextLogId = s.nextLogId ?? 1;
   ex.liquidating = new Set(s.liquidating ?? []);
   ex.deposits = s.deposits;
   ex.withdrawals = s.withdrawals;
@@ -185,6 +195,7 @@ export function restore(text: string, limits: ExchangeLimits = DEFAULT_LIMITS): 
       orders: new Map((j.orders as number[]).map((id) => [id, orders.get(id)!])),
       clientOrderIds: new Map(j.clientOrderIds),
       depositIds: new Map((j.depositIds as { depositId: string }[]).map((d) => [d.depositId, d as never])),
+      log: ledgerFromJson(j.log),
     };
     for (const [instId, size, openCost, realizedPnl] of j.positions) {
       user.positions.set(instId, { inst: ex.instrumentsById.get(instId)!, size, openCost, realizedPnl });

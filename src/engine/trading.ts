@@ -9,7 +9,6 @@ import type { Command } from './commands.ts';
 import type { Exchange } from './exchange.ts';
 import { BUY, SELL, type OrderBook, type Side } from './orderBook.ts';
 import { Order, type CancelReason, type OrderExposure, type Position, type Trade, type User } from './types.ts';
-import { liquidationKey } from './liquidation.ts';
 
 type PlaceCmd = Extract<Command, { t: 'place' }>;
 type CancelAllCmd = Extract<Command, { t: 'cancel_all' }>;
@@ -113,10 +112,10 @@ export class Trading {
       if (reducible <= 0) return reject(ERR.OTHER_REJECT, 'reduce_only', 'reduce_only');
       lots = Math.min(lots, reducible);
     }
-    // an account in liquidation may only reduce positions (API.md 5.3)
-    if (ex.liquidating.size > 0 && ex.liquidating.has(liquidationKey(user.id, inst.currency)) && lots > (side === BUY ? Math.max(0, -pos) : Math.max(0, pos))) {
-      return reject(ERR.NOT_ENOUGH_FUNDS, 'account_in_liquidation');
-    }
+    // an account in liquidation, or with a balance below zero in any currency, may only reduce
+    // positions (API.md 5.3; docs/api-notes.md "Cash rules")
+    const blocked = this.riskBlocked(user, inst.currency);
+    if (blocked !== null && lots > reducibleBy(side, pos)) return reject(ERR.NOT_ENOUGH_FUNDS, blocked);
 
     const book = ex.books.get(inst.id)!;
 
@@ -258,6 +257,13 @@ export class Trading {
       this.ex.observer?.order(o);
       this.ex.markets.get(inst.id)!.changeId++;
     }
+  }
+
+  /** Why the account may not add risk in `currency` (liquidation, a negative balance), or null. */
+  private riskBlocked(user: User, currency: CurrencyCode): string | null {
+    if (this.ex.inLiquidation(user.id, currency)) return 'account_in_liquidation';
+    if (this.risk.hasNegativeBalance(user)) return 'negative_balance';
+    return null;
   }
 
   private maxFee(inst: Instrument, price: number, lots: number): number {
@@ -492,6 +498,9 @@ export class Trading {
     const side = order.side;
     const e = this.exposure(user, inst);
     const pos = user.positions.get(inst.id)?.size ?? 0;
+    // as for a new order: while blocked, an edit may only leave the order reducing the position
+    const blocked = this.riskBlocked(user, inst.currency);
+    if (blocked !== null && remaining > order.remaining && remaining > reducibleBy(side, pos)) return reject(ERR.NOT_ENOUGH_FUNDS, blocked);
     if (order.reduceOnly && remaining > order.remaining) {
       // an increase may not take a reduce-only order beyond what is left to reduce
       const reducible = (side === BUY ? Math.max(0, -pos) : Math.max(0, pos)) - (reduceOnlyOpenLots(e, side) - order.remaining);

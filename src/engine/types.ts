@@ -2,6 +2,7 @@
 import type { CurrencyCode } from '../domain/currency.ts';
 import type { Instrument } from '../domain/instrument.ts';
 import type { BookNode, PriceLevel, Side } from './orderBook.ts';
+import type { LedgerEntry } from './ledger.ts';
 
 export type OrderType = 'limit' | 'market' | 'liquidation';
 export type TimeInForce = 'good_til_cancelled' | 'good_til_day' | 'fill_or_kill' | 'immediate_or_cancel';
@@ -125,6 +126,8 @@ export interface User {
   /** client_order_id -> order id and time, for 24 h idempotency. */
   clientOrderIds: Map<string, { orderId: number; ts: number }>;
   depositIds: Map<string, DepositRecord>;
+  /** Balance movements outside trading, most recent last (bounded; src/engine/ledger.ts). */
+  log: LedgerEntry[];
 }
 
 export interface DepositRecord {

@@ -1,6 +1,6 @@
 // Account valuation and margin (API.md 3.4 vocabulary, 5.3 formulas), computed on demand from the
 // user's positions and open-order exposures in one currency. Results are integer minor units.
-import { CURRENCIES, type CurrencyCode } from '../domain/currency.ts';
+import { CURRENCIES, CURRENCY_CODES, type CurrencyCode } from '../domain/currency.ts';
 import { AMOUNT_SCALE, type Instrument } from '../domain/instrument.ts';
 import type { Exchange } from '../engine/exchange.ts';
 import type { OrderExposure, Position, User } from '../engine/types.ts';
@@ -255,6 +255,28 @@ export class RiskEngine {
     return user.accounts[currency].balance - reserved;
   }
 
+  /** Whether any balance of the user is below zero: it may then neither withdraw nor add risk. */
+  hasNegativeBalance(user: User): boolean {
+    for (const c of CURRENCY_CODES) if (user.accounts[c].balance < 0) return true;
+    return false;
+  }
+
+  /**
+   * Whether the user must keep all its money for its own losses: a balance below zero, or an account
+   * below maintenance margin or in liquidation, in any currency. Its other currencies are the first
+   * to cover a default (src/engine/defaults.ts), so nothing may be withdrawn meanwhile.
+   */
+  inDistress(user: User): boolean {
+    for (const c of CURRENCY_CODES) {
+      const balance = user.accounts[c].balance;
+      if (balance < 0) return true;
+      const p = this.positions(user, c);
+      if (balance + p.value < p.maintenanceMargin) return true;
+      if (this.ex.inLiquidation(user.id, c)) return true;
+    }
+    return false;
+  }
+
   account(user: User, currency: CurrencyCode): AccountRisk {
     const balance = user.accounts[currency].balance;
     const positions = this.positions(user, currency);
@@ -275,7 +297,10 @@ export class RiskEngine {
       initialMargin,
       maintenanceMargin: mm,
       available,
-      availableWithdrawal: Math.max(0, Math.min(balance, available)),
+      // the cash rules: what is left covers the cash promised to open buys (freeCash) and the initial
+      // margin (available), and no account of the user is below zero, below maintenance margin or
+      // in liquidation (docs/api-notes.md "Cash rules")
+      availableWithdrawal: this.inDistress(user) ? 0 : Math.max(0, Math.min(this.freeCash(user, currency), available)),
     };
   }
 }

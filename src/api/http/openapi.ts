@@ -120,6 +120,7 @@ function operations(def: MethodDef, opts: OpenApiOptions, pathParam?: string): J
   const props = Object.entries(def.params.properties as Record<string, unknown>).filter(([p]) => p !== pathParam);
   const others = opts.pathsOf(def).filter((p) => p !== CANONICAL_PREFIX + def.name);
   const description = [
+    ...(def.summary ? [def.summary] : []),
     `Scope: \`${def.scope}\`${def.optionalAuth ? ' (credentials optional, decided by the parameters)' : ''}.`,
     `Also at ${others.map((p) => `\`${p}\``).join(', ')}${def.pathParam ? `, each also as \`<path>/{${def.pathParam}}\`` : ''}.`,
     'POST takes bare params or a JSON-RPC request `{"jsonrpc":"2.0","id":..,"method":"' + def.name + '","params":{..}}`.',

@@ -8,7 +8,6 @@ import { ERR, reject } from '../../domain/errors.ts';
 import { PRICE_SCALE, lotsToAmount, mintOf, premiumFactor, type Instrument } from '../../domain/instrument.ts';
 import { intrinsicCoin, yearFraction } from '../../domain/pricing.ts';
 import type { Exchange } from '../../engine/exchange.ts';
-import { liquidationKey } from '../../engine/liquidation.ts';
 import type { Position, User } from '../../engine/types.ts';
 import { optionGreeksCoin } from '../../market/smile.ts';
 import { contractsOf, type AccountRisk } from '../../risk/accountRisk.ts';
@@ -219,7 +218,7 @@ export function accountSummary(ex: Exchange, user: User, currency: CurrencyCode,
     margin_model: 'segregated_sm',
     portfolio_margining_enabled: false,
     cross_collateral_enabled: false,
-    in_liquidation: ex.liquidating.has(liquidationKey(user.id, currency)),
+    in_liquidation: ex.inLiquidation(user.id, currency),
   };
   if (extended) {
     Object.assign(out, identity(user));

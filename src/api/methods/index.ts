@@ -5,11 +5,12 @@ import { adminMethods } from './admin.ts';
 import { apiKeyMethods } from './apiKeys.ts';
 import { deribitExtraMethods } from './deribitExtras.ts';
 import { authMethods } from './auth.ts';
+import { fundsMethods } from './funds.ts';
 import { inviteMethods } from './invites.ts';
 import { marketMethods } from './market.ts';
 import { tradingMethods } from './trading.ts';
 
-export const allMethods: MethodDef[] = [...accountMethods, ...authMethods, ...inviteMethods, ...tradingMethods, ...adminMethods, ...marketMethods, ...apiKeyMethods, ...deribitExtraMethods];
+export const allMethods: MethodDef[] = [...accountMethods, ...authMethods, ...inviteMethods, ...tradingMethods, ...adminMethods, ...marketMethods, ...apiKeyMethods, ...deribitExtraMethods, ...fundsMethods];
 
 /** Operations grouped as in API.md section 3, for the inventory tests. */
 export const methodGroups = {
@@ -21,4 +22,5 @@ export const methodGroups = {
   market: marketMethods,
   apiKeys: apiKeyMethods,
   deribit: deribitExtraMethods,
+  funds: fundsMethods,
 };

@@ -27,6 +27,8 @@ export interface MethodDef<S extends TObject = TObject> {
   /** Other names the same operation answers to (Deribit aliases, `/v1/private/` twins of reads). */
   aliases?: string[];
   scope: Scope;
+  /** What the operation does, where its name does not say it all (shown in OpenAPI and /docs). */
+  summary?: string;
   /**
    * Methods whose authentication is decided by the handler from its params (create_admin with a
    * bootstrap token, create_user with an invite code): credentials are optional, not required.

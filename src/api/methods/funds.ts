@@ -1,0 +1,121 @@
+// Where money went outside trading: a user's account log (`private/get_transaction_log`), and for
+// administrators the insurance account (balances, shortfalls, positions it took over, its log) and
+// the accounts with a balance below zero (src/engine/defaults.ts, src/engine/ledger.ts).
+import { Type } from '@sinclair/typebox';
+import { CURRENCY_CODES, type CurrencyCode } from '../../domain/currency.ts';
+import { ERR, reject } from '../../domain/errors.ts';
+import { lotsToAmount, priceToNumber, premiumFactor } from '../../domain/instrument.ts';
+import type { LedgerEntry } from '../../engine/ledger.ts';
+import type { Position } from '../../engine/types.ts';
+import { money } from '../render.ts';
+import { defineMethod } from '../rpc/registry.ts';
+import { CurrencyOrAny, CurrencyParam, Timestamp, caller, currencyFilter } from './common.ts';
+
+function renderEntry(e: LedgerEntry): Record<string, unknown> {
+  const change = money(e.amount, e.currency);
+  return {
+    id: e.id,
+    timestamp: e.ts,
+    type: e.type,
+    currency: e.currency,
+    change,
+    cashflow: change,
+    balance: money(e.balance, e.currency),
+    instrument_name: e.instrument,
+    ...(e.userId !== null ? { counterparty_user_id: e.userId } : {}),
+  };
+}
+
+function renderHeld(p: Position): Record<string, unknown> {
+  const avg = p.size === 0 ? 0 : Math.abs(p.openCost) / (Math.abs(p.size) * premiumFactor(p.inst));
+  return {
+    instrument_name: p.inst.name,
+    size: lotsToAmount(p.inst, p.size),
+    direction: p.size > 0 ? 'buy' : 'sell',
+    average_price: priceToNumber(Math.round(avg)),
+    realized_profit_loss: money(p.realizedPnl, p.inst.currency),
+  };
+}
+
+/** Newest first, `count` of them, within [start, end]. */
+function newest(log: readonly LedgerEntry[], currency: CurrencyCode | null, start: number, end: number, count: number, beforeId: number): LedgerEntry[] {
+  const out: LedgerEntry[] = [];
+  for (let i = log.length - 1; i >= 0 && out.length < count; i--) {
+    const e = log[i];
+    if (e.id >= beforeId || e.ts > end) continue;
+    if (e.ts < start) break;
+    if (currency === null || e.currency === currency) out.push(e);
+  }
+  return out;
+}
+
+export const fundsMethods = [
+  defineMethod({
+    name: 'private/get_transaction_log',
+    scope: 'account:read',
+    summary: 'Balance movements outside trading (deposits, withdrawals, deliveries, liquidation fees, takeovers at mark, conversions, insurance covers, socialized losses), newest first, with the balance after each.',
+    params: Type.Object({
+      currency: CurrencyOrAny,
+      start_timestamp: Type.Optional(Timestamp),
+      end_timestamp: Type.Optional(Timestamp),
+      count: Type.Integer({ minimum: 1, maximum: 1000, default: 100 }),
+      /** the `continuation` of the previous page: entries older than it */
+      continuation: Type.Optional(Type.Integer({ minimum: 1 })),
+    }),
+    handler(ctx, p) {
+      const s = ctx.services;
+      return s.seq.read(() => {
+        const user = s.ex.users.get(caller(ctx).userId);
+        if (!user) throw reject(ERR.UNAUTHORIZED);
+        const page = newest(user.log, currencyFilter(p.currency), p.start_timestamp ?? 0, p.end_timestamp ?? Number.MAX_SAFE_INTEGER, p.count + 1, p.continuation ?? Number.MAX_SAFE_INTEGER);
+        const more = page.length > p.count;
+        if (more) page.pop();
+        return { logs: page.map(renderEntry), continuation: more ? page[page.length - 1].id : null };
+      });
+    },
+  }),
+  defineMethod({
+    name: 'private/get_insurance_fund',
+    scope: 'admin',
+    summary: 'The insurance account per currency: balance, shortfall (what it owes beyond its balance), the positions it took over from defaulting accounts, and its log, newest first.',
+    params: Type.Object({
+      currency: Type.Optional(CurrencyParam),
+      count: Type.Integer({ minimum: 1, maximum: 1000, default: 100 }),
+    }),
+    handler(ctx, p) {
+      const ex = ctx.services.ex;
+      return ctx.services.seq.read(() =>
+        CURRENCY_CODES.filter((c) => p.currency === undefined || c === p.currency).map((c) => {
+          const balance = ex.insurance.accounts[c].balance;
+          return {
+            currency: c,
+            balance: money(balance, c),
+            shortfall: money(Math.max(0, -balance), c),
+            positions: [...ex.insurance.positions.values()].filter((h) => h.inst.currency === c).map(renderHeld),
+            history: newest(ex.insurance.log, c, 0, Number.MAX_SAFE_INTEGER, p.count, Number.MAX_SAFE_INTEGER).map(renderEntry),
+          };
+        }),
+      );
+    },
+  }),
+  defineMethod({
+    name: 'private/list_negative_balances',
+    scope: 'admin',
+    summary: 'Accounts with a balance below zero in some currency (none once every liquidation and settlement step has run), and insurance shortfalls.',
+    params: Type.Object({}),
+    handler(ctx) {
+      const ex = ctx.services.ex;
+      return ctx.services.seq.read(() => {
+        const accounts: Record<string, unknown>[] = [];
+        for (const u of ex.users.values()) {
+          for (const c of CURRENCY_CODES) {
+            const b = u.accounts[c].balance;
+            if (b < 0) accounts.push({ user_id: u.id, email: u.email, currency: c, balance: money(b, c) });
+          }
+        }
+        const shortfalls = CURRENCY_CODES.filter((c) => ex.insurance.accounts[c].balance < 0).map((c) => ({ currency: c, shortfall: money(-ex.insurance.accounts[c].balance, c) }));
+        return { accounts, insurance_shortfalls: shortfalls };
+      });
+    },
+  }),
+];
