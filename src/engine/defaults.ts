@@ -7,11 +7,11 @@
 //      positions, shorts included, when its equity in C is below zero);
 //   1. the account's other currencies: what it could withdraw of each is exchanged at index with
 //      the insurance account, which pays C;
-//   2. the insurance account, which takes over what is left; its balance in C may go below zero
-//      (a shortfall: C's depositors are owed more than the exchange holds);
-//   3. at the next settlement in C, a shortfall is met by the insurance account's other currencies
-//      and, for what those cannot, by cutting that settlement's payouts pro rata (socialized loss);
-//      each cut payout receives the insurance account's other currencies at index in proportion.
+//   2. the insurance account, which takes over what is left; its balance in C may go below zero;
+//   3. at the next settlement in C, a shortfall of the insurance account (its balance plus the
+//      value at mark of the positions it holds, below zero) is shared by cutting that settlement's
+//      payouts pro rata (socialized loss); each cut payout receives the insurance account's other
+//      currencies at index, in proportion to its cut, up to the value cut.
 // Every movement is logged on both sides (src/engine/ledger.ts). Integer money throughout;
 // conversions at index are exact rational arithmetic, rounded in the exchange's favour.
 import { CURRENCIES, CURRENCY_CODES, type CurrencyCode } from '../domain/currency.ts';
@@ -150,6 +150,13 @@ function takeOverLots(ex: Exchange, user: User, p: Position, lots: number): void
   ex.markets.get(inst.id)!.changeId++;
 }
 
+/** What the insurance account's positions in one currency are worth at mark (longs down, shorts' liability up). */
+export function insuranceHeldValue(ex: Exchange, currency: CurrencyCode): number {
+  let value = 0;
+  for (const p of ex.insurance.positions.values()) if (p.inst.currency === currency) value += valueAtMark(ex, p.inst, p.size);
+  return value;
+}
+
 /** Positions of a user in one currency, in a fixed order (instrument id). */
 function positionsIn(user: User, currency: CurrencyCode): Position[] {
   return [...user.positions.values()].filter((p) => p.size !== 0 && p.inst.currency === currency).sort((a, b) => a.inst.id - b.inst.id);
@@ -240,7 +247,9 @@ export function resolveDeficit(ex: Exchange, user: User, currency: CurrencyCode)
  */
 export function socializeShortfall(ex: Exchange, currency: CurrencyCode, payouts: Map<User, number>): void {
   const fund = ex.insurance;
-  const shortfall = -fund.accounts[currency].balance;
+  // a balance below zero backed by positions worth as much (longs bought at mark from an account
+  // short of cash) is no loss yet: only what the positions do not cover is shared
+  const shortfall = -(fund.accounts[currency].balance + insuranceHeldValue(ex, currency));
   if (shortfall <= 0 || payouts.size === 0) return;
   const creditors = [...payouts.keys()].sort((a, b) => a.id - b.id);
   const weights = creditors.map((u) => payouts.get(u)!);
