@@ -17,6 +17,7 @@ export const CLOCK_EDGES: { start: string; why: string }[] = [
 /** The files whose outcome could depend on the hour: they list, trade near marks, expire or settle. */
 export const TIME_SENSITIVE = [
   'test/api/marketData.test.ts',
+  'test/api/fundsSafety.test.ts',
   'test/api/liquidation.test.ts',
   'test/app/demoMaker.test.ts',
   'test/e2e/expiry.test.ts',

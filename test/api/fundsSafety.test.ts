@@ -87,24 +87,6 @@ describe('funds safety over HTTP', () => {
     const ex = server.app.services.ex;
     for (const [c, v] of Object.entries(ex.conservation())) assert.equal(v.balances, v.expected, `conservation of ${c}`);
   });
-
-  it('refuses a withdrawal in any currency, and every new risk, while some balance is below zero', async () => {
-    const n = await userToken(url, admin, 'n@example.com', { currency: 'ETH', amount: 10 });
-    const ex = server.app.services.ex;
-    const user = ex.usersByEmail.get('n@example.com')!;
-    // no command leaves a balance below zero; put one there to see the rule hold on its own
-    user.accounts.BTC.balance = -1;
-    try {
-      assertError(await rpc(url, 'private/withdraw_collateral', { currency: 'ETH', amount: 1 }, n), 10009, { reason: 'negative_balance' });
-      assert.equal((await ok(url, 'private/get_account_summary', { currency: 'ETH' }, n)).available_withdrawal_funds, 0);
-      const eth = (await instruments(url, 'ETH'))[0];
-      const m = await market(url, eth);
-      assertError(await rpc(url, 'private/buy', { instrument_name: eth.instrument_name, amount: 1, price: nearMark(m) }, n), 10009, { reason: 'negative_balance' });
-    } finally {
-      user.accounts.BTC.balance = 0;
-    }
-    await ok(url, 'private/withdraw_collateral', { currency: 'ETH', amount: 1 }, n);
-  });
 });
 
 describe('a short that defaults at expiry with no liquidity', () => {

@@ -160,6 +160,30 @@ describe('a deficit at settlement', () => {
   });
 });
 
+describe('a balance below zero', () => {
+  it('blocks withdrawals in every currency and every order that adds risk, but not one that reduces a position', () => {
+    const h = Harness.market([MAR_CALL, spec('ETH', EXP_MAR, 4000, 'call')]);
+    const n = h.user('1', '10');
+    const m = h.user('100', '100');
+    h.ok(m, 'sell', MAR_CALL.name, atMark(h, MAR_CALL.name), '1');
+    h.ok(n, 'buy', MAR_CALL.name, atMark(h, MAR_CALL.name), '0.5');
+    // no command leaves a balance below zero (the liquidation check would cover it at once): put
+    // one there to see the rule hold on its own
+    h.u(n).accounts.BTC.balance = -1;
+    const w = h.apply({ t: 'withdraw', userId: n, currency: 'ETH', amount: 1 });
+    assert.ok(isReject(w) && w.code === 10009 && w.reason === 'negative_balance');
+    assert.equal(h.ex.trading.risk.account(h.u(n), 'ETH').availableWithdrawal, 0);
+    const eth = spec('ETH', EXP_MAR, 4000, 'call').name;
+    const buy = h.place(n, 'buy', eth, atMark(h, eth), '1');
+    assert.ok(isReject(buy) && buy.code === 10009 && buy.reason === 'negative_balance');
+    const sellShort = h.place(n, 'sell', eth, atMark(h, eth), '1');
+    assert.ok(isReject(sellShort) && sellShort.reason === 'negative_balance');
+    // selling the long it holds only reduces risk
+    const reduce = h.place(n, 'sell', MAR_CALL.name, atMark(h, MAR_CALL.name), '0.5');
+    assert.ok(!isReject(reduce), isReject(reduce) ? reduce.reason : "");
+  });
+});
+
 describe('liquidation of an account holding only longs', () => {
   it('has no maintenance margin yet is taken over when its balance went below zero, never left owing', () => {
     const h = Harness.market([MAR_CALL, MAR_PUT]);
