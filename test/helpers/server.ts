@@ -1,6 +1,7 @@
 // Test harness: a real Strikebook server on a free port with its own data directory, either
 // in this process (fast) or as a child process (for crash tests), plus a tiny JSON-RPC client.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { request as httpRequest } from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -198,6 +199,40 @@ export async function request(url: string, path: string, init: RequestInit = {})
     // not JSON: callers assert on `text`
   }
   return { status: res.status, text, body };
+}
+
+export interface RawReply {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  text: string;
+  /** The body parsed as JSON, or null when it is not JSON. */
+  body: any;
+}
+
+/** One request exactly as given (node:http, no URL normalization): the target and body are sent as they are. */
+export function rawRequest(url: string, method: string, target: string, opts: { headers?: Record<string, string>; body?: string } = {}): Promise<RawReply> {
+  const { port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const headers: Record<string, string> = { ...opts.headers };
+    if (opts.body !== undefined) headers['content-length'] = String(Buffer.byteLength(opts.body));
+    const req = httpRequest({ host: '127.0.0.1', port: Number(port), method, path: target, headers, agent: false }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (d) => (text += d));
+      res.on('end', () => {
+        let body: any = null;
+        try {
+          body = JSON.parse(text);
+        } catch {
+          // not JSON: callers assert on `text`
+        }
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, text, body });
+      });
+    });
+    req.on('error', reject);
+    if (opts.body !== undefined) req.write(opts.body);
+    req.end();
+  });
 }
 
 /** Like rpc, but fails loudly unless the call succeeded; returns `result`. */

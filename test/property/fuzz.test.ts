@@ -5,13 +5,12 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { request as httpRequest } from 'node:http';
 import { allMethods, methodGroups } from '../../src/api/methods/index.ts';
 import type { MethodDef } from '../../src/api/rpc/registry.ts';
 import { sha256Hex } from '../../src/auth/crypto.ts';
 import { assertEnvelope } from '../helpers/envelope.ts';
 import { atmCall, cheapCall, type Market } from '../helpers/market.ts';
-import { BOOTSTRAP, adminToken, ok, request, rpc, startServer, userToken, type TestServer } from '../helpers/server.ts';
+import { BOOTSTRAP, adminToken, ok, rawRequest, request, rpc, startServer, userToken, type TestServer } from '../helpers/server.ts';
 
 const GROUPS = ['authentication', 'invites', 'trading'] as const;
 const PREFIXES = ['/v1/', '/api/v2/', '/api/v1/'];
@@ -207,31 +206,6 @@ describe('input fuzzing of the authentication, invite and trading groups', () =>
     });
   }
 
-  /** A raw request (the target exactly as given: nothing encodes or normalizes it). */
-  function rawRequest(method: string, target: string, body?: string): Promise<{ status: number; body: any; text: string }> {
-    const { port } = new URL(url);
-    return new Promise((resolve, reject) => {
-      const headers: Record<string, string> = body === undefined ? {} : { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) };
-      const req = httpRequest({ host: '127.0.0.1', port: Number(port), method, path: target, headers, agent: false }, (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (d) => (text += d));
-        res.on('end', () => {
-          let parsed: any = null;
-          try {
-            parsed = JSON.parse(text);
-          } catch {
-            // asserted by the caller
-          }
-          resolve({ status: res.statusCode ?? 0, body: parsed, text });
-        });
-      });
-      req.on('error', reject);
-      if (body !== undefined) req.write(body);
-      req.end();
-    });
-  }
-
   /** Path parameters a router can trip over: long, encoded, half-encoded, dotted, unicode, empty. */
   const oddPathValue: fc.Arbitrary<string> = fc.oneof(
     fc.string({ minLength: 150, maxLength: 3000 }).map(encodeURIComponent),
@@ -246,7 +220,7 @@ describe('input fuzzing of the authentication, invite and trading groups', () =>
     await fc.assert(
       fc.asyncProperty(fc.constantFrom(...pathParamMethods).chain((def) => fc.constantFrom(def.name, ...(def.aliases ?? []))), fc.constantFrom(...PREFIXES), fc.constantFrom('GET', 'POST'), oddPathValue, async (name, prefix, verb, value) => {
         const target = `${prefix}${name}/${value}`;
-        const r = await rawRequest(verb, target, verb === 'POST' ? '{}' : undefined);
+        const r = await rawRequest(url, verb, target, verb === 'POST' ? { headers: { 'content-type': 'application/json' }, body: '{}' } : {});
         runs++;
         const where = `${verb} ${target.slice(0, 200)}`;
         assert.ok(r.status < 500, `HTTP ${r.status} for ${where}: ${r.text.slice(0, 300)}`);

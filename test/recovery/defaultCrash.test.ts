@@ -7,12 +7,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
-import type { Sequenced } from '../../src/engine/commands.ts';
-import { Exchange } from '../../src/engine/exchange.ts';
-import { stateHash } from '../../src/engine/snapshot.ts';
-import { openSqliteJournal } from '../../src/journal/sqliteJournal.ts';
 import { mulberry32 } from '../../src/market/indexFeed.ts';
-import { applyCommand } from '../../src/sequencer/sequencer.ts';
+import { cleanReplay } from '../helpers/replay.ts';
 import { instruments, market, nearMark } from '../helpers/market.ts';
 import { adminToken, login, ok, rpc, spawnServer, tempDir, userToken, type ChildServer } from '../helpers/server.ts';
 
@@ -21,21 +17,6 @@ const MIN = 60_000;
 // tokens outlive the test clock's jumps; small snapshot interval, so recovery crosses snapshots
 const ENV = { STRIKEBOOK_ACCESS_TOKEN_TTL: '31536000', STRIKEBOOK_SNAPSHOT_EVERY: '40' };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-function cleanReplay(dataDir: string, uptoSeq: number): { seq: number; hash: string; ex: Exchange; errors: unknown[] } {
-  const journal = openSqliteJournal(dataDir);
-  try {
-    const ex = new Exchange();
-    const errors: unknown[] = [];
-    for (const rec of journal.readAfter(0)) {
-      if (rec.seq > uptoSeq) break;
-      applyCommand(ex, JSON.parse(rec.cmd) as Sequenced, (err) => errors.push(err));
-    }
-    return { seq: ex.seq, hash: stateHash(ex), ex, errors };
-  } finally {
-    journal.close();
-  }
-}
 
 async function until(what: string, cond: () => Promise<boolean>, ms = 15_000): Promise<void> {
   const deadline = Date.now() + ms;

@@ -14,11 +14,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
-import type { Sequenced } from '../../src/engine/commands.ts';
-import { Exchange } from '../../src/engine/exchange.ts';
-import { stateHash } from '../../src/engine/snapshot.ts';
-import { openSqliteJournal } from '../../src/journal/sqliteJournal.ts';
-import { applyCommand } from '../../src/sequencer/sequencer.ts';
+import { cleanReplay } from '../helpers/replay.ts';
 import { adminToken, ok, rpc, spawnServer, tempDir, userToken, type ChildServer } from '../helpers/server.ts';
 import { mulberry32 as prng } from '../../src/market/indexFeed.ts';
 
@@ -188,22 +184,6 @@ async function pool<T>(items: T[], width: number, fn: (item: T) => Promise<void>
   await Promise.all(Array.from({ length: width }, async () => {
     while (next < items.length) await fn(items[next++]!);
   }));
-}
-
-/** Replays the journal from seq 1 on a fresh engine, ignoring snapshots, up to `uptoSeq`. */
-function cleanReplay(dataDir: string, uptoSeq: number) {
-  const journal = openSqliteJournal(dataDir); // WAL: reading beside the running server is fine
-  try {
-    const ex = new Exchange();
-    const errors: unknown[] = [];
-    for (const rec of journal.readAfter(0)) {
-      if (rec.seq > uptoSeq) break;
-      applyCommand(ex, JSON.parse(rec.cmd) as Sequenced, (err) => errors.push(err));
-    }
-    return { seq: ex.seq, hash: stateHash(ex), errors, snapshotSeq: journal.latestSnapshot()?.seq ?? 0 };
-  } finally {
-    journal.close();
-  }
 }
 
 async function allTrades(url: string, token: string): Promise<Record<string, unknown>[]> {
