@@ -11,7 +11,7 @@ import type { CurrencyCode } from '../domain/currency.ts';
 import type { Command, Sequenced } from '../engine/commands.ts';
 import type { Exchange } from '../engine/exchange.ts';
 import { serialize } from '../engine/snapshot.ts';
-import { liquidationCandidates } from '../engine/liquidation.ts';
+import { scanForLiquidation } from '../engine/liquidation.ts';
 import { instrumentFields, listingsFor, loadCatalogConfig, type CatalogConfig } from '../market/catalog.ts';
 import { SimulatedIndex } from '../market/indexFeed.ts';
 import { Sequencer, type Clock } from '../sequencer/sequencer.ts';
@@ -26,6 +26,9 @@ import { openStorage, type JournalHandles, type OpenedStorage } from './storage.
 
 export { recover, recoverAsync } from './recovery.ts';
 export type { JournalHandles } from './storage.ts';
+
+/** The longest slice of the liquidation scan in one event-loop turn, ms. */
+const SCAN_SLICE_MS = 1;
 
 /** How long a shutdown waits for in-flight HTTP requests before closing their connections. */
 const SHUTDOWN_GRACE_MS = 5_000;
@@ -298,8 +301,30 @@ function startMarketTimers(s: Services): { ready: Promise<void>; stop(): void } 
     if (ex.trading.nextExpiry() <= now) void submit({ t: 'expire_orders' });
     // after the index moved the marks: one journaled liquidation step per account below maintenance
     // margin or still flagged (API.md 5.3, src/engine/liquidation.ts)
-    for (const a of liquidationCandidates(ex)) void submit({ t: 'liquidate', userId: a.userId, currency: a.currency });
+    void scanLiquidations();
   }, 1000);
+
+  // The scan values every position after an index move: milliseconds for thousands of them. It runs
+  // in slices of at most SCAN_SLICE_MS, each in its own turn, so no order waits behind all of it.
+  let scanning = false;
+  const scanLiquidations = async () => {
+    if (scanning) return; // the previous second's scan is still going: it sees the new marks too
+    scanning = true;
+    try {
+      let sliceStart = performance.now();
+      for (const a of scanForLiquidation(ex)) {
+        if (a !== null) void submit({ t: 'liquidate', userId: a.userId, currency: a.currency });
+        if (performance.now() - sliceStart > SCAN_SLICE_MS) {
+          await new Promise((r) => setImmediate(r));
+          sliceStart = performance.now();
+        }
+      }
+    } catch (err) {
+      log.error({ err }, 'liquidation scan failed');
+    } finally {
+      scanning = false;
+    }
+  };
   const listing = setInterval(() => void listNew(), 60_000);
   tick.unref();
   listing.unref();

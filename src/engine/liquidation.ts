@@ -72,6 +72,17 @@ export function liquidationFee(inst: Instrument, lots: number): number {
  */
 export function liquidationCandidates(ex: Exchange): { userId: number; currency: CurrencyCode }[] {
   const out: { userId: number; currency: CurrencyCode }[] = [];
+  for (const a of scanForLiquidation(ex)) if (a !== null) out.push(a);
+  return out;
+}
+
+/**
+ * The same, one account at a time (null after each user found healthy), so that the caller can
+ * spread the scan over several turns of the event loop: after an index move every position is
+ * valued again, which for thousands of positions is milliseconds of work (src/app/services.ts gives
+ * each turn a time budget).
+ */
+export function* scanForLiquidation(ex: Exchange): Generator<{ userId: number; currency: CurrencyCode } | null> {
   const seen = new Set<string>();
   for (const u of ex.users.values()) {
     let currencies: Set<CurrencyCode> | null = null;
@@ -85,20 +96,21 @@ export function liquidationCandidates(ex: Exchange): { userId: number; currency:
       currencies ??= new Set();
       currencies.add(p.inst.currency);
     }
-    if (currencies === null) continue;
-    for (const c of currencies) {
-      if (belowMaintenance(ex.trading.risk.account(u, c))) {
-        out.push({ userId: u.id, currency: c });
-        seen.add(liquidationKey(u.id, c));
+    if (currencies !== null) {
+      for (const c of currencies) {
+        if (belowMaintenance(ex.trading.risk.account(u, c))) {
+          seen.add(liquidationKey(u.id, c));
+          yield { userId: u.id, currency: c };
+        }
       }
     }
+    yield null;
   }
-  for (const key of ex.liquidating) {
+  for (const key of [...ex.liquidating]) {
     if (seen.has(key)) continue;
     const [id, currency] = key.split(':');
-    out.push({ userId: Number(id), currency: currency as CurrencyCode });
+    yield { userId: Number(id), currency: currency as CurrencyCode };
   }
-  return out;
 }
 
 function tradable(ex: Exchange, inst: Instrument): boolean {

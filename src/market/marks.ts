@@ -3,7 +3,7 @@
 import { PRICE_SCALE, type Instrument } from '../domain/instrument.ts';
 import { yearFraction } from '../domain/pricing.ts';
 import type { InstrumentMarket, VolState } from '../engine/types.ts';
-import { markIv, markPriceCoin, priceBandCoin } from './smile.ts';
+import { bandTicks, markIv, markPriceCoin } from './smile.ts';
 
 const UNIT = 10 ** PRICE_SCALE;
 
@@ -43,7 +43,7 @@ export function refreshMarket(m: InstrumentMarket, index: number, vol: VolState,
   const mark = markPriceCoin(inst.optionType, index, inst.strike, T, iv);
   m.markIv = iv;
   m.markCoin = mark;
-  const band = priceBandCoin(mark, inst.tick / UNIT);
-  m.minPrice = Math.max(inst.tick, Math.ceil(band.min * UNIT - 1e-9));
-  m.maxPrice = Math.floor(band.max * UNIT + 1e-9);
+  const band = bandTicks(mark, inst.tick / UNIT);
+  m.minPrice = Math.max(inst.tick, band.minTicks * inst.tick);
+  m.maxPrice = band.maxTicks * inst.tick;
 }

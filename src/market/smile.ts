@@ -50,18 +50,26 @@ export function ivFromCoinPrice(type: OptionType, priceCoin: number, F: number, 
  * removes float noise such as 0.07250000000000001 from what the ticker shows.
  */
 export function priceBandCoin(markCoin: number, tickCoin = 0.0001): { min: number; max: number } {
-  if (!(Number.isFinite(markCoin) && markCoin >= 0)) throw new RangeError(`mark must be finite and >= 0: ${markCoin}`);
-  if (!(Number.isFinite(tickCoin) && tickCoin > 0)) throw new RangeError(`tick must be finite and > 0: ${tickCoin}`);
-  const rawMin = Math.max(tickCoin, markCoin - 0.25 * markCoin - 0.01);
-  const rawMax = markCoin + 0.25 * markCoin + 0.01;
+  const { minTicks, maxTicks } = bandTicks(markCoin, tickCoin);
   const decimals = decimalsOf(tickCoin);
-  // 1e-9 of a tick absorbs the binary rounding of the formula (0.0299 computed as 0.029900000000000003)
-  const minTicks = Math.ceil(rawMin / tickCoin - 1e-9);
-  const maxTicks = Math.floor(rawMax / tickCoin + 1e-9);
   return {
     min: Number((minTicks * tickCoin).toFixed(decimals)),
     max: Number((maxTicks * tickCoin).toFixed(decimals)),
   };
+}
+
+/**
+ * The band as whole ticks: what `priceBandCoin` writes as decimals, without the text round trip
+ * (half the cost of a mark refresh, which runs for every instrument of a currency at each index
+ * update). test/market/smile.test.ts checks the two agree.
+ */
+export function bandTicks(markCoin: number, tickCoin: number): { minTicks: number; maxTicks: number } {
+  if (!(Number.isFinite(markCoin) && markCoin >= 0)) throw new RangeError(`mark must be finite and >= 0: ${markCoin}`);
+  if (!(Number.isFinite(tickCoin) && tickCoin > 0)) throw new RangeError(`tick must be finite and > 0: ${tickCoin}`);
+  const rawMin = Math.max(tickCoin, markCoin - 0.25 * markCoin - 0.01);
+  const rawMax = markCoin + 0.25 * markCoin + 0.01;
+  // 1e-9 of a tick absorbs the binary rounding of the formula (0.0299 computed as 0.029900000000000003)
+  return { minTicks: Math.ceil(rawMin / tickCoin - 1e-9), maxTicks: Math.floor(rawMax / tickCoin + 1e-9) };
 }
 
 /** Number of decimals needed to write the tick exactly (0.0001 -> 4, 0.0005 -> 4, 1 -> 0). */

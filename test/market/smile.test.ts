@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { DEFAULT_SMILE, ivFromCoinPrice, markIv, markPriceCoin, optionGreeksCoin, priceBandCoin } from '../../src/market/smile.ts';
+import { DEFAULT_SMILE, bandTicks, ivFromCoinPrice, markIv, markPriceCoin, optionGreeksCoin, priceBandCoin } from '../../src/market/smile.ts';
 import { black76Greeks, black76Price } from '../../src/domain/pricing.ts';
 
 function assertClose(actual: number, expected: number, relTol: number, what = ''): void {
@@ -105,6 +105,20 @@ describe('ivFromCoinPrice', () => {
 });
 
 describe('priceBandCoin', () => {
+  it('agrees with the whole-tick band the engine keeps (bandTicks): the same prices, without the text round trip', () => {
+    fc.assert(
+      fc.property(fc.double({ min: 0, max: 3, noNaN: true }), fc.constantFrom(1, 5, 10), (m, tickUnits) => {
+        const tickCoin = tickUnits / 10000;
+        const band = priceBandCoin(m, tickCoin);
+        const ticks = bandTicks(m, tickCoin);
+        // what refreshMarket computed from the decimal band before it used bandTicks
+        assert.equal(Math.max(tickUnits, Math.ceil(band.min * 10000 - 1e-9)), Math.max(tickUnits, ticks.minTicks * tickUnits));
+        assert.equal(Math.floor(band.max * 10000 + 1e-9), ticks.maxTicks * tickUnits);
+      }),
+      { numRuns: 20000 },
+    );
+  });
+
   it('is m -+ (0.25 m + 0.01) on the tick grid', () => {
     assert.deepEqual(priceBandCoin(0.05), { min: 0.0275, max: 0.0725 });
     assert.deepEqual(priceBandCoin(0.0532), { min: 0.0299, max: 0.0765 });
