@@ -17,28 +17,51 @@ export interface LeanStep {
   body: string;
 }
 
+/**
+ * A socket 'data' handler that cuts HTTP/1.1 responses out of the stream by their Content-Length
+ * (every answer of both servers has one) and calls `onResponse` with each status; anything else
+ * calls `fail`, which should end the connection.
+ */
+export function responseReader(fail: () => void, onResponse: (status: number) => void): (data: Buffer) => void {
+  let pending: Buffer = Buffer.alloc(0);
+  return (data) => {
+    pending = pending.length === 0 ? data : Buffer.concat([pending, data]);
+    for (;;) {
+      const headEnd = pending.indexOf('\r\n\r\n');
+      if (headEnd < 0) return;
+      const head = pending.toString('latin1', 0, headEnd);
+      const length = /\r\ncontent-length: *(\d+)/i.exec(head);
+      if (length === null) return fail();
+      const size = headEnd + 4 + Number(length[1]);
+      if (pending.length < size) return;
+      pending = pending.subarray(size);
+      onResponse(Number(head.slice(9, 12)));
+    }
+  };
+}
+
+/** Encodes a POST request once, to be written as is for every send. */
+export function encodeRequest(port: number, step: LeanStep): Buffer {
+  const body = Buffer.from(step.body);
+  let head = `POST ${step.path} HTTP/1.1\r\nhost: 127.0.0.1:${port}\r\ncontent-length: ${body.length}\r\n`;
+  // a step's own length or host (autocannon adds Content-Length to the header objects it is given)
+  for (const [k, v] of Object.entries(step.headers)) if (!/^(content-length|host)$/i.test(k)) head += `${k}: ${v}\r\n`;
+  return Buffer.concat([Buffer.from(`${head}\r\n`), body]);
+}
+
 /** Runs `plans.length` connections (plan i on connection i) for `seconds` against 127.0.0.1:port. */
 export async function leanLoad(port: number, plans: LeanStep[][], seconds: number): Promise<LoadResult> {
   const latencies: number[] = [];
   let non2xx = 0;
   let errors = 0;
   const end = performance.now() + seconds * 1000;
-  const encoded = plans.map((plan) =>
-    plan.map((step) => {
-      const body = Buffer.from(step.body);
-      let head = `POST ${step.path} HTTP/1.1\r\nhost: 127.0.0.1:${port}\r\ncontent-length: ${body.length}\r\n`;
-      // a step's own length or host (autocannon adds Content-Length to the header objects it is given)
-      for (const [k, v] of Object.entries(step.headers)) if (!/^(content-length|host)$/i.test(k)) head += `${k}: ${v}\r\n`;
-      return Buffer.concat([Buffer.from(`${head}\r\n`), body]);
-    }),
-  );
+  const encoded = plans.map((plan) => plan.map((step) => encodeRequest(port, step)));
   await Promise.all(
     encoded.map(
       (requests) =>
         new Promise<void>((resolve) => {
           let next = 0;
           let sentAt = 0;
-          let pending: Buffer = Buffer.alloc(0);
           const socket = net.connect(port, '127.0.0.1');
           socket.setNoDelay(true);
           const send = () => {
@@ -62,23 +85,14 @@ export async function leanLoad(port: number, plans: LeanStep[][], seconds: numbe
             if (performance.now() < end) errors++;
             resolve();
           });
-          socket.on('data', (data: Buffer) => {
-            pending = pending.length === 0 ? data : Buffer.concat([pending, data]);
-            for (;;) {
-              const headEnd = pending.indexOf('\r\n\r\n');
-              if (headEnd < 0) return;
-              const head = pending.toString('latin1', 0, headEnd);
-              const length = /\r\ncontent-length: *(\d+)/i.exec(head);
-              // every answer of both servers has a length; anything else ends the connection
-              if (length === null) return fail();
-              const size = headEnd + 4 + Number(length[1]);
-              if (pending.length < size) return;
-              if (!head.startsWith('HTTP/1.1 200')) non2xx++;
-              pending = pending.subarray(size);
+          socket.on(
+            'data',
+            responseReader(fail, (status) => {
+              if (status !== 200) non2xx++;
               latencies.push(performance.now() - sentAt);
               send();
-            }
-          });
+            }),
+          );
         }),
     ),
   );

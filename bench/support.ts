@@ -52,8 +52,11 @@ export function startScriptNodeFlags(): string[] {
   return words.slice(1, words.indexOf('--import'));
 }
 
-/** The server under test: `npm start`'s command on a fresh data dir, manual index, no demo maker. */
-export function spawnStrikebook(port: number, dataDir: string, nodeArgs: string[] = []): ChildProcess {
+/**
+ * The server under test: `npm start`'s command on a fresh data dir, manual index, no demo maker;
+ * `env` overrides those settings.
+ */
+export function spawnStrikebook(port: number, dataDir: string, nodeArgs: string[] = [], env: Record<string, string> = {}): ChildProcess {
   return spawnNode([...startScriptNodeFlags(), ...nodeArgs, '--import', 'tsx', 'src/app/main.ts'], {
     PORT: String(port),
     STRIKEBOOK_DATA_DIR: dataDir,
@@ -61,6 +64,7 @@ export function spawnStrikebook(port: number, dataDir: string, nodeArgs: string[
     STRIKEBOOK_INDEX_FEED: 'manual',
     STRIKEBOOK_DEMO_MAKER: '0',
     LOG_LEVEL: 'warn',
+    ...env,
   });
 }
 

@@ -2,8 +2,8 @@
 // Prometheus' text format at scrape time. prom-client's Histogram.observe() hashes its labels on
 // every call (~150-300 ns); this is a short scan of the bucket bounds and an increment.
 
-/** Upper bounds of the buckets, in seconds: sub-millisecond reads up to multi-second stalls. */
-export const LATENCY_BOUNDS_S = [0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.5] as const;
+/** Upper bounds of the buckets, in seconds: a 0.1 ms engine step up to multi-second stalls. */
+export const LATENCY_BOUNDS_S = [0.0001, 0.00025, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.5] as const;
 
 export class LatencySeries {
   /** Per bucket, not cumulative; the last one is above the largest bound (+Inf). */

@@ -8,6 +8,7 @@ import type { Command } from '../engine/commands.ts';
 import type { Exchange } from '../engine/exchange.ts';
 import type { SnapshotCounts } from './backgroundSnapshots.ts';
 import { LatencySeries, histogramText } from './latencyHistogram.ts';
+import { loopStalls } from './loopStalls.ts';
 
 export interface MetricSources {
   ex: Exchange;
@@ -24,10 +25,16 @@ export interface Metrics {
   callFailed(method: string, code: number): void;
   /** The sequencer's onCommitted: one durable batch, its commands and how long its write took. */
   committed(cmds: readonly Command[], seconds: number): void;
+  /** Times one piece of the engine thread's own work that is not a client's call (index ticks,
+   *  liquidation scan slices, listings, stream fan-out): where a stall comes from. */
+  work(kind: EngineWork, seconds: number): void;
   /** The exposition: this exchange's metrics and the process metrics. */
   text(): Promise<string>;
   readonly contentType: string;
 }
+
+/** The engine thread's own work, timed per piece (strikebook_engine_work_seconds{work}). */
+export type EngineWork = 'market_tick' | 'liquidation_scan_slice' | 'listing' | 'stream_fanout' | 'snapshot_inline';
 
 /** One (method, outcome) series: a plain number on the request path, published at scrape time. */
 interface Cell {
@@ -85,6 +92,8 @@ export function createMetrics(src: MetricSources): Metrics {
 
   const batches = new Counter({ name: 'strikebook_journal_batches_total', help: 'Journal batches made durable (group commits).', registers: [register] });
   const commitDurations = new LatencySeries('');
+  const workSeries = new Map<EngineWork, LatencySeries>();
+  const stalls = loopStalls();
   const records = new Counter({ name: 'strikebook_journal_records_total', help: 'Commands made durable in the journal.', registers: [register] });
 
   new Gauge({
@@ -164,6 +173,14 @@ export function createMetrics(src: MetricSources): Metrics {
       records.inc(cmds.length);
       commitDurations.observe(seconds);
     },
+    work(kind, seconds) {
+      let w = workSeries.get(kind);
+      if (w === undefined) {
+        w = new LatencySeries(`work="${kind}"`);
+        workSeries.set(kind, w);
+      }
+      w.observe(seconds);
+    },
     async text() {
       const [own, proc] = await Promise.all([register.metrics(), shared.metrics()]);
       const latencies =
@@ -171,7 +188,14 @@ export function createMetrics(src: MetricSources): Metrics {
           'strikebook_rpc_duration_seconds',
           'Successful registry calls by method, from the start of the call to its result; for commands, the wait for their journal batch included.',
           [...calls.values()].map((c) => c.durations),
-        ) + histogramText('strikebook_journal_commit_seconds', 'Journal batches, from hand-over to the writer until durable.', [commitDurations]);
+        ) +
+        histogramText('strikebook_journal_commit_seconds', 'Journal batches, from hand-over to the writer until durable.', [commitDurations]) +
+        histogramText('strikebook_engine_work_seconds', "The engine thread's own work by kind, each piece timed from start to end within one turn.", workSeries.values()) +
+        histogramText(
+          'strikebook_event_loop_delay_seconds',
+          'How late a timer due every 2 ms fired: a stall of the engine thread (work that did not yield, or GC) of D seconds shows as a delay of D. Process-wide.',
+          [stalls],
+        );
       return `${own}\n${latencies}\n${proc}`;
     },
     contentType: register.contentType,

@@ -19,7 +19,7 @@ import { TestClock, systemClock } from './clock.ts';
 import type { Config } from './config.ts';
 import { RateLimiter } from './rateLimiter.ts';
 import { startDemoMaker } from './demoMaker.ts';
-import { createMetrics, type Metrics } from './metrics.ts';
+import { createMetrics, type EngineWork, type Metrics } from './metrics.ts';
 import { BackgroundSnapshots } from './backgroundSnapshots.ts';
 import { MarketViews } from '../views/marketViews.ts';
 import { openStorage, type JournalHandles, type OpenedStorage } from './storage.ts';
@@ -120,12 +120,14 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
         // live streams: published only once their batch is durable (src/api/ws/hub.ts)
         onCommitted: (cmds, seconds) => {
           metrics.committed(cmds, seconds);
+          const started = performance.now();
           ws?.hub.onCommitted(cmds);
+          metrics.work('stream_fanout', (performance.now() - started) / 1000);
         },
         onSnapshotError: (err) => log.error({ err }, 'snapshot failed; recovery replays the journal from the previous one'),
         snapshotDue: (durableSeq) => snapshots.due(durableSeq),
       },
-      () => serialize(ex),
+      () => timed(metrics, 'snapshot_inline', () => serialize(ex)),
     );
     seq = sequencer;
     const snapshots: BackgroundSnapshots = new BackgroundSnapshots(sequencer, {
@@ -235,6 +237,16 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
   }
 }
 
+/** Runs `fn`, counting how long it held the engine thread in strikebook_engine_work_seconds. */
+function timed<R>(metrics: Metrics, kind: EngineWork, fn: () => R): R {
+  const started = performance.now();
+  try {
+    return fn();
+  } finally {
+    metrics.work(kind, (performance.now() - started) / 1000);
+  }
+}
+
 /** Index feeds, listings and order expiry: each a command through the sequencer. */
 function startMarketTimers(s: Services): { ready: Promise<void>; stop(): void } {
   const { ex, seq, config, catalog, log } = s;
@@ -254,7 +266,8 @@ function startMarketTimers(s: Services): { ready: Promise<void>; stop(): void } 
     }
   }
 
-  const listNew = () => {
+  const listNew = () => timed(s.metrics, 'listing', listDue);
+  const listDue = () => {
     const now = s.clock.now();
     const indexPrices: Record<string, number> = {};
     const listed: Record<string, number[]> = {};
@@ -287,7 +300,8 @@ function startMarketTimers(s: Services): { ready: Promise<void>; stop(): void } 
     await listNew();
   };
 
-  const tick = setInterval(() => {
+  const tick = setInterval(() => timed(s.metrics, 'market_tick', marketTick), 1000);
+  const marketTick = () => {
     const now = s.clock.now();
     // a series replaced by settlement is listed at once, not at the next listing timer
     if (settleDue(now).length > 0) void listNew();
@@ -302,7 +316,7 @@ function startMarketTimers(s: Services): { ready: Promise<void>; stop(): void } 
     // after the index moved the marks: one journaled liquidation step per account below maintenance
     // margin or still flagged (API.md 5.3, src/engine/liquidation.ts)
     void scanLiquidations();
-  }, 1000);
+  };
 
   // The scan values every position after an index move: milliseconds for thousands of them. It runs
   // in slices of at most SCAN_SLICE_MS, each in its own turn, so no order waits behind all of it.
@@ -314,11 +328,14 @@ function startMarketTimers(s: Services): { ready: Promise<void>; stop(): void } 
       let sliceStart = performance.now();
       for (const a of scanForLiquidation(ex)) {
         if (a !== null) void submit({ t: 'liquidate', userId: a.userId, currency: a.currency });
-        if (performance.now() - sliceStart > SCAN_SLICE_MS) {
+        const elapsed = performance.now() - sliceStart;
+        if (elapsed > SCAN_SLICE_MS) {
+          s.metrics.work('liquidation_scan_slice', elapsed / 1000);
           await new Promise((r) => setImmediate(r));
           sliceStart = performance.now();
         }
       }
+      s.metrics.work('liquidation_scan_slice', (performance.now() - sliceStart) / 1000);
     } catch (err) {
       log.error({ err }, 'liquidation scan failed');
     } finally {

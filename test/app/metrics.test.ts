@@ -135,7 +135,7 @@ describe('GET /metrics', () => {
     assert.ok(count >= 3);
     // buckets are cumulative, end in +Inf = count, and the sum is a positive number of seconds
     let previous = 0;
-    for (const le of ['0.0005', '0.001', '0.002', '0.005', '0.01', '0.02', '0.05', '0.1', '0.25', '0.5', '1', '2.5', '+Inf']) {
+    for (const le of ['0.0001', '0.00025', '0.0005', '0.001', '0.002', '0.005', '0.01', '0.02', '0.05', '0.1', '0.25', '0.5', '1', '2.5', '+Inf']) {
       const v = sample(text, 'strikebook_rpc_duration_seconds_bucket', { method, le })!;
       assert.ok(v >= previous, `bucket le=${le} below the one before`);
       previous = v;
@@ -146,6 +146,27 @@ describe('GET /metrics', () => {
     // a deposit is journaled: its call includes the wait for its batch, which the commit histogram saw
     assert.equal(sample(text, 'strikebook_journal_commit_seconds_count'), sample(text, 'strikebook_journal_batches_total'));
     assert.equal(sample(text, 'strikebook_journal_commit_seconds_bucket', { le: '+Inf' }), sample(text, 'strikebook_journal_batches_total'));
+  });
+
+  it('shows a stall of the engine thread in the event-loop delay histogram, and times its own work by kind', async () => {
+    const before = await scrape(url);
+    const over20ms = (text: string) => sample(text, 'strikebook_event_loop_delay_seconds_count')! - sample(text, 'strikebook_event_loop_delay_seconds_bucket', { le: '0.02' })!;
+    // the server runs in this process: hold its thread for 40 ms, as a long command would
+    const until = performance.now() + 40;
+    while (performance.now() < until);
+    await new Promise((r) => setTimeout(r, 20));
+    const text = await scrape(url);
+    assert.ok(over20ms(text) >= over20ms(before) + 1, 'a 40 ms stall is a delay of more than 20 ms');
+    assert.ok(sample(text, 'strikebook_event_loop_delay_seconds_count')! > sample(before, 'strikebook_event_loop_delay_seconds_count')!, 'sampled all along');
+    // the market timer runs every second (the index is manual here, so its work is small)
+    let ticked = text;
+    for (let i = 0; i < 50 && (sample(ticked, 'strikebook_engine_work_seconds_count', { work: 'market_tick' }) ?? 0) === 0; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      ticked = await scrape(url);
+    }
+    assert.ok(sample(ticked, 'strikebook_engine_work_seconds_count', { work: 'market_tick' })! >= 1, 'market ticks are timed');
+    assert.ok(sample(ticked, 'strikebook_engine_work_seconds_count', { work: 'listing' })! >= 1, 'the start-up listing is timed');
+    assert.match(ticked, /^# TYPE strikebook_engine_work_seconds histogram$/m);
   });
 
   it('answers clients on other hosts 404 in the JSON-RPC error envelope', async () => {

@@ -1,0 +1,204 @@
+// Orders as users send them, under the state a busy venue holds (issue 16):
+// (a) crossing orders: 10 users, buyers and sellers at one price, so about half of the orders trade,
+//     closed loop over 100 connections beside the bare node:http server (the resting-only figure is
+//     the HTTP section's);
+// (b) open loop: the same orders on a fixed schedule at half of (a)'s measured rate, latency from
+//     the scheduled start (p50/p99/p99.9/max), beside the bare server on the same schedule, with the
+//     simulated index feed moving every mark once a second, 10,000 resting orders and 2,000
+//     positions held; and the engine thread's stalls in that run, from the server's own /metrics
+//     (strikebook_event_loop_delay_seconds: how long the thread was held; engine work by kind).
+// Targets are ratios to the bare server measured in the same run, and the share of the server's
+// event-loop samples held past 2 ms.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { runLoad } from './httpBench.ts';
+import type { LeanStep } from './leanLoad.ts';
+import { openLoop, type OpenLoopResult } from './openLoop.ts';
+import { BOOTSTRAP, call, spawnBareServer, spawnStrikebook, waitHttp } from './support.ts';
+
+const CONNECTIONS = 100;
+const CROSSING_USERS = 10;
+const RESTING_ORDERS = 10_000;
+/** Pairs of (maker, taker) accounts; each trades in POSITION_INSTRUMENTS series: 2,000 positions. */
+const POSITION_PAIRS = 10;
+const POSITION_INSTRUMENTS = 100;
+/** The engine thread held past this is a stall (issue 16). */
+const STALL_MS = 2;
+/** At most this share of event-loop samples may be held past STALL_MS (GC scavenges included). */
+const TARGET_STALL_SHARE = 0.01;
+const TARGET_P99_RATIO = 3;
+
+interface Book {
+  instrument_name: string;
+  min_price: number;
+  max_price: number;
+  mark_price: number;
+}
+
+/** A price on the 0.0005 grid (valid at every tick step) inside the book's band, nearest `want`. */
+function gridPrice(b: Book, want: number): number {
+  const low = Math.ceil(b.min_price / 0.0005) * 0.0005;
+  const high = Math.floor(b.max_price / 0.0005) * 0.0005;
+  return Number(Math.min(high, Math.max(low, Math.round(want / 0.0005) * 0.0005)).toFixed(4));
+}
+
+/** Runs `jobs` with at most `width` in flight. */
+async function pool(width: number, jobs: Array<() => Promise<unknown>>): Promise<void> {
+  let next = 0;
+  await Promise.all(Array.from({ length: width }, async () => {
+    while (next < jobs.length) await jobs[next++]!();
+  }));
+}
+
+async function account(base: string, admin: string, email: string): Promise<{ token: string; headers: Record<string, string> }> {
+  const user = await call(base, 'private/create_user', { email, password: 'bench-password' }, admin);
+  const token = (await call(base, 'public/auth', { grant_type: 'password', username: email, password: 'bench-password' })).access_token;
+  await call(base, 'private/deposit_collateral', { currency: 'BTC', amount: 100000, user_id: user.user_id }, admin);
+  return { token, headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` } };
+}
+
+/** Accounts and state: positions, resting orders, and the crossing users' order plans. */
+async function prepare(base: string): Promise<{ plans: LeanStep[][]; instruments: number; refused: number }> {
+  await call(base, 'private/create_admin', { email: 'bench-admin@example.com', password: 'bench-password', bootstrap_token: BOOTSTRAP });
+  const admin = (await call(base, 'public/auth', { grant_type: 'password', username: 'bench-admin@example.com', password: 'bench-password' })).access_token;
+  const all = (await call(base, 'public/get_instruments', { currency: 'any' })) as Array<{ instrument_name: string; currency?: string }>;
+  const btc = ((await call(base, 'public/get_instruments', { currency: 'BTC' })) as Array<{ instrument_name: string }>).map((i) => i.instrument_name);
+  const books: Book[] = [];
+  await pool(32, btc.map((name) => async () => books.push(await call(base, 'public/get_order_book', { instrument_name: name, depth: 1 }))));
+  const tradable = books.filter((b) => b.max_price - b.min_price >= 0.002).sort((a, b) => a.instrument_name.localeCompare(b.instrument_name));
+  // the simulated index moves the bands while this runs: an order the band moved past is skipped
+  let refused = 0;
+  const order = (a: { token: string }, method: string, params: Record<string, unknown>) => () => call(base, method, params, a.token).catch(() => refused++);
+
+  // 2,000 positions: each maker rests an ask at mark, its taker lifts it
+  const pairs = await Promise.all(Array.from({ length: POSITION_PAIRS }, async (_, i) => ({
+    maker: await account(base, admin, `bench-maker-${i}@example.com`),
+    taker: await account(base, admin, `bench-taker-${i}@example.com`),
+  })));
+  for (const [i, p] of pairs.entries()) {
+    const series = Array.from({ length: POSITION_INSTRUMENTS }, (_, k) => tradable[(i * POSITION_INSTRUMENTS + k) % tradable.length]!);
+    await pool(16, series.map((b) => order(p.maker, 'private/sell', { instrument_name: b.instrument_name, amount: 0.1, price: gridPrice(b, b.mark_price), type: 'limit' })));
+    await pool(16, series.map((b) => order(p.taker, 'private/buy', { instrument_name: b.instrument_name, amount: 0.1, price: gridPrice(b, b.mark_price), type: 'limit', time_in_force: 'immediate_or_cancel' })));
+  }
+  // 10,000 resting bids low in the band, spread over every series
+  const resters = await Promise.all(Array.from({ length: 20 }, (_, i) => account(base, admin, `bench-rester-${i}@example.com`)));
+  const bids = Array.from({ length: RESTING_ORDERS }, (_, k) => {
+    const b = tradable[k % tradable.length]!;
+    return order(resters[k % resters.length]!, 'private/buy', { instrument_name: b.instrument_name, amount: 0.1, price: gridPrice(b, b.min_price + (b.max_price - b.min_price) / 4), type: 'limit' });
+  });
+  await pool(32, bids);
+
+  // the crossing users: in each of five series, five buyers and five sellers at one price in the
+  // middle of the band (a user on one side only: self-trade prevention would refuse its own cross)
+  const crossing = await Promise.all(Array.from({ length: CROSSING_USERS }, (_, i) => account(base, admin, `bench-crossing-${i}@example.com`)));
+  const near = tradable.slice(0, 5);
+  const plans = Array.from({ length: CONNECTIONS }, (_, c) => {
+    const b = near[c % near.length]!;
+    const price = gridPrice(b, (b.min_price + b.max_price) / 2);
+    const buyer = Math.floor(c / near.length) % 2 === 0;
+    const user = crossing[(c % near.length) * 2 + (buyer ? 0 : 1)]!;
+    const body = JSON.stringify({ instrument_name: b.instrument_name, amount: 0.1, price, type: 'limit' });
+    return [{ path: buyer ? '/v1/private/buy' : '/v1/private/sell', headers: user.headers, body }];
+  });
+  return { plans, instruments: all.length, refused };
+}
+
+function line(label: string, r: OpenLoopResult): string {
+  return `${label.padEnd(30)} p50 ${r.p50.toFixed(2)} ms  p99 ${r.p99.toFixed(2)} ms  p99.9 ${r.p999.toFixed(2)} ms  max ${r.max.toFixed(1)} ms  (${r.answered}/${r.scheduled} answered, ${r.non2xx} non-2xx, ${r.errors} errors)`;
+}
+
+/** Cumulative bucket counts of one histogram series in Prometheus text, by `le`. */
+function buckets(text: string, name: string, labels = ''): Map<string, number> {
+  const out = new Map<string, number>();
+  const re = new RegExp(`^${name}_bucket\\{${labels}${labels ? ',' : ''}le="([^"]+)"\\} (\\S+)$`, 'gm');
+  for (const m of text.matchAll(re)) out.set(m[1]!, Number(m[2]));
+  return out;
+}
+
+/** Samples of a histogram above `bound` seconds between two scrapes, and of all. */
+function above(before: string, after: string, name: string, bound: string, labels = ''): { over: number; all: number } {
+  const b = buckets(before, name, labels);
+  const a = buckets(after, name, labels);
+  const all = (a.get('+Inf') ?? 0) - (b.get('+Inf') ?? 0);
+  const within = (a.get(bound) ?? 0) - (b.get(bound) ?? 0);
+  return { over: all - within, all };
+}
+
+/** The largest bucket bound that a sample between two scrapes reached. */
+function worstBucket(before: string, after: string, name: string, labels = ''): string {
+  const b = buckets(before, name, labels);
+  const a = buckets(after, name, labels);
+  let worst = 'none';
+  let previous = 0;
+  for (const [le, n] of a) {
+    const grew = n - (b.get(le) ?? 0);
+    if (grew > previous) worst = le === '+Inf' ? '> 2.5 s' : `<= ${Number(le) * 1000} ms`;
+    previous = grew;
+  }
+  return worst;
+}
+
+export async function runOpenLoopBench(opts: { seconds?: number } = {}): Promise<{ lines: string[]; ok: boolean }> {
+  const seconds = opts.seconds ?? 20;
+  const lines: string[] = [];
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'strikebook-openloop-'));
+  const port = 21000 + Math.floor(Math.random() * 10000);
+  const barePort = port + 1;
+  const base = `http://127.0.0.1:${port}`;
+  // BENCH_SERVER_ARGS: node flags for the server under test, e.g. "--trace-gc" or "--cpu-prof"
+  const serverArgs = process.env.BENCH_SERVER_ARGS ? process.env.BENCH_SERVER_ARGS.split(/\s+/) : [];
+  const server = spawnStrikebook(port, dataDir, serverArgs, { STRIKEBOOK_INDEX_FEED: 'simulated' });
+  const bare = spawnBareServer(barePort, JSON.stringify({ jsonrpc: '2.0', result: 'hello' }));
+  try {
+    await waitHttp(`${base}/health`);
+    await waitHttp(`http://127.0.0.1:${barePort}/`);
+    const setupStart = performance.now();
+    const { plans, instruments, refused } = await prepare(base);
+    const health = (await fetch(`${base}/health`).then((r) => r.json())) as { seq: number };
+    const metricsText = () => fetch(`${base}/metrics`).then((r) => r.text());
+    const held = await metricsText();
+    const open = /^strikebook_open_orders (\d+)$/m.exec(held)?.[1];
+    lines.push(`state: ${instruments} instruments, ${open} resting orders, ${POSITION_PAIRS * POSITION_INSTRUMENTS * 2} positions, journal seq ${health.seq} (set up in ${((performance.now() - setupStart) / 1000).toFixed(1)} s, ${refused} setup orders outside the moving band skipped); simulated index feed on`);
+
+    // (a) crossing, closed loop
+    const barePlans = plans.map((p) => p.map((s) => ({ ...s, path: '/' })));
+    await runLoad({ url: `http://127.0.0.1:${barePort}`, plans: barePlans, seconds: 2 });
+    const bareCross = await runLoad({ url: `http://127.0.0.1:${barePort}`, plans: barePlans, seconds: 10 });
+    await runLoad({ url: base, plans, seconds: 2 });
+    const cross = await runLoad({ url: base, plans, seconds: 10 });
+    const crossRatio = cross.rps / bareCross.rps;
+    lines.push(`(a) crossing orders, ${CONNECTIONS} connections, closed loop (autocannon):`);
+    lines.push(`  bare node:http            ${Math.round(bareCross.rps)} req/s  p50 ${bareCross.p50} ms  p99 ${bareCross.p99} ms`);
+    lines.push(`  Strikebook crossing orders ${Math.round(cross.rps)} req/s  p50 ${cross.p50} ms  p99 ${cross.p99} ms  (${cross.non2xx} non-2xx${cross.firstError ? `; first: ${cross.firstError}` : ''})`);
+    lines.push(`  ratio ${crossRatio.toFixed(3)} of bare (issue 16 measured 0.28-0.37 on this machine before)`);
+
+    // (b) open loop at half of Strikebook's crossing capacity, both servers on the same schedule
+    const rate = Math.max(100, Math.round(cross.rps / 2));
+    const steps = plans.flat();
+    const bareSteps = barePlans.flat();
+    const bareOpen = await openLoop(barePort, bareSteps, { ratePerSec: rate, seconds, connections: CONNECTIONS });
+    const before = await metricsText();
+    const sbOpen = await openLoop(port, steps, { ratePerSec: rate, seconds, connections: CONNECTIONS });
+    const afterText = await metricsText();
+    const p99Ratio = sbOpen.p99 / bareOpen.p99;
+    lines.push(`(b) open loop at ${rate} orders/s (half of (a)) for ${seconds} s, ${CONNECTIONS} connections, latency from the scheduled start:`);
+    lines.push(line('  bare node:http', bareOpen));
+    lines.push(line('  Strikebook crossing orders', sbOpen));
+    const stalls = above(before, afterText, 'strikebook_event_loop_delay_seconds', String(STALL_MS / 1000));
+    const share = stalls.all === 0 ? 1 : stalls.over / stalls.all;
+    lines.push(`  engine thread held past ${STALL_MS} ms: ${stalls.over} of ${stalls.all} event-loop samples (${(share * 100).toFixed(2)}%); longest: ${worstBucket(before, afterText, 'strikebook_event_loop_delay_seconds')}`);
+    for (const work of ['market_tick', 'liquidation_scan_slice', 'stream_fanout', 'listing', 'snapshot_inline']) {
+      const w = above(before, afterText, 'strikebook_engine_work_seconds', String(STALL_MS / 1000), `work="${work}"`);
+      if (w.all > 0) lines.push(`    ${work.padEnd(24)} ${w.all} pieces, ${w.over} over ${STALL_MS} ms, longest ${worstBucket(before, afterText, 'strikebook_engine_work_seconds', `work="${work}"`)}`);
+    }
+    const ratioOk = p99Ratio <= TARGET_P99_RATIO;
+    const stallOk = share <= TARGET_STALL_SHARE;
+    lines.push(`  p99 ${p99Ratio.toFixed(2)}x the bare server's (target <= ${TARGET_P99_RATIO}x): ${ratioOk ? 'PASS' : 'FAIL'}; stalled samples ${(share * 100).toFixed(2)}% (target <= ${TARGET_STALL_SHARE * 100}%): ${stallOk ? 'PASS' : 'FAIL'}`);
+    return { lines, ok: ratioOk && stallOk && sbOpen.errors === 0 };
+  } finally {
+    server.kill('SIGKILL');
+    bare.kill('SIGKILL');
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
