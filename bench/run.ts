@@ -6,6 +6,7 @@ import { runWsBench } from './wsBench.ts';
 import { runBookBench } from './bookBench.ts';
 import { runAccountBench } from './accountBench.ts';
 import { runOpenLoopBench } from './openLoopBench.ts';
+import { runWsOrdersBench } from './wsOrdersBench.ts';
 
 export interface BenchSection {
   name: string;
@@ -17,6 +18,7 @@ export const sections: BenchSection[] = [
   { name: 'engine: order book vs nodejs-order-book (order stream v1)', run: () => runEngineBench() },
   { name: 'http: durable limit orders (100 connections) vs bare node:http; journal replay', run: () => runHttpBench() },
   { name: 'http: crossing orders, and open-loop latency at half capacity with 10,000 resting orders, 2,000 positions and the index feed moving', run: () => runOpenLoopBench() },
+  { name: 'websocket: crossing orders from 100 connections vs a bare ws echo server', run: () => runWsOrdersBench() },
   { name: 'websocket fan-out: 1,000 connections on book.X.100ms + trades.X.100ms, steady order flow', run: () => runWsBench() },
   { name: 'http: get_order_book depth 20 (100 connections) vs bare node:http', run: () => runBookBench() },
   { name: 'account queries: 200 positions and 500 open orders, p99 <= 2 ms', run: () => runAccountBench() },

@@ -68,6 +68,21 @@ export function spawnStrikebook(port: number, dataDir: string, nodeArgs: string[
   });
 }
 
+/** Node flags for the server under test from BENCH_SERVER_ARGS (e.g. "--cpu-prof --cpu-prof-dir=prof"). */
+export function benchServerArgs(): string[] {
+  return process.env.BENCH_SERVER_ARGS ? process.env.BENCH_SERVER_ARGS.split(/\s+/).filter(Boolean) : [];
+}
+
+/** Stops a server as `kill` would, so a --cpu-prof profile is written; SIGKILL after 10 s. */
+export async function stopGracefully(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill('SIGTERM');
+  const force = setTimeout(() => child.kill('SIGKILL'), 10_000);
+  await exited;
+  clearTimeout(force);
+}
+
 /**
  * The reference: a bare node:http server that reads the request and answers a constant body; with
  * `spinMicros`, it first spends that much CPU per request (bench/calibrate.ts).

@@ -1,0 +1,136 @@
+// Orders over WebSocket (issue 16): 100 connections, each streaming JSON-RPC private/buy or
+// private/sell (the crossing users' orders: about half trade) with up to WINDOW requests
+// outstanding, as a quoting bot does (a socket is not a request-reply channel: a bot sends its
+// orders without waiting for each answer); beside a bare `ws` echo server that sends every message
+// back, driven the same way in the same run. Target: >= 0.5 of the echo server's messages/s.
+//
+// With one request outstanding per connection, order throughput is bounded by 100 / the journal's
+// commit time (every answer waits for its batch to be durable), not by the server's CPU.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import WebSocket from 'ws';
+import { benchAdmin, crossingPlans, tradableBooks } from './benchAccounts.ts';
+import { benchServerArgs, spawnNode, spawnStrikebook, stopGracefully, waitHttp } from './support.ts';
+
+const TARGET_RATIO = 0.5;
+/** Requests a connection keeps outstanding. */
+const WINDOW = 8;
+
+/** One connection's request, encoded once (a private one carries its access_token, API.md 1.1). */
+interface WsPlan {
+  request: string;
+}
+
+interface WsLoad {
+  messages: number;
+  perSec: number;
+  p50: number;
+  p99: number;
+  errors: number;
+}
+
+function spawnEchoServer(port: number) {
+  const source = `
+const { WebSocketServer } = require('ws');
+new WebSocketServer({ port: ${port}, host: '127.0.0.1' }).on('connection', (ws) => ws.on('message', (data, binary) => ws.send(data, { binary })));
+`;
+  return spawnNode(['-e', source], {});
+}
+
+async function open(url: string): Promise<WebSocket> {
+  const ws = new WebSocket(url, { perMessageDeflate: false });
+  await new Promise((resolve, reject) => {
+    ws.once('open', resolve);
+    ws.once('error', reject);
+  });
+  return ws;
+}
+
+/** Every connection sends its request, then the next as soon as an answer arrives, for `seconds`. */
+async function drive(url: string, plans: WsPlan[], seconds: number): Promise<WsLoad> {
+  const sockets = await Promise.all(plans.map(() => open(url)));
+  const latencies: number[] = [];
+  let errors = 0;
+  const end = performance.now() + seconds * 1000;
+  await Promise.all(
+    sockets.map(
+      (ws, i) =>
+        new Promise<void>((resolve) => {
+          const request = plans[i]!.request;
+          // answers come back in order on one connection (one engine thread, batches in order)
+          const sentAt: number[] = [];
+          let head = 0;
+          let outstanding = 0;
+          const send = () => {
+            if (performance.now() >= end) {
+              if (outstanding === 0) resolve();
+              return;
+            }
+            sentAt.push(performance.now());
+            outstanding++;
+            ws.send(request);
+          };
+          ws.on('message', (data) => {
+            latencies.push(performance.now() - sentAt[head++]!);
+            outstanding--;
+            if ((data as Buffer).includes('"error"')) errors++;
+            send();
+          });
+          ws.on('close', () => resolve());
+          for (let k = 0; k < WINDOW; k++) send();
+        }),
+    ),
+  );
+  for (const ws of sockets) ws.terminate();
+  latencies.sort((a, b) => a - b);
+  const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * q))] ?? NaN;
+  return { messages: latencies.length, perSec: latencies.length / seconds, p50: at(0.5), p99: at(0.99), errors };
+}
+
+const fmt = (label: string, r: WsLoad) =>
+  `${label.padEnd(32)} ${Math.round(r.perSec).toString().padStart(7)} msg/s  p50 ${r.p50.toFixed(2)} ms  p99 ${r.p99.toFixed(2)} ms  (${r.messages} answers, ${r.errors} errors)`;
+
+export async function runWsOrdersBench(opts: { seconds?: number } = {}): Promise<{ lines: string[]; ok: boolean }> {
+  const seconds = opts.seconds ?? 10;
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'strikebook-wsorders-'));
+  const port = 21000 + Math.floor(Math.random() * 10000);
+  const echoPort = port + 1;
+  const base = `http://127.0.0.1:${port}`;
+  // all bench connections come from 127.0.0.1
+  const server = spawnStrikebook(port, dataDir, benchServerArgs(), { STRIKEBOOK_WS_MAX_CONNECTIONS_PER_IP: '1000' });
+  const echo = spawnEchoServer(echoPort);
+  try {
+    await waitHttp(`${base}/health`);
+    const admin = await benchAdmin(base);
+    const plans: WsPlan[] = (await crossingPlans(base, admin, (await tradableBooks(base)).slice(0, 5))).map(([step], id) => ({
+      request: JSON.stringify({
+        jsonrpc: '2.0',
+        id: id + 1,
+        method: step!.path.slice('/v1/'.length),
+        params: { ...JSON.parse(step!.body), access_token: step!.headers.authorization!.slice('Bearer '.length) },
+      }),
+    }));
+    const echoPlans = plans;
+    await waitHttp(`http://127.0.0.1:${echoPort}`).catch(() => undefined);
+    await drive(`ws://127.0.0.1:${echoPort}`, echoPlans, 2);
+    const bare = await drive(`ws://127.0.0.1:${echoPort}`, echoPlans, seconds);
+    await drive(`${base.replace('http', 'ws')}/ws/api/v2`, plans, 2);
+    const sb = await drive(`${base.replace('http', 'ws')}/ws/api/v2`, plans, seconds);
+    const ratio = sb.perSec / bare.perSec;
+    const ok = ratio >= TARGET_RATIO && sb.errors === 0;
+    return {
+      lines: [
+        fmt('bare ws echo', bare),
+        fmt('Strikebook crossing orders', sb),
+        `(${WINDOW} requests outstanding per connection)`,
+        `ratio ${ratio.toFixed(3)} of the echo server (target >= ${TARGET_RATIO}): ${ok ? 'PASS' : 'FAIL'}`,
+      ],
+      ok,
+    };
+  } finally {
+    await stopGracefully(server);
+    echo.kill('SIGKILL');
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
