@@ -1,7 +1,8 @@
 // Channel names of API.md section 6 (Deribit reference 8.1) parsed into what the stream hub needs.
-// A name that does not parse, names an unknown instrument or an unsupported variant yields null and
-// is silently left out of the subscribe result (Deribit's documented behaviour).
+// A name that does not parse, names an unknown instrument or an unsupported variant yields null; the
+// subscribe request is then refused with an error naming it (never a silent empty result).
 import { CURRENCY_CODES, type CurrencyCode } from '../../domain/currency.ts';
+import { RESOLUTIONS } from '../methods/marketData.ts';
 
 export type Interval = 'raw' | '100ms' | 'agg2';
 /** `raw` channels publish after every durable batch; `100ms` and `agg2` are conflated on the tick. */
@@ -18,6 +19,8 @@ export type ChannelSpec =
   | { k: 'book_depth'; instrument: string; depth: number; cadence: Cadence }
   | { k: 'trades'; sel: Selector; cadence: Cadence }
   | { k: 'ticker'; instrument: string; cadence: Cadence }
+  | { k: 'quote'; instrument: string }
+  | { k: 'chart'; instrument: string; resolution: string; widthMs: number }
   | { k: 'index'; currency: CurrencyCode; indexName: string }
   | { k: 'markprice'; currency: CurrencyCode; indexName: string }
   | { k: 'user.orders'; sel: Selector; cadence: Cadence }
@@ -92,6 +95,13 @@ export function parseChannel(name: string, known: (instrument: string) => boolea
     case 'ticker': {
       const cadence = p.length === 3 ? cadenceOf(p[2]) : null;
       return cadence && known(p[1]) ? { k: 'ticker', instrument: p[1], cadence } : null;
+    }
+    case 'quote':
+      return p.length === 2 && known(p[1]) ? { k: 'quote', instrument: p[1] } : null;
+    case 'chart': {
+      // chart.trades.{instrument}.{resolution}
+      const minutes = p.length === 4 && p[1] === 'trades' && Object.hasOwn(RESOLUTIONS, p[3]) ? RESOLUTIONS[p[3]] : undefined;
+      return minutes !== undefined && known(p[2]) ? { k: 'chart', instrument: p[2], resolution: p[3], widthMs: minutes * 60_000 } : null;
     }
     case 'deribit_price_index': {
       const c = p.length === 2 ? indexCurrency(p[1]) : null;

@@ -18,7 +18,7 @@ import type { Sequenced } from '../../engine/commands.ts';
 import { BUY, SELL } from '../../engine/orderBook.ts';
 import type { Order, Trade, User } from '../../engine/types.ts';
 import { accountSummary, renderPosition } from '../methods/account.ts';
-import { tickerOf } from '../methods/marketData.ts';
+import { candleAt, quoteOf, tickerOf } from '../methods/marketData.ts';
 import { coin, renderOrder, renderPublicTrade, renderUserTrade } from '../render.ts';
 import { isPrivate, parseChannel, selects, type Cadence, type ChannelSpec } from './channels.ts';
 
@@ -78,6 +78,11 @@ export interface HubOptions {
 
 function lotsAmount(inst: Instrument, lots: number): number {
   return Number(((lots * inst.lotScaled) / 1e8).toFixed(8));
+}
+
+/** What a quote notification says apart from its timestamp (sent only when this changes). */
+function quoteKey(q: Record<string, unknown>): string {
+  return `${q.best_bid_price}/${q.best_bid_amount}/${q.best_ask_price}/${q.best_ask_amount}`;
 }
 
 function notification(channel: string, dataJson: string): Buffer {
@@ -160,6 +165,19 @@ export class StreamHub {
     topic.subs.add(sub);
     if (spec.k === 'book') return notification(channel, JSON.stringify(this.snapshot(this.books[spec.cadence].get(this.instId(spec.instrument))!)));
     if (spec.k === 'book_depth') return notification(channel, JSON.stringify(this.depthView(this.books[spec.cadence].get(this.instId(spec.instrument))!, spec.depth)));
+    // the current best bid/ask, and the candle of the latest trade, so a client has a value at once
+    if (spec.k === 'quote') {
+      const q = quoteOf(this.s.ex, this.s.ex.instruments.get(spec.instrument)!);
+      topic.last ??= quoteKey(q);
+      return notification(channel, JSON.stringify(q));
+    }
+    if (spec.k === 'chart') {
+      const inst = this.s.ex.instruments.get(spec.instrument)!;
+      const trades = this.s.ex.markets.get(inst.id)!.trades;
+      const last = trades[trades.length - 1];
+      const candle = last ? candleAt(this.s.ex, inst, Math.floor(last.ts / spec.widthMs) * spec.widthMs, spec.widthMs) : null;
+      return candle ? notification(channel, JSON.stringify(candle)) : null;
+    }
     return null;
   }
 
@@ -355,6 +373,31 @@ export class StreamHub {
           if (data === topic.last) break;
           topic.last = data;
           this.deliver(topic, notification(topic.channel, data));
+          break;
+        }
+        case 'quote': {
+          // sent after each durable batch that moved the best bid or ask (price or amount)
+          if (cadence !== 'raw') break;
+          const inst = ex.instruments.get(spec.instrument)!;
+          if (!touchedInst.has(inst)) break;
+          const q = quoteOf(ex, inst);
+          const key = quoteKey(q);
+          if (key === topic.last) break;
+          topic.last = key;
+          this.deliver(topic, notification(topic.channel, JSON.stringify(q)));
+          break;
+        }
+        case 'chart': {
+          // conflated: each candle the window's trades touched, oldest first, in its state now
+          if (cadence !== 'agg') break;
+          const ticks = new Set<number>();
+          for (const t of ch.trades) if (t.inst.name === spec.instrument) ticks.add(Math.floor(t.ts / spec.widthMs) * spec.widthMs);
+          if (ticks.size === 0) break;
+          const inst = ex.instruments.get(spec.instrument)!;
+          for (const tick of [...ticks].sort((a, b) => a - b)) {
+            const candle = candleAt(ex, inst, tick, spec.widthMs);
+            if (candle) this.deliver(topic, notification(topic.channel, JSON.stringify(candle)));
+          }
           break;
         }
         case 'index': {

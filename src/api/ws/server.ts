@@ -44,6 +44,12 @@ function micros(): number {
 
 let nextConnId = 1;
 
+/** The channels named in an unknown-channel error: the first 5, each cut at 128 characters. */
+function unknownList(names: string[]): string {
+  const shown = names.slice(0, 5).map((n) => (n.length > 128 ? `${n.slice(0, 128)}...` : n));
+  return shown.join(', ') + (names.length > 5 ? ` (and ${names.length - 5} more)` : '');
+}
+
 class Connection implements Subscriber {
   readonly id = nextConnId++;
   caller: Caller | null = null;
@@ -232,7 +238,12 @@ export function attachWebSocket(s: Services, server: Server, methods: MethodDef[
     const initial: Buffer[] = [];
     const done: string[] = [];
     let tooMany = false;
+    let unknown: string[] = [];
     await s.seq.read(() => {
+      // a channel the server does not serve refuses the whole request, naming it, and subscribes
+      // nothing: a client must learn that it will never receive what it asked for (issue 17)
+      unknown = (channels as string[]).filter((ch) => !c.subs.has(ch) && !hub.parse(ch));
+      if (unknown.length > 0) return;
       for (const ch of channels as string[]) {
         if (c.closed) return;
         if (c.subs.has(ch)) {
@@ -258,6 +269,7 @@ export function attachWebSocket(s: Services, server: Server, methods: MethodDef[
         done.push(ch);
       }
     });
+    if (unknown.length > 0) return fail(ERR.INVALID_PARAMS, `unknown channel: ${unknownList(unknown)}`, 'channels');
     if (tooMany && done.length === 0) return fail(ERR.INVALID_ARGUMENTS, `at most ${opts.maxSubscriptions} subscriptions per connection`, 'channels');
     // the reply goes out before the snapshots it announces
     return { status: 200, result: done, after: initial } as CallOutput & { after: Buffer[] };
