@@ -26,13 +26,18 @@ export type ChannelSpec =
   | { k: 'user.orders'; sel: Selector; cadence: Cadence }
   | { k: 'user.trades'; sel: Selector; cadence: Cadence }
   | { k: 'user.changes'; sel: Selector; cadence: Cadence }
-  | { k: 'user.portfolio'; currency: CurrencyCode | null };
+  | { k: 'user.portfolio'; currency: CurrencyCode | null }
+  /** `user.portfolio.{currency}` of a Deribit currency Strikebook keeps no accounts in: accepted,
+   *  never notified (ccxt's watchBalance subscribes BTC, ETH, SOL and USDC in one request) */
+  | { k: 'user.portfolio.none'; currency: string };
 
 export function isPrivate(spec: ChannelSpec): boolean {
   return spec.k.startsWith('user.');
 }
 
 const INTERVALS = new Set<string>(['raw', '100ms', 'agg2']);
+/** Deribit's other currencies: their portfolio channels are served, and stay silent. */
+const FOREIGN_CURRENCIES = new Set<string>(['SOL', 'USDT', 'EURR', 'XRP', 'BNB', 'PAXG', 'MATIC']);
 const BOOK_DEPTHS = new Set([1, 10, 20]);
 const SETTLEMENT_CURRENCIES = new Set<string>(['BTC', 'ETH']);
 
@@ -114,6 +119,7 @@ export function parseChannel(name: string, known: (instrument: string) => boolea
     case 'user': {
       if (p[1] === 'portfolio') {
         const c = p.length === 3 ? currencyOf(p[2].toUpperCase() === 'ANY' ? 'any' : p[2].toUpperCase()) : undefined;
+        if (c === undefined && p.length === 3 && FOREIGN_CURRENCIES.has(p[2].toUpperCase())) return { k: 'user.portfolio.none', currency: p[2].toUpperCase() };
         return c === undefined ? null : { k: 'user.portfolio', currency: c };
       }
       if (p[1] !== 'orders' && p[1] !== 'trades' && p[1] !== 'changes') return null;
