@@ -265,7 +265,8 @@ export function attachWebSocket(s: Services, server: Server, methods: MethodDef[
         const userId = isPrivate(spec) ? caller!.userId : null;
         c.subs.set(ch, { spec, userId });
         const first = hub.subscribe(c, ch, spec, userId);
-        if (first) initial.push(first);
+        if (Array.isArray(first)) initial.push(...first);
+        else if (first) initial.push(first);
         done.push(ch);
       }
     });
