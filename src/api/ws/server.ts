@@ -149,8 +149,9 @@ export function attachWebSocket(s: Services, server: Server, methods: MethodDef[
     }
   }, 1000);
   credentialSweep.unref();
-  /** Account-scope cancel-on-disconnect: new connections of these users start with it on (in memory). */
-  const accountCod = new Set<number>();
+  /** Account-scope cancel-on-disconnect: new connections of these users start with it on (in memory;
+   *  shared with the registry methods, which set it over HTTP). */
+  const accountCod = s.codAccounts;
   const codPending = new Set<Promise<unknown>>();
 
   const envelope = (id: unknown, usIn: number, out: CallOutput): string => {
@@ -344,6 +345,8 @@ export function attachWebSocket(s: Services, server: Server, methods: MethodDef[
       case 'private/get_cancel_on_disconnect': {
         const who = privateCheck(c, params);
         if ('status' in who) return who;
+        // Deribit's scopes: reading the setting needs account:read, changing it account:read_write
+        if (!scopeAllows(who.scopes, method === 'private/get_cancel_on_disconnect' ? 'account:read' : 'account:read_write')) return fail(ERR.SCOPE_EXCEEDED, `requires ${method === 'private/get_cancel_on_disconnect' ? 'account:read' : 'account:read_write'}`);
         const scope = codScope(params);
         if (scope === null) return fail(ERR.INVALID_PARAMS, 'scope must be connection or account', 'scope');
         if (method === 'private/get_cancel_on_disconnect') {
