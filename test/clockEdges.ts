@@ -24,6 +24,7 @@ export const TIME_SENSITIVE = [
   'test/e2e/story.test.ts',
   'test/recovery/settlementCrash.test.ts',
   'test/ws/streams.test.ts',
+  'test/ws/channels.test.ts',
 ];
 
 function counts(out: string): Record<string, number> {

@@ -53,6 +53,9 @@ export interface Services {
   metrics: Metrics;
   /** How due snapshots are taken: inline while the state is small, else off this thread. */
   snapshots: BackgroundSnapshots;
+  /** Users with account-scope cancel-on-disconnect: their new WebSocket connections start with it on.
+   *  In memory only (not journaled): it is a session preference, lost on restart (docs/api-notes.md). */
+  codAccounts: Set<number>;
   /** Runs the time-driven market work now (settlement, order expiry, listings); set_test_time uses it. */
   marketTick?: () => Promise<void>;
 }
@@ -154,6 +157,7 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
       views,
       metrics,
       snapshots,
+      codAccounts: new Set(),
       onAdminCreated() {
         services.bootstrapToken = null;
       },

@@ -2,7 +2,7 @@
 // missed heartbeat, not on private/logout, and touches only orders placed over that connection.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { adminToken, ok, startServer, userToken, type TestServer } from '../helpers/server.ts';
+import { adminToken, ok, rpc, startServer, userToken, type TestServer } from '../helpers/server.ts';
 import { atmCall, nearMark, type Market } from '../helpers/market.ts';
 import { WsClient } from '../helpers/ws.ts';
 
@@ -132,4 +132,40 @@ test('account scope turns cancel-on-disconnect on for the next connections of th
   assert.deepEqual(await c.ok('private/get_cancel_on_disconnect'), { scope: 'connection', enabled: false });
   await a.close();
   await c.close();
+});
+
+test('over HTTP the account scope of cancel-on-disconnect is set and read through the registry; scopes are checked on both transports', async () => {
+  // HTTP has no connection: scope connection (the default) is refused
+  const noConn = await rpc(srv.url, 'private/get_cancel_on_disconnect', {}, tok);
+  assert.deepEqual([noConn.body.error.code, noConn.body.error.data.reason, noConn.body.error.data.param], [11029, 'scope_connection_needs_websocket', 'scope']);
+  assert.deepEqual(await ok(srv.url, 'private/get_cancel_on_disconnect', { scope: 'account' }, tok), { scope: 'account', enabled: false });
+  assert.equal(await ok(srv.url, 'private/enable_cancel_on_disconnect', { scope: 'account' }, tok), 'ok');
+  assert.deepEqual(await ok(srv.url, 'private/get_cancel_on_disconnect', { scope: 'account' }, tok), { scope: 'account', enabled: true });
+
+  // the next WebSocket connection starts with it on, and its orders go when it closes
+  const ws = await WsClient.open(srv.url);
+  await ws.auth(EMAIL);
+  assert.deepEqual(await ws.ok('private/get_cancel_on_disconnect'), { scope: 'connection', enabled: true });
+  assert.deepEqual(await ws.ok('private/get_cancel_on_disconnect', { scope: 'account' }), { scope: 'account', enabled: true });
+  const id = await rest((p) => ws.ok('private/buy', p));
+  await ws.close();
+  await waitCancelled([id]);
+
+  assert.equal(await ok(srv.url, 'private/disable_cancel_on_disconnect', { scope: 'account' }, tok), 'ok');
+  const ws2 = await WsClient.open(srv.url);
+  await ws2.auth(EMAIL);
+  assert.deepEqual(await ws2.ok('private/get_cancel_on_disconnect'), { scope: 'connection', enabled: false });
+  assert.deepEqual(await ok(srv.url, 'private/get_cancel_on_disconnect', { scope: 'account' }, tok), { scope: 'account', enabled: false });
+  await ws2.close();
+
+  // an API key with account:read may read the setting, not change it (HTTP and WebSocket alike)
+  const key = await ok(srv.url, 'private/create_api_key', { scope: 'account:read trade:read_write' }, tok);
+  const keyTok = (await ok(srv.url, 'public/auth', { grant_type: 'client_credentials', client_id: key.client_id, client_secret: key.client_secret })).access_token;
+  assert.equal((await rpc(srv.url, 'private/enable_cancel_on_disconnect', { scope: 'account' }, keyTok)).body.error.code, 13403);
+  assert.deepEqual(await ok(srv.url, 'private/get_cancel_on_disconnect', { scope: 'account' }, keyTok), { scope: 'account', enabled: false });
+  const ws3 = await WsClient.open(srv.url);
+  await ws3.ok('public/auth', { grant_type: 'client_credentials', client_id: key.client_id, client_secret: key.client_secret });
+  assert.equal((await ws3.call('private/enable_cancel_on_disconnect')).error.code, 13403);
+  assert.deepEqual(await ws3.ok('private/get_cancel_on_disconnect'), { scope: 'connection', enabled: false });
+  await ws3.close();
 });

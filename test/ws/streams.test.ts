@@ -198,8 +198,8 @@ test('depth books, user changes, index and mark price channels carry their Derib
   const i = m.prices.indexOf(nearMark(m));
   const ws = await WsClient.open(srv.url);
   await ws.auth('bob@example.com');
-  const chans = [`book.${X}.none.10.100ms`, 'deribit_price_index.btc_usd', 'markprice.options.btc_usd', 'user.changes.option.BTC.raw', `user.orders.${X}.100ms`, 'no.such.channel', `book.NOPE-1JAN30-1-C.raw`];
-  assert.deepEqual(await ws.ok('private/subscribe', { channels: chans }), chans.slice(0, 5));
+  const chans = [`book.${X}.none.10.100ms`, 'deribit_price_index.btc_usd', 'markprice.options.btc_usd', 'user.changes.option.BTC.raw', `user.orders.${X}.100ms`];
+  assert.deepEqual(await ws.ok('private/subscribe', { channels: chans }), chans);
 
   const r = await ok(srv.url, 'private/buy', { instrument_name: X, amount: 0.3, price: m.prices[i - 4] }, tokB);
   const ob = await ok(srv.url, 'public/get_order_book', { instrument_name: X, depth: 10 });

@@ -3,11 +3,19 @@
 // code from a CDN, and the JSON document is what tools read.
 import type { MethodDef } from '../rpc/registry.ts';
 import { CANONICAL_PREFIX } from './openapi.ts';
+import { CHANNELS } from '../ws/channels.ts';
 
 export const OPENAPI_PATH = '/docs/openapi.json';
 
 function esc(s: string): string {
   return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+function channelRows(): string {
+  return CHANNELS.map((c) => {
+    const params = Object.entries(c.params).map(([k, v]) => `${k}: ${v.join(' | ')}`).join('; ');
+    return `<tr><td><code>${esc(c.channel)}</code></td><td>${c.access}</td><td>${esc(params)}</td><td>${esc(c.data)}</td></tr>`;
+  }).join('\n');
 }
 
 export function docsPage(methods: MethodDef[]): string {
@@ -35,6 +43,12 @@ export function docsPage(methods: MethodDef[]): string {
 and <code>/api/v2/</code> followed by its name (and each alias), by GET (query string) or POST (JSON body). Scope <code>none</code> is public;
 others need <code>Authorization: Bearer</code>, Basic or <code>deri-hmac-sha256</code> credentials.</p>
 ${sections.join('\n')}
+<h2 id="channels">WebSocket channels</h2>
+<p>At <code>/ws/api/v2</code> and <code>/v1/ws</code>, by <code>public/subscribe</code> (private ones by <code>private/subscribe</code>); also <code>public/get_channels</code>.</p>
+<table>
+<tr><th>channel</th><th>access</th><th>parameters</th><th>data</th></tr>
+${channelRows()}
+</table>
 </body></html>
 `;
 }

@@ -1,6 +1,7 @@
 // The OpenAPI 3.1 document served at /docs/openapi.json, generated from the method registry so that
 // it cannot drift from the routes: one canonical path per operation (`/api/v2/<name>`, the layout
 // Deribit clients and code generators expect), the other prefixes and aliases named in its text.
+import { CHANNELS } from '../ws/channels.ts';
 import { readFileSync } from 'node:fs';
 import { ERROR_TABLE } from '../rpc/errors.ts';
 import type { MethodDef } from '../rpc/registry.ts';
@@ -170,5 +171,7 @@ export function openApiDocument(methods: MethodDef[], opts: OpenApiOptions): Jso
     ],
     paths,
     components: components(),
+    // not an OpenAPI object: the WebSocket channels (also public/get_channels), for readers of this document
+    'x-websocket-channels': CHANNELS,
   };
 }

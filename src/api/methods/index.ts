@@ -5,12 +5,14 @@ import { adminMethods } from './admin.ts';
 import { apiKeyMethods } from './apiKeys.ts';
 import { deribitExtraMethods } from './deribitExtras.ts';
 import { authMethods } from './auth.ts';
+import { channelMethods } from './channels.ts';
+import { cancelOnDisconnectMethods } from './cancelOnDisconnect.ts';
 import { fundsMethods } from './funds.ts';
 import { inviteMethods } from './invites.ts';
 import { marketMethods } from './market.ts';
 import { tradingMethods } from './trading.ts';
 
-export const allMethods: MethodDef[] = [...accountMethods, ...authMethods, ...inviteMethods, ...tradingMethods, ...adminMethods, ...marketMethods, ...apiKeyMethods, ...deribitExtraMethods, ...fundsMethods];
+export const allMethods: MethodDef[] = [...accountMethods, ...authMethods, ...inviteMethods, ...tradingMethods, ...adminMethods, ...marketMethods, ...apiKeyMethods, ...deribitExtraMethods, ...fundsMethods, ...channelMethods, ...cancelOnDisconnectMethods];
 
 /** Operations grouped as in API.md section 3, for the inventory tests. */
 export const methodGroups = {
@@ -23,4 +25,6 @@ export const methodGroups = {
   apiKeys: apiKeyMethods,
   deribit: deribitExtraMethods,
   funds: fundsMethods,
+  channels: channelMethods,
+  cancelOnDisconnect: cancelOnDisconnectMethods,
 };

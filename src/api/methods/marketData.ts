@@ -25,8 +25,8 @@ const INDEX_CURRENCY: Record<string, CurrencyCode> = { btc_usd: 'BTC', eth_usd: 
 const IndexName = Type.Union([Type.Literal('btc_usd'), Type.Literal('eth_usd')]);
 const Sorting = Type.Union([Type.Literal('asc'), Type.Literal('desc'), Type.Literal('default')], { default: 'default' });
 const Kind = Type.Union([Type.Literal('option'), Type.Literal('future'), Type.Literal('spot'), Type.Literal('future_combo'), Type.Literal('option_combo'), Type.Literal('any')]);
-/** TradingView resolutions in minutes (`1D` is a day). */
-const RESOLUTIONS: Record<string, number> = { '1': 1, '3': 3, '5': 5, '10': 10, '15': 15, '30': 30, '60': 60, '120': 120, '180': 180, '360': 360, '720': 720, '1D': 1440 };
+/** TradingView resolutions in minutes (`1D` is a day); also the `chart.trades` channel's. */
+export const RESOLUTIONS: Record<string, number> = { '1': 1, '3': 3, '5': 5, '10': 10, '15': 15, '30': 30, '60': 60, '120': 120, '180': 180, '360': 360, '720': 720, '1D': 1440 };
 
 // ---- helpers ------------------------------------------------------------------------------------
 
@@ -283,6 +283,67 @@ function utcDate(ms: number): string {
 const contracts = (scaled: number) => Number((scaled / 1e8).toFixed(8));
 
 // ---- methods ------------------------------------------------------------------------------------
+
+/** One candle of trades (Deribit `chart.trades` data; a column of `get_tradingview_chart_data`). */
+export interface Candle {
+  tick: number;
+  open: number;
+  high: number;
+  low: number;
+  close: number;
+  /** contracts */
+  volume: number;
+  /** USD value of the volume at each trade's index */
+  cost: number;
+}
+
+/** Candles of `width` ms from trades in time order, one per bucket that holds trades. */
+export function foldCandles(inst: Instrument, trades: Iterable<Trade>, width: number): Candle[] {
+  const out: Candle[] = [];
+  let c: Candle | null = null;
+  for (const t of trades) {
+    const bucket = Math.floor(t.ts / width) * width;
+    const price = priceToNumber(t.price);
+    const amount = amountOf(inst, t.lots);
+    const usd = Number.isFinite(t.indexPrice) ? amount * price * t.indexPrice : 0;
+    if (c === null || bucket !== c.tick) {
+      c = { tick: bucket, open: price, high: price, low: price, close: price, volume: amount, cost: fin(usd, 2) ?? 0 };
+      out.push(c);
+    } else {
+      c.high = Math.max(c.high, price);
+      c.low = Math.min(c.low, price);
+      c.close = price;
+      c.volume = fin(c.volume + amount) ?? 0;
+      c.cost = fin(c.cost + usd, 2) ?? 0;
+    }
+  }
+  return out;
+}
+
+/** The candle of the bucket starting at `tick` (null without trades in it): scans back from the
+ * newest trade, so it costs the trades of that bucket and those after it, not the whole history. */
+export function candleAt(ex: Exchange, inst: Instrument, tick: number, width: number): Candle | null {
+  const trades = ex.markets.get(inst.id)!.trades;
+  let k = trades.length;
+  while (k > 0 && trades[k - 1].ts >= tick) k--;
+  const inBucket: Trade[] = [];
+  for (let j = k; j < trades.length && trades[j].ts < tick + width; j++) inBucket.push(trades[j]);
+  return foldCandles(inst, inBucket, width)[0] ?? null;
+}
+
+/** Best bid and ask of a book (Deribit `quote.{instrument}` data); 0 where a side is empty, as in
+ * the order book object. */
+export function quoteOf(ex: Exchange, inst: Instrument): Record<string, unknown> {
+  const h = bookHeader(ex, inst);
+  return {
+    timestamp: ex.now,
+    instrument_name: inst.name,
+    best_bid_price: h.best_bid_price,
+    best_bid_amount: h.best_bid_amount,
+    best_ask_price: h.best_ask_price,
+    best_ask_amount: h.best_ask_amount,
+  };
+}
 
 export const marketDataMethods = [
   defineMethod({
@@ -547,30 +608,15 @@ export const marketDataMethods = [
       return ctx.services.seq.read(() => {
         const inst = instrumentOrReject(ex, p.instrument_name);
         const out = { ticks: [] as number[], open: [] as number[], high: [] as number[], low: [] as number[], close: [] as number[], volume: [] as number[], cost: [] as number[], status: 'ok' };
-        let current = -1;
-        for (const t of ex.markets.get(inst.id)!.trades) {
-          if (t.ts < p.start_timestamp || t.ts > p.end_timestamp) continue;
-          const bucket = Math.floor(t.ts / width) * width;
-          const price = priceToNumber(t.price);
-          const amount = amountOf(inst, t.lots);
-          const usd = Number.isFinite(t.indexPrice) ? amount * price * t.indexPrice : 0;
-          if (bucket !== current) {
-            current = bucket;
-            out.ticks.push(bucket);
-            out.open.push(price);
-            out.high.push(price);
-            out.low.push(price);
-            out.close.push(price);
-            out.volume.push(amount);
-            out.cost.push(fin(usd, 2) ?? 0);
-          } else {
-            const k = out.ticks.length - 1;
-            out.high[k] = Math.max(out.high[k], price);
-            out.low[k] = Math.min(out.low[k], price);
-            out.close[k] = price;
-            out.volume[k] = fin(out.volume[k] + amount) ?? 0;
-            out.cost[k] = fin(out.cost[k] + usd, 2) ?? 0;
-          }
+        const trades = ex.markets.get(inst.id)!.trades.filter((t) => t.ts >= p.start_timestamp && t.ts <= p.end_timestamp);
+        for (const c of foldCandles(inst, trades, width)) {
+          out.ticks.push(c.tick);
+          out.open.push(c.open);
+          out.high.push(c.high);
+          out.low.push(c.low);
+          out.close.push(c.close);
+          out.volume.push(c.volume);
+          out.cost.push(c.cost);
         }
         if (out.ticks.length === 0) out.status = 'no_data';
         return out;

@@ -1,7 +1,8 @@
 // Channel names of API.md section 6 (Deribit reference 8.1) parsed into what the stream hub needs.
-// A name that does not parse, names an unknown instrument or an unsupported variant yields null and
-// is silently left out of the subscribe result (Deribit's documented behaviour).
+// A name that does not parse, names an unknown instrument or an unsupported variant yields null; the
+// subscribe request is then refused with an error naming it (never a silent empty result).
 import { CURRENCY_CODES, type CurrencyCode } from '../../domain/currency.ts';
+import { RESOLUTIONS } from '../methods/marketData.ts';
 
 export type Interval = 'raw' | '100ms' | 'agg2';
 /** `raw` channels publish after every durable batch; `100ms` and `agg2` are conflated on the tick. */
@@ -18,18 +19,29 @@ export type ChannelSpec =
   | { k: 'book_depth'; instrument: string; depth: number; cadence: Cadence }
   | { k: 'trades'; sel: Selector; cadence: Cadence }
   | { k: 'ticker'; instrument: string; cadence: Cadence }
+  | { k: 'quote'; instrument: string }
+  | { k: 'chart'; instrument: string; resolution: string; widthMs: number }
   | { k: 'index'; currency: CurrencyCode; indexName: string }
   | { k: 'markprice'; currency: CurrencyCode; indexName: string }
+  | { k: 'expiration_price'; currency: CurrencyCode; indexName: string }
+  /** instrument.state.{kind}.{currency}: kind `option` or `any`, currency null = any */
+  | { k: 'instrument_state'; currency: CurrencyCode | null }
+  | { k: 'platform_state' }
   | { k: 'user.orders'; sel: Selector; cadence: Cadence }
   | { k: 'user.trades'; sel: Selector; cadence: Cadence }
   | { k: 'user.changes'; sel: Selector; cadence: Cadence }
-  | { k: 'user.portfolio'; currency: CurrencyCode | null };
+  | { k: 'user.portfolio'; currency: CurrencyCode | null }
+  /** `user.portfolio.{currency}` of a Deribit currency Strikebook keeps no accounts in: accepted,
+   *  never notified (ccxt's watchBalance subscribes BTC, ETH, SOL and USDC in one request) */
+  | { k: 'user.portfolio.none'; currency: string };
 
 export function isPrivate(spec: ChannelSpec): boolean {
   return spec.k.startsWith('user.');
 }
 
 const INTERVALS = new Set<string>(['raw', '100ms', 'agg2']);
+/** Deribit's other currencies: their portfolio channels are served, and stay silent. */
+const FOREIGN_CURRENCIES = new Set<string>(['SOL', 'USDT', 'EURR', 'XRP', 'BNB', 'PAXG', 'MATIC']);
 const BOOK_DEPTHS = new Set([1, 10, 20]);
 const SETTLEMENT_CURRENCIES = new Set<string>(['BTC', 'ETH']);
 
@@ -93,10 +105,28 @@ export function parseChannel(name: string, known: (instrument: string) => boolea
       const cadence = p.length === 3 ? cadenceOf(p[2]) : null;
       return cadence && known(p[1]) ? { k: 'ticker', instrument: p[1], cadence } : null;
     }
+    case 'quote':
+      return p.length === 2 && known(p[1]) ? { k: 'quote', instrument: p[1] } : null;
+    case 'chart': {
+      // chart.trades.{instrument}.{resolution}
+      const minutes = p.length === 4 && p[1] === 'trades' && Object.hasOwn(RESOLUTIONS, p[3]) ? RESOLUTIONS[p[3]] : undefined;
+      return minutes !== undefined && known(p[2]) ? { k: 'chart', instrument: p[2], resolution: p[3], widthMs: minutes * 60_000 } : null;
+    }
     case 'deribit_price_index': {
       const c = p.length === 2 ? indexCurrency(p[1]) : null;
       return c ? { k: 'index', currency: c, indexName: p[1] } : null;
     }
+    case 'estimated_expiration_price': {
+      const c = p.length === 2 ? indexCurrency(p[1]) : null;
+      return c ? { k: 'expiration_price', currency: c, indexName: p[1] } : null;
+    }
+    case 'instrument': {
+      if (p.length !== 4 || p[1] !== 'state' || (p[2] !== 'option' && p[2] !== 'any')) return null;
+      const c = currencyOf(p[3]);
+      return c === undefined || (c !== null && !SETTLEMENT_CURRENCIES.has(c)) ? null : { k: 'instrument_state', currency: c };
+    }
+    case 'platform_state':
+      return p.length === 1 ? { k: 'platform_state' } : null;
     case 'markprice': {
       const c = p.length === 3 && p[1] === 'options' ? indexCurrency(p[2]) : null;
       return c ? { k: 'markprice', currency: c, indexName: p[2] } : null;
@@ -104,6 +134,7 @@ export function parseChannel(name: string, known: (instrument: string) => boolea
     case 'user': {
       if (p[1] === 'portfolio') {
         const c = p.length === 3 ? currencyOf(p[2].toUpperCase() === 'ANY' ? 'any' : p[2].toUpperCase()) : undefined;
+        if (c === undefined && p.length === 3 && FOREIGN_CURRENCIES.has(p[2].toUpperCase())) return { k: 'user.portfolio.none', currency: p[2].toUpperCase() };
         return c === undefined ? null : { k: 'user.portfolio', currency: c };
       }
       if (p[1] !== 'orders' && p[1] !== 'trades' && p[1] !== 'changes') return null;
@@ -119,3 +150,41 @@ export function selects(sel: Selector, instrument: string, currency: CurrencyCod
   if (sel.instrument !== null) return sel.instrument === instrument;
   return sel.currency === null || sel.currency === currency;
 }
+
+/** One channel family as `public/get_channels`, the OpenAPI document and /docs list it. */
+export interface ChannelInfo {
+  channel: string;
+  access: 'public' | 'private';
+  /** the values each `{parameter}` of the name takes (instrument names: those listed) */
+  params: Record<string, string[]>;
+  data: string;
+}
+
+const IV = ['raw', '100ms', 'agg2'];
+const KIND = ['option', 'any'];
+const CCY = ['BTC', 'ETH', 'any'];
+const IDX = ['btc_usd', 'eth_usd'];
+const INST = ['(instrument_name)'];
+
+/** Every channel the WebSocket serves (API.md 6 and issue 17); a test subscribes one of each. */
+export const CHANNELS: ChannelInfo[] = [
+  { channel: 'book.{instrument_name}.{interval}', access: 'public', params: { instrument_name: INST, interval: IV }, data: 'snapshot, then changes [action, price, amount] chained by prev_change_id' },
+  { channel: 'book.{instrument_name}.{group}.{depth}.{interval}', access: 'public', params: { instrument_name: INST, group: ['none'], depth: ['1', '10', '20'], interval: IV }, data: '{timestamp, instrument_name, change_id, bids, asks} truncated to depth' },
+  { channel: 'trades.{instrument_name}.{interval}', access: 'public', params: { instrument_name: INST, interval: IV }, data: 'array of public trades' },
+  { channel: 'trades.{kind}.{currency}.{interval}', access: 'public', params: { kind: KIND, currency: CCY, interval: IV }, data: 'array of public trades' },
+  { channel: 'ticker.{instrument_name}.{interval}', access: 'public', params: { instrument_name: INST, interval: IV }, data: 'ticker object (public/ticker), when it changed' },
+  { channel: 'quote.{instrument_name}', access: 'public', params: { instrument_name: INST }, data: '{timestamp, instrument_name, best_bid_price, best_bid_amount, best_ask_price, best_ask_amount}' },
+  { channel: 'chart.trades.{instrument_name}.{resolution}', access: 'public', params: { instrument_name: INST, resolution: ['1', '3', '5', '10', '15', '30', '60', '120', '180', '360', '720', '1D'] }, data: '{tick, open, high, low, close, volume, cost}' },
+  { channel: 'deribit_price_index.{index_name}', access: 'public', params: { index_name: IDX }, data: '{index_name, price, timestamp}' },
+  { channel: 'markprice.options.{index_name}', access: 'public', params: { index_name: IDX }, data: '[{instrument_name, mark_price, iv, timestamp}] for every open option' },
+  { channel: 'estimated_expiration_price.{index_name}', access: 'public', params: { index_name: IDX }, data: '{seconds, price, is_estimated}' },
+  { channel: 'instrument.state.{kind}.{currency}', access: 'public', params: { kind: KIND, currency: CCY }, data: '{timestamp, state: created|started|settled, instrument_name}' },
+  { channel: 'platform_state', access: 'public', params: {}, data: '{price_index, locked}' },
+  { channel: 'user.orders.{instrument_name}.{interval}', access: 'private', params: { instrument_name: INST, interval: IV }, data: 'raw: one order; else an array of orders' },
+  { channel: 'user.orders.{kind}.{currency}.{interval}', access: 'private', params: { kind: KIND, currency: CCY, interval: IV }, data: 'raw: one order; else an array of orders' },
+  { channel: 'user.trades.{instrument_name}.{interval}', access: 'private', params: { instrument_name: INST, interval: IV }, data: 'array of user trades' },
+  { channel: 'user.trades.{kind}.{currency}.{interval}', access: 'private', params: { kind: KIND, currency: CCY, interval: IV }, data: 'array of user trades' },
+  { channel: 'user.changes.{instrument_name}.{interval}', access: 'private', params: { instrument_name: INST, interval: IV }, data: '{instrument_name, orders, trades, positions}' },
+  { channel: 'user.changes.{kind}.{currency}.{interval}', access: 'private', params: { kind: KIND, currency: CCY, interval: IV }, data: '{instrument_name, orders, trades, positions}' },
+  { channel: 'user.portfolio.{currency}', access: 'private', params: { currency: ['BTC', 'ETH', 'USDC', 'any'] }, data: 'account summary (private/get_account_summary)' },
+];

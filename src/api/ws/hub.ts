@@ -18,7 +18,8 @@ import type { Sequenced } from '../../engine/commands.ts';
 import { BUY, SELL } from '../../engine/orderBook.ts';
 import type { Order, Trade, User } from '../../engine/types.ts';
 import { accountSummary, renderPosition } from '../methods/account.ts';
-import { tickerOf } from '../methods/marketData.ts';
+import { candleAt, quoteOf, tickerOf } from '../methods/marketData.ts';
+import { expirationEstimate, lockedIndices } from '../methods/market.ts';
 import { coin, renderOrder, renderPublicTrade, renderUserTrade } from '../render.ts';
 import { isPrivate, parseChannel, selects, type Cadence, type ChannelSpec } from './channels.ts';
 
@@ -59,6 +60,8 @@ interface Changes {
   currencies: Set<CurrencyCode>;
   /** a command of a kind that may move any account (settlement, ...): every portfolio is refreshed */
   everyone: boolean;
+  /** instrument life-cycle events (`instrument.state.*`), in order */
+  states: Array<{ inst: Instrument; state: 'created' | 'started' | 'settled'; ts: number }>;
 }
 
 /** Commands whose effect on accounts the observer and the cases in onCommitted fully cover. */
@@ -68,7 +71,7 @@ const TARGETED = new Set<string>([
 ]);
 
 function emptyChanges(): Changes {
-  return { trades: [], orders: new Set(), users: new Set(), currencies: new Set(), everyone: false };
+  return { trades: [], orders: new Set(), users: new Set(), currencies: new Set(), everyone: false, states: [] };
 }
 
 export interface HubOptions {
@@ -79,6 +82,13 @@ export interface HubOptions {
 function lotsAmount(inst: Instrument, lots: number): number {
   return Number(((lots * inst.lotScaled) / 1e8).toFixed(8));
 }
+
+/** What a quote notification says apart from its timestamp (sent only when this changes). */
+function quoteKey(q: Record<string, unknown>): string {
+  return `${q.best_bid_price}/${q.best_bid_amount}/${q.best_ask_price}/${q.best_ask_amount}`;
+}
+
+const PRICE_INDICES = ['btc_usd', 'eth_usd'];
 
 function notification(channel: string, dataJson: string): Buffer {
   return Buffer.from(`{"jsonrpc":"2.0","method":"subscription","params":{"channel":${JSON.stringify(channel)},"data":${dataJson}}}`);
@@ -113,6 +123,10 @@ export class StreamHub {
   private aggDue = false;
   private readonly timer: NodeJS.Timeout;
   private readonly corked = new Set<Subscriber>();
+  /** Instruments already announced `settled` (a repeated settle command announces nothing). */
+  private readonly settledSeen = new Set<number>();
+  /** platform_state: the locked indices last published, as text */
+  private lockedLast = '';
   /** Observer of publish rounds (benchmarks): cadence, wall time (ms) the round started, deliveries. */
   onRound: ((cadence: Cadence, at: number, deliveries: number) => void) | null = null;
   private deliveries = 0;
@@ -149,7 +163,7 @@ export class StreamHub {
    * Adds a subscription (the spec already checked by the caller) and returns the initial message
    * for this subscriber (book snapshot), if any. Must run with no batch pending (inside seq.read).
    */
-  subscribe(sub: Subscriber, channel: string, spec: ChannelSpec, userId: number | null): Buffer | null {
+  subscribe(sub: Subscriber, channel: string, spec: ChannelSpec, userId: number | null): Buffer | Buffer[] | null {
     const key = isPrivate(spec) ? `${userId}\u0000${channel}` : channel;
     let topic = this.topics.get(key);
     if (!topic) {
@@ -160,6 +174,30 @@ export class StreamHub {
     topic.subs.add(sub);
     if (spec.k === 'book') return notification(channel, JSON.stringify(this.snapshot(this.books[spec.cadence].get(this.instId(spec.instrument))!)));
     if (spec.k === 'book_depth') return notification(channel, JSON.stringify(this.depthView(this.books[spec.cadence].get(this.instId(spec.instrument))!, spec.depth)));
+    // the current best bid/ask, and the candle of the latest trade, so a client has a value at once
+    if (spec.k === 'quote') {
+      const q = quoteOf(this.s.ex, this.s.ex.instruments.get(spec.instrument)!);
+      topic.last ??= quoteKey(q);
+      return notification(channel, JSON.stringify(q));
+    }
+    if (spec.k === 'platform_state') {
+      // the state of every index at once: one message each, as when one changes
+      const now = lockedIndices(this.s.ex);
+      this.lockedLast = now.join(',');
+      const locked = new Set(now);
+      return PRICE_INDICES.map((n) => notification(channel, JSON.stringify({ price_index: n, locked: locked.has(n) })));
+    }
+    if (spec.k === 'expiration_price') {
+      const est = expirationEstimate(this.s.ex, spec.currency);
+      return est ? notification(channel, JSON.stringify(est)) : null;
+    }
+    if (spec.k === 'chart') {
+      const inst = this.s.ex.instruments.get(spec.instrument)!;
+      const trades = this.s.ex.markets.get(inst.id)!.trades;
+      const last = trades[trades.length - 1];
+      const candle = last ? candleAt(this.s.ex, inst, Math.floor(last.ts / spec.widthMs) * spec.widthMs, spec.widthMs) : null;
+      return candle ? notification(channel, JSON.stringify(candle)) : null;
+    }
     return null;
   }
 
@@ -232,6 +270,21 @@ export class StreamHub {
       if (c.t === 'index' || c.t === 'set_vol') batch.currencies.add(c.currency);
       if (c.t === 'deposit' || c.t === 'withdraw') batch.users.add(c.userId);
       if (!TARGETED.has(c.t)) batch.everyone = true;
+      if (c.t === 'list') {
+        for (const spec of c.instruments) {
+          const inst = this.s.ex.instruments.get(spec.name);
+          // listed by this command (a name listed before keeps its earlier creation time)
+          if (!inst || inst.created !== c.ts) continue;
+          batch.states.push({ inst, state: 'created', ts: c.ts }, { inst, state: 'started', ts: c.ts });
+        }
+      } else if (c.t === 'settle') {
+        for (const inst of this.s.ex.instruments.values()) {
+          if (inst.currency === c.currency && inst.expiry === c.expiry && inst.state === 'delivered' && !this.settledSeen.has(inst.id)) {
+            this.settledSeen.add(inst.id);
+            batch.states.push({ inst, state: 'settled', ts: c.ts });
+          }
+        }
+      }
     }
     if (this.topics.size > 0) this.publish('raw', batch);
     const w = this.window;
@@ -291,6 +344,18 @@ export class StreamHub {
       st.bids = bids;
       st.asks = asks;
       bookChanges.set(st.inst.id, JSON.stringify(data));
+    }
+    // platform_state: which indices became locked or unlocked since the last raw round
+    let lockedNow: Set<string> | null = null;
+    let lockedBefore = new Set<string>();
+    if (cadence === 'raw') {
+      const now = lockedIndices(ex);
+      const key = now.join(',');
+      if (key !== this.lockedLast) {
+        lockedBefore = new Set(this.lockedLast === '' ? [] : this.lockedLast.split(','));
+        lockedNow = new Set(now);
+        this.lockedLast = key;
+      }
     }
     // per-round groupings
     const touchedInst = new Set<Instrument>();
@@ -355,6 +420,52 @@ export class StreamHub {
           if (data === topic.last) break;
           topic.last = data;
           this.deliver(topic, notification(topic.channel, data));
+          break;
+        }
+        case 'quote': {
+          // sent after each durable batch that moved the best bid or ask (price or amount)
+          if (cadence !== 'raw') break;
+          const inst = ex.instruments.get(spec.instrument)!;
+          if (!touchedInst.has(inst)) break;
+          const q = quoteOf(ex, inst);
+          const key = quoteKey(q);
+          if (key === topic.last) break;
+          topic.last = key;
+          this.deliver(topic, notification(topic.channel, JSON.stringify(q)));
+          break;
+        }
+        case 'chart': {
+          // conflated: each candle the window's trades touched, oldest first, in its state now
+          if (cadence !== 'agg') break;
+          const ticks = new Set<number>();
+          for (const t of ch.trades) if (t.inst.name === spec.instrument) ticks.add(Math.floor(t.ts / spec.widthMs) * spec.widthMs);
+          if (ticks.size === 0) break;
+          const inst = ex.instruments.get(spec.instrument)!;
+          for (const tick of [...ticks].sort((a, b) => a - b)) {
+            const candle = candleAt(ex, inst, tick, spec.widthMs);
+            if (candle) this.deliver(topic, notification(topic.channel, JSON.stringify(candle)));
+          }
+          break;
+        }
+        case 'expiration_price': {
+          if (cadence !== 'raw' || !ch.currencies.has(spec.currency)) break;
+          const est = expirationEstimate(ex, spec.currency);
+          if (est) this.deliver(topic, notification(topic.channel, JSON.stringify(est)));
+          break;
+        }
+        case 'instrument_state': {
+          if (cadence !== 'raw') break;
+          for (const e of ch.states) {
+            if (spec.currency !== null && e.inst.currency !== spec.currency) continue;
+            this.deliver(topic, notification(topic.channel, JSON.stringify({ timestamp: e.ts, state: e.state, instrument_name: e.inst.name })));
+          }
+          break;
+        }
+        case 'platform_state': {
+          if (cadence !== 'raw' || lockedNow === null) break;
+          for (const n of PRICE_INDICES) {
+            if (lockedBefore.has(n) !== lockedNow.has(n)) this.deliver(topic, notification(topic.channel, JSON.stringify({ price_index: n, locked: lockedNow.has(n) })));
+          }
           break;
         }
         case 'index': {

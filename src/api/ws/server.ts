@@ -44,6 +44,12 @@ function micros(): number {
 
 let nextConnId = 1;
 
+/** The channels named in an unknown-channel error: the first 5, each cut at 128 characters. */
+function unknownList(names: string[]): string {
+  const shown = names.slice(0, 5).map((n) => (n.length > 128 ? `${n.slice(0, 128)}...` : n));
+  return shown.join(', ') + (names.length > 5 ? ` (and ${names.length - 5} more)` : '');
+}
+
 class Connection implements Subscriber {
   readonly id = nextConnId++;
   caller: Caller | null = null;
@@ -143,8 +149,9 @@ export function attachWebSocket(s: Services, server: Server, methods: MethodDef[
     }
   }, 1000);
   credentialSweep.unref();
-  /** Account-scope cancel-on-disconnect: new connections of these users start with it on (in memory). */
-  const accountCod = new Set<number>();
+  /** Account-scope cancel-on-disconnect: new connections of these users start with it on (in memory;
+   *  shared with the registry methods, which set it over HTTP). */
+  const accountCod = s.codAccounts;
   const codPending = new Set<Promise<unknown>>();
 
   const envelope = (id: unknown, usIn: number, out: CallOutput): string => {
@@ -232,7 +239,12 @@ export function attachWebSocket(s: Services, server: Server, methods: MethodDef[
     const initial: Buffer[] = [];
     const done: string[] = [];
     let tooMany = false;
+    let unknown: string[] = [];
     await s.seq.read(() => {
+      // a channel the server does not serve refuses the whole request, naming it, and subscribes
+      // nothing: a client must learn that it will never receive what it asked for (issue 17)
+      unknown = (channels as string[]).filter((ch) => !c.subs.has(ch) && !hub.parse(ch));
+      if (unknown.length > 0) return;
       for (const ch of channels as string[]) {
         if (c.closed) return;
         if (c.subs.has(ch)) {
@@ -245,7 +257,7 @@ export function attachWebSocket(s: Services, server: Server, methods: MethodDef[
         // need authentication (Deribit 13778): both are silently left out of the result otherwise
         if (isPrivate(spec) && (!priv || !caller)) continue;
         // an API key's scopes bound what it may stream, as they bound what it may call
-        if (isPrivate(spec) && !scopeAllows(caller!.scopes, spec.k === 'user.portfolio' ? 'account:read' : 'trade:read')) continue;
+        if (isPrivate(spec) && !scopeAllows(caller!.scopes, spec.k.startsWith('user.portfolio') ? 'account:read' : 'trade:read')) continue;
         if ('cadence' in spec && spec.cadence === 'raw' && !caller) continue;
         if (c.subs.size >= opts.maxSubscriptions) {
           tooMany = true;
@@ -254,10 +266,12 @@ export function attachWebSocket(s: Services, server: Server, methods: MethodDef[
         const userId = isPrivate(spec) ? caller!.userId : null;
         c.subs.set(ch, { spec, userId });
         const first = hub.subscribe(c, ch, spec, userId);
-        if (first) initial.push(first);
+        if (Array.isArray(first)) initial.push(...first);
+        else if (first) initial.push(first);
         done.push(ch);
       }
     });
+    if (unknown.length > 0) return fail(ERR.INVALID_PARAMS, `unknown channel: ${unknownList(unknown)}`, 'channels');
     if (tooMany && done.length === 0) return fail(ERR.INVALID_ARGUMENTS, `at most ${opts.maxSubscriptions} subscriptions per connection`, 'channels');
     // the reply goes out before the snapshots it announces
     return { status: 200, result: done, after: initial } as CallOutput & { after: Buffer[] };
@@ -331,6 +345,8 @@ export function attachWebSocket(s: Services, server: Server, methods: MethodDef[
       case 'private/get_cancel_on_disconnect': {
         const who = privateCheck(c, params);
         if ('status' in who) return who;
+        // Deribit's scopes: reading the setting needs account:read, changing it account:read_write
+        if (!scopeAllows(who.scopes, method === 'private/get_cancel_on_disconnect' ? 'account:read' : 'account:read_write')) return fail(ERR.SCOPE_EXCEEDED, `requires ${method === 'private/get_cancel_on_disconnect' ? 'account:read' : 'account:read_write'}`);
         const scope = codScope(params);
         if (scope === null) return fail(ERR.INVALID_PARAMS, 'scope must be connection or account', 'scope');
         if (method === 'private/get_cancel_on_disconnect') {
