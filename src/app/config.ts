@@ -30,6 +30,9 @@ export interface Config {
   /** WebSocket: smallest `public/set_heartbeat` interval accepted, seconds (Deribit: 10). */
   wsMinHeartbeatSec?: number;
   wsMaxConnectionsPerIp?: number;
+  /** Signed requests remembered for replay refusal (src/auth/replayGuard.ts): in all, and per API key. */
+  signatureReplayMax: number;
+  signatureReplayPerKey: number;
   /** GET /metrics answers every client, not only loopback ones (the metrics show users and orders). */
   metricsPublic: boolean;
 }
@@ -90,6 +93,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     wsMaxBufferedBytes: int(env, 'STRIKEBOOK_WS_MAX_BUFFERED', 4 * 1024 * 1024, 1024, 2 ** 30),
     wsMinHeartbeatSec: int(env, 'STRIKEBOOK_WS_MIN_HEARTBEAT', 10, 1, 3600),
     wsMaxConnectionsPerIp: int(env, 'STRIKEBOOK_WS_MAX_CONNECTIONS_PER_IP', 256, 1, 1e6),
+    signatureReplayMax: int(env, 'STRIKEBOOK_SIGNATURE_REPLAY_MAX', 100_000, 1, 1e8),
+    signatureReplayPerKey: int(env, 'STRIKEBOOK_SIGNATURE_REPLAY_PER_KEY', 10_000, 1, 1e8),
     metricsPublic: oneOf(env, 'STRIKEBOOK_METRICS_PUBLIC', ['0', '1'] as const, '0') === '1',
   };
 }

@@ -6,7 +6,8 @@ import { buildHttpServer } from '../api/http/server.ts';
 import { DEFAULT_WS_OPTIONS, attachWebSocket, type WsTransport } from '../api/ws/server.ts';
 import { allMethods } from '../api/methods/index.ts';
 import { randomToken } from '../auth/crypto.ts';
-import { loadServerKey } from '../auth/apiKeys.ts';
+import { SIGNATURE_WINDOW_MS, loadServerKey } from '../auth/apiKeys.ts';
+import { ReplayGuard } from '../auth/replayGuard.ts';
 import type { CurrencyCode } from '../domain/currency.ts';
 import type { Command, Sequenced } from '../engine/commands.ts';
 import type { Exchange } from '../engine/exchange.ts';
@@ -41,6 +42,8 @@ export interface Services {
   testClock: TestClock | null;
   log: Logger;
   limiter: RateLimiter;
+  /** Signatures already used (deri-hmac-sha256, client_signature): each is accepted once. */
+  replay: ReplayGuard;
   catalog: CatalogConfig;
   /** Token for the first create_admin; null once an administrator exists. */
   bootstrapToken: string | null;
@@ -151,6 +154,7 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
       testClock,
       log,
       limiter: new RateLimiter(() => clock.now()),
+      replay: new ReplayGuard(SIGNATURE_WINDOW_MS, config.signatureReplayMax, config.signatureReplayPerKey),
       catalog,
       bootstrapToken: null,
       serverKey: await loadServerKey(storage.meta),

@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { decryptSecret, hmacSha256Hex, safeEqual } from './crypto.ts';
 import { ERR, reject, type Reject } from '../domain/errors.ts';
 import type { MetaStore } from '../journal/journal.ts';
+import type { ReplayGuard } from './replayGuard.ts';
 
 /** Deribit allows 8 API keys per account. */
 export const MAX_KEYS_PER_USER = 8;
@@ -152,10 +153,14 @@ const HMAC_FIELD = /^(id|ts|sig|nonce)=(.*)$/;
 
 /**
  * Verifies `Authorization: deri-hmac-sha256 id=..,ts=..,sig=..,nonce=..` (API.md 2): the signature
- * of `ts \n nonce \n METHOD \n URI \n body \n` under the key's secret, ts within 60 s of now. Repeated
- * nonces are accepted (ccxt sends equal ones in parallel). Every failure is 13009.
+ * of `ts \n nonce \n METHOD \n URI \n body \n` under the key's secret, ts within 60 s of now, where
+ * URI is the request target exactly as received (path and raw query). Nothing is cut from it: each
+ * prefix (/v1/, /api/v1/, /api/v2/) is verified for what it is, so a captured signature cannot be
+ * pointed at another path by hiding the signed target in a query string (issue 14). A signature is
+ * accepted once (`replay`); one nonce on different requests passes (ccxt signs parallel calls in one
+ * millisecond with the same nonce). Every failure is 13009, a key past its replay-cache share 10028.
  */
-export function verifyHmac(keys: ApiKeys, serverKey: Buffer, params: string, req: SignedRequest, now: readonly number[]): ApiKeyRecord | Reject {
+export function verifyHmac(keys: ApiKeys, serverKey: Buffer, params: string, req: SignedRequest, now: readonly number[], replay: ReplayGuard): ApiKeyRecord | Reject {
   const f: Record<string, string> = {};
   for (const part of params.split(',')) {
     const m = HMAC_FIELD.exec(part.trim());
@@ -170,16 +175,17 @@ export function verifyHmac(keys: ApiKeys, serverKey: Buffer, params: string, req
   const secret = rec ? secretOf(rec, serverKey) : null;
   if (!rec || secret === null) return reject(ERR.UNAUTHORIZED, 'invalid_signature');
   const sig = f.sig.toLowerCase();
-  // the signed path starts at /api/<version>/ even when a reverse proxy put a prefix before it
-  const candidates = [req.uri];
-  const api = req.uri.indexOf('/api/');
-  if (api > 0) candidates.push(req.uri.slice(api));
-  let good = false;
-  for (const uri of candidates) {
-    const expected = hmacSha256Hex(secret, `${f.ts}\n${f.nonce}\n${req.method.toUpperCase()}\n${uri}\n${req.body}\n`);
-    if (safeEqual(sig, expected)) good = true;
-  }
-  return good ? rec : reject(ERR.UNAUTHORIZED, 'invalid_signature');
+  const expected = hmacSha256Hex(secret, `${f.ts}\n${f.nonce}\n${req.method.toUpperCase()}\n${req.uri}\n${req.body}\n`);
+  if (!safeEqual(sig, expected)) return reject(ERR.UNAUTHORIZED, 'invalid_signature');
+  return admitOnce(replay, rec, sig, ts, now, ERR.UNAUTHORIZED);
+}
+
+/** The replay check after a signature verified: first use passes, a second is refused. */
+function admitOnce(replay: ReplayGuard, rec: ApiKeyRecord, sig: string, ts: number, now: readonly number[], code: typeof ERR.UNAUTHORIZED | typeof ERR.INVALID_CREDENTIALS): ApiKeyRecord | Reject {
+  const verdict = replay.admit(rec.clientId, sig, ts, now);
+  if (verdict === 'replayed') return reject(code, 'replayed_signature');
+  if (verdict === 'full') return reject(ERR.TOO_MANY_REQUESTS, 'too_many_signed_requests');
+  return rec;
 }
 
 /** `Authorization: Basic base64(client_id:client_secret)`. */
@@ -198,17 +204,20 @@ export function verifySecret(keys: ApiKeys, serverKey: Buffer, clientId: string,
   return rec && secret !== null && good ? rec : reject(code, 'invalid_credentials');
 }
 
-/** public/auth `client_signature`: HMAC(secret, timestamp \n nonce \n data), timestamp within 60 s. */
+/** public/auth `client_signature`: HMAC(secret, timestamp \n nonce \n data), timestamp within 60 s, accepted once. */
 export function verifyClientSignature(
   keys: ApiKeys,
   serverKey: Buffer,
   p: { client_id: string; timestamp: number; signature: string; nonce: string; data: string },
   now: readonly number[],
+  replay: ReplayGuard,
 ): ApiKeyRecord | Reject {
   if (!fresh(p.timestamp, now)) return reject(ERR.INVALID_CREDENTIALS, 'stale_signature', 'timestamp');
   const rec = keys.byClientId.get(p.client_id);
   const secret = rec ? secretOf(rec, serverKey) : null;
   if (!rec || secret === null) return reject(ERR.INVALID_CREDENTIALS, 'invalid_credentials', 'client_id');
   const expected = hmacSha256Hex(secret, `${p.timestamp}\n${p.nonce}\n${p.data}`);
-  return safeEqual(p.signature.toLowerCase(), expected) ? rec : reject(ERR.INVALID_CREDENTIALS, 'invalid_signature', 'signature');
+  const sig = p.signature.toLowerCase();
+  if (!safeEqual(sig, expected)) return reject(ERR.INVALID_CREDENTIALS, 'invalid_signature', 'signature');
+  return admitOnce(replay, rec, sig, p.timestamp, now, ERR.INVALID_CREDENTIALS);
 }

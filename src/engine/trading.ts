@@ -59,6 +59,10 @@ export class Trading {
       // since): it cannot be returned, and creating a second order would break the guarantee
       if (prev === undefined) return reject(ERR.INVALID_ARGUMENTS, 'client_order_id_in_use', 'client_order_id');
       if (prev) {
+        // the same id for another order (instrument, side, type, amount or price) is a client bug:
+        // answering with the earlier, unrelated order would let it believe the new one was placed
+        const rec = user.clientOrderIds.get(c.clientOrderId)!;
+        if (rec.fp !== undefined && rec.fp !== requestPrint(c)) return reject(ERR.INVALID_ARGUMENTS, 'client_order_id_reused', 'client_order_id');
         const ids = new Set(prev.tradeIds);
         return { order: prev, trades: user.trades.filter((t) => ids.has(t.id)) };
       }
@@ -200,7 +204,7 @@ export class Trading {
       // delete first so that a re-used (expired) id moves to the end: the map stays in time order,
       // which the TTL sweep in pruneClosed relies on
       user.clientOrderIds.delete(c.clientOrderId);
-      user.clientOrderIds.set(c.clientOrderId, { orderId: order.id, ts: ex.now });
+      user.clientOrderIds.set(c.clientOrderId, { orderId: order.id, ts: ex.now, fp: requestPrint(c) });
     }
 
     if (c.tif === 'fill_or_kill' && fillable < lots) {
@@ -728,6 +732,20 @@ export class Trading {
     if (!rec || rec.ts < this.ex.now - this.ex.limits.clientOrderIdTtlMs) return null;
     return user.orders.get(rec.orderId);
   }
+}
+
+/**
+ * A 32-bit FNV-1a hash of what a place request asks for: instrument, side, type, amount and price
+ * (or advanced price). Two requests with one client_order_id are the same order when it is equal.
+ */
+function requestPrint(c: PlaceCmd): number {
+  const text = `${c.instrument}|${c.side}|${c.type}|${c.lots}|${c.price ?? ''}|${c.advanced ?? ''}|${c.advPrice ?? ''}`;
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i);
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h;
 }
 
 /** Open lots of the reduce-only orders on one side of an exposure. */

@@ -123,8 +123,12 @@ export interface User {
   trades: Trade[];
   /** All orders of this user still retrievable (open and recent closed), by id. */
   orders: Map<number, Order>;
-  /** client_order_id -> order id and time, for 24 h idempotency. */
-  clientOrderIds: Map<string, { orderId: number; ts: number }>;
+  /**
+   * client_order_id -> order id and time, for 24 h idempotency, and a 32-bit hash of what the
+   * first request asked for (`requestPrint`), so that a retry is told from a reuse of the id for
+   * another order (absent in snapshots taken before it existed: such ids are not compared).
+   */
+  clientOrderIds: Map<string, { orderId: number; ts: number; fp?: number }>;
   depositIds: Map<string, DepositRecord>;
   /** Balance movements outside trading, most recent last (bounded; src/engine/ledger.ts). */
   log: LedgerEntry[];

@@ -3,6 +3,7 @@
 // journaled command carries only the ciphertext.
 import { Type } from '@sinclair/typebox';
 import { newClientCredentials, parseKeyScope, verifyClientSignature, verifySecret, type ApiKeyRecord, type ApiKeys } from '../../auth/apiKeys.ts';
+import type { ReplayGuard } from '../../auth/replayGuard.ts';
 import { encryptSecret } from '../../auth/crypto.ts';
 import { ERR, reject } from '../../domain/errors.ts';
 import { defineMethod, scopeAllows, type Scope } from '../rpc/registry.ts';
@@ -19,7 +20,7 @@ interface GrantParams {
 }
 
 /** public/auth with `client_credentials` or `client_signature`: the key, or 13004. */
-export function apiKeyGrant(keys: ApiKeys, serverKey: Buffer, p: GrantParams, now: readonly number[]): ApiKeyRecord {
+export function apiKeyGrant(keys: ApiKeys, serverKey: Buffer, p: GrantParams, now: readonly number[], replay: ReplayGuard): ApiKeyRecord {
   if (p.client_id === undefined) throw reject(ERR.INVALID_PARAMS, 'missing required parameter', 'client_id');
   if (p.grant_type === 'client_credentials') {
     if (p.client_secret === undefined) throw reject(ERR.INVALID_PARAMS, 'missing required parameter', 'client_secret');
@@ -27,7 +28,7 @@ export function apiKeyGrant(keys: ApiKeys, serverKey: Buffer, p: GrantParams, no
   }
   if (p.timestamp === undefined) throw reject(ERR.INVALID_PARAMS, 'missing required parameter', 'timestamp');
   if (p.signature === undefined) throw reject(ERR.INVALID_PARAMS, 'missing required parameter', 'signature');
-  return unwrap(verifyClientSignature(keys, serverKey, { client_id: p.client_id, timestamp: p.timestamp, signature: p.signature, nonce: p.nonce ?? '', data: p.data ?? '' }, now));
+  return unwrap(verifyClientSignature(keys, serverKey, { client_id: p.client_id, timestamp: p.timestamp, signature: p.signature, nonce: p.nonce ?? '', data: p.data ?? '' }, now, replay));
 }
 
 function renderKey(k: ApiKeyRecord): Record<string, unknown> {

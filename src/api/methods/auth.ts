@@ -187,7 +187,7 @@ export const authMethods = [
         return issueTokens(ctx, user, rec.scope, hash);
       }
       // API keys (src/auth/apiKeys.ts): a token with the key's scopes
-      const key = await s.seq.read(() => apiKeyGrant(s.ex.apiKeys, s.serverKey, p, [s.clock.now(), Date.now()]));
+      const key = await s.seq.read(() => apiKeyGrant(s.ex.apiKeys, s.serverKey, p, [s.clock.now(), Date.now()], s.replay));
       const keyUser = s.ex.users.get(key.userId);
       if (!keyUser) throw reject(ERR.INVALID_CREDENTIALS, 'invalid_credentials', 'client_id');
       return issueTokens(ctx, keyUser, narrowScope(`${key.scope} ${apiKeyScopeTag(key)}`, p.scope), null);

@@ -84,7 +84,7 @@ function apiKeyCaller(s: Services, kind: 'basic' | 'deri-hmac-sha256', rest: str
       ? verifyBasic(s.ex.apiKeys, s.serverKey, rest)
       : signed === undefined
         ? reject(ERR.UNAUTHORIZED, 'signature_needs_http')
-        : verifyHmac(s.ex.apiKeys, s.serverKey, rest, signed, [s.clock.now(), Date.now()]);
+        : verifyHmac(s.ex.apiKeys, s.serverKey, rest, signed, [s.clock.now(), Date.now()], s.replay);
   if (rec instanceof Reject) return rec;
   const user = s.ex.users.get(rec.userId);
   if (!user) return reject(ERR.UNAUTHORIZED, 'invalid_credentials');
