@@ -7,10 +7,11 @@ import { deribitExtraMethods } from './deribitExtras.ts';
 import { authMethods } from './auth.ts';
 import { fundsMethods } from './funds.ts';
 import { inviteMethods } from './invites.ts';
+import { marginMethods } from './margins.ts';
 import { marketMethods } from './market.ts';
 import { tradingMethods } from './trading.ts';
 
-export const allMethods: MethodDef[] = [...accountMethods, ...authMethods, ...inviteMethods, ...tradingMethods, ...adminMethods, ...marketMethods, ...apiKeyMethods, ...deribitExtraMethods, ...fundsMethods];
+export const allMethods: MethodDef[] = [...accountMethods, ...authMethods, ...inviteMethods, ...tradingMethods, ...adminMethods, ...marketMethods, ...apiKeyMethods, ...deribitExtraMethods, ...fundsMethods, ...marginMethods];
 
 /** Operations grouped as in API.md section 3, for the inventory tests. */
 export const methodGroups = {
@@ -23,4 +24,5 @@ export const methodGroups = {
   apiKeys: apiKeyMethods,
   deribit: deribitExtraMethods,
   funds: fundsMethods,
+  margins: marginMethods,
 };
