@@ -13,6 +13,7 @@ import { fastPath } from './fastPath.ts';
 import { openApiDocument } from './openapi.ts';
 import { envelopeText, errorOut, micros, type Envelope } from './envelope.ts';
 import { rpcOverHttp } from './rpcOverHttp.ts';
+import { registerWebApp } from './webApp.ts';
 import {
   ALLOWED_VERBS,
   BODY_LIMIT,
@@ -163,6 +164,8 @@ export function buildHttpServer(s: Services, methods: MethodDef[]): FastifyInsta
   const docsHtml = docsPage(methods);
   app.get(OPENAPI_PATH, async (_req, reply) => reply.type('application/json').send(openApiText));
   app.get('/docs', async (_req, reply) => reply.type('text/html; charset=utf-8').send(docsHtml));
+  // the browser app (web/), on the same public API as any client
+  registerWebApp(app);
 
   app.setNotFoundHandler((req, reply) => {
     if (req.method !== 'GET' && req.method !== 'POST' && req.method !== 'HEAD' && isMethodPath(req.url)) {

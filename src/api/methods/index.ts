@@ -9,10 +9,11 @@ import { channelMethods } from './channels.ts';
 import { cancelOnDisconnectMethods } from './cancelOnDisconnect.ts';
 import { fundsMethods } from './funds.ts';
 import { inviteMethods } from './invites.ts';
+import { marginMethods } from './margins.ts';
 import { marketMethods } from './market.ts';
 import { tradingMethods } from './trading.ts';
 
-export const allMethods: MethodDef[] = [...accountMethods, ...authMethods, ...inviteMethods, ...tradingMethods, ...adminMethods, ...marketMethods, ...apiKeyMethods, ...deribitExtraMethods, ...fundsMethods, ...channelMethods, ...cancelOnDisconnectMethods];
+export const allMethods: MethodDef[] = [...accountMethods, ...authMethods, ...inviteMethods, ...tradingMethods, ...adminMethods, ...marketMethods, ...apiKeyMethods, ...deribitExtraMethods, ...fundsMethods, ...channelMethods, ...cancelOnDisconnectMethods, ...marginMethods];
 
 /** Operations grouped as in API.md section 3, for the inventory tests. */
 export const methodGroups = {
@@ -27,4 +28,5 @@ export const methodGroups = {
   funds: fundsMethods,
   channels: channelMethods,
   cancelOnDisconnect: cancelOnDisconnectMethods,
+  margins: marginMethods,
 };

@@ -1,0 +1,82 @@
+// The shell: header (navigation, index, connection state, user), the routed screen, and the order
+// ticket drawer that chain clicks open. Routes are listed in src/api/http/webApp.ts APP_ROUTES too.
+import { useEffect } from 'preact/hooks';
+import { useConnState, useSession } from './lib/live.ts';
+import { linkClick, navigate, useRoute } from './lib/router.ts';
+import { signOut } from './lib/session.ts';
+import { SetupScreen, SignInScreen, SignUpScreen } from './screens/auth.tsx';
+import { ChainScreen } from './screens/chain.tsx';
+import { InstrumentScreen } from './screens/instrument.tsx';
+import { PortfolioScreen } from './screens/portfolio.tsx';
+import { KeysScreen } from './screens/keys.tsx';
+import { AdminScreen } from './screens/admin.tsx';
+import { TicketDrawer } from './screens/ticket.tsx';
+
+const CONN_TEXT = { connecting: 'Connecting', open: 'Live', reconnecting: 'Reconnecting', closed: 'Offline' } as const;
+
+function NavLink({ to, label, path }: { to: string; label: string; path: string }) {
+  const active = path === to || (to !== '/' && path.startsWith(to.split('/').slice(0, 2).join('/')));
+  return (
+    <a href={to} class={active ? 'active' : ''} onClick={(e) => linkClick(e, to)}>
+      {label}
+    </a>
+  );
+}
+
+export function App() {
+  const route = useRoute();
+  const s = useSession();
+  const conn = useConnState();
+  const path = route.path.replace(/\/$/, '') || '/';
+  const publicOnly = path === '/signin' || path === '/signup' || path === '/setup';
+  const needsLogin = !publicOnly && !s;
+
+  useEffect(() => {
+    if (path === '/') navigate(s ? '/chain/BTC' : '/signin', true);
+    else if (needsLogin) navigate('/signin', true);
+    else if (publicOnly && s) navigate('/chain/BTC', true);
+  }, [path, s]);
+
+  let screen = null;
+  if (path === '/signin') screen = <SignInScreen />;
+  else if (path === '/signup') screen = <SignUpScreen />;
+  else if (path === '/setup') screen = <SetupScreen />;
+  else if (!s) screen = null;
+  else if (path.startsWith('/chain')) screen = <ChainScreen currency={path.split('/')[2] || 'BTC'} expiry={Number(route.query.get('expiry')) || null} />;
+  else if (path.startsWith('/instrument/')) screen = <InstrumentScreen name={decodeURIComponent(path.slice('/instrument/'.length))} />;
+  else if (path === '/portfolio') screen = <PortfolioScreen />;
+  else if (path === '/keys') screen = <KeysScreen />;
+  else if (path.startsWith('/admin')) screen = s.admin ? <AdminScreen /> : <p class="error">This console is for administrators.</p>;
+  else screen = <p>Nothing here. <a href="/chain/BTC" onClick={(e) => linkClick(e, '/chain/BTC')}>Go to the option chain</a>.</p>;
+
+  return (
+    <>
+      <header class="top">
+        <span class="brand">Strikebook</span>
+        {s && (
+          <nav aria-label="Main">
+            <NavLink to="/chain/BTC" label="BTC chain" path={path} />
+            <NavLink to="/chain/ETH" label="ETH chain" path={path} />
+            <NavLink to="/portfolio" label="Portfolio" path={path} />
+            <NavLink to="/keys" label="API keys" path={path} />
+            {s.admin && <NavLink to="/admin" label="Admin" path={path} />}
+          </nav>
+        )}
+        <span class="spacer" />
+        <span class={`conn ${conn}`} role="status" aria-label="Connection" data-state={conn}>
+          {CONN_TEXT[conn]}
+        </span>
+        {s && (
+          <>
+            <span class="muted">{s.email}</span>
+            <button type="button" onClick={() => void signOut().then(() => navigate('/signin'))}>
+              Log out
+            </button>
+          </>
+        )}
+      </header>
+      <main>{screen}</main>
+      {s && <TicketDrawer />}
+    </>
+  );
+}

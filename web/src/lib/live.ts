@@ -1,0 +1,56 @@
+// The app's shared connections and hooks on them: the one WebSocket, the session, and helpers that
+// subscribe a component to a channel for as long as it is on screen.
+import { useEffect, useState } from 'preact/hooks';
+import { LiveSocket, type ConnState } from './ws.ts';
+import { onSession, session, type Session } from './session.ts';
+import { call } from './rpc.ts';
+
+export const live = new LiveSocket(`${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/ws/api/v2`);
+live.setToken(session()?.access ?? null);
+onSession((s) => live.setToken(s?.access ?? null));
+
+export function useSession(): Session | null {
+  const [s, set] = useState(session());
+  useEffect(() => onSession(set), []);
+  return s;
+}
+
+export function useConnState(): ConnState {
+  const [s, set] = useState(live.state);
+  useEffect(() => live.onState(set), []);
+  return s;
+}
+
+/** The socket's open count: effects that list it re-run (reload snapshots) after every reconnect. */
+export function useEpoch(): number {
+  const [e, set] = useState(live.epoch);
+  useEffect(() => live.onState(() => set(live.epoch)), []);
+  return e;
+}
+
+/** Subscribes to `channel` while mounted (null: none). */
+export function useChannel(channel: string | null, handler: (data: unknown) => void): void {
+  useEffect(() => (channel ? live.subscribe(channel, handler) : undefined), [channel]);
+}
+
+/** A private call with the session's token. */
+export function priv<T = unknown>(method: string, params: Record<string, unknown> = {}): Promise<T> {
+  return call<T>(method, params, session()?.access);
+}
+
+/** Loads `fn` when `deps` change (and after a reconnect); `reload` runs it again. */
+export function useLoad<T>(fn: () => Promise<T>, deps: unknown[]): { data: T | undefined; error: string | null; reload: () => void } {
+  const epoch = useEpoch();
+  const [data, setData] = useState<T | undefined>(undefined);
+  const [error, setError] = useState<string | null>(null);
+  const [n, setN] = useState(0);
+  useEffect(() => {
+    let alive = true;
+    fn().then(
+      (d) => alive && (setData(d), setError(null)),
+      (e: unknown) => alive && setError(e instanceof Error ? e.message : String(e)),
+    );
+    return () => void (alive = false);
+  }, [...deps, epoch, n]);
+  return { data, error, reload: () => setN((x) => x + 1) };
+}

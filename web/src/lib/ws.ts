@@ -1,0 +1,169 @@
+// One WebSocket to /ws/api/v2, shared by every screen, used as a bot would: JSON-RPC requests,
+// public/private subscribe, heartbeats answered. It reconnects with exponential back-off (0.25 s
+// doubling to 8 s) and, once open again, authenticates and re-subscribes every channel still
+// wanted; a `book.*` subscription then starts with a fresh snapshot, and the screens reload what
+// they fetched once (state 'open' again is their signal).
+
+export type ConnState = 'connecting' | 'open' | 'reconnecting' | 'closed';
+type Handler = (data: unknown) => void;
+
+interface Pending {
+  resolve: (v: unknown) => void;
+  reject: (e: unknown) => void;
+}
+
+const MIN_BACKOFF_MS = 250;
+const MAX_BACKOFF_MS = 8000;
+
+export class LiveSocket {
+  state: ConnState = 'connecting';
+  /** How many times the socket has (re)opened: screens reload their snapshots when it grows. */
+  epoch = 0;
+  private ws: WebSocket | null = null;
+  private nextId = 1;
+  private pending = new Map<number, Pending>();
+  private handlers = new Map<string, Set<Handler>>();
+  private stateListeners = new Set<(s: ConnState) => void>();
+  private backoff = MIN_BACKOFF_MS;
+  private token: string | null = null;
+  private stopped = false;
+  private retryTimer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(private readonly url: string) {
+    this.open();
+  }
+
+  onState(l: (s: ConnState) => void): () => void {
+    this.stateListeners.add(l);
+    return () => this.stateListeners.delete(l);
+  }
+
+  private setState(s: ConnState): void {
+    this.state = s;
+    for (const l of this.stateListeners) l(s);
+  }
+
+  private open(): void {
+    const ws = new WebSocket(this.url);
+    this.ws = ws;
+    ws.onopen = () => void this.onOpen(ws);
+    ws.onmessage = (ev) => this.onMessage(ev.data as string);
+    ws.onclose = () => this.onClose(ws);
+  }
+
+  private async onOpen(ws: WebSocket): Promise<void> {
+    try {
+      await this.request('public/set_heartbeat', { interval: 30 });
+      await this.resubscribe();
+    } catch {
+      // the socket closed while setting up: onClose schedules the next attempt
+    }
+    if (this.ws !== ws || ws.readyState !== WebSocket.OPEN) return;
+    this.backoff = MIN_BACKOFF_MS;
+    this.epoch++;
+    this.setState('open');
+  }
+
+  private onClose(ws: WebSocket): void {
+    if (this.ws !== ws) return;
+    this.ws = null;
+    for (const p of this.pending.values()) p.reject(new Error('connection closed'));
+    this.pending.clear();
+    if (this.stopped) return this.setState('closed');
+    this.setState('reconnecting');
+    this.retryTimer = setTimeout(() => this.open(), this.backoff);
+    this.backoff = Math.min(this.backoff * 2, MAX_BACKOFF_MS);
+  }
+
+  private onMessage(text: string): void {
+    let msg: { id?: number; result?: unknown; error?: { code: number; message: string }; method?: string; params?: { channel?: string; data?: unknown; type?: string } };
+    try {
+      msg = JSON.parse(text);
+    } catch {
+      return;
+    }
+    if (msg.method === 'subscription' && msg.params?.channel) {
+      const hs = this.handlers.get(msg.params.channel);
+      if (hs) for (const h of hs) h(msg.params.data);
+      return;
+    }
+    if (msg.method === 'heartbeat') {
+      if (msg.params?.type === 'test_request') void this.request('public/test', {}).catch(() => undefined);
+      return;
+    }
+    if (typeof msg.id === 'number') {
+      const p = this.pending.get(msg.id);
+      if (!p) return;
+      this.pending.delete(msg.id);
+      if (msg.error) p.reject(Object.assign(new Error(`${msg.error.code} ${msg.error.message}`), { code: msg.error.code }));
+      else p.resolve(msg.result);
+    }
+  }
+
+  /** A JSON-RPC request over the socket (private methods carry the session's token). */
+  request<T = unknown>(method: string, params: Record<string, unknown> = {}): Promise<T> {
+    const ws = this.ws;
+    if (!ws || ws.readyState !== WebSocket.OPEN) return Promise.reject(new Error('not connected'));
+    const id = this.nextId++;
+    const withToken = method.startsWith('private/') && this.token ? { ...params, access_token: this.token } : params;
+    ws.send(JSON.stringify({ jsonrpc: '2.0', id, method, params: withToken }));
+    return new Promise<T>((resolve, reject) => this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject }));
+  }
+
+  /** Sets the token used for private channels; re-subscribes private channels under the new identity. */
+  setToken(token: string | null): void {
+    const changed = token !== this.token;
+    this.token = token;
+    if (changed && this.state === 'open') void this.resubscribe().catch(() => undefined);
+  }
+
+  /** Subscribes `handler` to `channel` (kept across reconnects); returns the unsubscribe. */
+  subscribe(channel: string, handler: Handler): () => void {
+    let hs = this.handlers.get(channel);
+    const fresh = !hs;
+    if (!hs) {
+      hs = new Set();
+      this.handlers.set(channel, hs);
+    }
+    hs.add(handler);
+    if (fresh && this.state === 'open') void this.sendSubscribe([channel]).catch(() => undefined);
+    return () => {
+      const set = this.handlers.get(channel);
+      if (!set) return;
+      set.delete(handler);
+      if (set.size === 0) {
+        this.handlers.delete(channel);
+        if (this.state === 'open') void this.request(isPrivate(channel) ? 'private/unsubscribe' : 'public/unsubscribe', { channels: [channel] }).catch(() => undefined);
+      }
+    };
+  }
+
+  /** Unsubscribes and subscribes again: the server answers a `book.*` channel with a fresh snapshot. */
+  async resnapshot(channel: string): Promise<void> {
+    if (this.state !== 'open') return; // the reconnect re-subscribes anyway
+    await this.request(isPrivate(channel) ? 'private/unsubscribe' : 'public/unsubscribe', { channels: [channel] });
+    if (this.handlers.has(channel)) await this.sendSubscribe([channel]);
+  }
+
+  private async sendSubscribe(channels: string[]): Promise<void> {
+    const pub = channels.filter((c) => !isPrivate(c));
+    const priv = channels.filter(isPrivate);
+    // at most 500 channels per connection (server bound); the screens stay far below
+    if (pub.length > 0) await this.request('public/subscribe', { channels: pub });
+    if (priv.length > 0 && this.token) await this.request('private/subscribe', { channels: priv });
+  }
+
+  private async resubscribe(): Promise<void> {
+    await this.sendSubscribe([...this.handlers.keys()]);
+  }
+
+  close(): void {
+    this.stopped = true;
+    if (this.retryTimer !== undefined) clearTimeout(this.retryTimer);
+    this.ws?.close();
+  }
+}
+
+function isPrivate(channel: string): boolean {
+  return channel.startsWith('user.');
+}

@@ -1,0 +1,374 @@
+// The administrator's console: users, invite codes, the index and volatility, halting instruments,
+// expiries and settlement history, the insurance account, and a health panel from /health and
+// /metrics. Every action is an admin-scoped API call, the same a script would make.
+import { useState } from 'preact/hooks';
+import * as fmt from '../lib/format.ts';
+import { priv, useLoad } from '../lib/live.ts';
+import { call, errorText } from '../lib/rpc.ts';
+
+interface Invite {
+  code: string;
+  max_uses: number;
+  uses: number;
+  expires_at: number;
+  note: string | null;
+  creation_timestamp: number;
+  revoked?: boolean;
+}
+
+/** A form's outcome line: the API's words on failure. */
+function useAction() {
+  const [msg, setMsg] = useState<{ ok: boolean; text: string } | null>(null);
+  const run = async (fn: () => Promise<string>) => {
+    setMsg(null);
+    try {
+      setMsg({ ok: true, text: await fn() });
+    } catch (e) {
+      setMsg({ ok: false, text: errorText(e) });
+    }
+  };
+  const view = msg && (
+    <p class={msg.ok ? 'ok' : 'error'} role={msg.ok ? 'status' : 'alert'}>
+      {msg.text}
+    </p>
+  );
+  return { run, view };
+}
+
+function Users() {
+  const { data } = useLoad(() => priv<{ users: { user_id: number; email: string; role: string; creation_timestamp: number }[] }>('private/list_users', { count: 100 }), []);
+  return (
+    <div class="panel grow">
+      <h2>Users</h2>
+      <table aria-label="Users">
+        <thead>
+          <tr>
+            <th class="l">Id</th>
+            <th class="l">Email</th>
+            <th class="l">Role</th>
+            <th class="l">Created (UTC)</th>
+          </tr>
+        </thead>
+        <tbody>
+          {(data?.users ?? []).map((u) => (
+            <tr key={u.user_id}>
+              <td class="l">{u.user_id}</td>
+              <td class="l">{u.email}</td>
+              <td class="l">{u.role}</td>
+              <td class="l">{fmt.utc(u.creation_timestamp)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+function Invites() {
+  const { data, reload } = useLoad(() => priv<Invite[]>('private/list_invite_codes', { count: 100 }), []);
+  const [uses, setUses] = useState('1');
+  const [days, setDays] = useState('7');
+  const [note, setNote] = useState('');
+  const [code, setCode] = useState<string | null>(null);
+  const a = useAction();
+  const generate = () =>
+    a.run(async () => {
+      const inv = await priv<Invite>('private/generate_invite_code', { max_uses: Number(uses), expires_in: Math.round(Number(days) * 86400), ...(note ? { note } : {}) });
+      setCode(inv.code);
+      reload();
+      return `Invite code created (${inv.max_uses} use${inv.max_uses > 1 ? 's' : ''})`;
+    });
+  const revoke = (c: string) =>
+    a.run(async () => {
+      await priv('private/revoke_invite_code', { code: c });
+      reload();
+      return 'Invite code revoked';
+    });
+  return (
+    <div class="panel grow">
+      <h2>Invite codes</h2>
+      <form class="inline" onSubmit={(e) => (e.preventDefault(), void generate())}>
+        <label>
+          Uses
+          <input type="number" min={1} max={10000} value={uses} onInput={(e) => setUses(e.currentTarget.value)} />
+        </label>
+        <label>
+          Expires in (days)
+          <input type="number" min={1} max={365} step="any" value={days} onInput={(e) => setDays(e.currentTarget.value)} />
+        </label>
+        <label>
+          Note
+          <input maxLength={128} value={note} onInput={(e) => setNote(e.currentTarget.value)} />
+        </label>
+        <button type="submit" class="primary">
+          Generate invite
+        </button>
+      </form>
+      {code && (
+        <p>
+          New code: <span class="secret" data-invite-code={code}>{code}</span>
+        </p>
+      )}
+      {a.view}
+      <table aria-label="Invite codes">
+        <thead>
+          <tr>
+            <th class="l">Code</th>
+            <th>Uses</th>
+            <th class="l">Expires (UTC)</th>
+            <th class="l">Note</th>
+            <th />
+          </tr>
+        </thead>
+        <tbody>
+          {(data ?? []).map((i) => (
+            <tr key={i.code}>
+              <td class="l secret">{i.code.slice(0, 12)}…</td>
+              <td>
+                {i.uses}/{i.max_uses}
+              </td>
+              <td class="l">{fmt.utc(i.expires_at)}</td>
+              <td class="l">{i.note ?? ''}</td>
+              <td>{i.revoked ? <span class="muted">revoked</span> : <button type="button" onClick={() => void revoke(i.code)}>Revoke</button>}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+function Market() {
+  const idx = useAction();
+  const vol = useAction();
+  const halt = useAction();
+  const [indexName, setIndexName] = useState('btc_usd');
+  const [price, setPrice] = useState('');
+  const [volCurrency, setVolCurrency] = useState('BTC');
+  const [atm, setAtm] = useState('0.6');
+  const [skew, setSkew] = useState('-0.1');
+  const [curv, setCurv] = useState('0.5');
+  const [inst, setInst] = useState('');
+  const { data: indices, reload } = useLoad(() => Promise.all(['btc_usd', 'eth_usd'].map((n) => call<{ index_price: number }>('public/get_index_price', { index_name: n }))), []);
+  return (
+    <div class="panel grow">
+      <h2>Index, volatility, trading</h2>
+      <p>
+        Index: btc_usd <b>{fmt.usd(indices?.[0].index_price)}</b>, eth_usd <b>{fmt.usd(indices?.[1].index_price)}</b>
+      </p>
+      <form
+        class="inline"
+        onSubmit={(e) => (
+          e.preventDefault(),
+          void idx.run(async () => {
+            await priv('private/set_index_price', { index_name: indexName, price: fmt.parseInput(price) });
+            reload();
+            return `${indexName} set to ${price}`;
+          })
+        )}
+      >
+        <label>
+          Index
+          <select value={indexName} onChange={(e) => setIndexName(e.currentTarget.value)}>
+            <option value="btc_usd">btc_usd</option>
+            <option value="eth_usd">eth_usd</option>
+          </select>
+        </label>
+        <label>
+          Index price (USD)
+          <input inputMode="decimal" value={price} onInput={(e) => setPrice(e.currentTarget.value)} />
+        </label>
+        <button type="submit">Set index (manual feed)</button>
+      </form>
+      {idx.view}
+      <form
+        class="inline"
+        style="margin-top:10px"
+        onSubmit={(e) => (
+          e.preventDefault(),
+          void vol.run(async () => {
+            await priv('private/set_volatility', { currency: volCurrency, atm_vol: Number(atm), skew: Number(skew), curvature: Number(curv) });
+            return `${volCurrency} smile set`;
+          })
+        )}
+      >
+        <label>
+          Volatility currency
+          <select value={volCurrency} onChange={(e) => setVolCurrency(e.currentTarget.value)}>
+            <option>BTC</option>
+            <option>ETH</option>
+          </select>
+        </label>
+        <label>
+          ATM vol (0.6 = 60%)
+          <input inputMode="decimal" size={6} value={atm} onInput={(e) => setAtm(e.currentTarget.value)} />
+        </label>
+        <label>
+          Skew
+          <input inputMode="decimal" size={6} value={skew} onInput={(e) => setSkew(e.currentTarget.value)} />
+        </label>
+        <label>
+          Curvature
+          <input inputMode="decimal" size={6} value={curv} onInput={(e) => setCurv(e.currentTarget.value)} />
+        </label>
+        <button type="submit">Set volatility</button>
+      </form>
+      {vol.view}
+      <form class="inline" style="margin-top:10px" onSubmit={(e) => e.preventDefault()}>
+        <label>
+          Instrument to halt or resume
+          <input size={24} value={inst} onInput={(e) => setInst(e.currentTarget.value.trim())} placeholder="BTC-27MAR26-100000-C" />
+        </label>
+        <button type="button" onClick={() => void halt.run(async () => (await priv('private/halt_instrument', { instrument_name: inst }), `${inst} halted`))}>
+          Halt
+        </button>
+        <button type="button" onClick={() => void halt.run(async () => (await priv('private/resume_instrument', { instrument_name: inst }), `${inst} resumed`))}>
+          Resume
+        </button>
+      </form>
+      {halt.view}
+    </div>
+  );
+}
+
+function Expiries() {
+  const { data } = useLoad(
+    () =>
+      Promise.all([
+        call<Record<string, number[]>>('public/get_expiration_timestamps', { currency: 'any' }),
+        ...['btc_usd', 'eth_usd'].map((n) => call<{ data: { date: string; delivery_price: number }[] }>('public/get_delivery_prices', { index_name: n, count: 10 })),
+      ]),
+    [],
+  );
+  const [exp, btc, eth] = data ?? [];
+  return (
+    <div class="panel grow">
+      <h2>Expiries and settlements</h2>
+      <div class="row">
+        {['BTC', 'ETH'].map((c) => (
+          <div key={c} class="grow">
+            <b>{c} expiries</b>
+            <ul aria-label={`${c} expiries`}>
+              {((exp as Record<string, number[]> | undefined)?.[c] ?? []).map((t) => (
+                <li key={t}>
+                  {fmt.expiryCode(t)} <span class="muted">{fmt.utc(t)}</span>
+                </li>
+              ))}
+            </ul>
+          </div>
+        ))}
+        {[
+          ['btc_usd', btc],
+          ['eth_usd', eth],
+        ].map(([n, d]) => (
+          <div key={n as string} class="grow">
+            <b>{n as string} delivery prices</b>
+            <table aria-label={`${n} settlements`}>
+              <tbody>
+                {((d as { data: { date: string; delivery_price: number }[] } | undefined)?.data ?? []).map((r) => (
+                  <tr key={r.date}>
+                    <td class="l">{r.date}</td>
+                    <td>{fmt.usd(r.delivery_price)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+            {((d as { data: unknown[] } | undefined)?.data.length ?? 0) === 0 && <p class="muted">No settlements yet.</p>}
+          </div>
+        ))}
+      </div>
+    </div>
+  );
+}
+
+function Insurance() {
+  const { data } = useLoad(() => priv<{ currency: string; balance: number; shortfall: number; positions: unknown[] }[]>('private/get_insurance_fund', { count: 5 }), []);
+  return (
+    <div class="panel grow">
+      <h2>Insurance account</h2>
+      <table aria-label="Insurance account">
+        <thead>
+          <tr>
+            <th class="l">Currency</th>
+            <th>Balance</th>
+            <th>Shortfall</th>
+            <th>Positions held</th>
+          </tr>
+        </thead>
+        <tbody>
+          {(data ?? []).map((r) => (
+            <tr key={r.currency}>
+              <td class="l">{r.currency}</td>
+              <td>{fmt.coin(r.balance)}</td>
+              <td>{fmt.coin(r.shortfall)}</td>
+              <td>{r.positions.length}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+/** Metric lines worth a glance, from the Prometheus text at /metrics (served to this host only). */
+const HEALTH_METRICS = ['strikebook_users', 'strikebook_open_orders', 'strikebook_instruments', 'strikebook_ws_connections', 'strikebook_journal_seq', 'strikebook_journal_records_total', 'process_resident_memory_bytes', 'nodejs_eventloop_lag_p99_seconds'];
+
+function Health() {
+  const { data, error, reload } = useLoad(async () => {
+    const [h, m] = await Promise.all([fetch('/health').then((r) => r.json() as Promise<{ status: string; seq: number }>), fetch('/metrics').then((r) => (r.ok ? r.text() : ''))]);
+    const values = new Map<string, number>();
+    for (const line of m.split('\n')) {
+      if (line.startsWith('#') || !line) continue;
+      const [key, value] = line.split(' ');
+      const name = key.split('{')[0];
+      if (HEALTH_METRICS.includes(name)) values.set(name, (values.get(name) ?? 0) + Number(value));
+    }
+    return { h, values, metrics: m !== '' };
+  }, []);
+  return (
+    <div class="panel grow">
+      <div class="row" style="justify-content:space-between">
+        <h2>Health</h2>
+        <button type="button" onClick={reload}>
+          Refresh
+        </button>
+      </div>
+      {error && <p class="error">{error}</p>}
+      {data && (
+        <dl class="kv" aria-label="Health">
+          <dt>Status</dt>
+          <dd class={data.h.status === 'ok' ? 'ok' : 'error'}>{data.h.status}</dd>
+          <dt>Journal seq</dt>
+          <dd>{data.h.seq}</dd>
+          {[...data.values].map(([k, v]) => (
+            <>
+              <dt key={`t${k}`}>{k}</dt>
+              <dd key={`d${k}`}>{k.endsWith('_bytes') ? `${fmt.fixed(v / 1048576, 1)} MiB` : fmt.fixed(v, k.endsWith('_seconds') ? 4 : 0)}</dd>
+            </>
+          ))}
+        </dl>
+      )}
+      {data && !data.metrics && <p class="muted">/metrics answers this host only (STRIKEBOOK_METRICS_PUBLIC opens it).</p>}
+    </div>
+  );
+}
+
+export function AdminScreen() {
+  return (
+    <>
+      <h1>Administration</h1>
+      <div class="row">
+        <Invites />
+        <Users />
+      </div>
+      <div class="row">
+        <Market />
+        <Health />
+      </div>
+      <div class="row">
+        <Expiries />
+        <Insurance />
+      </div>
+    </>
+  );
+}

@@ -1,0 +1,300 @@
+// The option chain of one currency and expiry: calls | strike | puts with bid/ask and sizes, mark,
+// mark IV, delta, open interest, and the user's position and open orders per row. Tickers come from
+// `public/ticker` over the socket (pipelined, one round trip's worth of waiting), then live from
+// `ticker.{instrument}.100ms`; the index from `deribit_price_index`; recent trades from
+// `trades.option.{currency}.100ms`. The table has fixed column widths and tabular digits, so live
+// numbers never move the layout; updates are drawn at most once per animation frame.
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import * as fmt from '../lib/format.ts';
+import { serverNow, syncClock } from '../lib/clock.ts';
+import { live, priv, useChannel, useEpoch, useSession } from '../lib/live.ts';
+import { call } from '../lib/rpc.ts';
+import { linkClick, navigate } from '../lib/router.ts';
+import { fillTicket } from '../lib/ticketStore.ts';
+import type { Instrument, Order, Position, PublicTrade, Ticker } from '../lib/types.ts';
+
+/** Redraws at most once per animation frame, however many messages arrive. */
+export function useFrameRedraw(): [number, () => void] {
+  const [n, setN] = useState(0);
+  const pending = useRef(false);
+  const request = () => {
+    if (pending.current) return;
+    pending.current = true;
+    requestAnimationFrame(() => {
+      pending.current = false;
+      setN((x) => x + 1);
+    });
+  };
+  return [n, request];
+}
+
+/** Instruments of a currency grouped by expiry, ascending. */
+function useInstruments(currency: string): Map<number, Instrument[]> | null {
+  const epoch = useEpoch();
+  const [byExpiry, set] = useState<Map<number, Instrument[]> | null>(null);
+  useEffect(() => {
+    let alive = true;
+    void call<Instrument[]>('public/get_instruments', { currency, kind: 'option' }).then((list) => {
+      if (!alive) return;
+      const m = new Map<number, Instrument[]>();
+      for (const i of list.filter((x) => x.is_active)) {
+        const arr = m.get(i.expiration_timestamp) ?? [];
+        arr.push(i);
+        m.set(i.expiration_timestamp, arr);
+      }
+      set(new Map([...m.entries()].sort((a, b) => a[0] - b[0])));
+    });
+    return () => void (alive = false);
+  }, [currency, epoch]);
+  return byExpiry;
+}
+
+/** The index of a currency, live. */
+export function useIndex(currency: string): number | null {
+  const [index, setIndex] = useState<number | null>(null);
+  const name = `${currency.toLowerCase()}_usd`;
+  const epoch = useEpoch();
+  useEffect(() => {
+    void call<{ index_price: number }>('public/get_index_price', { index_name: name }).then((r) => setIndex(r.index_price), () => undefined);
+  }, [name, epoch]);
+  useChannel(`deribit_price_index.${name}`, (d) => setIndex((d as { price: number }).price));
+  return index;
+}
+
+/** The user's positions and open orders per instrument of a currency, reloaded when they change. */
+export function useOwn(currency: string): { positions: Map<string, number>; orders: Map<string, Order[]> } {
+  const s = useSession();
+  const epoch = useEpoch();
+  const [own, setOwn] = useState({ positions: new Map<string, number>(), orders: new Map<string, Order[]>() });
+  const [n, setN] = useState(0);
+  const timer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
+  useEffect(() => {
+    if (!s) return;
+    let alive = true;
+    void Promise.all([priv<Position[]>('private/get_positions', { currency }), priv<Order[]>('private/get_open_orders_by_currency', { currency })]).then(
+      ([ps, os]) => {
+        if (!alive) return;
+        const positions = new Map(ps.map((p) => [p.instrument_name, p.size]));
+        const orders = new Map<string, Order[]>();
+        for (const o of os) orders.set(o.instrument_name, [...(orders.get(o.instrument_name) ?? []), o]);
+        setOwn({ positions, orders });
+      },
+      () => undefined,
+    );
+    return () => void (alive = false);
+  }, [currency, s?.access, epoch, n]);
+  useChannel(s ? `user.changes.option.${currency}.100ms` : null, () => {
+    clearTimeout(timer.current);
+    timer.current = setTimeout(() => setN((x) => x + 1), 50);
+  });
+  return own;
+}
+
+function ownMark(name: string, positions: Map<string, number>, orders: Map<string, Order[]>) {
+  const pos = positions.get(name);
+  const os = orders.get(name);
+  const title = [pos ? `position ${pos}` : '', os ? `${os.length} open order${os.length > 1 ? 's' : ''}` : ''].filter(Boolean).join(', ');
+  return (
+    <span class="mark-own" title={title} data-own={title || undefined}>
+      {pos ? (pos > 0 ? '▲' : '▼') : ''}
+      {os ? '●' : ''}
+    </span>
+  );
+}
+
+interface Row {
+  strike: number;
+  call?: Instrument;
+  put?: Instrument;
+}
+
+export function ChainScreen({ currency, expiry }: { currency: string; expiry: number | null }) {
+  const byExpiry = useInstruments(currency);
+  const index = useIndex(currency);
+  const own = useOwn(currency);
+  const epoch = useEpoch();
+  const [, redraw] = useFrameRedraw();
+  const tickers = useRef(new Map<string, Ticker>());
+  const [trades, setTrades] = useState<PublicTrade[]>([]);
+  const [clockReady, setClockReady] = useState(false);
+  useEffect(() => void syncClock().then(() => setClockReady(true)), []);
+
+  const expiries = byExpiry ? [...byExpiry.keys()] : [];
+  const selected = expiry !== null && byExpiry?.has(expiry) ? expiry : (expiries[0] ?? null);
+  const series = (selected !== null && byExpiry?.get(selected)) || [];
+
+  const rows = useMemo(() => {
+    const m = new Map<number, Row>();
+    for (const i of series) {
+      const r = m.get(i.strike) ?? { strike: i.strike };
+      if (i.option_type === 'call') r.call = i;
+      else r.put = i;
+      m.set(i.strike, r);
+    }
+    return [...m.values()].sort((a, b) => a.strike - b.strike);
+  }, [series]);
+
+  // tickers: a snapshot per instrument over the socket, then the live channel
+  useEffect(() => {
+    if (series.length === 0) return;
+    let alive = true;
+    const names = series.map((i) => i.instrument_name);
+    const onTicker = (d: unknown) => {
+      const t = d as Ticker;
+      tickers.current.set(t.instrument_name, t);
+      redraw();
+    };
+    const unsubs = names.map((n) => live.subscribe(`ticker.${n}.100ms`, onTicker));
+    const get = (n: string) => (live.state === 'open' ? live.request<Ticker>('public/ticker', { instrument_name: n }) : call<Ticker>('public/ticker', { instrument_name: n }));
+    void Promise.all(names.map((n) => get(n).then((t) => alive && tickers.current.set(n, t), () => undefined))).then(() => alive && redraw());
+    return () => {
+      alive = false;
+      for (const u of unsubs) u();
+    };
+  }, [series, epoch]);
+
+  // recent trades of the currency: the last 20 public trades, newest first
+  useEffect(() => {
+    let alive = true;
+    void call<{ trades: PublicTrade[] }>('public/get_last_trades_by_currency', { currency, kind: 'option', count: 20, sorting: 'desc' }).then((r) => alive && setTrades(r.trades), () => undefined);
+    return () => void (alive = false);
+  }, [currency, epoch]);
+  useChannel(`trades.option.${currency}.100ms`, (d) => setTrades((prev) => [...(d as PublicTrade[]).slice().reverse(), ...prev].slice(0, 20)));
+
+  const atm = index !== null && rows.length > 0 ? rows.reduce((best, r) => (Math.abs(r.strike - index) < Math.abs(best.strike - index) ? r : best)).strike : null;
+  const go = (e: number) => navigate(`/chain/${currency}?expiry=${e}`);
+  const now = serverNow();
+  const complete = series.length > 0 && series.every((i) => tickers.current.has(i.instrument_name));
+
+  const cells = (inst: Instrument | undefined, side: 'call' | 'put') => {
+    if (!inst) return Array.from({ length: 10 }, (_, k) => <td key={`${side}${k}`} />);
+    const t = tickers.current.get(inst.instrument_name);
+    const name = inst.instrument_name;
+    const open = (s: 'buy' | 'sell', p: number | undefined) => fillTicket({ instrument: name, side: s, price: p ? p : t?.mark_price ? fmt.roundToTick(inst, t.mark_price) : null });
+    const bidSize = <td key="bs" class="bid">{fmt.amount(t?.best_bid_amount || null)}</td>;
+    const bid = (
+      <td key="b" class="bid click" data-cell="bid" title={`Sell ${name}`} onClick={() => open('sell', t?.best_bid_price)}>
+        {fmt.price(t?.best_bid_price)}
+      </td>
+    );
+    const ask = (
+      <td key="a" class="ask click" data-cell="ask" title={`Buy ${name}`} onClick={() => open('buy', t?.best_ask_price)}>
+        {fmt.price(t?.best_ask_price)}
+      </td>
+    );
+    const askSize = <td key="as" class="ask">{fmt.amount(t?.best_ask_amount || null)}</td>;
+    const mark = (
+      <td key="m" data-cell="mark">
+        {fmt.price(t?.mark_price)}
+      </td>
+    );
+    const ivc = (
+      <td key="iv" data-cell="iv">
+        {fmt.iv(t?.mark_iv)}
+      </td>
+    );
+    const delta = <td key="d">{fmt.greek(t?.greeks.delta, 2)}</td>;
+    const oi = <td key="oi">{fmt.amount(t?.open_interest)}</td>;
+    const link = (
+      <td key="l" class={side === 'call' ? 'l' : ''}>
+        <a href={`/instrument/${name}`} aria-label={`Open ${name}`} onClick={(e) => linkClick(e, `/instrument/${name}`)}>
+          {side === 'call' ? '◂' : '▸'}
+        </a>
+        {ownMark(name, own.positions, own.orders)}
+      </td>
+    );
+    return side === 'call' ? [link, oi, delta, ivc, mark, bidSize, bid, ask, askSize] : [bidSize, bid, ask, askSize, mark, ivc, delta, oi, link];
+  };
+
+  return (
+    <div class="row">
+      <div class="grow">
+        <div class="panel">
+          <div class="row" style="align-items:center;justify-content:space-between">
+            <h1>
+              {currency} options {selected !== null && <span class="muted">{fmt.expiryCode(selected)}</span>}
+            </h1>
+            <span aria-label="Index" data-index={index ?? ''}>
+              Index {currency.toLowerCase()}_usd <b class="num">{fmt.usd(index)}</b>
+            </span>
+          </div>
+          <div class="tabs" role="tablist" aria-label="Expiries">
+            {expiries.map((e) => (
+              <button key={e} role="tab" type="button" aria-selected={e === selected} onClick={() => go(e)}>
+                {fmt.expiryCode(e)}
+                <small>{clockReady ? fmt.timeToExpiry(e, now) : ''}</small>
+              </button>
+            ))}
+          </div>
+          <table class="chain fixed" aria-label="Option chain" data-complete={complete ? 'true' : 'false'}>
+            <colgroup>
+              {Array.from({ length: 9 }, (_, k) => <col key={`c${k}`} style={k === 0 ? 'width:44px' : ''} />)}
+              <col style="width:80px" />
+              {Array.from({ length: 9 }, (_, k) => <col key={`p${k}`} style={k === 8 ? 'width:44px' : ''} />)}
+            </colgroup>
+            <thead>
+              <tr>
+                <th class="l" colSpan={9}>Calls</th>
+                <th class="strike">Strike</th>
+                <th colSpan={9}>Puts</th>
+              </tr>
+              <tr>
+                <th class="l">Own</th>
+                <th>OI</th>
+                <th>Δ</th>
+                <th>IV</th>
+                <th>Mark</th>
+                <th>Size</th>
+                <th>Bid</th>
+                <th>Ask</th>
+                <th>Size</th>
+                <th class="strike">USD</th>
+                <th>Size</th>
+                <th>Bid</th>
+                <th>Ask</th>
+                <th>Size</th>
+                <th>Mark</th>
+                <th>IV</th>
+                <th>Δ</th>
+                <th>OI</th>
+                <th>Own</th>
+              </tr>
+            </thead>
+            <tbody>
+              {rows.map((r) => (
+                <tr key={r.strike} class={r.strike === atm ? 'atm' : ''} data-strike={r.strike} data-call={r.call?.instrument_name} data-put={r.put?.instrument_name}>
+                  {cells(r.call, 'call')}
+                  <td class="strike">{fmt.strike(r.strike)}</td>
+                  {cells(r.put, 'put')}
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          {!byExpiry && <p class="muted">Loading instruments…</p>}
+        </div>
+      </div>
+      <div class="panel" style="width:300px">
+        <h2>Recent trades</h2>
+        <table aria-label="Recent trades">
+          <thead>
+            <tr>
+              <th class="l">Instrument</th>
+              <th>Price</th>
+              <th>Amount</th>
+            </tr>
+          </thead>
+          <tbody>
+            {trades.map((t) => (
+              <tr key={t.trade_id} data-trade-id={t.trade_id}>
+                <td class={`l ${t.direction === 'buy' ? 'bid' : 'ask'}`}>{t.instrument_name}</td>
+                <td>{fmt.price(t.price)}</td>
+                <td>{fmt.amount(t.amount)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+        {trades.length === 0 && <p class="muted">No trades yet.</p>}
+      </div>
+    </div>
+  );
+}

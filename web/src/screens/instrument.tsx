@@ -1,0 +1,246 @@
+// One instrument: the order book ladder (depth 20, cumulative sizes, own orders marked) rebuilt from
+// `book.{instrument}.100ms` (lib/book.ts; a gap re-subscribes for a fresh snapshot), recent trades,
+// a price chart (candles from get_tradingview_chart_data, the mark from get_mark_price_history),
+// the greeks from the ticker, and the order ticket (a click on a level fills it in).
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { CandlestickSeries, ColorType, LineSeries, createChart, type IChartApi, type UTCTimestamp } from 'lightweight-charts';
+import { Book, type BookMessage } from '../lib/book.ts';
+import * as fmt from '../lib/format.ts';
+import { serverNow, syncClock } from '../lib/clock.ts';
+import { live, useChannel, useEpoch } from '../lib/live.ts';
+import { call } from '../lib/rpc.ts';
+import { fillTicket, useTicket } from '../lib/ticketStore.ts';
+import type { PublicTrade, Ticker } from '../lib/types.ts';
+import { useFrameRedraw, useIndex, useOwn } from './chain.tsx';
+import { OrderTicket } from './ticket.tsx';
+
+function Ladder({ name, ownPrices }: { name: string; ownPrices: Set<number> }) {
+  const book = useRef(new Book(name));
+  const [, redraw] = useFrameRedraw();
+  const channel = `book.${name}.100ms`;
+  useEffect(() => {
+    book.current = new Book(name);
+    redraw();
+  }, [name]);
+  useChannel(channel, (d) => {
+    if (book.current.apply(d as BookMessage) === 'gap') void live.resnapshot(channel).catch(() => undefined);
+    redraw();
+  });
+  const b = book.current;
+  const asks = b.askLadder(20);
+  const bids = b.bidLadder(20);
+  const maxCum = Math.max(asks.at(-1)?.cumulative ?? 0, bids.at(-1)?.cumulative ?? 0, 1e-9);
+  const row = (r: { price: number; amount: number; cumulative: number }, side: 'bid' | 'ask') => (
+    <tr
+      key={`${side}${r.price}`}
+      class={`${side}row${ownPrices.has(r.price) ? ' own' : ''}`}
+      data-side={side}
+      data-price={r.price}
+      data-amount={r.amount}
+      onClick={() => fillTicket({ instrument: name, side: side === 'ask' ? 'buy' : 'sell', price: r.price })}
+      style="cursor:pointer"
+      title={`${side === 'ask' ? 'Buy' : 'Sell'} at ${r.price}`}
+    >
+      <td class={`price ${side}`}>{fmt.price(r.price)}</td>
+      <td>{fmt.amount(r.amount)}</td>
+      <td>
+        <span class="depthbar" style={`width:${(100 * r.cumulative) / maxCum}%`} />
+        {fmt.amount(r.cumulative)}
+      </td>
+    </tr>
+  );
+  return (
+    <div class="panel" style="width:280px">
+      <h2>Order book</h2>
+      <table class="ladder fixed" aria-label="Order book" data-change-id={b.changeId ?? ''}>
+        <thead>
+          <tr>
+            <th>Price</th>
+            <th>Size</th>
+            <th>Total</th>
+          </tr>
+        </thead>
+        <tbody>
+          {asks
+            .slice()
+            .reverse()
+            .map((r) => row(r, 'ask'))}
+          <tr class="spreadrow">
+            <td colSpan={3}>{b.ready ? (asks[0] && bids[0] ? `spread ${fmt.price(asks[0].price - bids[0].price)}` : 'one-sided book') : 'loading…'}</td>
+          </tr>
+          {bids.map((r) => row(r, 'bid'))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+function Trades({ name }: { name: string }) {
+  const epoch = useEpoch();
+  const [trades, setTrades] = useState<PublicTrade[]>([]);
+  useEffect(() => {
+    let alive = true;
+    void call<{ trades: PublicTrade[] }>('public/get_last_trades_by_instrument', { instrument_name: name, count: 30, sorting: 'desc' }).then((r) => alive && setTrades(r.trades), () => undefined);
+    return () => void (alive = false);
+  }, [name, epoch]);
+  useChannel(`trades.${name}.100ms`, (d) => setTrades((prev) => [...(d as PublicTrade[]).slice().reverse(), ...prev].slice(0, 30)));
+  return (
+    <div class="panel">
+      <h2>Recent trades</h2>
+      <table aria-label="Trades">
+        <thead>
+          <tr>
+            <th class="l">Time (UTC)</th>
+            <th>Price</th>
+            <th>Amount</th>
+          </tr>
+        </thead>
+        <tbody>
+          {trades.map((t) => (
+            <tr key={t.trade_id} data-trade-id={t.trade_id}>
+              <td class="l muted">{fmt.utc(t.timestamp).slice(11)}</td>
+              <td class={t.direction === 'buy' ? 'bid' : 'ask'}>{fmt.price(t.price)}</td>
+              <td>{fmt.amount(t.amount)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {trades.length === 0 && <p class="muted">No trades yet.</p>}
+    </div>
+  );
+}
+
+interface Candles {
+  ticks: number[];
+  open: number[];
+  high: number[];
+  low: number[];
+  close: number[];
+}
+
+function Chart({ name }: { name: string }) {
+  const el = useRef<HTMLDivElement>(null);
+  const chart = useRef<IChartApi | null>(null);
+  const epoch = useEpoch();
+  const [note, setNote] = useState('');
+  useEffect(() => {
+    if (!el.current) return;
+    const c = createChart(el.current, {
+      autoSize: true,
+      layout: { background: { type: ColorType.Solid, color: '#151b23' }, textColor: '#8594a6' },
+      grid: { vertLines: { color: '#1f2833' }, horzLines: { color: '#1f2833' } },
+      timeScale: { timeVisible: true },
+    });
+    chart.current = c;
+    return () => {
+      c.remove();
+      chart.current = null;
+    };
+  }, []);
+  useEffect(() => {
+    const c = chart.current;
+    if (!c) return;
+    let alive = true;
+    const candles = c.addSeries(CandlestickSeries, { upColor: '#3fb68b', downColor: '#ff6b6b', borderVisible: false, wickUpColor: '#3fb68b', wickDownColor: '#ff6b6b' });
+    const mark = c.addSeries(LineSeries, { color: '#4ea1ff', lineWidth: 2 });
+    void syncClock().then(async () => {
+      const end = serverNow();
+      const start = end - 86_400_000;
+      const [tv, marks] = await Promise.all([
+        call<Candles>('public/get_tradingview_chart_data', { instrument_name: name, start_timestamp: start, end_timestamp: end, resolution: 5 }),
+        call<[number, number][]>('public/get_mark_price_history', { instrument_name: name, start_timestamp: start, end_timestamp: end }),
+      ]);
+      if (!alive) return;
+      candles.setData(tv.ticks.map((t, k) => ({ time: (t / 1000) as UTCTimestamp, open: tv.open[k], high: tv.high[k], low: tv.low[k], close: tv.close[k] })));
+      // one point per time: the chart refuses repeated times
+      const seen = new Set<number>();
+      mark.setData(marks.filter(([t]) => !seen.has(Math.floor(t / 1000)) && seen.add(Math.floor(t / 1000))).map(([t, p]) => ({ time: Math.floor(t / 1000) as UTCTimestamp, value: p })));
+      setNote(`${tv.ticks.length} five-minute candles, ${marks.length} mark points (last 24 h)`);
+      c.timeScale().fitContent();
+    }).catch(() => setNote('chart data unavailable'));
+    return () => {
+      alive = false;
+      c.removeSeries(candles);
+      c.removeSeries(mark);
+    };
+  }, [name, epoch]);
+  return (
+    <div class="panel">
+      <h2>Price: trades (candles) and mark (line)</h2>
+      <div ref={el} class="chart" aria-label="Price chart" />
+      <p class="muted">{note}</p>
+    </div>
+  );
+}
+
+function Greeks({ name }: { name: string }) {
+  const epoch = useEpoch();
+  const [t, setT] = useState<Ticker | null>(null);
+  useEffect(() => {
+    void call<Ticker>('public/ticker', { instrument_name: name }).then(setT, () => undefined);
+  }, [name, epoch]);
+  useChannel(`ticker.${name}.100ms`, (d) => setT(d as Ticker));
+  const g = t?.greeks;
+  return (
+    <div class="panel">
+      <h2>Ticker and greeks</h2>
+      <dl class="kv" aria-label="Greeks">
+        <dt>Mark</dt>
+        <dd data-field="mark">{fmt.price(t?.mark_price)}</dd>
+        <dt>Mark IV</dt>
+        <dd>{fmt.iv(t?.mark_iv)}</dd>
+        <dt>Index</dt>
+        <dd>{fmt.usd(t?.index_price)}</dd>
+        <dt>Best bid / ask</dt>
+        <dd>
+          {fmt.price(t?.best_bid_price)} / {fmt.price(t?.best_ask_price)}
+        </dd>
+        <dt>Delta</dt>
+        <dd>{fmt.greek(g?.delta, 4)}</dd>
+        <dt>Gamma</dt>
+        <dd>{fmt.greek(g?.gamma, 6)}</dd>
+        <dt>Vega</dt>
+        <dd>{fmt.greek(g?.vega, 2)}</dd>
+        <dt>Theta</dt>
+        <dd>{fmt.greek(g?.theta, 2)}</dd>
+        <dt>Rho</dt>
+        <dd>{fmt.greek(g?.rho, 2)}</dd>
+        <dt>Open interest</dt>
+        <dd>{fmt.amount(t?.open_interest)}</dd>
+        <dt>Price band</dt>
+        <dd>
+          {fmt.price(t?.min_price)} – {fmt.price(t?.max_price)}
+        </dd>
+      </dl>
+    </div>
+  );
+}
+
+export function InstrumentScreen({ name }: { name: string }) {
+  const currency = name.split('-')[0];
+  const own = useOwn(currency);
+  const index = useIndex(currency);
+  const ticket = useTicket();
+  const ownPrices = new Set((own.orders.get(name) ?? []).map((o) => o.price));
+  const pos = own.positions.get(name);
+  return (
+    <>
+      <h1>
+        {name} <span class="muted">index {fmt.usd(index)}</span> {pos ? <span class="muted">position {fmt.amount(pos)}</span> : null}
+      </h1>
+      <div class="row">
+        <Ladder name={name} ownPrices={ownPrices} />
+        <div class="grow">
+          <Chart name={name} />
+          <div class="row">
+            <div class="grow">
+              <Trades name={name} />
+            </div>
+            <Greeks name={name} />
+          </div>
+        </div>
+        <OrderTicket instrument={name} fill={ticket.fill} version={ticket.version} />
+      </div>
+    </>
+  );
+}
