@@ -7,12 +7,14 @@ import { deribitExtraMethods } from './deribitExtras.ts';
 import { authMethods } from './auth.ts';
 import { channelMethods } from './channels.ts';
 import { cancelOnDisconnectMethods } from './cancelOnDisconnect.ts';
+import { orderMethods } from './orders.ts';
+import { settlementMethods } from './settlements.ts';
 import { fundsMethods } from './funds.ts';
 import { inviteMethods } from './invites.ts';
 import { marketMethods } from './market.ts';
 import { tradingMethods } from './trading.ts';
 
-export const allMethods: MethodDef[] = [...accountMethods, ...authMethods, ...inviteMethods, ...tradingMethods, ...adminMethods, ...marketMethods, ...apiKeyMethods, ...deribitExtraMethods, ...fundsMethods, ...channelMethods, ...cancelOnDisconnectMethods];
+export const allMethods: MethodDef[] = [...accountMethods, ...authMethods, ...inviteMethods, ...tradingMethods, ...adminMethods, ...marketMethods, ...apiKeyMethods, ...deribitExtraMethods, ...fundsMethods, ...channelMethods, ...cancelOnDisconnectMethods, ...orderMethods, ...settlementMethods];
 
 /** Operations grouped as in API.md section 3, for the inventory tests. */
 export const methodGroups = {
@@ -27,4 +29,6 @@ export const methodGroups = {
   funds: fundsMethods,
   channels: channelMethods,
   cancelOnDisconnect: cancelOnDisconnectMethods,
+  orders: orderMethods,
+  settlements: settlementMethods,
 };
