@@ -34,10 +34,10 @@ export interface InsuranceFund extends Holder {
 }
 
 /** Changes a holder's balance by `amount` (signed minor units) and logs it. */
-export function post(ex: Exchange, h: Holder, currency: CurrencyCode, amount: number, type: LedgerType, inst: Instrument | null, userId: number | null): void {
+export function post(ex: Exchange, h: Holder, currency: CurrencyCode, amount: number, type: LedgerType, inst: Instrument | null, userId: number | null, size: number | null = null, fee = 0): void {
   const acct = h.accounts[currency];
   acct.balance += amount;
-  appendEntry(h.log, { id: ex.nextLogId++, ts: ex.now, type, currency, amount, balance: acct.balance, instrument: inst?.name ?? null, userId });
+  appendEntry(h.log, { id: ex.nextLogId++, ts: ex.now, type, currency, amount, balance: acct.balance, instrument: inst?.name ?? null, userId, size, price: null, fee, ref: null });
 }
 
 /** Moves `amount` from one holder to the other in one currency, logged on both sides. */

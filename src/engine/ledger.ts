@@ -1,11 +1,16 @@
-// Account logs: every balance movement outside trading (trades and their fees are in the trade
-// history) as an entry with its type, signed amount and the balance after it, per user and for the
-// insurance account. Money that moves in a default (a takeover at mark, a conversion of other
-// currencies, an insurance cover, a socialized loss and its compensation) is always logged, so an
-// account's owner can see why its balance changed. Part of the engine state (snapshotted, replayed).
+// Account logs: every balance movement as an entry with its type, signed amount and the balance
+// after it, per user and for the insurance account: trades (premium and fee in one entry per side
+// and fill), deposits, withdrawals, deliveries at expiry, liquidation trades and fees, and the money
+// that moves in a default (a takeover at mark, a conversion of other currencies, an insurance cover,
+// a socialized loss and its compensation), so an account's owner can see why its balance changed.
+// Part of the engine state (snapshotted, replayed).
 import type { CurrencyCode } from '../domain/currency.ts';
 
 export type LedgerType =
+  /** one side of a fill: the premium paid or received, less the fee (`fee`) */
+  | 'trade'
+  /** a fill of a liquidation order, on the liquidated account's side */
+  | 'liquidation'
   | 'deposit'
   | 'withdrawal'
   /** a position settled at expiry (payout less delivery fee, or a short's debit) */
@@ -36,6 +41,14 @@ export interface LedgerEntry {
   instrument: string | null;
   /** The other party: the defaulting or covered user for insurance entries, null otherwise. */
   userId: number | null;
+  /** Trades: the fill's signed size in lots (+ bought); deliveries: the position settled; else null. */
+  size: number | null;
+  /** Trades: the fill's price units; else null. */
+  price: number | null;
+  /** Fee inside `amount` (trade commission or delivery fee), minor units; 0 when none. */
+  fee: number;
+  /** Trades: the trade id; else null. */
+  ref: number | null;
 }
 
 /** Entries kept per log; older ones leave memory and snapshots (trimmed in steps: amortised O(1)). */
@@ -47,13 +60,14 @@ export function appendEntry(log: LedgerEntry[], entry: LedgerEntry): void {
 }
 
 export function ledgerToJson(log: readonly LedgerEntry[]): unknown[] {
-  return log.map((e) => [e.id, e.ts, e.type, e.currency, e.amount, e.balance, e.instrument, e.userId]);
+  return log.map((e) => [e.id, e.ts, e.type, e.currency, e.amount, e.balance, e.instrument, e.userId, e.size, e.price, e.fee, e.ref]);
 }
 
 export function ledgerFromJson(rows: unknown[] | undefined): LedgerEntry[] {
   return (rows ?? []).map((r) => {
-    const [id, ts, type, currency, amount, balance, instrument, userId] = r as never[];
-    return { id, ts, type, currency, amount, balance, instrument, userId };
+    // snapshots from before trades were logged have 8 fields
+    const [id, ts, type, currency, amount, balance, instrument, userId, size = null, price = null, fee = 0, ref = null] = r as never[];
+    return { id, ts, type, currency, amount, balance, instrument, userId, size, price, fee, ref };
   });
 }
 

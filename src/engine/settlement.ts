@@ -133,13 +133,13 @@ export function settleExpiry(ex: Exchange, currency: CurrencyCode, expiry: numbe
         if (pos.size > 0) {
           const payout = payoutMinor(contractsScaled, payoff, decimals);
           const fee = deliveryFeeMinor(contractsScaled, payoff, decimals, payout);
-          if (payout - fee !== 0) post(ex, user, currency, payout - fee, 'delivery', inst, null);
+          if (payout - fee !== 0) post(ex, user, currency, payout - fee, 'delivery', inst, null, pos.size, fee);
           if (payout - fee > 0) payouts.set(user, (payouts.get(user) ?? 0) + payout - fee);
           user.accounts[currency].fees += fee;
           fees.balance += fee - payout;
         } else {
           const debit = liabilityMinor(contractsScaled, payoff, decimals);
-          if (debit !== 0) post(ex, user, currency, -debit, 'delivery', inst, null);
+          if (debit !== 0) post(ex, user, currency, -debit, 'delivery', inst, null, pos.size);
           fees.balance += debit;
         }
         positionsSettled++;
@@ -153,7 +153,7 @@ export function settleExpiry(ex: Exchange, currency: CurrencyCode, expiry: numbe
     if (held) {
       const contractsScaled = Math.abs(held.size) * inst.lotScaled * inst.contractSize;
       const amount = held.size > 0 ? payoutMinor(contractsScaled, payoff, decimals) : -liabilityMinor(contractsScaled, payoff, decimals);
-      if (amount !== 0) post(ex, fund, currency, amount, 'delivery', inst, null);
+      if (amount !== 0) post(ex, fund, currency, amount, 'delivery', inst, null, held.size);
       fees.balance -= amount;
       fund.positions.delete(inst.id);
       positionsSettled++;

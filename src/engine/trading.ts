@@ -7,6 +7,7 @@ import { RiskEngine, contractsOf, shortOpeningLots } from '../risk/accountRisk.t
 import { toMinorUp } from '../risk/margin.ts';
 import type { Command } from './commands.ts';
 import type { Exchange } from './exchange.ts';
+import { appendEntry } from './ledger.ts';
 import { BUY, SELL, type OrderBook, type Side } from './orderBook.ts';
 import { Order, type CancelReason, type OrderExposure, type Position, type Trade, type User } from './types.ts';
 
@@ -362,6 +363,26 @@ export class Trading {
     return trades;
   }
 
+  /** Logs one side of a fill in the account's log (src/engine/ledger.ts): `cash` is the premium
+   *  received (+) or paid (-), the fee comes off it; a liquidation order's side is `liquidation`. */
+  private logFill(user: User, order: Order, cur: CurrencyCode, cash: number, fee: number, qty: number, price: number, tradeId: number): void {
+    const ex = this.ex;
+    appendEntry(user.log, {
+      id: ex.nextLogId++,
+      ts: ex.now,
+      type: order.type === 'liquidation' ? 'liquidation' : 'trade',
+      currency: cur,
+      amount: cash - fee,
+      balance: user.accounts[cur].balance,
+      instrument: order.inst.name,
+      userId: null,
+      size: order.side === BUY ? qty : -qty,
+      price,
+      fee,
+      ref: tradeId,
+    });
+  }
+
   /** The reduce-only maker the last match stopped before (see execute). */
   private stoppedAt: Order | null = null;
 
@@ -402,6 +423,10 @@ export class Trading {
     takerUser.accounts[cur].balance -= takerFee;
     takerUser.accounts[cur].fees += takerFee;
     ex.system.fees[cur].balance += makerFee + takerFee;
+    // the account logs: one entry per side with premium and fee (trade id set once the trade exists)
+    const tradeId = ex.nextTradeId;
+    this.logFill(makerUser, maker, cur, maker.side === BUY ? -premium : premium, makerFee, qty, price, tradeId);
+    this.logFill(takerUser, taker, cur, taker.side === BUY ? -premium : premium, takerFee, qty, price, tradeId);
 
     this.updatePosition(buyerUser, inst, qty, price);
     this.updatePosition(sellerUser, inst, -qty, price);

@@ -229,15 +229,26 @@ describe('an account funded by long puts, liquidated as the index climbs', () =>
     assert.equal(summary.in_liquidation, false, 'the liquidation ended');
     assert.ok(summary.equity >= summary.maintenance_margin);
 
-    // L's balance is its log (deposit, liquidation fees, takeovers) plus its trades, to the satoshi
+    // L's log holds every movement (deposit, trades, liquidation trades and fees, takeovers): its
+    // entries sum to its balance to the satoshi, and each fill is one entry, premium less fee
     const trades = (await ok(url, 'private/get_user_trades_by_currency', { currency: 'BTC', count: 1000 }, l)).trades;
     if (process.env.DEBUG_FUNDS) console.log(steps, trades.map((t: any) => `${t.direction} ${t.amount} ${t.instrument_name} @${t.price} ${t.liquidation ?? ""}`));
     assert.ok(trades.some((t: any) => t.liquidation === 'T' && t.direction === 'buy'), 'calls were bought back');
     assert.ok(trades.some((t: any) => t.liquidation === 'T' && t.direction === 'sell' && t.instrument_name === put.name), 'puts were sold for the cash');
+    const log = (await ok(url, 'private/get_transaction_log', { currency: 'BTC', count: 1000 }, l)).logs;
     let expected = 0;
-    for (const t of trades) expected += (t.direction === 'buy' ? -1 : 1) * sat(t.price * t.amount) - sat(t.fee);
-    for (const e of (await ok(url, 'private/get_transaction_log', { currency: 'BTC', count: 1000 }, l)).logs) expected += sat(e.change);
+    for (const e of log) expected += sat(e.change);
     assert.equal(user.accounts.BTC.balance, expected);
+    assert.equal(sat(log[0].balance), user.accounts.BTC.balance, 'the newest entry shows the balance');
+    const fills = log.filter((e: any) => e.type === 'trade' || e.type === 'liquidation');
+    assert.equal(fills.length, trades.length);
+    for (const t of trades) {
+      const e = fills.find((f: any) => f.trade_id === t.trade_id);
+      assert.ok(e, `trade ${t.trade_id} is logged`);
+      assert.equal(sat(e.change), (t.direction === 'buy' ? -1 : 1) * sat(t.price * t.amount) - sat(t.fee));
+      assert.deepEqual([e.side, e.amount, e.price, sat(e.commission), e.instrument_name], [t.direction, t.amount, t.price, sat(t.fee), t.instrument_name]);
+      assert.equal(e.type, t.liquidation?.includes('T') ? 'liquidation' : 'trade');
+    }
     const fees = (await ok(url, 'private/get_transaction_log', { currency: 'BTC', count: 1000 }, l)).logs.filter((e: any) => e.type === 'liquidation_fee');
     assert.equal(ex.insurance.accounts.BTC.balance, -fees.reduce((s: number, e: any) => s + sat(e.change), 0), 'the insurance account holds the liquidation fees');
     for (const [cur, v] of Object.entries(ex.conservation())) assert.equal(v.balances, v.expected, `conservation of ${cur}`);

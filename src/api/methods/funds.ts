@@ -5,15 +5,17 @@ import { Type } from '@sinclair/typebox';
 import { CURRENCY_CODES, type CurrencyCode } from '../../domain/currency.ts';
 import { ERR, reject } from '../../domain/errors.ts';
 import { lotsToAmount, priceToNumber, premiumFactor } from '../../domain/instrument.ts';
+import type { Exchange } from '../../engine/exchange.ts';
 import type { LedgerEntry } from '../../engine/ledger.ts';
 import type { Position } from '../../engine/types.ts';
 import { money } from '../render.ts';
 import { defineMethod } from '../rpc/registry.ts';
 import { CurrencyOrAny, CurrencyParam, Timestamp, caller, currencyFilter } from './common.ts';
 
-function renderEntry(e: LedgerEntry): Record<string, unknown> {
+function renderEntry(e: LedgerEntry, ex: Exchange): Record<string, unknown> {
   const change = money(e.amount, e.currency);
-  return {
+  const inst = e.instrument === null ? undefined : ex.instruments.get(e.instrument);
+  const out: Record<string, unknown> = {
     id: e.id,
     timestamp: e.ts,
     type: e.type,
@@ -22,9 +24,23 @@ function renderEntry(e: LedgerEntry): Record<string, unknown> {
     cashflow: change,
     balance: money(e.balance, e.currency),
     instrument_name: e.instrument,
+    commission: money(e.fee, e.currency),
     ...(e.userId !== null ? { counterparty_user_id: e.userId } : {}),
   };
+  if (inst && e.size !== null) {
+    // trades: the fill; deliveries: the position settled (Deribit's `position`)
+    if (e.price !== null) {
+      out.side = e.size > 0 ? 'buy' : 'sell';
+      out.amount = lotsToAmount(inst, Math.abs(e.size));
+      out.price = priceToNumber(e.price);
+      out.trade_id = String(e.ref);
+    } else out.position = lotsToAmount(inst, e.size);
+  }
+  return out;
 }
+
+/** Entry types a `query` may name (Deribit filters the log by such words). */
+const LOG_TYPES = ['trade', 'liquidation', 'deposit', 'withdrawal', 'delivery', 'takeover', 'liquidation_fee', 'conversion', 'insurance_cover', 'socialized_loss', 'socialized_loss_compensation'] as const;
 
 function renderHeld(p: Position): Record<string, unknown> {
   const avg = p.size === 0 ? 0 : Math.abs(p.openCost) / (Math.abs(p.size) * premiumFactor(p.inst));
@@ -38,13 +54,13 @@ function renderHeld(p: Position): Record<string, unknown> {
 }
 
 /** Newest first, `count` of them, within [start, end]. */
-function newest(log: readonly LedgerEntry[], currency: CurrencyCode | null, start: number, end: number, count: number, beforeId: number): LedgerEntry[] {
+function newest(log: readonly LedgerEntry[], currency: CurrencyCode | null, start: number, end: number, count: number, beforeId: number, type: string | null = null): LedgerEntry[] {
   const out: LedgerEntry[] = [];
   for (let i = log.length - 1; i >= 0 && out.length < count; i--) {
     const e = log[i];
     if (e.id >= beforeId || e.ts > end) continue;
     if (e.ts < start) break;
-    if (currency === null || e.currency === currency) out.push(e);
+    if ((currency === null || e.currency === currency) && (type === null || e.type === type)) out.push(e);
   }
   return out;
 }
@@ -53,9 +69,11 @@ export const fundsMethods = [
   defineMethod({
     name: 'private/get_transaction_log',
     scope: 'account:read',
-    summary: 'Balance movements outside trading (deposits, withdrawals, deliveries, liquidation fees, takeovers at mark, conversions, insurance covers, socialized losses), newest first, with the balance after each.',
+    summary: 'Every balance movement (trades with their fee, liquidation trades and fees, deposits, withdrawals, deliveries at expiry, takeovers at mark, conversions, insurance covers, socialized losses), newest first, with the balance after each.',
     params: Type.Object({
       currency: CurrencyOrAny,
+      /** only entries of this type */
+      query: Type.Optional(Type.Union(LOG_TYPES.map((t) => Type.Literal(t)))),
       start_timestamp: Type.Optional(Timestamp),
       end_timestamp: Type.Optional(Timestamp),
       count: Type.Integer({ minimum: 1, maximum: 1000, default: 100 }),
@@ -67,10 +85,10 @@ export const fundsMethods = [
       return s.seq.read(() => {
         const user = s.ex.users.get(caller(ctx).userId);
         if (!user) throw reject(ERR.UNAUTHORIZED);
-        const page = newest(user.log, currencyFilter(p.currency), p.start_timestamp ?? 0, p.end_timestamp ?? Number.MAX_SAFE_INTEGER, p.count + 1, p.continuation ?? Number.MAX_SAFE_INTEGER);
+        const page = newest(user.log, currencyFilter(p.currency), p.start_timestamp ?? 0, p.end_timestamp ?? Number.MAX_SAFE_INTEGER, p.count + 1, p.continuation ?? Number.MAX_SAFE_INTEGER, p.query ?? null);
         const more = page.length > p.count;
         if (more) page.pop();
-        return { logs: page.map(renderEntry), continuation: more ? page[page.length - 1].id : null };
+        return { logs: page.map((e) => renderEntry(e, s.ex)), continuation: more ? page[page.length - 1].id : null };
       });
     },
   }),
@@ -92,7 +110,7 @@ export const fundsMethods = [
             balance: money(balance, c),
             shortfall: money(Math.max(0, -balance), c),
             positions: [...ex.insurance.positions.values()].filter((h) => h.inst.currency === c).map(renderHeld),
-            history: newest(ex.insurance.log, c, 0, Number.MAX_SAFE_INTEGER, p.count, Number.MAX_SAFE_INTEGER).map(renderEntry),
+            history: newest(ex.insurance.log, c, 0, Number.MAX_SAFE_INTEGER, p.count, Number.MAX_SAFE_INTEGER).map((e) => renderEntry(e, ex)),
           };
         }),
       );

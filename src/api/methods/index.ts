@@ -7,13 +7,15 @@ import { deribitExtraMethods } from './deribitExtras.ts';
 import { authMethods } from './auth.ts';
 import { channelMethods } from './channels.ts';
 import { cancelOnDisconnectMethods } from './cancelOnDisconnect.ts';
+import { orderMethods } from './orders.ts';
+import { settlementMethods } from './settlements.ts';
 import { fundsMethods } from './funds.ts';
 import { inviteMethods } from './invites.ts';
 import { marginMethods } from './margins.ts';
 import { marketMethods } from './market.ts';
 import { tradingMethods } from './trading.ts';
 
-export const allMethods: MethodDef[] = [...accountMethods, ...authMethods, ...inviteMethods, ...tradingMethods, ...adminMethods, ...marketMethods, ...apiKeyMethods, ...deribitExtraMethods, ...fundsMethods, ...channelMethods, ...cancelOnDisconnectMethods, ...marginMethods];
+export const allMethods: MethodDef[] = [...accountMethods, ...authMethods, ...inviteMethods, ...tradingMethods, ...adminMethods, ...marketMethods, ...apiKeyMethods, ...deribitExtraMethods, ...fundsMethods, ...channelMethods, ...cancelOnDisconnectMethods, ...marginMethods, ...orderMethods, ...settlementMethods];
 
 /** Operations grouped as in API.md section 3, for the inventory tests. */
 export const methodGroups = {
@@ -29,4 +31,6 @@ export const methodGroups = {
   channels: channelMethods,
   cancelOnDisconnect: cancelOnDisconnectMethods,
   margins: marginMethods,
+  orders: orderMethods,
+  settlements: settlementMethods,
 };

@@ -115,6 +115,24 @@ export const marketMethods = [
     },
   }),
   defineMethod({
+    name: 'public/get_index_price_names',
+    scope: 'none',
+    summary: 'The price indices: [{name}] (`extended`: with `future_combo_creation_enabled` and `option_combo_creation_enabled`, false: no combos).',
+    params: Type.Object({ extended: Type.Boolean({ default: false }) }),
+    handler(_ctx, p) {
+      return INDEX_NAMES.map(([name]) => (p.extended ? { name, future_combo_creation_enabled: false, option_combo_creation_enabled: false } : { name }));
+    },
+  }),
+  defineMethod({
+    name: 'public/get_supported_index_names',
+    scope: 'none',
+    summary: 'Names of the price indices (`type` all/spot/derivative: every index is a spot index, so derivative lists none).',
+    params: Type.Object({ type: Type.Union([Type.Literal('all'), Type.Literal('spot'), Type.Literal('derivative')], { default: 'all' }) }),
+    handler(_ctx, p) {
+      return p.type === 'derivative' ? [] : INDEX_NAMES.map(([name]) => name);
+    },
+  }),
+  defineMethod({
     name: 'public/get_currencies',
     scope: 'none',
     params: Type.Object({}),
