@@ -519,8 +519,12 @@ describe('client_order_id', () => {
     const [u, v] = [h.user('10'), h.user('10')];
     const first = h.ok(u, 'buy', C, '0.0050', '0.1', { clientOrderId: 'abc' });
     const next = h.ex.nextOrderId;
-    const again = h.ok(u, 'buy', C, '0.0060', '0.5', { clientOrderId: 'abc' });
+    const again = h.ok(u, 'buy', C, '0.0050', '0.1', { clientOrderId: 'abc' });
     assert.equal(again.order, first.order);
+    // the id reused for another order is refused, not answered with the first one
+    rejected(h.place(u, 'buy', C, '0.0060', '0.1', { clientOrderId: 'abc' }), 11029, 'client_order_id_reused');
+    rejected(h.place(u, 'buy', C, '0.0050', '0.5', { clientOrderId: 'abc' }), 11029, 'client_order_id_reused');
+    rejected(h.place(u, 'sell', C, '0.0050', '0.1', { clientOrderId: 'abc' }), 11029, 'client_order_id_reused');
     assert.equal(h.ex.nextOrderId, next);
     assert.equal(h.openOrders(u).length, 1);
     assert.equal(first.order.clientOrderId, 'abc');

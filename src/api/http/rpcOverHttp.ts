@@ -5,6 +5,7 @@ import { parse as parseQueryString } from 'node:querystring';
 import type { Services } from '../../app/services.ts';
 import { ERR } from '../../domain/errors.ts';
 import { call, type CallOutput, type CompiledMethod } from '../rpc/dispatch.ts';
+import { validRpcId } from '../rpc/validate.ts';
 import { envelopeText, errorOut, micros, type Envelope } from './envelope.ts';
 import { BAD_PERCENT_ENCODING, bodyKind, malformedPercentEncoding } from './transportRefusals.ts';
 
@@ -57,6 +58,10 @@ export async function rpcOverHttp(s: Services, m: CompiledMethod, req: HttpRpcRe
     }
     const obj = parsed as Record<string, unknown>;
     if (obj.jsonrpc !== undefined && 'method' in obj) {
+      if (!validRpcId(obj.id)) {
+        env.id = null;
+        return answer(env, errorOut(ERR.INVALID_REQUEST, 'id must be a number, a string or null'), testnet);
+      }
       env.id = obj.id;
       const p = obj.params ?? {};
       if (p === null || typeof p !== 'object' || Array.isArray(p)) {

@@ -8,6 +8,7 @@ import { isLoopback } from '../../app/metrics.ts';
 import { ERR } from '../../domain/errors.ts';
 import { compileMethod, type CallOutput, type CompiledMethod } from '../rpc/dispatch.ts';
 import type { MethodDef } from '../rpc/registry.ts';
+import { validRpcId } from '../rpc/validate.ts';
 import { docsPage, OPENAPI_PATH } from './docsPage.ts';
 import { fastPath } from './fastPath.ts';
 import { openApiDocument } from './openapi.ts';
@@ -56,7 +57,8 @@ function jsonRpcId(req: FastifyRequest): unknown {
   if (req.method !== 'POST' || typeof raw !== 'string') return undefined;
   try {
     const obj: unknown = JSON.parse(raw);
-    return obj !== null && typeof obj === 'object' && !Array.isArray(obj) && 'jsonrpc' in obj && 'method' in obj ? (obj as { id?: unknown }).id : undefined;
+    const id = obj !== null && typeof obj === 'object' && !Array.isArray(obj) && 'jsonrpc' in obj && 'method' in obj ? (obj as { id?: unknown }).id : undefined;
+    return validRpcId(id) ? id : null;
   } catch {
     return undefined;
   }

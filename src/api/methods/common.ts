@@ -3,6 +3,7 @@ import { Type } from '@sinclair/typebox';
 import { CURRENCY_CODES, type CurrencyCode } from '../../domain/currency.ts';
 import { ERR, isReject, reject, type Reject } from '../../domain/errors.ts';
 import type { CallContext, Caller } from '../rpc/registry.ts';
+import { SAFE_TEXT_PATTERN } from '../rpc/validate.ts';
 
 export const CurrencyParam = Type.Union(CURRENCY_CODES.map((c) => Type.Literal(c)));
 export const CurrencyOrAny = Type.Union([...CURRENCY_CODES.map((c) => Type.Literal(c)), Type.Literal('any')]);
@@ -13,6 +14,9 @@ export const Email = Type.String({ minLength: 3, maxLength: 254, pattern: '^[^\\
 // No lone UTF-16 surrogates (valid JSON escapes, but not text): hashPassword refuses them, and two
 // different passwords would otherwise encode alike. `\P{Cs}` needs Ajv's unicode regexps (its default).
 export const Password = Type.String({ minLength: 8, maxLength: 128, pattern: '^\\P{Cs}*$' });
+
+/** Free text a client stores and others may display: see SAFE_TEXT_PATTERN. */
+export const SafeText = (opts: { minLength?: number; maxLength: number; default?: string }) => Type.String({ ...opts, pattern: SAFE_TEXT_PATTERN });
 
 /** The authenticated caller; the registry guarantees it for non-public scopes. */
 export function caller(ctx: CallContext): Caller {

@@ -10,7 +10,7 @@ import type { Order, User } from '../../engine/types.ts';
 import type { Services } from '../../app/services.ts';
 import { parseOrderId, renderOrder, renderUserTrade } from '../render.ts';
 import { defineMethod, type CallContext } from '../rpc/registry.ts';
-import { Count, CurrencyParam, InstrumentName, caller, unwrap } from './common.ts';
+import { Count, CurrencyParam, InstrumentName, SafeText, caller, unwrap } from './common.ts';
 
 const OrderId = Type.String({ minLength: 1, maxLength: 32 });
 
@@ -87,9 +87,15 @@ export const deribitExtraMethods = [
       reject_post_only: Type.Optional(Type.Boolean()),
       reduce_only: Type.Optional(Type.Boolean()),
     }),
-    handler(ctx, p) {
+    async handler(ctx, p) {
       const c = caller(ctx);
       const id = orderIdOrReject(p.order_id);
+      if (p.reduce_only !== undefined) {
+        // an order's reduce-only flag is fixed when it is placed (it decides how the order is cut
+        // as the position shrinks); an edit that asks for the other value is refused, not ignored
+        const current = await ctx.services.seq.read(() => userOf(ctx).orders.get(id)?.reduceOnly);
+        if (current !== undefined && current !== p.reduce_only) throw reject(ERR.INVALID_ARGUMENTS, 'reduce_only_not_editable', 'reduce_only');
+      }
       const a = exactAmount(p.amount, 'amount');
       const k = exactAmount(p.contracts, 'contracts');
       if (a === null && k === null) throw reject(ERR.INVALID_PARAMS, 'missing required parameter', 'amount');
@@ -147,7 +153,7 @@ export const deribitExtraMethods = [
   defineMethod({
     name: 'private/cancel_by_label',
     scope: 'trade:read_write',
-    params: Type.Object({ label: Type.String({ minLength: 1, maxLength: 64 }), currency: Type.Optional(CurrencyParam) }),
+    params: Type.Object({ label: SafeText({ minLength: 1, maxLength: 64 }), currency: Type.Optional(CurrencyParam) }),
     handler(ctx, p) {
       const c = caller(ctx);
       return ctx.services.seq.submit(

@@ -4,7 +4,7 @@ import { newInviteCode } from '../../auth/crypto.ts';
 import { ERR, reject } from '../../domain/errors.ts';
 import type { InviteCode } from '../../engine/types.ts';
 import { defineMethod } from '../rpc/registry.ts';
-import { caller, unwrap } from './common.ts';
+import { SafeText, caller, unwrap } from './common.ts';
 
 function renderInvite(i: InviteCode) {
   return {
@@ -26,7 +26,7 @@ export const inviteMethods = [
     params: Type.Object({
       max_uses: Type.Integer({ minimum: 1, maximum: 10000, default: 1 }),
       expires_in: Type.Integer({ minimum: 60, maximum: 31536000, default: 604800 }),
-      note: Type.Optional(Type.String({ maxLength: 128 })),
+      note: Type.Optional(SafeText({ maxLength: 128 })),
     }),
     handler(ctx, p) {
       const c = caller(ctx);

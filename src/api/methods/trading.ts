@@ -9,7 +9,7 @@ import type { PlaceResult } from '../../engine/trading.ts';
 import type { DepositRecord, Order, Trade, User } from '../../engine/types.ts';
 import { money, parseOrderId, renderOrder, renderUserTrade } from '../render.ts';
 import { defineMethod, type CallContext } from '../rpc/registry.ts';
-import { Count, CurrencyParam, InstrumentName, Timestamp, caller, currencyFilter, unwrap } from './common.ts';
+import { Count, CurrencyParam, InstrumentName, SafeText, Timestamp, caller, currencyFilter, unwrap } from './common.ts';
 
 const Side = Type.Union([Type.Literal('buy'), Type.Literal('sell')]);
 const OrderParams = Type.Object({
@@ -25,9 +25,9 @@ const OrderParams = Type.Object({
   post_only: Type.Boolean({ default: false }),
   reject_post_only: Type.Boolean({ default: false }),
   reduce_only: Type.Boolean({ default: false }),
-  label: Type.String({ maxLength: 64, default: '' }),
+  label: SafeText({ maxLength: 64, default: '' }),
   advanced: Type.Optional(Type.Union([Type.Literal('usd'), Type.Literal('implv')])),
-  client_order_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+  client_order_id: Type.Optional(SafeText({ minLength: 1, maxLength: 64 })),
 });
 
 export function renderPlaceResult(r: PlaceResult, userId: number) {
@@ -226,7 +226,7 @@ export const tradingMethods = [
     params: Type.Object({
       currency: CurrencyParam,
       amount: Type.Number(),
-      deposit_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+      deposit_id: Type.Optional(SafeText({ minLength: 1, maxLength: 64 })),
       user_id: Type.Optional(Type.Integer({ minimum: 1, maximum: 2 ** 31 })),
     }),
     handler(ctx, p) {

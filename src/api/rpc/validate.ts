@@ -17,12 +17,21 @@ export function compileValidators(schema: TObject): Validators {
   return { query: coercing.compile(schema), body: strict.compile(schema) };
 }
 
+/**
+ * Free text a client stores and others may display (labels, client order ids, notes): no control
+ * characters (C0, DEL, C1: a NUL cuts strings in many tools, newlines forge log lines), no bidi
+ * overrides or isolates (U+202A-U+202E, U+2066-U+2069: they make text read differently from what it
+ * is) and no lone surrogates. describe() names the failure `control_or_bidi_character`.
+ */
+export const SAFE_TEXT_PATTERN = '^[^\\u0000-\\u001f\\u007f-\\u009f\\u202a-\\u202e\\u2066-\\u2069\\p{Cs}]*$';
+
 function describe(err: ErrorObject): { param: string; reason: string } {
   if (err.keyword === 'required') {
     const p = (err.params as { missingProperty: string }).missingProperty;
     return { param: p, reason: 'missing required parameter' };
   }
   const param = err.instancePath.replace(/^\//, '').split('/')[0] || '(params)';
+  if (err.keyword === 'pattern' && (err.params as { pattern: string }).pattern === SAFE_TEXT_PATTERN) return { param, reason: 'control_or_bidi_character' };
   return { param, reason: err.message ?? 'invalid value' };
 }
 
@@ -32,4 +41,17 @@ export function validateParams(v: Validators, params: Record<string, unknown>, f
   if (fn(params)) return null;
   const d = describe(fn.errors![0]);
   return reject(ERR.INVALID_PARAMS, d.reason, d.param);
+}
+
+/** The longest JSON-RPC `id` string accepted (Deribit clients send integers). */
+export const MAX_RPC_ID_LENGTH = 256;
+
+/**
+ * Whether a JSON-RPC `id` is acceptable: absent, null, a finite number or a string of at most
+ * MAX_RPC_ID_LENGTH characters (JSON-RPC 2.0 allows only these). Anything else (objects, arrays,
+ * an 8,000-deep nesting) is refused with -32600 before the method runs, because it could not be
+ * echoed safely in the reply, and a request whose reply cannot be sent must not execute.
+ */
+export function validRpcId(id: unknown): boolean {
+  return id === undefined || id === null || (typeof id === 'number' && Number.isFinite(id)) || (typeof id === 'string' && id.length <= MAX_RPC_ID_LENGTH);
 }

@@ -12,6 +12,7 @@ import { ERR } from '../../domain/errors.ts';
 import { call, compileMethod, resolveCaller, type CallOutput, type CompiledMethod } from '../rpc/dispatch.ts';
 import { ERROR_TABLE, Reject, errorBody } from '../rpc/errors.ts';
 import { scopeAllows, type Caller, type MethodDef } from '../rpc/registry.ts';
+import { validRpcId } from '../rpc/validate.ts';
 import { parseOrderId } from '../render.ts';
 import { isPrivate, type ChannelSpec } from './channels.ts';
 import { StreamHub, textFrame, type Subscriber } from './hub.ts';
@@ -380,6 +381,10 @@ export function attachWebSocket(s: Services, server: Server, methods: MethodDef[
     }
     if (msg === null || typeof msg !== 'object' || Array.isArray(msg)) return reply(fail(ERR.INVALID_REQUEST, 'request must be a JSON object'));
     const req = msg as { id?: unknown; method?: unknown; params?: unknown };
+    if (!validRpcId(req.id)) {
+      req0.id = null;
+      return reply(fail(ERR.INVALID_REQUEST, 'id must be a number, a string or null'));
+    }
     req0.id = req.id;
     if (typeof req.method !== 'string') return reply(fail(ERR.INVALID_REQUEST, 'method is required'));
     const method = req.method.replace(/^\//, '');
