@@ -127,7 +127,9 @@ function Chart({ name }: { name: string }) {
     if (!el.current) return;
     const c = createChart(el.current, {
       autoSize: true,
-      layout: { background: { type: ColorType.Solid, color: '#151b23' }, textColor: '#8594a6' },
+      // the library's logo brings an inline <style>, which the CSP refuses: the attribution its
+      // licence asks for is the link under the chart instead
+      layout: { background: { type: ColorType.Solid, color: '#151b23' }, textColor: '#8594a6', attributionLogo: false },
       grid: { vertLines: { color: '#1f2833' }, horzLines: { color: '#1f2833' } },
       timeScale: { timeVisible: true },
     });
@@ -168,7 +170,13 @@ function Chart({ name }: { name: string }) {
     <div class="panel">
       <h2>Price: trades (candles) and mark (line)</h2>
       <div ref={el} class="chart" aria-label="Price chart" />
-      <p class="muted">{note}</p>
+      <p class="muted">
+        {note}. Chart by{' '}
+        <a href="https://www.tradingview.com/" rel="noopener noreferrer" target="_blank">
+          TradingView Lightweight Charts
+        </a>
+        .
+      </p>
     </div>
   );
 }
