@@ -11,7 +11,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import * as fmt from '../../web/src/lib/format.ts';
 import { browserSkipReason, ensureWebBuilt, launchBrowser, screenshot, watchErrors } from '../helpers/browser.ts';
 import { nearDatedAtmCall, type Market } from '../helpers/market.ts';
-import { BOOTSTRAP, ROOT, freePort, login, ok, startServer, tempDir, userToken, type TestServer } from '../helpers/server.ts';
+import { BOOTSTRAP, ROOT, freePort, login, ok, rpc, startServer, tempDir, userToken, type TestServer } from '../helpers/server.ts';
 
 const ADMIN = { email: 'admin@example.com', password: 'admin-password-1' };
 const T1 = { email: 'trader1@example.com', password: 'trader-password-1' };
@@ -147,6 +147,10 @@ describe('the web app story', { timeout: 180_000 }, () => {
     await screenshot(t1, '04-signup');
     await t1.getByRole('button', { name: 'Create account' }).click();
     await t1.getByRole('heading', { name: 'Portfolio' }).waitFor();
+    // the session survives a reload of the tab (sessionStorage)
+    await t1.reload();
+    await t1.getByRole('heading', { name: 'Portfolio' }).waitFor();
+    await t1.getByText(T1.email).waitFor();
     await t1.getByLabel('Amount').fill('10');
     await t1.getByRole('button', { name: 'Deposit' }).click();
     await t1.getByText('Deposited 10 BTC').waitFor();
@@ -279,6 +283,7 @@ describe('the web app story', { timeout: 180_000 }, () => {
     await t1.getByText('No keys.').waitFor();
     assert.deepEqual(await ok(url, 'private/list_api_keys', {}, t1Tok), []);
 
+
     // ---- 9. a wrong password shows an error -------------------------------------------------
     const anon = await browser.newContext();
     const signin = await anon.newPage();
@@ -289,6 +294,14 @@ describe('the web app story', { timeout: 180_000 }, () => {
     const alert = await signin.getByRole('alert').textContent();
     assert.match(String(alert), /^13004 invalid_credentials/);
     await screenshot(signin, '11-wrong-password');
+    // the right one signs in; logging out revokes the tab's token and returns to sign-in
+    await signin.getByLabel('Password').fill(T1.password);
+    await signin.getByRole('button', { name: 'Sign in' }).click();
+    await signin.getByRole('table', { name: 'Option chain' }).waitFor();
+    const tabToken = await signin.evaluate(() => JSON.parse(sessionStorage.getItem('strikebook.session')!).access as string);
+    await signin.getByRole('button', { name: 'Log out' }).click();
+    await signin.getByRole('heading', { name: 'Sign in' }).waitFor();
+    await until('the token revoked', async () => (await rpc(url, 'private/get_account_summary', { currency: 'BTC' }, tabToken)).body.error?.code === 13009);
 
     // ---- 10. the server restarts: the app reconnects and its ladder equals get_order_book ---
     await srv.stop({ keepData: true });
