@@ -7,6 +7,7 @@ import { runBookBench } from './bookBench.ts';
 import { runAccountBench } from './accountBench.ts';
 import { runOpenLoopBench } from './openLoopBench.ts';
 import { runWsOrdersBench } from './wsOrdersBench.ts';
+import { runWebBench } from './webBench.ts';
 
 export interface BenchSection {
   name: string;
@@ -22,6 +23,7 @@ export const sections: BenchSection[] = [
   { name: 'websocket fan-out: 1,000 connections on book.X.100ms + trades.X.100ms, steady order flow', run: () => runWsBench() },
   { name: 'http: get_order_book depth 20 (100 connections) vs bare node:http', run: () => runBookBench() },
   { name: 'account queries: 200 positions and 500 open orders, p99 <= 2 ms', run: () => runAccountBench() },
+  { name: 'web app: BTC chain in Chromium with the demo maker (first render <= 1.5 s, trade on screen <= 300 ms, no task over 100 ms)', run: () => runWebBench() },
 ];
 
 export async function main(): Promise<boolean> {

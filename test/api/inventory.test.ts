@@ -177,7 +177,8 @@ describe('operation inventory', () => {
         assertEnvelope(j, { id: 7, where: `JSON-RPC ${prefix}${name}` });
       }
     }
-    for (const path of ['/', '/v2/public/get_time', '/v1/get_time', '/v1/public/', '/api/v3/public/get_time']) {
+    // `/` is the web app now (src/api/http/webApp.ts); any other path outside the API is still unknown
+    for (const path of ['/nope', '/v2/public/get_time', '/v1/get_time', '/v1/public/', '/api/v3/public/get_time']) {
       const r = await request(url, path);
       assertError(r, -32601);
       assertEnvelope(r, { where: path });

@@ -15,7 +15,7 @@ import { TicketDrawer } from './screens/ticket.tsx';
 const CONN_TEXT = { connecting: 'Connecting', open: 'Live', reconnecting: 'Reconnecting', closed: 'Offline' } as const;
 
 function NavLink({ to, label, path }: { to: string; label: string; path: string }) {
-  const active = path === to || (to !== '/' && path.startsWith(to.split('/').slice(0, 2).join('/')));
+  const active = path === to || path.startsWith(`${to}/`);
   return (
     <a href={to} class={active ? 'active' : ''} onClick={(e) => linkClick(e, to)}>
       {label}
@@ -34,7 +34,6 @@ export function App() {
   useEffect(() => {
     if (path === '/') navigate(s ? '/chain/BTC' : '/signin', true);
     else if (needsLogin) navigate('/signin', true);
-    else if (publicOnly && s) navigate('/chain/BTC', true);
   }, [path, s]);
 
   let screen = null;

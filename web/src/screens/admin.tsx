@@ -299,8 +299,8 @@ function Insurance() {
           {(data ?? []).map((r) => (
             <tr key={r.currency}>
               <td class="l">{r.currency}</td>
-              <td>{fmt.coin(r.balance)}</td>
-              <td>{fmt.coin(r.shortfall)}</td>
+              <td>{fmt.coin(r.balance, r.currency === 'USDC' ? 6 : 8)}</td>
+              <td>{fmt.coin(r.shortfall, r.currency === 'USDC' ? 6 : 8)}</td>
               <td>{r.positions.length}</td>
             </tr>
           ))}

@@ -3,7 +3,7 @@
 // a price chart (candles from get_tradingview_chart_data, the mark from get_mark_price_history),
 // the greeks from the ticker, and the order ticket (a click on a level fills it in).
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { CandlestickSeries, ColorType, LineSeries, createChart, type IChartApi, type UTCTimestamp } from 'lightweight-charts';
+import { CandlestickSeries, ColorType, LineSeries, createChart, type IChartApi, type ISeriesApi, type UTCTimestamp } from 'lightweight-charts';
 import { Book, type BookMessage } from '../lib/book.ts';
 import * as fmt from '../lib/format.ts';
 import { serverNow, syncClock } from '../lib/clock.ts';
@@ -121,15 +121,28 @@ interface Candles {
 function Chart({ name }: { name: string }) {
   const el = useRef<HTMLDivElement>(null);
   const chart = useRef<IChartApi | null>(null);
+  const indexLine = useRef<ISeriesApi<'Line'> | null>(null);
+  // the index (USD, left scale) from the moment the page opened: the API keeps no index history
+  useChannel(`deribit_price_index.${name.split('-')[0].toLowerCase()}_usd`, (d) => {
+    const x = d as { price: number; timestamp: number };
+    try {
+      indexLine.current?.update({ time: Math.floor(x.timestamp / 1000) as UTCTimestamp, value: x.price });
+    } catch {
+      // a tick older than the last point (after a reconnect): the chart keeps the newer one
+    }
+  });
   const epoch = useEpoch();
   const [note, setNote] = useState('');
   useEffect(() => {
     if (!el.current) return;
     const c = createChart(el.current, {
       autoSize: true,
-      layout: { background: { type: ColorType.Solid, color: '#151b23' }, textColor: '#8594a6' },
+      // the library's logo brings an inline <style>, which the CSP refuses: the attribution its
+      // licence asks for is the link under the chart instead
+      layout: { background: { type: ColorType.Solid, color: '#151b23' }, textColor: '#8594a6', attributionLogo: false },
       grid: { vertLines: { color: '#1f2833' }, horzLines: { color: '#1f2833' } },
       timeScale: { timeVisible: true },
+      leftPriceScale: { visible: true },
     });
     chart.current = c;
     return () => {
@@ -143,6 +156,8 @@ function Chart({ name }: { name: string }) {
     let alive = true;
     const candles = c.addSeries(CandlestickSeries, { upColor: '#3fb68b', downColor: '#ff6b6b', borderVisible: false, wickUpColor: '#3fb68b', wickDownColor: '#ff6b6b' });
     const mark = c.addSeries(LineSeries, { color: '#4ea1ff', lineWidth: 2 });
+    const index = c.addSeries(LineSeries, { color: '#f0b429', lineWidth: 1, priceScaleId: 'left' });
+    indexLine.current = index;
     void syncClock().then(async () => {
       const end = serverNow();
       const start = end - 86_400_000;
@@ -162,13 +177,21 @@ function Chart({ name }: { name: string }) {
       alive = false;
       c.removeSeries(candles);
       c.removeSeries(mark);
+      c.removeSeries(index);
+      indexLine.current = null;
     };
   }, [name, epoch]);
   return (
     <div class="panel">
-      <h2>Price: trades (candles) and mark (line)</h2>
+      <h2>Price: trades (candles), mark (blue, coin) and index (yellow, USD)</h2>
       <div ref={el} class="chart" aria-label="Price chart" />
-      <p class="muted">{note}</p>
+      <p class="muted">
+        {note}. Chart by{' '}
+        <a href="https://www.tradingview.com/" rel="noopener noreferrer" target="_blank">
+          TradingView Lightweight Charts
+        </a>
+        .
+      </p>
     </div>
   );
 }

@@ -151,7 +151,7 @@ export function OrderTicket({ instrument, fill, version, onDone }: { instrument:
           <input inputMode="decimal" value={type === 'market' ? '' : price} disabled={type === 'market'} onInput={(e) => setPrice(e.currentTarget.value)} />
         </label>
       </div>
-      <p class="muted num" aria-label="Price in USD">
+      <p class="muted num" aria-label="USD equivalent">
         {type === 'limit' && usdEach !== null ? `≈ ${fmt.usd(usdEach)} per contract` : '\u00a0'}
       </p>
       <div class="grid">
@@ -177,7 +177,7 @@ export function OrderTicket({ instrument, fill, version, onDone }: { instrument:
       {marginError && <p class="error">{marginError}</p>}
       <div class="row">
         <button type="submit" class={side} disabled={busy || amountNum === null}>
-          {side === 'buy' ? 'Buy' : 'Sell'} {amount || ''}
+          Place {side} order (Enter)
         </button>
         <button type="button" onClick={() => {
             reset();
