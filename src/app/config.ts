@@ -30,6 +30,20 @@ export interface Config {
   /** WebSocket: smallest `public/set_heartbeat` interval accepted, seconds (Deribit: 10). */
   wsMinHeartbeatSec?: number;
   wsMaxConnectionsPerIp?: number;
+  /** WebSocket: requests of one connection waiting for their answer; more are refused (10028). */
+  wsMaxQueuedRequests?: number;
+  /** WebSocket: a connection silent this long (no frame, no pong to our pings) is closed, ms. */
+  wsIdleTimeoutMs?: number;
+  /** TCP connections (HTTP and WebSocket) open from one IP address; more are refused. */
+  maxConnectionsPerIp?: number;
+  /** TCP connections open in total; more are refused. Keep it below the process's `ulimit -n`. */
+  maxConnections?: number;
+  /** A request's line and headers must arrive within this, from the connection's start or the previous answer, ms. */
+  headersTimeoutMs?: number;
+  /** A whole request, body included, must arrive within this, ms (slowloris). */
+  requestTimeoutMs?: number;
+  /** A kept-alive HTTP connection with no request for this long is closed, ms. */
+  keepAliveTimeoutMs?: number;
   /** GET /metrics answers every client, not only loopback ones (the metrics show users and orders). */
   metricsPublic: boolean;
 }
@@ -90,6 +104,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     wsMaxBufferedBytes: int(env, 'STRIKEBOOK_WS_MAX_BUFFERED', 4 * 1024 * 1024, 1024, 2 ** 30),
     wsMinHeartbeatSec: int(env, 'STRIKEBOOK_WS_MIN_HEARTBEAT', 10, 1, 3600),
     wsMaxConnectionsPerIp: int(env, 'STRIKEBOOK_WS_MAX_CONNECTIONS_PER_IP', 256, 1, 1e6),
+    wsMaxQueuedRequests: int(env, 'STRIKEBOOK_WS_MAX_QUEUED', 100, 1, 1e6),
+    wsIdleTimeoutMs: int(env, 'STRIKEBOOK_WS_IDLE_TIMEOUT_MS', 60_000, 0, 86_400_000),
+    maxConnectionsPerIp: int(env, 'STRIKEBOOK_MAX_CONNECTIONS_PER_IP', 512, 1, 1e6),
+    maxConnections: int(env, 'STRIKEBOOK_MAX_CONNECTIONS', 8192, 1, 1e7),
+    headersTimeoutMs: int(env, 'STRIKEBOOK_HEADERS_TIMEOUT_MS', 10_000, 10, 3_600_000),
+    requestTimeoutMs: int(env, 'STRIKEBOOK_REQUEST_TIMEOUT_MS', 30_000, 10, 3_600_000),
+    keepAliveTimeoutMs: int(env, 'STRIKEBOOK_KEEP_ALIVE_TIMEOUT_MS', 72_000, 10, 3_600_000),
     metricsPublic: oneOf(env, 'STRIKEBOOK_METRICS_PUBLIC', ['0', '1'] as const, '0') === '1',
   };
 }

@@ -181,6 +181,8 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
       maxBufferedBytes: config.wsMaxBufferedBytes ?? DEFAULT_WS_OPTIONS.maxBufferedBytes,
       minHeartbeatSec: config.wsMinHeartbeatSec ?? DEFAULT_WS_OPTIONS.minHeartbeatSec,
       maxConnectionsPerIp: config.wsMaxConnectionsPerIp ?? DEFAULT_WS_OPTIONS.maxConnectionsPerIp,
+      maxQueuedRequests: config.wsMaxQueuedRequests ?? DEFAULT_WS_OPTIONS.maxQueuedRequests,
+      idleTimeoutMs: config.wsIdleTimeoutMs ?? DEFAULT_WS_OPTIONS.idleTimeoutMs,
     });
     const wsTransport = ws;
     const address = await http.listen({ port: config.port, host: config.host });
