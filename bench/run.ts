@@ -5,6 +5,7 @@ import { runHttpBench } from './httpBench.ts';
 import { runWsBench } from './wsBench.ts';
 import { runBookBench } from './bookBench.ts';
 import { runAccountBench } from './accountBench.ts';
+import { runClientOrderIdBench } from './clientOrderIdBench.ts';
 
 export interface BenchSection {
   name: string;
@@ -18,6 +19,7 @@ export const sections: BenchSection[] = [
   { name: 'websocket fan-out: 1,000 connections on book.X.100ms + trades.X.100ms, steady order flow', run: () => runWsBench() },
   { name: 'http: get_order_book depth 20 (100 connections) vs bare node:http', run: () => runBookBench() },
   { name: 'account queries: 200 positions and 500 open orders, p99 <= 2 ms', run: () => runAccountBench() },
+  { name: 'client_order_id memory: 1,000,000 orders with fresh ids, heap after gc', run: () => runClientOrderIdBench() },
 ];
 
 export async function main(): Promise<boolean> {

@@ -44,6 +44,10 @@ export interface Config {
   requestTimeoutMs?: number;
   /** A kept-alive HTTP connection with no request for this long is closed, ms. */
   keepAliveTimeoutMs?: number;
+  /** Bytes the read cache (books, rendered big answers) may hold. */
+  readCacheBytes?: number;
+  /** Expensive reads (big answers not cached) started per event-loop turn. */
+  heavyReadsPerTurn?: number;
   /** GET /metrics answers every client, not only loopback ones (the metrics show users and orders). */
   metricsPublic: boolean;
 }
@@ -111,6 +115,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     headersTimeoutMs: int(env, 'STRIKEBOOK_HEADERS_TIMEOUT_MS', 10_000, 10, 3_600_000),
     requestTimeoutMs: int(env, 'STRIKEBOOK_REQUEST_TIMEOUT_MS', 30_000, 10, 3_600_000),
     keepAliveTimeoutMs: int(env, 'STRIKEBOOK_KEEP_ALIVE_TIMEOUT_MS', 72_000, 10, 3_600_000),
+    readCacheBytes: int(env, 'STRIKEBOOK_READ_CACHE_BYTES', 64 * 1024 * 1024, 0, 2 ** 40),
+    heavyReadsPerTurn: int(env, 'STRIKEBOOK_HEAVY_READS_PER_TURN', 2, 1, 1000),
     metricsPublic: oneOf(env, 'STRIKEBOOK_METRICS_PUBLIC', ['0', '1'] as const, '0') === '1',
   };
 }

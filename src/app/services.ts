@@ -23,6 +23,7 @@ import { createMetrics, type Metrics } from './metrics.ts';
 import { BackgroundSnapshots } from './backgroundSnapshots.ts';
 import { MarketViews } from '../views/marketViews.ts';
 import { openStorage, type JournalHandles, type OpenedStorage } from './storage.ts';
+import { DEFAULT_READ_LIMITS, configureReads } from '../api/reads/sharedReads.ts';
 
 export { recover, recoverAsync } from './recovery.ts';
 export type { JournalHandles } from './storage.ts';
@@ -156,6 +157,10 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
         services.bootstrapToken = null;
       },
     };
+    configureReads(ex, {
+      cacheBytes: config.readCacheBytes ?? DEFAULT_READ_LIMITS.cacheBytes,
+      heavyPerTurn: config.heavyReadsPerTurn ?? DEFAULT_READ_LIMITS.heavyPerTurn,
+    });
     if (!ex.hasAdmin()) services.bootstrapToken = config.bootstrapToken ?? randomToken(24);
 
     // Only now, with recovery complete, may commands of our own (index, listings) be sequenced.

@@ -201,6 +201,7 @@ export class Trading {
       // which the TTL sweep in pruneClosed relies on
       user.clientOrderIds.delete(c.clientOrderId);
       user.clientOrderIds.set(c.clientOrderId, { orderId: order.id, ts: ex.now });
+      forgetOldestClientOrderIds(user, ex.limits.clientOrderIdsKept, ex.now - ex.limits.clientOrderIdTtlMs);
     }
 
     if (c.tif === 'fill_or_kill' && fillable < lots) {
@@ -727,6 +728,21 @@ export class Trading {
     const rec = user.clientOrderIds.get(clientOrderId);
     if (!rec || rec.ts < this.ex.now - this.ex.limits.clientOrderIdTtlMs) return null;
     return user.orders.get(rec.orderId);
+  }
+}
+
+/**
+ * Bounds a user's client_order_id memory (issue 14: 450k orders held 216 MB of ids for 24 h): the
+ * newest `kept`, none older than `cutoff`. The map is in time order, so the oldest go first.
+ * Deterministic (a count and the engine's clock), so live, replayed and restored engines forget
+ * the same ids.
+ */
+function forgetOldestClientOrderIds(user: User, kept: number, cutoff: number): void {
+  let excess = user.clientOrderIds.size - kept;
+  for (const [k, v] of user.clientOrderIds) {
+    if (excess <= 0 && v.ts >= cutoff) break;
+    user.clientOrderIds.delete(k);
+    excess--;
   }
 }
 

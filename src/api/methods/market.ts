@@ -7,7 +7,8 @@ import type { Instrument } from '../../domain/instrument.ts';
 import type { Services } from '../../app/services.ts';
 import { renderInstrument } from '../render.ts';
 import { defineMethod } from '../rpc/registry.ts';
-import { marketDataMethods, orderBookOf } from './marketData.ts';
+import { marketDataMethods, orderBookOf, orderBookRead } from './marketData.ts';
+import { catalogVersion, sharedRead } from '../reads/sharedReads.ts';
 import { CurrencyOrAny, InstrumentName, currencyFilter } from './common.ts';
 
 export const SERVER_VERSION = '0.1.0';
@@ -36,8 +37,9 @@ export const marketMethods = [
     handler(ctx, p) {
       const s = ctx.services;
       const cur = currencyFilter(p.currency);
-      return s.seq.read(() => {
-        if (p.kind !== undefined && p.kind !== 'option' && p.kind !== 'any') return [];
+      if (p.kind !== undefined && p.kind !== 'option' && p.kind !== 'any') return [];
+      // every instrument (currency=any) is about 1 MB: rendered once per catalog change and shared
+      return sharedRead(s, `instruments:${p.currency}:${p.expired}`, catalogVersion, () => {
         const out: Record<string, unknown>[] = [];
         for (const inst of s.ex.instruments.values()) {
           if (cur && inst.currency !== cur) continue;
@@ -63,7 +65,7 @@ export const marketMethods = [
     pathParam: 'instrument_name',
     params: Type.Object({ instrument_name: InstrumentName, depth: Type.Integer({ minimum: 1, maximum: 10000, default: 20 }) }),
     handler(ctx, p) {
-      return ctx.services.seq.read(() => renderOrderBook(ctx.services, instrumentOrReject(ctx.services, p.instrument_name), p.depth));
+      return orderBookRead(ctx.services, p.instrument_name, p.depth);
     },
   }),
   defineMethod({

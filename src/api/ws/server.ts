@@ -13,6 +13,7 @@ import { call, compileMethod, resolveCaller, type CallOutput, type CompiledMetho
 import { ERROR_TABLE, Reject, errorBody } from '../rpc/errors.ts';
 import { scopeAllows, type Caller, type MethodDef } from '../rpc/registry.ts';
 import { parseOrderId } from '../render.ts';
+import { resultText } from '../reads/rendered.ts';
 import { isPrivate, type ChannelSpec } from './channels.ts';
 import { StreamHub, textFrame, type Subscriber } from './hub.ts';
 
@@ -195,7 +196,7 @@ export function attachWebSocket(s: Services, server: Server, methods: MethodDef[
   const envelope = (id: unknown, usIn: number, out: CallOutput): string => {
     const usOut = micros();
     const head = id === undefined ? '{"jsonrpc":"2.0"' : `{"jsonrpc":"2.0","id":${JSON.stringify(id)}`;
-    const body = out.error ? `,"error":${JSON.stringify(out.error)}` : `,"result":${JSON.stringify(out.result ?? null)}`;
+    const body = out.error ? `,"error":${JSON.stringify(out.error)}` : `,"result":${resultText(out.result)}`;
     return `${head}${body},"usIn":${usIn},"usOut":${usOut},"usDiff":${usOut - usIn},"testnet":${testnet}}`;
   };
   const fail = (code: keyof typeof ERROR_TABLE, reason?: string, param?: string): CallOutput => ({
