@@ -8,6 +8,7 @@ import { runAccountBench } from './accountBench.ts';
 import { runOpenLoopBench } from './openLoopBench.ts';
 import { runWsOrdersBench } from './wsOrdersBench.ts';
 import { runWebBench } from './webBench.ts';
+import { runClientOrderIdBench } from './clientOrderIdBench.ts';
 
 export interface BenchSection {
   name: string;
@@ -24,6 +25,7 @@ export const sections: BenchSection[] = [
   { name: 'http: get_order_book depth 20 (100 connections) vs bare node:http', run: () => runBookBench() },
   { name: 'account queries: 200 positions and 500 open orders, p99 <= 2 ms', run: () => runAccountBench() },
   { name: 'web app: BTC chain in Chromium with the demo maker (first render <= 1.5 s, trade on screen <= 300 ms, no task over 100 ms)', run: () => runWebBench() },
+  { name: 'client_order_id memory: 1,000,000 orders with fresh ids, heap after gc', run: () => runClientOrderIdBench() },
 ];
 
 export async function main(): Promise<boolean> {

@@ -33,6 +33,24 @@ export interface Config {
   /** Signed requests remembered for replay refusal (src/auth/replayGuard.ts): in all, and per API key. */
   signatureReplayMax: number;
   signatureReplayPerKey: number;
+  /** WebSocket: requests of one connection waiting for their answer; more are refused (10028). */
+  wsMaxQueuedRequests?: number;
+  /** WebSocket: a connection silent this long (no frame, no pong to our pings) is closed, ms. */
+  wsIdleTimeoutMs?: number;
+  /** TCP connections (HTTP and WebSocket) open from one IP address; more are refused. */
+  maxConnectionsPerIp?: number;
+  /** TCP connections open in total; more are refused. Keep it below the process's `ulimit -n`. */
+  maxConnections?: number;
+  /** A request's line and headers must arrive within this, from the connection's start or the previous answer, ms. */
+  headersTimeoutMs?: number;
+  /** A whole request, body included, must arrive within this, ms (slowloris). */
+  requestTimeoutMs?: number;
+  /** A kept-alive HTTP connection with no request for this long is closed, ms. */
+  keepAliveTimeoutMs?: number;
+  /** Bytes the read cache (books, rendered big answers) may hold. */
+  readCacheBytes?: number;
+  /** Expensive reads (big answers not cached) started per event-loop turn. */
+  heavyReadsPerTurn?: number;
   /** GET /metrics answers every client, not only loopback ones (the metrics show users and orders). */
   metricsPublic: boolean;
 }
@@ -95,6 +113,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     wsMaxConnectionsPerIp: int(env, 'STRIKEBOOK_WS_MAX_CONNECTIONS_PER_IP', 256, 1, 1e6),
     signatureReplayMax: int(env, 'STRIKEBOOK_SIGNATURE_REPLAY_MAX', 100_000, 1, 1e8),
     signatureReplayPerKey: int(env, 'STRIKEBOOK_SIGNATURE_REPLAY_PER_KEY', 10_000, 1, 1e8),
+    wsMaxQueuedRequests: int(env, 'STRIKEBOOK_WS_MAX_QUEUED', 100, 1, 1e6),
+    wsIdleTimeoutMs: int(env, 'STRIKEBOOK_WS_IDLE_TIMEOUT_MS', 60_000, 0, 86_400_000),
+    maxConnectionsPerIp: int(env, 'STRIKEBOOK_MAX_CONNECTIONS_PER_IP', 512, 1, 1e6),
+    maxConnections: int(env, 'STRIKEBOOK_MAX_CONNECTIONS', 8192, 1, 1e7),
+    headersTimeoutMs: int(env, 'STRIKEBOOK_HEADERS_TIMEOUT_MS', 10_000, 10, 3_600_000),
+    requestTimeoutMs: int(env, 'STRIKEBOOK_REQUEST_TIMEOUT_MS', 30_000, 10, 3_600_000),
+    keepAliveTimeoutMs: int(env, 'STRIKEBOOK_KEEP_ALIVE_TIMEOUT_MS', 72_000, 10, 3_600_000),
+    readCacheBytes: int(env, 'STRIKEBOOK_READ_CACHE_BYTES', 64 * 1024 * 1024, 0, 2 ** 40),
+    heavyReadsPerTurn: int(env, 'STRIKEBOOK_HEAVY_READS_PER_TURN', 2, 1, 1000),
     metricsPublic: oneOf(env, 'STRIKEBOOK_METRICS_PUBLIC', ['0', '1'] as const, '0') === '1',
   };
 }

@@ -24,6 +24,7 @@ import { createMetrics, type EngineWork, type Metrics } from './metrics.ts';
 import { BackgroundSnapshots } from './backgroundSnapshots.ts';
 import { MarketViews } from '../views/marketViews.ts';
 import { openStorage, type JournalHandles, type OpenedStorage } from './storage.ts';
+import { DEFAULT_READ_LIMITS, configureReads } from '../api/reads/sharedReads.ts';
 
 export { recover, recoverAsync } from './recovery.ts';
 export type { JournalHandles } from './storage.ts';
@@ -166,6 +167,10 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
         services.bootstrapToken = null;
       },
     };
+    configureReads(ex, {
+      cacheBytes: config.readCacheBytes ?? DEFAULT_READ_LIMITS.cacheBytes,
+      heavyPerTurn: config.heavyReadsPerTurn ?? DEFAULT_READ_LIMITS.heavyPerTurn,
+    });
     if (!ex.hasAdmin()) services.bootstrapToken = config.bootstrapToken ?? randomToken(24);
 
     // Only now, with recovery complete, may commands of our own (index, listings) be sequenced.
@@ -191,6 +196,8 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
       maxBufferedBytes: config.wsMaxBufferedBytes ?? DEFAULT_WS_OPTIONS.maxBufferedBytes,
       minHeartbeatSec: config.wsMinHeartbeatSec ?? DEFAULT_WS_OPTIONS.minHeartbeatSec,
       maxConnectionsPerIp: config.wsMaxConnectionsPerIp ?? DEFAULT_WS_OPTIONS.maxConnectionsPerIp,
+      maxQueuedRequests: config.wsMaxQueuedRequests ?? DEFAULT_WS_OPTIONS.maxQueuedRequests,
+      idleTimeoutMs: config.wsIdleTimeoutMs ?? DEFAULT_WS_OPTIONS.idleTimeoutMs,
     });
     const wsTransport = ws;
     const address = await http.listen({ port: config.port, host: config.host });

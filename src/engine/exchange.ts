@@ -34,6 +34,11 @@ export interface ExchangeLimits {
   /** An automatic index update moving more than this fraction at once is rejected (bad tick). */
   maxIndexJump: number;
   clientOrderIdTtlMs: number;
+  /**
+   * client_order_ids remembered per user: the newest this many (within the TTL); the oldest is
+   * forgotten first. Equal to closedOrdersKept, so an id is not kept much longer than its order.
+   */
+  clientOrderIdsKept: number;
 }
 
 export const DEFAULT_LIMITS: ExchangeLimits = {
@@ -44,6 +49,7 @@ export const DEFAULT_LIMITS: ExchangeLimits = {
   indexStaleMs: 30_000,
   maxIndexJump: 0.1,
   clientOrderIdTtlMs: 24 * 3600 * 1000,
+  clientOrderIdsKept: 10_000,
 };
 
 /** Notified of order and trade changes while commands are applied; must not change the state. */

@@ -206,6 +206,7 @@ export class Trading {
       // which the TTL sweep in pruneClosed relies on
       user.clientOrderIds.delete(c.clientOrderId);
       user.clientOrderIds.set(c.clientOrderId, { orderId: order.id, ts: ex.now, fp: requestPrint(c) });
+      forgetOldestClientOrderIds(user, ex.limits.clientOrderIdsKept, ex.now - ex.limits.clientOrderIdTtlMs);
     }
 
     if (c.tif === 'fill_or_kill' && fillable < lots) {
@@ -773,7 +774,21 @@ function requestPrint(c: PlaceCmd): number {
   return h;
 }
 
-/** Open lots of the reduce-only orders on one side of an exposure. */
+/**
+ * Bounds a user's client_order_id memory (issue 14: 450k orders held 216 MB of ids for 24 h): the
+ * newest `kept`, none older than `cutoff`. The map is in time order, so the oldest go first.
+ * Deterministic (a count and the engine's clock), so live, replayed and restored engines forget
+ * the same ids.
+ */
+function forgetOldestClientOrderIds(user: User, kept: number, cutoff: number): void {
+  let excess = user.clientOrderIds.size - kept;
+  for (const [k, v] of user.clientOrderIds) {
+    if (excess <= 0 && v.ts >= cutoff) break;
+    user.clientOrderIds.delete(k);
+    excess--;
+  }
+}
+
 /** Lots an order on `side` can take off a position of `pos` lots without flipping it. */
 function reducibleBy(side: Side, pos: number): number {
   return side === BUY ? Math.max(0, -pos) : Math.max(0, pos);

@@ -1,6 +1,7 @@
 // The Deribit envelope (API.md 1.2) around a call's outcome, as text, for every HTTP answer.
 import type { CallOutput } from '../rpc/dispatch.ts';
 import { ERROR_TABLE } from '../rpc/errors.ts';
+import { resultText } from '../reads/rendered.ts';
 
 export interface Envelope {
   id: unknown;
@@ -14,7 +15,7 @@ export function micros(): number {
 export function envelopeText(env: Envelope, out: CallOutput, testnet: boolean): string {
   const usOut = micros();
   const head = env.id === undefined ? '{"jsonrpc":"2.0"' : `{"jsonrpc":"2.0","id":${JSON.stringify(env.id)}`;
-  const body = out.error ? `,"error":${JSON.stringify(out.error)}` : `,"result":${JSON.stringify(out.result ?? null)}`;
+  const body = out.error ? `,"error":${JSON.stringify(out.error)}` : `,"result":${resultText(out.result)}`;
   return `${head}${body},"usIn":${env.usIn},"usOut":${usOut},"usDiff":${usOut - env.usIn},"testnet":${testnet}}`;
 }
 

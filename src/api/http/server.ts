@@ -11,6 +11,7 @@ import type { MethodDef } from '../rpc/registry.ts';
 import { validRpcId } from '../rpc/validate.ts';
 import { docsPage, OPENAPI_PATH } from './docsPage.ts';
 import { fastPath } from './fastPath.ts';
+import { DEFAULT_CONNECTION_LIMITS, checkingIntervalMs, limitConnections, type ConnectionCounts, type ConnectionLimits } from './connectionLimits.ts';
 import { openApiDocument } from './openapi.ts';
 import { envelopeText, errorOut, micros, type Envelope } from './envelope.ts';
 import { rpcOverHttp } from './rpcOverHttp.ts';
@@ -64,18 +65,32 @@ function jsonRpcId(req: FastifyRequest): unknown {
   }
 }
 
+/** The connection bounds of the config (src/app/config.ts), defaults where it has none. */
+export function connectionLimitsOf(c: Services['config']): ConnectionLimits {
+  const d = DEFAULT_CONNECTION_LIMITS;
+  return {
+    maxPerIp: c.maxConnectionsPerIp ?? d.maxPerIp,
+    maxTotal: c.maxConnections ?? d.maxTotal,
+    headersTimeoutMs: c.headersTimeoutMs ?? d.headersTimeoutMs,
+    requestTimeoutMs: c.requestTimeoutMs ?? d.requestTimeoutMs,
+    keepAliveTimeoutMs: c.keepAliveTimeoutMs ?? d.keepAliveTimeoutMs,
+  };
+}
+
+/** The open connections of the HTTP servers built here (WebSockets included), for metrics and tests. */
+export const connectionCounts = new WeakMap<FastifyInstance, ConnectionCounts>();
+
 export function buildHttpServer(s: Services, methods: MethodDef[]): FastifyInstance {
   const fastMethods = new Map<string, CompiledMethod>();
   let closing = false;
+  const limits = connectionLimitsOf(s.config);
+  let counts: ConnectionCounts | null = null;
   const app = Fastify({
-    // the node:http server, with the fast path in front of Fastify's own handler; the timeouts are
-    // the ones Fastify would set on a server it created itself
-    serverFactory: (handler, options) => {
-      const opts = options as { keepAliveTimeout?: number; requestTimeout?: number; connectionTimeout?: number };
-      const server = createServer(fastPath(s, fastMethods, () => closing, handler));
-      server.keepAliveTimeout = opts.keepAliveTimeout ?? 72_000;
-      server.requestTimeout = opts.requestTimeout ?? 0;
-      server.setTimeout(opts.connectionTimeout ?? 0);
+    // the node:http server, with the fast path in front of Fastify's own handler; its timeouts and
+    // connection caps are ours (connectionLimits.ts), not Fastify's defaults (which time out nothing)
+    serverFactory: (handler) => {
+      const server = createServer({ connectionsCheckingInterval: checkingIntervalMs(limits) }, fastPath(s, fastMethods, () => closing, handler));
+      counts = limitConnections(server, limits);
       return server;
     },
     logger: false,
@@ -186,5 +201,6 @@ export function buildHttpServer(s: Services, methods: MethodDef[]): FastifyInsta
     return send(reply, env, errorOut(ERR.INTERNAL), testnet);
   });
 
+  if (counts) connectionCounts.set(app, counts);
   return app;
 }

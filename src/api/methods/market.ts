@@ -9,7 +9,8 @@ import type { Exchange } from '../../engine/exchange.ts';
 import { TWAP_WINDOW_MS, twap } from '../../engine/settlement.ts';
 import { renderInstrument } from '../render.ts';
 import { defineMethod } from '../rpc/registry.ts';
-import { marketDataMethods, orderBookOf } from './marketData.ts';
+import { marketDataMethods, orderBookOf, orderBookRead } from './marketData.ts';
+import { catalogVersion, sharedRead } from '../reads/sharedReads.ts';
 import { CurrencyOrAny, InstrumentName, currencyFilter } from './common.ts';
 
 export const SERVER_VERSION = '0.1.0';
@@ -69,8 +70,9 @@ export const marketMethods = [
     handler(ctx, p) {
       const s = ctx.services;
       const cur = currencyFilter(p.currency);
-      return s.seq.read(() => {
-        if (p.kind !== undefined && p.kind !== 'option' && p.kind !== 'any') return [];
+      if (p.kind !== undefined && p.kind !== 'option' && p.kind !== 'any') return [];
+      // every instrument (currency=any) is about 1 MB: rendered once per catalog change and shared
+      return sharedRead(s, `instruments:${p.currency}:${p.expired}`, catalogVersion, () => {
         const out: Record<string, unknown>[] = [];
         for (const inst of s.ex.instruments.values()) {
           if (cur && inst.currency !== cur) continue;
@@ -96,7 +98,7 @@ export const marketMethods = [
     pathParam: 'instrument_name',
     params: Type.Object({ instrument_name: InstrumentName, depth: Type.Integer({ minimum: 1, maximum: 10000, default: 20 }) }),
     handler(ctx, p) {
-      return ctx.services.seq.read(() => renderOrderBook(ctx.services, instrumentOrReject(ctx.services, p.instrument_name), p.depth));
+      return orderBookRead(ctx.services, p.instrument_name, p.depth);
     },
   }),
   defineMethod({

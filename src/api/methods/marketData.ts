@@ -4,7 +4,8 @@
 //
 // Reads are pure functions of the engine state after a given command, so what they compute is
 // cached per engine `seq` (the header of a book, open interest): a burst of get_order_book calls
-// between two commands costs one computation, then a spread of the cached object.
+// between two commands costs one computation, then a spread of the cached object. Books and big
+// answers live in the exchange's read cache, an LRU bounded by bytes (src/api/reads/sharedReads.ts).
 import { Type } from '@sinclair/typebox';
 import type { CurrencyCode } from '../../domain/currency.ts';
 import { ERR, reject } from '../../domain/errors.ts';
@@ -17,6 +18,7 @@ import { ivFromCoinPrice, optionGreeksCoin } from '../../market/smile.ts';
 import type { Services } from '../../app/services.ts';
 import { coin, renderInstrument, renderPublicTrade } from '../render.ts';
 import { defineMethod } from '../rpc/registry.ts';
+import { DEEP_BOOK_DEPTH, cached, catalogVersion, keep, seqVersion, sharedRead } from '../reads/sharedReads.ts';
 import { Count, CurrencyOrAny, CurrencyParam, InstrumentName, Timestamp, currencyFilter } from './common.ts';
 
 const DAY_MS = 24 * 3600 * 1000;
@@ -50,10 +52,10 @@ function visibleState(ex: Exchange, inst: Instrument): string {
   return inst.state === 'open' && inst.expiry <= ex.now ? 'settlement' : inst.state;
 }
 
+/** Per seq, bounded by the number of instruments (books, whose keys a client chooses, are in the LRU). */
 interface SeqCache {
   seq: number;
   headers: Map<number, Record<string, unknown>>;
-  books: Map<string, Record<string, unknown>>;
   openInterest: Map<number, number> | null;
 }
 
@@ -62,7 +64,7 @@ const caches = new WeakMap<Exchange, SeqCache>();
 function cacheOf(ex: Exchange): SeqCache {
   let c = caches.get(ex);
   if (!c || c.seq !== ex.seq) {
-    c = { seq: ex.seq, headers: new Map(), books: new Map(), openInterest: null };
+    c = { seq: ex.seq, headers: new Map(), openInterest: null };
     caches.set(ex, c);
   }
   return c;
@@ -173,20 +175,41 @@ function bookHeader(ex: Exchange, inst: Instrument): Record<string, unknown> {
   return header;
 }
 
+/** A depth past the deeper side of the book shows the same levels: those requests share one entry. */
+function effectiveDepth(ex: Exchange, inst: Instrument, depth: number): number {
+  const book = ex.books.get(inst.id)!;
+  return Math.min(depth, Math.max(book.levels(BUY), book.levels(SELL), 1));
+}
+
+/** Rough heap size of a book object: its header and two small arrays per level. */
+const bookBytes = (levels: number): number => 1500 + 80 * levels;
+
 /** The Deribit order book object (API.md 3.5): header plus `depth` levels a side. Cached per seq. */
 export function orderBookOf(ex: Exchange, inst: Instrument, depth: number): Record<string, unknown> {
-  const cache = cacheOf(ex);
-  const key = `${inst.id}:${depth}`;
-  const hit = cache.books.get(key);
+  const d = effectiveDepth(ex, inst, depth);
+  const key = `book:${inst.id}:${d}`;
+  const hit = cached<Record<string, unknown>>(ex, key, ex.seq);
   if (hit) return hit;
   const book = ex.books.get(inst.id)!;
-  const out = {
-    ...bookHeader(ex, inst),
-    bids: book.depth(BUY, depth).map(([p, q]) => [priceToNumber(p), amountOf(inst, q)]),
-    asks: book.depth(SELL, depth).map(([p, q]) => [priceToNumber(p), amountOf(inst, q)]),
-  };
-  cache.books.set(key, out);
+  const bids = book.depth(BUY, d).map(([p, q]) => [priceToNumber(p), amountOf(inst, q)]);
+  const asks = book.depth(SELL, d).map(([p, q]) => [priceToNumber(p), amountOf(inst, q)]);
+  const out = { ...bookHeader(ex, inst), bids, asks };
+  keep(ex, key, ex.seq, out, bookBytes(bids.length + asks.length));
   return out;
+}
+
+/**
+ * A book as a big answer when it is deep (more than DEEP_BOOK_DEPTH levels asked): rendered once per
+ * seq and shared; a shallow one as the cached object.
+ */
+export function orderBookRead(s: Services, name: string, depth: number): Promise<unknown> {
+  const ex = s.ex;
+  if (depth <= DEEP_BOOK_DEPTH) return s.seq.read(() => ({ ...orderBookOf(ex, instrumentOrReject(ex, name), depth) }));
+  return sharedRead(s, `book_text:${name}:${depth}`, seqVersion, () => {
+    const inst = instrumentOrReject(ex, name);
+    // the effective depth is known only now; the text is the same for every depth past it
+    return orderBookOf(ex, inst, depth);
+  });
 }
 
 function summaryOf(ex: Exchange, inst: Instrument): Record<string, unknown> {
@@ -361,7 +384,7 @@ export const marketDataMethods = [
     params: Type.Object({ expired: Type.Boolean({ default: false }) }),
     handler(ctx, p) {
       const s = ctx.services;
-      return s.seq.read(() => {
+      return sharedRead(s, `all_instruments:${p.expired}`, catalogVersion, () => {
         const out: Record<string, unknown>[] = [];
         for (const inst of s.ex.instruments.values()) if ((inst.state === 'delivered') === p.expired) out.push(renderInstrument(inst));
         return out;
@@ -374,7 +397,7 @@ export const marketDataMethods = [
     params: Type.Object({ currency: Type.Union([CurrencyOrAny], { default: 'any' }), depth: Type.Integer({ minimum: 1, maximum: 1000, default: 5 }) }),
     handler(ctx, p) {
       const ex = ctx.services.ex;
-      return ctx.services.seq.read(() => activeInstruments(ex, currencyFilter(p.currency)).map((inst) => orderBookOf(ex, inst, p.depth)));
+      return sharedRead(ctx.services, `all_books:${p.currency}:${p.depth}`, seqVersion, () => activeInstruments(ex, currencyFilter(p.currency)).map((inst) => orderBookOf(ex, inst, p.depth)));
     },
   }),
   defineMethod({
@@ -385,10 +408,8 @@ export const marketDataMethods = [
     params: Type.Object({ currency: CurrencyParam, kind: Type.Optional(Kind) }),
     handler(ctx, p) {
       const ex = ctx.services.ex;
-      return ctx.services.seq.read(() => {
-        if (p.kind !== undefined && p.kind !== 'option' && p.kind !== 'any') return [];
-        return activeInstruments(ex, p.currency as CurrencyCode).map((inst) => summaryOf(ex, inst));
-      });
+      if (p.kind !== undefined && p.kind !== 'option' && p.kind !== 'any') return [];
+      return sharedRead(ctx.services, `summaries:${p.currency}`, seqVersion, () => activeInstruments(ex, p.currency as CurrencyCode).map((inst) => summaryOf(ex, inst)));
     },
   }),
   defineMethod({

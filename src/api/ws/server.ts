@@ -14,6 +14,7 @@ import { ERROR_TABLE, Reject, errorBody } from '../rpc/errors.ts';
 import { scopeAllows, type Caller, type MethodDef } from '../rpc/registry.ts';
 import { validRpcId } from '../rpc/validate.ts';
 import { parseOrderId } from '../render.ts';
+import { resultText } from '../reads/rendered.ts';
 import { isPrivate, type ChannelSpec } from './channels.ts';
 import { StreamHub, textFrame, type Subscriber } from './hub.ts';
 
@@ -32,9 +33,28 @@ export interface WsOptions {
   tickMs: number;
   /** Open sockets allowed from one IP address (Deribit: 32). */
   maxConnectionsPerIp: number;
+  /**
+   * Requests of one connection received but not yet answered (they run one at a time, in order).
+   * Past it a frame is answered at once with `10028` and not run: one socket cannot queue up work
+   * that holds the engine thread long after it has gone.
+   */
+  maxQueuedRequests: number;
+  /**
+   * A connection that sends nothing, not even a pong to our ping, for this long is closed (ms; 0:
+   * never). Pings go out every half of it; every WebSocket client answers them by itself.
+   */
+  idleTimeoutMs: number;
 }
 
-export const DEFAULT_WS_OPTIONS: WsOptions = { maxBufferedBytes: 4 * 1024 * 1024, minHeartbeatSec: 10, maxSubscriptions: 500, tickMs: 100, maxConnectionsPerIp: 256 };
+export const DEFAULT_WS_OPTIONS: WsOptions = {
+  maxBufferedBytes: 4 * 1024 * 1024,
+  minHeartbeatSec: 10,
+  maxSubscriptions: 500,
+  tickMs: 100,
+  maxConnectionsPerIp: 256,
+  maxQueuedRequests: 100,
+  idleTimeoutMs: 60_000,
+};
 
 /** Methods that place orders: the ids they return are tracked for cancel-on-disconnect. */
 const PLACING = new Set(['private/buy', 'private/sell', 'private/edit']);
@@ -62,6 +82,10 @@ class Connection implements Subscriber {
   readonly placed = new Map<number, Set<number>>();
   /** Requests still running (their orders must be known before cancel-on-disconnect fires). */
   readonly inflight = new Set<Promise<unknown>>();
+  /** Requests received and not yet answered (bounded by `maxQueuedRequests`). */
+  queued = 0;
+  /** Something (a frame or a pong) arrived since the last idle check. */
+  heard = true;
   heartbeat: NodeJS.Timeout | null = null;
   awaitingTest = false;
   /** Closed by private/logout: no cancel-on-disconnect. */
@@ -114,6 +138,10 @@ export interface WsTransport {
   readonly connections: number;
   /** Connections cut off because their send buffer passed the bound. */
   readonly overflows: number;
+  /** Requests that ran (a handler started); frames refused or dropped at close are not counted. */
+  readonly requestsRun: number;
+  /** Frames answered with 10028 because the connection had `maxQueuedRequests` waiting. */
+  readonly requestsRefused: number;
   /** Closes every connection (cancel-on-disconnect runs) and waits for those commands. */
   close(): Promise<void>;
 }
@@ -150,6 +178,24 @@ export function attachWebSocket(s: Services, server: Server, methods: MethodDef[
     }
   }, 1000);
   credentialSweep.unref();
+  // Idle connections: one that sent nothing since the previous check, not even the pong to the
+  // ping sent then, is closed; the others are pinged. A dead peer is found within idleTimeoutMs.
+  const idleSweep =
+    opts.idleTimeoutMs > 0
+      ? setInterval(() => {
+          for (const c of conns) {
+            if (!c.heard) {
+              s.log.info({ conn: c.id }, 'websocket idle; closing');
+              c.ws.terminate();
+              onClose(c);
+              continue;
+            }
+            c.heard = false;
+            c.ws.ping();
+          }
+        }, Math.max(1, Math.floor(opts.idleTimeoutMs / 2)))
+      : null;
+  idleSweep?.unref();
   /** Account-scope cancel-on-disconnect: new connections of these users start with it on (in memory;
    *  shared with the registry methods, which set it over HTTP). */
   const accountCod = s.codAccounts;
@@ -158,7 +204,7 @@ export function attachWebSocket(s: Services, server: Server, methods: MethodDef[
   const envelope = (id: unknown, usIn: number, out: CallOutput): string => {
     const usOut = micros();
     const head = id === undefined ? '{"jsonrpc":"2.0"' : `{"jsonrpc":"2.0","id":${JSON.stringify(id)}`;
-    const body = out.error ? `,"error":${JSON.stringify(out.error)}` : `,"result":${JSON.stringify(out.result ?? null)}`;
+    const body = out.error ? `,"error":${JSON.stringify(out.error)}` : `,"result":${resultText(out.result)}`;
     return `${head}${body},"usIn":${usIn},"usOut":${usOut},"usDiff":${usOut - usIn},"testnet":${testnet}}`;
   };
   const fail = (code: keyof typeof ERROR_TABLE, reason?: string, param?: string): CallOutput => ({
@@ -366,7 +412,28 @@ export function attachWebSocket(s: Services, server: Server, methods: MethodDef[
     }
   }
 
+  let requestsRun = 0;
+  let requestsRefused = 0;
+
+  /** Answers a frame that found its connection's queue full, without running it. */
+  function refuseQueued(c: Connection, text: string): void {
+    let id: unknown;
+    if (text.length <= FRAME_LIMIT) {
+      try {
+        const msg: unknown = JSON.parse(text);
+        if (msg !== null && typeof msg === 'object' && !Array.isArray(msg)) id = (msg as { id?: unknown }).id;
+      } catch {
+        // no id to echo
+      }
+    }
+    requestsRefused++;
+    c.send(envelope(id, micros(), fail(ERR.TOO_MANY_REQUESTS, `more than ${opts.maxQueuedRequests} requests waiting on this connection`)));
+  }
+
   async function handle(c: Connection, text: string): Promise<void> {
+    // a socket that closed while this frame waited behind its others: nobody reads the answer
+    if (c.closed) return;
+    requestsRun++;
     const usIn = micros();
     const req0: { id?: unknown } = {};
     const reply = (out: CallOutput) => c.send(envelope(req0.id, usIn, out));
@@ -439,12 +506,19 @@ export function attachWebSocket(s: Services, server: Server, methods: MethodDef[
       let previous: Promise<unknown> = Promise.resolve();
       ws.on('message', (data, isBinary) => {
         if (c.closed) return;
+        c.heard = true;
         const text = isBinary ? '' : Array.isArray(data) ? Buffer.concat(data).toString() : data.toString();
-        const p = previous.then(() => handle(c, text)).catch((err: unknown) => s.log.error({ err, conn: c.id }, 'websocket request failed'));
+        if (c.queued >= opts.maxQueuedRequests) return refuseQueued(c, text);
+        c.queued++;
+        const p = previous
+          .then(() => handle(c, text))
+          .catch((err: unknown) => s.log.error({ err, conn: c.id }, 'websocket request failed'))
+          .finally(() => c.queued--);
         previous = p;
         c.inflight.add(p);
         void p.finally(() => c.inflight.delete(p));
       });
+      ws.on('pong', () => (c.heard = true));
       ws.on('close', () => onClose(c));
       ws.on('error', () => onClose(c));
     });
@@ -459,8 +533,15 @@ export function attachWebSocket(s: Services, server: Server, methods: MethodDef[
     get overflows() {
       return overflows;
     },
+    get requestsRun() {
+      return requestsRun;
+    },
+    get requestsRefused() {
+      return requestsRefused;
+    },
     async close() {
       clearInterval(credentialSweep);
+      if (idleSweep) clearInterval(idleSweep);
       server.off('upgrade', onUpgrade);
       for (const c of [...conns]) {
         c.ws.terminate();
