@@ -59,6 +59,32 @@ export const DEFAULT_WS_OPTIONS: WsOptions = {
 /** Methods that place orders: the ids they return are tracked for cancel-on-disconnect. */
 const PLACING = new Set(['private/buy', 'private/sell', 'private/edit']);
 
+/**
+ * Methods whose next request on the connection may start as soon as their command is applied,
+ * before it is durable (pipelining): each submits exactly one command, synchronously within the
+ * call, so the next request is applied after it, as when they ran one by one; answers still leave
+ * in arrival order. Without this a socket carried one order per journal commit: 100 connections
+ * with 8 orders outstanding each made 8.6-10k orders/s with the engine thread 60% idle.
+ * A call that applied nothing synchronously (e.g. an edit that first reads the order) releases
+ * the next request only when it is answered, as every other method does.
+ */
+const PIPELINED = new Set([
+  'private/buy',
+  'private/sell',
+  'private/edit',
+  'private/cancel',
+  'private/cancel_all',
+  'private/cancel_all_by_currency',
+  'private/cancel_all_by_instrument',
+  'private/cancel_by_label',
+]);
+
+/** An answer waiting for the ones before it: its frame and, for a subscribe, the frames after it. */
+interface HeldAnswer {
+  data: string | null;
+  after: Buffer[] | undefined;
+}
+
 function micros(): number {
   return Math.round((performance.timeOrigin + performance.now()) * 1000);
 }
@@ -92,6 +118,11 @@ class Connection implements Subscriber {
   loggedOut = false;
   closed = false;
   private corkDepth = 0;
+  /** Tickets: requests are numbered as they arrive and answered in that order (pipelining). */
+  nextTicket = 0;
+  private nextAnswer = 0;
+  private readonly held = new Map<number, HeldAnswer>();
+  private readonly turnWaiters = new Map<number, () => void>();
 
   constructor(
     readonly ws: WebSocket,
@@ -121,6 +152,47 @@ class Connection implements Subscriber {
     // without per-message compression `ws` writes each message synchronously to the socket, so a
     // frame written here keeps its place among the replies
     this.socket.write(frame);
+  }
+
+  /**
+   * Sends request `ticket`'s answer (null: it has none, e.g. dropped after close) once every earlier
+   * request is answered; a pipelined order can finish before the one ahead of it (a refusal does not
+   * wait for the journal). Idempotent per ticket.
+   */
+  answer(ticket: number, data: string | null, after?: Buffer[]): void {
+    if (ticket < this.nextAnswer || this.held.has(ticket)) return;
+    if (ticket !== this.nextAnswer) {
+      this.held.set(ticket, { data, after });
+      return;
+    }
+    this.cork();
+    try {
+      this.emit(data, after);
+      this.nextAnswer++;
+      for (let h = this.held.get(this.nextAnswer); h !== undefined; h = this.held.get(this.nextAnswer)) {
+        this.held.delete(this.nextAnswer);
+        this.emit(h.data, h.after);
+        this.nextAnswer++;
+      }
+    } finally {
+      this.uncork();
+    }
+    const waiter = this.turnWaiters.get(this.nextAnswer);
+    if (waiter !== undefined) {
+      this.turnWaiters.delete(this.nextAnswer);
+      waiter();
+    }
+  }
+
+  /** Resolves once every request before `ticket` is answered. */
+  turn(ticket: number): Promise<void> {
+    if (this.nextAnswer >= ticket) return Promise.resolve();
+    return new Promise((resolve) => this.turnWaiters.set(ticket, resolve));
+  }
+
+  private emit(data: string | null, after: Buffer[] | undefined): void {
+    if (data !== null) this.send(data);
+    if (after) for (const b of after) this.sendFrame(textFrame(b));
   }
 
   cork(): void {
@@ -430,13 +502,18 @@ export function attachWebSocket(s: Services, server: Server, methods: MethodDef[
     c.send(envelope(id, micros(), fail(ERR.TOO_MANY_REQUESTS, `more than ${opts.maxQueuedRequests} requests waiting on this connection`)));
   }
 
-  async function handle(c: Connection, text: string): Promise<void> {
+  /**
+   * Runs one request of a connection and answers it in its turn (`ticket`). `release` lets the
+   * connection's next request start: called early by a pipelined order once its command is applied
+   * (PIPELINED), else by the caller when this one is done.
+   */
+  async function handle(c: Connection, text: string, ticket: number, release: () => void): Promise<void> {
     // a socket that closed while this frame waited behind its others: nobody reads the answer
     if (c.closed) return;
     requestsRun++;
     const usIn = micros();
     const req0: { id?: unknown } = {};
-    const reply = (out: CallOutput) => c.send(envelope(req0.id, usIn, out));
+    const reply = (out: CallOutput) => c.answer(ticket, envelope(req0.id, usIn, out));
     if (text.length > FRAME_LIMIT && Buffer.byteLength(text) > FRAME_LIMIT) {
       return reply({ status: 400, error: { code: ERR.INVALID_REQUEST, message: 'request entity too large', data: { reason: `frame over ${FRAME_LIMIT} bytes` } } });
     }
@@ -460,17 +537,21 @@ export function attachWebSocket(s: Services, server: Server, methods: MethodDef[
     const params = { ...(p as Record<string, unknown>) };
     if (method === 'public/test') c.awaitingTest = false;
 
+    const pipelined = PIPELINED.has(method);
+    // connection state (auth, subscriptions, heartbeat, logout) changes only with nothing ahead of it
+    if (!pipelined) await c.turn(ticket);
     const sess = await session(c, method, params);
     if (sess) {
-      reply(sess);
-      const after = (sess as { after?: Buffer[] }).after;
-      if (after) for (const b of after) c.sendFrame(textFrame(b));
+      c.answer(ticket, envelope(req0.id, usIn, sess), (sess as { after?: Buffer[] }).after);
       return;
     }
     const m = byName.get(method);
     if (!m) return reply(fail(ERR.METHOD_NOT_FOUND));
     const callerBefore = m.def.scope !== 'none' ? authOf(c, params) : null;
-    const out = await call(s, m, { params, fromQuery: false, credentials: { authorization: undefined, accessToken: c.token }, ip: c.ip });
+    const appliedBefore = s.ex.seq;
+    const pending = call(s, m, { params, fromQuery: false, credentials: { authorization: undefined, accessToken: c.token }, ip: c.ip });
+    if (pipelined && s.ex.seq !== appliedBefore) release();
+    const out = await pending;
     if (!out.error) {
       if (m.def.name === 'public/auth') {
         const token = (out.result as { access_token?: unknown } | null)?.access_token;
@@ -502,19 +583,28 @@ export function attachWebSocket(s: Services, server: Server, methods: MethodDef[
     wss.handleUpgrade(req, socket, head, (ws) => {
       const c = new Connection(ws, socket, ip, opts.maxBufferedBytes, overflow);
       conns.add(c);
-      // a connection's requests run in the order they arrive (Deribit): auth, then what needs it
-      let previous: Promise<unknown> = Promise.resolve();
+      // a connection's requests run in the order they arrive (Deribit): auth, then what needs it;
+      // the next one starts when this one releases it (answered, or a pipelined order applied)
+      let gate: Promise<unknown> = Promise.resolve();
       ws.on('message', (data, isBinary) => {
         if (c.closed) return;
         c.heard = true;
         const text = isBinary ? '' : Array.isArray(data) ? Buffer.concat(data).toString() : data.toString();
         if (c.queued >= opts.maxQueuedRequests) return refuseQueued(c, text);
         c.queued++;
-        const p = previous
-          .then(() => handle(c, text))
+        const ticket = c.nextTicket++;
+        let release!: () => void;
+        const released = new Promise<void>((resolve) => (release = resolve));
+        const p = gate
+          .then(() => handle(c, text, ticket, release))
           .catch((err: unknown) => s.log.error({ err, conn: c.id }, 'websocket request failed'))
-          .finally(() => c.queued--);
-        previous = p;
+          .finally(() => {
+            release();
+            // a request that failed or was dropped has no answer: the ones after it go on
+            c.answer(ticket, null);
+            c.queued--;
+          });
+        gate = released;
         c.inflight.add(p);
         void p.finally(() => c.inflight.delete(p));
       });
