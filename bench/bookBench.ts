@@ -11,7 +11,8 @@ import { BOOTSTRAP, call, spawnBareServer, spawnStrikebook, waitHttp, type LoadR
 
 const CONNECTIONS = 100;
 const DEPTH = 20;
-export const TARGET_RPS = 20_000;
+/** Issue 16: a ratio to the bare server in the same run (absolute rates swing 2x on these machines). */
+export const TARGET_RATIO = 0.6;
 
 async function load(url: string, seconds: number): Promise<LoadResult> {
   const r = (await autocannon({ url, connections: CONNECTIONS, duration: seconds, pipelining: 1 })) as any;
@@ -66,8 +67,9 @@ export async function runBookBench(opts: { seconds?: number } = {}): Promise<{ l
     lines.push(`response body: ${sample.length} bytes (depth ${DEPTH}, ${CONNECTIONS} connections, ${seconds} s each)`);
     lines.push(fmt('bare node:http (same body, constant)', bareRes));
     lines.push(fmt('Strikebook get_order_book depth 20', sbRes));
-    const pass = sbRes.rps >= TARGET_RPS && sbRes.non2xx === 0 && sbRes.errors === 0;
-    lines.push(`ratio ${(sbRes.rps / bareRes.rps).toFixed(3)} of bare; target >= ${TARGET_RPS} req/s: ${pass ? 'PASS' : 'FAIL'}`);
+    const ratio = sbRes.rps / bareRes.rps;
+    const pass = ratio >= TARGET_RATIO && sbRes.non2xx === 0 && sbRes.errors === 0;
+    lines.push(`ratio ${ratio.toFixed(3)} of bare (target >= ${TARGET_RATIO}): ${pass ? 'PASS' : 'FAIL'}`);
     return { lines, ok: pass };
   } finally {
     server.kill('SIGKILL');

@@ -91,3 +91,50 @@ test('a private call answers alike on both paths (an order refused for funds, id
   const open = await bothPaths('/api/v2/private/get_open_orders_by_currency', '{"currency":"BTC"}', { authorization: `Bearer ${token}` });
   assert.deepEqual(open.envelope.result, [], JSON.stringify(open.envelope));
 });
+
+/** GETs `path`: with no content-length (fast path) or with `content-length: 0` (Fastify). */
+function get(path: string, viaFastify: boolean, headers: Record<string, string> = {}): Promise<Answer> {
+  const url = new URL(path, server.url);
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, { method: 'GET', headers: { ...headers, ...(viaFastify ? { 'content-length': '0' } : {}) } }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (text += c));
+      res.on('end', () => {
+        const envelope = JSON.parse(text) as Record<string, unknown>;
+        for (const k of ['usIn', 'usOut', 'usDiff']) delete envelope[k];
+        resolve({ status: res.statusCode!, contentType: res.headers['content-type'], connection: res.headers.connection, envelope });
+      });
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+test('both HTTP paths answer a GET alike: results, repeated reads of one book, and errors', async () => {
+  const inst = (await ok(server.url, 'public/get_instruments', { currency: 'BTC' }))[0].instrument_name as string;
+  const token = await userToken(server.url, admin, 'fastget@example.com');
+  const cases: Array<[string, Record<string, string>, number, number | null]> = [
+    [`/api/v2/public/get_order_book?instrument_name=${inst}&depth=5`, {}, 200, null],
+    [`/api/v2/public/get_order_book?instrument_name=${inst}&depth=5`, {}, 200, null], // a cached book: the same text
+    [`/v1/public/get_order_book?instrument_name=${inst}`, {}, 200, null],
+    ['/api/v2/public/get_currencies', {}, 200, null],
+    ['/api/v2/public/get_order_book?instrument_name=NOPE-1JAN30-1-C', {}, 400, 10020],
+    ['/api/v2/public/get_order_book?instrument_name=x&depth=abc', {}, 400, -32602],
+    ['/api/v2/public/get_book_summary_by_currency?currency=BTC&currency=ETH', {}, 400, -32602],
+    ['/api/v2/private/get_open_orders_by_currency?currency=BTC', {}, 401, 10000],
+    ['/api/v2/private/get_open_orders_by_currency?currency=BTC', { authorization: `Bearer ${token}` }, 200, null],
+  ];
+  for (const [path, headers, status, code] of cases) {
+    const fast = await get(path, false, headers);
+    const fastify = await get(path, true, headers);
+    assert.deepEqual(fast, fastify, path);
+    assert.equal(fast.status, status, `${path}: ${JSON.stringify(fast.envelope)}`);
+    assert.equal(fast.contentType, 'application/json; charset=utf-8');
+    if (code !== null) assert.equal((fast.envelope.error as { code: number }).code, code, path);
+  }
+  // a query string that does not percent-decode is Fastify's to refuse, in the envelope
+  const bad = await get('/api/v2/public/get_order_book?instrument_name=%zz', false);
+  assert.equal(bad.status, 400);
+  assert.equal((bad.envelope.error as { code: number }).code, -32600);
+});

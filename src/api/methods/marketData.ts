@@ -19,6 +19,7 @@ import type { Services } from '../../app/services.ts';
 import { coin, renderInstrument, renderPublicTrade } from '../render.ts';
 import { defineMethod } from '../rpc/registry.ts';
 import { DEEP_BOOK_DEPTH, cached, catalogVersion, keep, seqVersion, sharedRead } from '../reads/sharedReads.ts';
+import { RenderedJson } from '../reads/rendered.ts';
 import { Count, CurrencyOrAny, CurrencyParam, InstrumentName, Timestamp, currencyFilter } from './common.ts';
 
 const DAY_MS = 24 * 3600 * 1000;
@@ -204,7 +205,19 @@ export function orderBookOf(ex: Exchange, inst: Instrument, depth: number): Reco
  */
 export function orderBookRead(s: Services, name: string, depth: number): Promise<unknown> {
   const ex = s.ex;
-  if (depth <= DEEP_BOOK_DEPTH) return s.seq.read(() => ({ ...orderBookOf(ex, instrumentOrReject(ex, name), depth) }));
+  if (depth <= DEEP_BOOK_DEPTH) {
+    // rendered once per state and depth, and the same text sent to every reader until a command
+    // changes the state: a book poller's request costs a cache lookup, not a serialization
+    return s.seq.read(() => {
+      const inst = instrumentOrReject(ex, name);
+      const key = `book_text:${inst.id}:${effectiveDepth(ex, inst, depth)}`;
+      const hit = cached<RenderedJson>(ex, key, ex.seq);
+      if (hit !== undefined) return hit;
+      const r = new RenderedJson(JSON.stringify(orderBookOf(ex, inst, depth)));
+      keep(ex, key, ex.seq, r, r.bytes);
+      return r;
+    });
+  }
   return sharedRead(s, `book_text:${name}:${depth}`, seqVersion, () => {
     const inst = instrumentOrReject(ex, name);
     // the effective depth is known only now; the text is the same for every depth past it
