@@ -66,6 +66,11 @@ describe('order reads and index names', () => {
     const margins = await both(url, ws, 'private/get_order_margin_by_ids', { ids }, tokA);
     assert.deepEqual(margins.map((m: any) => [m.order_id, m.initial_margin_currency]), open.map((o: any) => [o.order_id, o.instrument_name.slice(0, 3)]));
     for (const m of margins) assert.ok(m.initial_margin > 0, `order ${m.order_id} holds margin`);
+    // by GET: one id, ids separated by commas, a repeated parameter
+    const get = async (query: string) => (await (await fetch(`${url}/api/v2/private/get_order_margin_by_ids?${query}`, { headers: { authorization: `Bearer ${tokA}` } })).json()).result;
+    assert.deepEqual(await get(`ids=${ids[1]}`), [margins[1]]);
+    assert.deepEqual(await get(`ids=${ids.join(',')}`), margins);
+    assert.deepEqual(await get(ids.map((id: string) => `ids=${id}`).join('&')), margins);
     // alice holds no position: her initial margin is her orders' (one order per side and instrument)
     for (const c of ['BTC', 'ETH']) {
       const summary = await ok(url, 'private/get_account_summary', { currency: c }, tokA);
