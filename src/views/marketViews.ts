@@ -8,9 +8,15 @@ import type { CurrencyCode } from '../domain/currency.ts';
 import type { Sequenced } from '../engine/commands.ts';
 import type { Exchange } from '../engine/exchange.ts';
 import type { Trade } from '../engine/types.ts';
+import { volatilityIndex } from '../market/volIndex.ts';
 
 const MINUTE_MS = 60_000;
+const HOUR_MS = 3600_000;
 const DAY_MS = 24 * 3600 * 1000;
+/** How long index minute closes and volatility-index minutes are kept. */
+export const VOL_HISTORY_RETENTION_MS = 16 * DAY_MS;
+/** Minutes in a 365-day year: annualises the variance of minute returns. */
+const MINUTES_PER_YEAR = 365 * 24 * 60;
 /** How long mark history is kept (a point per minute per instrument: ~2000 instruments x 1440/day). */
 export const MARK_HISTORY_RETENTION_MS = DAY_MS;
 /** Volume buckets are kept for the longest window reported. */
@@ -28,6 +34,16 @@ export interface TradeVolumes {
   puts: [number, number, number];
 }
 
+const VOL_CURRENCIES: CurrencyCode[] = ['BTC', 'ETH'];
+
+/** Drops the leading records (of `width` numbers, the first a timestamp) older than `cutoff`. */
+function trim(arr: number[], width: number, cutoff: number): void {
+  if (arr.length === 0 || arr[0] >= cutoff) return;
+  let i = 0;
+  while (i < arr.length && arr[i] < cutoff) i += width;
+  arr.splice(0, i);
+}
+
 export class MarketViews {
   /** instrument id -> flat [ts, mark, ts, mark, ...] ascending */
   private readonly marks = new Map<number, number[]>();
@@ -35,6 +51,10 @@ export class MarketViews {
   /** currency -> minute -> volume (insertion order is time order) */
   private readonly volumes = new Map<CurrencyCode, Map<number, VolumeBucket>>();
   private lastTradeId = 0;
+  /** currency -> flat [minute start, index close, ...] ascending (one pair per minute with a print) */
+  private readonly indexCloses = new Map<CurrencyCode, number[]>();
+  /** currency -> flat [minute start, open, high, low, close, ...] of the volatility index */
+  private readonly volIndex = new Map<CurrencyCode, number[]>();
 
   /** Attach to an engine: every applied command is observed from now on. */
   attach(ex: Exchange): void {
@@ -46,10 +66,80 @@ export class MarketViews {
     const minute = Math.floor(cmd.ts / MINUTE_MS);
     // the first command of each minute records every active instrument; a listing records the new
     // series at once (sampleMarks skips what already has this minute's point)
-    if (minute > this.lastMinute || cmd.t === 'list') {
+    const newMinute = minute > this.lastMinute;
+    if (newMinute || cmd.t === 'list') {
       this.lastMinute = minute;
       this.sampleMarks(ex, minute * MINUTE_MS);
     }
+    if (cmd.t === 'index') this.recordIndex(cmd.currency, minute * MINUTE_MS, ex.indexPrice(cmd.currency));
+    // the volatility index moves with marks: sampled at the first command of each minute and when
+    // a vol smile is set (not on every index print: replaying a day of 1 s prints would cost ~10 s)
+    if (newMinute) for (const c of VOL_CURRENCIES) this.recordVolIndex(c, minute * MINUTE_MS, volatilityIndex(ex, c));
+    else if (cmd.t === 'set_vol') this.recordVolIndex(cmd.currency, minute * MINUTE_MS, volatilityIndex(ex, cmd.currency));
+  }
+
+  private recordIndex(c: CurrencyCode, ts: number, price: number): void {
+    if (!Number.isFinite(price)) return;
+    let arr = this.indexCloses.get(c);
+    if (!arr) this.indexCloses.set(c, (arr = []));
+    if (arr.length > 0 && arr[arr.length - 2] === ts) arr[arr.length - 1] = price;
+    else arr.push(ts, price);
+    trim(arr, 2, ts - VOL_HISTORY_RETENTION_MS);
+  }
+
+  private recordVolIndex(c: CurrencyCode, ts: number, v: number): void {
+    if (!Number.isFinite(v)) return;
+    let arr = this.volIndex.get(c);
+    if (!arr) this.volIndex.set(c, (arr = []));
+    const n = arr.length;
+    if (n > 0 && arr[n - 5] === ts) {
+      arr[n - 3] = Math.max(arr[n - 3], v);
+      arr[n - 2] = Math.min(arr[n - 2], v);
+      arr[n - 1] = v;
+    } else arr.push(ts, v, v, v, v);
+    trim(arr, 5, ts - VOL_HISTORY_RETENTION_MS);
+  }
+
+  /**
+   * Realized volatility of the index, in percent a year, one point per full hour up to `now` (within
+   * the retention): the root mean square of the 60 minute log returns of the hour ending at the
+   * point's timestamp, annualised over 365 days. A minute without a print keeps the close before it.
+   */
+  historicalVolatility(c: CurrencyCode, now: number): [number, number][] {
+    const arr = this.indexCloses.get(c);
+    const out: [number, number][] = [];
+    if (!arr || arr.length === 0) return out;
+    const first = arr[0];
+    let j = 0;
+    /** the close in force at minute `m` (the pointer only moves forward: minutes are asked in order) */
+    const closeAt = (m: number): number => {
+      while (j + 2 < arr.length && arr[j + 2] <= m) j += 2;
+      return arr[j + 1];
+    };
+    const lastHour = Math.floor(now / HOUR_MS) * HOUR_MS;
+    const firstHour = Math.max(Math.ceil((first + 61 * MINUTE_MS) / HOUR_MS) * HOUR_MS, lastHour - (VOL_HISTORY_RETENTION_MS - DAY_MS));
+    for (let T = firstHour; T <= lastHour; T += HOUR_MS) {
+      j = 0;
+      let prev = closeAt(T - 61 * MINUTE_MS);
+      let sum = 0;
+      for (let m = T - 60 * MINUTE_MS; m < T; m += MINUTE_MS) {
+        const cl = closeAt(m);
+        const r = Math.log(cl / prev);
+        sum += r * r;
+        prev = cl;
+      }
+      out.push([T, 100 * Math.sqrt((sum / 60) * MINUTES_PER_YEAR)]);
+    }
+    return out;
+  }
+
+  /** Volatility-index minutes [[ts, open, high, low, close]] with from <= ts <= to, ascending. */
+  volIndexMinutes(c: CurrencyCode, from: number, to: number): [number, number, number, number, number][] {
+    const arr = this.volIndex.get(c);
+    const out: [number, number, number, number, number][] = [];
+    if (!arr) return out;
+    for (let i = 0; i < arr.length; i += 5) if (arr[i] >= from && arr[i] <= to) out.push([arr[i], arr[i + 1], arr[i + 2], arr[i + 3], arr[i + 4]]);
+    return out;
   }
 
   private collectTrades(ex: Exchange): void {

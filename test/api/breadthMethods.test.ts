@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { adminToken, login, ok, rpc, startServer, userToken, type TestServer } from '../helpers/server.ts';
 import { atmCall, instruments, market, nearMark } from '../helpers/market.ts';
 import { WsClient } from '../helpers/ws.ts';
+import { cleanReplay } from '../helpers/replay.ts';
 
 const sat = (x: number) => Math.round(x * 1e8);
 
@@ -65,6 +66,11 @@ describe('order reads and index names', () => {
     const margins = await both(url, ws, 'private/get_order_margin_by_ids', { ids }, tokA);
     assert.deepEqual(margins.map((m: any) => [m.order_id, m.initial_margin_currency]), open.map((o: any) => [o.order_id, o.instrument_name.slice(0, 3)]));
     for (const m of margins) assert.ok(m.initial_margin > 0, `order ${m.order_id} holds margin`);
+    // by GET: one id, ids separated by commas, a repeated parameter
+    const get = async (query: string) => (await (await fetch(`${url}/api/v2/private/get_order_margin_by_ids?${query}`, { headers: { authorization: `Bearer ${tokA}` } })).json()).result;
+    assert.deepEqual(await get(`ids=${ids[1]}`), [margins[1]]);
+    assert.deepEqual(await get(`ids=${ids.join(',')}`), margins);
+    assert.deepEqual(await get(ids.map((id: string) => `ids=${id}`).join('&')), margins);
     // alice holds no position: her initial margin is her orders' (one order per side and instrument)
     for (const c of ['BTC', 'ETH']) {
       const summary = await ok(url, 'private/get_account_summary', { currency: c }, tokA);
@@ -180,5 +186,17 @@ describe('the account log and the settlement history', () => {
     for (const [cur, v] of Object.entries(srv.app.services.ex.conservation())) assert.equal(v.balances, v.expected, `conservation of ${cur}`);
     await ws.close();
     await bws.close();
+    // the log is engine state: a clean replay of the journal, and a restart, reproduce it and the hash
+    const live = await ok(url, 'private/get_state_hash', {}, admin);
+    const replay = cleanReplay(srv.dataDir, live.seq);
+    assert.deepEqual(replay.errors, []);
+    assert.equal(replay.hash, live.state_hash, 'a clean replay has the same state hash');
+    assert.deepEqual(replay.ex.usersByEmail.get('alice@example.com')!.log, srv.app.services.ex.usersByEmail.get('alice@example.com')!.log);
+    const dataDir = srv.dataDir;
+    await srv.stop({ keepData: true });
+    srv = await startServer({}, dataDir);
+    url = srv.url;
+    const again = await ok(url, 'private/get_transaction_log', { currency: 'BTC' }, await login(url, 'alice@example.com', 'user-password-1'));
+    assert.deepEqual(again.logs, log, 'the log after a restart');
   });
 });

@@ -9,13 +9,14 @@ import { channelMethods } from './channels.ts';
 import { cancelOnDisconnectMethods } from './cancelOnDisconnect.ts';
 import { orderMethods } from './orders.ts';
 import { settlementMethods } from './settlements.ts';
+import { volatilityMethods } from './volatility.ts';
 import { fundsMethods } from './funds.ts';
 import { inviteMethods } from './invites.ts';
 import { marginMethods } from './margins.ts';
 import { marketMethods } from './market.ts';
 import { tradingMethods } from './trading.ts';
 
-export const allMethods: MethodDef[] = [...accountMethods, ...authMethods, ...inviteMethods, ...tradingMethods, ...adminMethods, ...marketMethods, ...apiKeyMethods, ...deribitExtraMethods, ...fundsMethods, ...channelMethods, ...cancelOnDisconnectMethods, ...marginMethods, ...orderMethods, ...settlementMethods];
+export const allMethods: MethodDef[] = [...accountMethods, ...authMethods, ...inviteMethods, ...tradingMethods, ...adminMethods, ...marketMethods, ...apiKeyMethods, ...deribitExtraMethods, ...fundsMethods, ...channelMethods, ...cancelOnDisconnectMethods, ...marginMethods, ...orderMethods, ...settlementMethods, ...volatilityMethods];
 
 /** Operations grouped as in API.md section 3, for the inventory tests. */
 export const methodGroups = {
@@ -33,4 +34,5 @@ export const methodGroups = {
   margins: marginMethods,
   orders: orderMethods,
   settlements: settlementMethods,
+  volatility: volatilityMethods,
 };

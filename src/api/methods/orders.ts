@@ -83,12 +83,18 @@ export const orderMethods = [
     name: 'private/get_order_margin_by_ids',
     scope: 'trade:read',
     summary: `Initial margin each of the caller's orders holds: [{order_id, initial_margin, initial_margin_currency}] (0 for a closed order). At most ${MAX_MARGIN_IDS} ids; an unknown or another user's id is 10004.`,
-    params: Type.Object({ ids: Type.Array(Type.String({ minLength: 1, maxLength: 32 }), { minItems: 1, maxItems: MAX_MARGIN_IDS }) }),
+    // an array (JSON, or a repeated query parameter), or one string: a query string's single id, or
+    // ids separated by commas
+    params: Type.Object({
+      ids: Type.Union([Type.Array(Type.String({ minLength: 1, maxLength: 32 }), { minItems: 1, maxItems: MAX_MARGIN_IDS }), Type.String({ minLength: 1, maxLength: 33 * MAX_MARGIN_IDS })]),
+    }),
     handler(ctx, p) {
       const s = ctx.services;
+      const ids = typeof p.ids === 'string' ? p.ids.split(',') : p.ids;
+      if (ids.length > MAX_MARGIN_IDS) throw reject(ERR.INVALID_PARAMS, `at most ${MAX_MARGIN_IDS} ids`, 'ids');
       return s.seq.read(() => {
         const user = userOf(ctx);
-        const orders = p.ids.map((text) => {
+        const orders = ids.map((text) => {
           const id = parseOrderId(text);
           const o = id === null ? undefined : user.orders.get(id);
           if (!o) throw reject(ERR.ORDER_NOT_FOUND, text, 'ids');
