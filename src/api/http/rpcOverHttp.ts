@@ -30,12 +30,20 @@ export interface HttpRpcRequest {
  * The status and envelope text of a call's outcome. A module function rather than a closure per
  * request: under tsx every named closure is also passed through its `__name` helper.
  */
-function answer(env: Envelope, out: CallOutput, testnet: boolean): { status: number; text: string } {
-  return { status: out.status, text: envelopeText(env, out, testnet) };
+function answer(env: Envelope, out: CallOutput, testnet: boolean): HttpAnswer {
+  const wait = out.error?.data?.retry_after_ms;
+  return wait === undefined ? { status: out.status, text: envelopeText(env, out, testnet) } : { status: out.status, text: envelopeText(env, out, testnet), retryAfter: String(Math.ceil(wait / 1000)) };
+}
+
+/** What both HTTP paths send: a status, the envelope text and, on 10028, a Retry-After (seconds). */
+export interface HttpAnswer {
+  status: number;
+  text: string;
+  retryAfter?: string;
 }
 
 /** Parses the params (body or query), calls the method and renders the Deribit envelope. */
-export async function rpcOverHttp(s: Services, m: CompiledMethod, req: HttpRpcRequest): Promise<{ status: number; text: string }> {
+export async function rpcOverHttp(s: Services, m: CompiledMethod, req: HttpRpcRequest): Promise<HttpAnswer> {
   const testnet = s.config.mode !== 'production';
   const env: Envelope = { id: undefined, usIn: micros() };
   let params: Record<string, unknown>;
