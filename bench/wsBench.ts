@@ -41,6 +41,7 @@ export async function runWsBench(): Promise<{ lines: string[]; ok: boolean }> {
     STRIKEBOOK_WS_MAX_BUFFERED: String(16 * 1024 * 1024),
     // all 1,000 bench clients connect from 127.0.0.1
     STRIKEBOOK_WS_MAX_CONNECTIONS_PER_IP: '2000',
+    STRIKEBOOK_RATE_LIMITS: '0',
     LOG_LEVEL: 'silent',
   });
   const app = await startExchange(config, pino({ level: 'silent' }));

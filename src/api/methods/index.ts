@@ -8,9 +8,10 @@ import { authMethods } from './auth.ts';
 import { fundsMethods } from './funds.ts';
 import { inviteMethods } from './invites.ts';
 import { marketMethods } from './market.ts';
+import { rateLimitMethods } from './rateLimits.ts';
 import { tradingMethods } from './trading.ts';
 
-export const allMethods: MethodDef[] = [...accountMethods, ...authMethods, ...inviteMethods, ...tradingMethods, ...adminMethods, ...marketMethods, ...apiKeyMethods, ...deribitExtraMethods, ...fundsMethods];
+export const allMethods: MethodDef[] = [...accountMethods, ...authMethods, ...inviteMethods, ...tradingMethods, ...adminMethods, ...marketMethods, ...apiKeyMethods, ...deribitExtraMethods, ...fundsMethods, ...rateLimitMethods];
 
 /** Operations grouped as in API.md section 3, for the inventory tests. */
 export const methodGroups = {
@@ -23,4 +24,5 @@ export const methodGroups = {
   apiKeys: apiKeyMethods,
   deribit: deribitExtraMethods,
   funds: fundsMethods,
+  rateLimits: rateLimitMethods,
 };
