@@ -74,7 +74,7 @@ export function replyCost(bytes: number): number {
   return bytes <= REPLY_BYTES_PER_COST ? 0 : Math.ceil((bytes - REPLY_BYTES_PER_COST) / REPLY_BYTES_PER_COST) * REQUEST_COST;
 }
 
-/** Buckets kept at most; full buckets (equal to fresh ones) are dropped first. */
+/** Buckets kept at most per pool; idle (refilled) buckets are dropped first. */
 const MAX_BUCKETS = 200_000;
 
 interface Bucket {
@@ -84,15 +84,21 @@ interface Bucket {
   last: number;
 }
 
+/**
+ * Who pays: a user (its id, a positive number), an API key (minus its id) or a client IP (text).
+ * Numbers, so that the per-call lookup hashes no new string.
+ */
+export type Subject = number | string;
+
 /** Who a call is charged to, and from which pool. */
 export interface Charge {
-  subjects: string[];
+  subjects: Subject[];
   pool: Pool;
   limits: PoolLimits;
 }
 
 export class CreditLimiter {
-  private buckets = new Map<string, Bucket>();
+  private readonly pools: Record<Pool, Map<Subject, Bucket>> = { matching: new Map(), non_matching: new Map() };
   /** Per-user limits set by an administrator (kept in the journal's meta table: creditSettings.ts). */
   readonly overrides = new Map<number, UserLimits>();
   /** Writes `overrides` where they survive a restart. */
@@ -123,14 +129,14 @@ export class CreditLimiter {
    */
   take(c: Charge, cost: number): number {
     const t = this.now();
+    const map = this.pools[c.pool];
     let wait = 0;
     for (const s of c.subjects) {
-      const b = this.bucket(`${c.pool} ${s}`, c.limits, t);
-      const short = cost * 1000 - b.m;
+      const short = cost * 1000 - this.bucket(map, s, c.limits, t).m;
       if (short > 0) wait = Math.max(wait, Math.ceil(short / c.limits.refillPerSec));
     }
     if (wait > 0) return wait;
-    for (const s of c.subjects) this.bucket(`${c.pool} ${s}`, c.limits, t).m -= cost * 1000;
+    for (const s of c.subjects) this.bucket(map, s, c.limits, t).m -= cost * 1000;
     return 0;
   }
 
@@ -138,31 +144,32 @@ export class CreditLimiter {
   charge(c: Charge, cost: number): void {
     if (cost <= 0) return;
     const t = this.now();
-    for (const s of c.subjects) this.bucket(`${c.pool} ${s}`, c.limits, t).m -= cost * 1000;
+    const map = this.pools[c.pool];
+    for (const s of c.subjects) this.bucket(map, s, c.limits, t).m -= cost * 1000;
   }
 
   /** Credits left in a subject's pool now (admin reads, tests). */
-  credits(subject: string, pool: Pool, limits: PoolLimits): number {
-    return Math.floor(this.bucket(`${pool} ${subject}`, limits, this.now()).m / 1000);
+  credits(subject: Subject, pool: Pool, limits: PoolLimits): number {
+    return Math.floor(this.bucket(this.pools[pool], subject, limits, this.now()).m / 1000);
   }
 
   /** Forgets a subject's buckets (new limits start from a full pool). */
-  reset(subject: string): void {
-    this.buckets.delete(`matching ${subject}`);
-    this.buckets.delete(`non_matching ${subject}`);
+  reset(subject: Subject): void {
+    this.pools.matching.delete(subject);
+    this.pools.non_matching.delete(subject);
   }
 
   get size(): number {
-    return this.buckets.size;
+    return this.pools.matching.size + this.pools.non_matching.size;
   }
 
-  private bucket(key: string, limits: PoolLimits, t: number): Bucket {
+  private bucket(map: Map<Subject, Bucket>, subject: Subject, limits: PoolLimits, t: number): Bucket {
     const max = limits.maxCredits * 1000;
-    let b = this.buckets.get(key);
+    let b = map.get(subject);
     if (b === undefined) {
-      if (this.buckets.size >= MAX_BUCKETS) this.prune(t);
+      if (map.size >= MAX_BUCKETS) prune(map, t);
       b = { m: max, last: t };
-      this.buckets.set(key, b);
+      map.set(subject, b);
       return b;
     }
     if (t > b.last) {
@@ -171,17 +178,17 @@ export class CreditLimiter {
     } else if (b.m > max) b.m = max; // limits lowered by an administrator
     return b;
   }
+}
 
-  /**
-   * Full buckets are the same as absent ones, so dropping them loses nothing; if that is not
-   * enough (more than MAX_BUCKETS subjects busy at once), the least recently refilled go.
-   */
-  private prune(t: number): void {
-    for (const [k, b] of this.buckets) if (b.m >= 0 && t - b.last >= 60_000) this.buckets.delete(k);
-    for (const k of this.buckets.keys()) {
-      if (this.buckets.size < MAX_BUCKETS * 0.9) break;
-      this.buckets.delete(k);
-    }
+/**
+ * Idle buckets have refilled, and a full bucket is the same as an absent one, so they go first; if
+ * that is not enough (more than MAX_BUCKETS subjects busy at once), the least recently used go.
+ */
+function prune(map: Map<Subject, Bucket>, t: number): void {
+  for (const [k, b] of map) if (b.m >= 0 && t - b.last >= 60_000) map.delete(k);
+  for (const k of map.keys()) {
+    if (map.size < MAX_BUCKETS * 0.9) break;
+    map.delete(k);
   }
 }
 

@@ -10,7 +10,7 @@ import { defineMethod } from '../rpc/registry.ts';
 const Credits = Type.Integer({ minimum: REQUEST_COST, maximum: 1e9 });
 const Refill = Type.Integer({ minimum: 1, maximum: 1e9 });
 
-function renderPool(s: Services, subject: string, pool: 'matching' | 'non_matching', l: PoolLimits) {
+function renderPool(s: Services, subject: number, pool: 'matching' | 'non_matching', l: PoolLimits) {
   return { max_credits: l.maxCredits, refill_per_sec: l.refillPerSec, cost: REQUEST_COST, credits: s.credits.credits(subject, pool, l) };
 }
 
@@ -21,8 +21,8 @@ function renderLimits(s: Services, userId: number) {
     enabled: s.credits.enabled,
     tier: l.tier,
     custom: s.credits.overrides.has(userId),
-    matching_engine: renderPool(s, `user ${userId}`, 'matching', l.matching),
-    non_matching_engine: renderPool(s, `user ${userId}`, 'non_matching', l.nonMatching),
+    matching_engine: renderPool(s, userId, 'matching', l.matching),
+    non_matching_engine: renderPool(s, userId, 'non_matching', l.nonMatching),
   };
 }
 
@@ -70,7 +70,7 @@ export const rateLimitMethods = [
       }
       await s.credits.persist();
       // new limits start from a full pool
-      s.credits.reset(`user ${p.user_id}`);
+      s.credits.reset(p.user_id);
       return renderLimits(s, p.user_id);
     },
   }),

@@ -70,9 +70,10 @@ const API_KEY_TAG = /(?:^| )api_key:(\d+)(?: |$)/;
 
 /** Who a call is charged to (src/app/credits.ts): the user and its API key, or the client IP. */
 function chargeFor(s: Services, name: string, caller: Caller | null, ip: string): Charge {
-  if (caller === null) return { subjects: [`ip ${ip}`], pool: 'non_matching', limits: s.credits.poolLimits(null, 'non_matching') };
+  if (caller === null) return { subjects: [ip], pool: 'non_matching', limits: s.credits.poolLimits(null, 'non_matching') };
   const pool = MATCHING_METHODS.has(name) ? 'matching' : 'non_matching';
-  const subjects = caller.apiKeyId === undefined ? [`user ${caller.userId}`] : [`user ${caller.userId}`, `key ${caller.apiKeyId}`];
+  // users by their id, keys by minus theirs, IPs by their text (credits.ts Subject)
+  const subjects = caller.apiKeyId === undefined ? [caller.userId] : [caller.userId, -caller.apiKeyId];
   return { subjects, pool, limits: s.credits.poolLimits(caller.userId, pool) };
 }
 
