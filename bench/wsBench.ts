@@ -42,6 +42,7 @@ export async function runWsBench(): Promise<{ lines: string[]; ok: boolean }> {
     // all 1,000 bench clients connect from 127.0.0.1
     STRIKEBOOK_WS_MAX_CONNECTIONS_PER_IP: '2000',
     STRIKEBOOK_MAX_CONNECTIONS_PER_IP: '2000',
+    STRIKEBOOK_RATE_LIMITS: '0',
     LOG_LEVEL: 'silent',
   });
   const app = await startExchange(config, pino({ level: 'silent' }));

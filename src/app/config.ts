@@ -30,6 +30,10 @@ export interface Config {
   /** WebSocket: smallest `public/set_heartbeat` interval accepted, seconds (Deribit: 10). */
   wsMinHeartbeatSec?: number;
   wsMaxConnectionsPerIp?: number;
+  /** Credit rate limits (src/app/credits.ts) on or off; off for tests and benches that flood. */
+  rateLimits: boolean;
+  /** The matching-engine tier of users an administrator has not set (1..4, Deribit's table). */
+  rateLimitTier: 1 | 2 | 3 | 4;
   /** Signed requests remembered for replay refusal (src/auth/replayGuard.ts): in all, and per API key. */
   signatureReplayMax: number;
   signatureReplayPerKey: number;
@@ -111,6 +115,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     wsMaxBufferedBytes: int(env, 'STRIKEBOOK_WS_MAX_BUFFERED', 4 * 1024 * 1024, 1024, 2 ** 30),
     wsMinHeartbeatSec: int(env, 'STRIKEBOOK_WS_MIN_HEARTBEAT', 10, 1, 3600),
     wsMaxConnectionsPerIp: int(env, 'STRIKEBOOK_WS_MAX_CONNECTIONS_PER_IP', 256, 1, 1e6),
+    rateLimits: oneOf(env, 'STRIKEBOOK_RATE_LIMITS', ['0', '1'] as const, '1') === '1',
+    rateLimitTier: int(env, 'STRIKEBOOK_RATE_LIMIT_TIER', 4, 1, 4) as 1 | 2 | 3 | 4,
     signatureReplayMax: int(env, 'STRIKEBOOK_SIGNATURE_REPLAY_MAX', 100_000, 1, 1e8),
     signatureReplayPerKey: int(env, 'STRIKEBOOK_SIGNATURE_REPLAY_PER_KEY', 10_000, 1, 1e8),
     wsMaxQueuedRequests: int(env, 'STRIKEBOOK_WS_MAX_QUEUED', 100, 1, 1e6),

@@ -8,6 +8,9 @@ import { allMethods } from '../api/methods/index.ts';
 import { randomToken } from '../auth/crypto.ts';
 import { SIGNATURE_WINDOW_MS, loadServerKey } from '../auth/apiKeys.ts';
 import { ReplayGuard } from '../auth/replayGuard.ts';
+import { LoginThrottle } from '../auth/loginThrottle.ts';
+import { loadCredits } from './creditSettings.ts';
+import type { CreditLimiter } from './credits.ts';
 import type { CurrencyCode } from '../domain/currency.ts';
 import type { Command, Sequenced } from '../engine/commands.ts';
 import type { Exchange } from '../engine/exchange.ts';
@@ -43,6 +46,10 @@ export interface Services {
   testClock: TestClock | null;
   log: Logger;
   limiter: RateLimiter;
+  /** Credit rate limits per user, API key and IP (src/app/credits.ts). */
+  credits: CreditLimiter;
+  /** Failed-login back-off per (email, client) and per email for unknown clients. */
+  loginThrottle: LoginThrottle;
   /** Signatures already used (deri-hmac-sha256, client_signature): each is accepted once. */
   replay: ReplayGuard;
   catalog: CatalogConfig;
@@ -155,6 +162,8 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
       testClock,
       log,
       limiter: new RateLimiter(() => clock.now()),
+      loginThrottle: new LoginThrottle(() => clock.now()),
+      credits: await loadCredits(config, storage.meta, () => clock.now()),
       replay: new ReplayGuard(SIGNATURE_WINDOW_MS, config.signatureReplayMax, config.signatureReplayPerKey),
       catalog,
       bootstrapToken: null,

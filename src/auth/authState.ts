@@ -5,11 +5,25 @@ import type { InviteCode, TokenRecord } from '../engine/types.ts';
 /** Tokens are swept for expiry every this many issues, so memory stays bounded. */
 const SWEEP_EVERY = 256;
 /**
- * Live sessions (token pairs) per user. One more revokes that user's oldest, as Deribit drops the
- * oldest of its 16 sessions per API key: a client that logs in again and again (a bot restarting
- * in a loop) cannot grow the state, the snapshots and every token lookup without limit.
+ * Live sessions (token pairs) per user from password logins. One more revokes that user's oldest
+ * password session: a client that logs in again and again (a bot restarting in a loop) cannot grow
+ * the state, the snapshots and every token lookup without limit.
  */
 export const MAX_SESSIONS_PER_USER = 64;
+/**
+ * Live sessions per API key (public/auth with client_credentials or client_signature), Deribit's
+ * 16. Counted apart from password sessions: a key that logs in again and again (even a trade:read
+ * key a third party holds) drops only that key's oldest session, never its owner's (issue 14).
+ */
+export const MAX_SESSIONS_PER_API_KEY = 16;
+
+const API_KEY_TAG = /(?:^| )api_key:(\d+)(?: |$)/;
+
+/** The group a session counts in: its API key (`k<id>`, from the scope tag), else its user. */
+function sessionGroup(userId: number, scope: string): string {
+  const m = API_KEY_TAG.exec(scope);
+  return m === null ? `u${userId}` : `k${m[1]}`;
+}
 
 export class AuthState {
   invites = new Map<string, InviteCode>();
@@ -19,17 +33,20 @@ export class AuthState {
   refresh = new Map<string, TokenRecord>();
   issuedCount = 0;
   /**
-   * Each user's sessions, by refresh token hash (a session lives as long as its refresh token), in
-   * issue order. Derived from `refresh` (whose order is issue order), so not in the snapshot.
+   * Sessions by refresh token hash (a session lives as long as its refresh token), in issue order,
+   * per group: a user's password sessions (`u<userId>`) and each API key's (`k<keyId>`). Derived
+   * from `refresh` (whose order is issue order), so not in the snapshot.
    */
-  private sessions = new Map<number, Set<string>>();
+  private sessions = new Map<string, Set<string>>();
 
   issue(userId: number, access: string, refresh: string, scope: string, now: number, accessTtl: number, refreshTtl: number): void {
     this.access.set(access, { userId, scope, expiresAt: now + accessTtl, pair: refresh });
     this.refresh.set(refresh, { userId, scope, expiresAt: now + refreshTtl, pair: access });
-    const own = this.sessionsOf(userId);
+    const group = sessionGroup(userId, scope);
+    const own = this.sessionsOf(group);
     own.add(refresh);
-    if (own.size > MAX_SESSIONS_PER_USER) this.consumeRefresh(own.values().next().value!);
+    const cap = group[0] === 'k' ? MAX_SESSIONS_PER_API_KEY : MAX_SESSIONS_PER_USER;
+    if (own.size > cap) this.consumeRefresh(own.values().next().value!);
     if (++this.issuedCount % SWEEP_EVERY === 0) this.sweep(now);
   }
 
@@ -37,7 +54,7 @@ export class AuthState {
   consumeRefresh(refresh: string): void {
     const r = this.refresh.get(refresh);
     if (!r) return;
-    this.dropRefresh(refresh, r.userId);
+    this.dropRefresh(refresh, r);
     this.access.delete(r.pair);
   }
 
@@ -45,13 +62,14 @@ export class AuthState {
     const a = this.access.get(access);
     if (!a) return false;
     this.access.delete(access);
-    this.dropRefresh(a.pair, a.userId);
+    const r = this.refresh.get(a.pair);
+    if (r) this.dropRefresh(a.pair, r);
     return true;
   }
 
   sweep(now: number): void {
     for (const [k, v] of this.access) if (v.expiresAt <= now) this.access.delete(k);
-    for (const [k, v] of this.refresh) if (v.expiresAt <= now) this.dropRefresh(k, v.userId);
+    for (const [k, v] of this.refresh) if (v.expiresAt <= now) this.dropRefresh(k, v);
   }
 
   /** Replaces the token tables (snapshot restore); entries must be in issue order. */
@@ -59,29 +77,35 @@ export class AuthState {
     this.access = new Map(access);
     this.refresh = new Map(refresh);
     this.sessions.clear();
-    for (const [k, v] of this.refresh) this.sessionsOf(v.userId).add(k);
+    for (const [k, v] of this.refresh) this.sessionsOf(sessionGroup(v.userId, v.scope)).add(k);
   }
 
-  /** Live sessions of a user (for tests and diagnostics). */
+  /** Live password sessions of a user (for tests and diagnostics). */
   sessionCount(userId: number): number {
-    return this.sessions.get(userId)?.size ?? 0;
+    return this.sessions.get(`u${userId}`)?.size ?? 0;
   }
 
-  private sessionsOf(userId: number): Set<string> {
-    let own = this.sessions.get(userId);
+  /** Live sessions of an API key (for tests and diagnostics). */
+  keySessionCount(keyId: number): number {
+    return this.sessions.get(`k${keyId}`)?.size ?? 0;
+  }
+
+  private sessionsOf(group: string): Set<string> {
+    let own = this.sessions.get(group);
     if (own === undefined) {
       own = new Set();
-      this.sessions.set(userId, own);
+      this.sessions.set(group, own);
     }
     return own;
   }
 
-  private dropRefresh(refresh: string, userId: number): void {
+  private dropRefresh(refresh: string, rec: TokenRecord): void {
     this.refresh.delete(refresh);
-    const own = this.sessions.get(userId);
+    const group = sessionGroup(rec.userId, rec.scope);
+    const own = this.sessions.get(group);
     if (own === undefined) return;
     own.delete(refresh);
-    if (own.size === 0) this.sessions.delete(userId);
+    if (own.size === 0) this.sessions.delete(group);
   }
 
   inviteStatus(code: string, now: number): 'ok' | 'unknown' | 'expired' | 'exhausted' {

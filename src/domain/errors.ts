@@ -39,11 +39,18 @@ export class Reject {
     readonly param?: string,
     /** Appended to the message, Deribit style ("price_too_high 0.0125"). */
     readonly suffix?: string,
+    /** For 10028: when the client may try again (data.retry_after_ms, HTTP Retry-After). */
+    readonly retryAfterMs?: number,
   ) {}
 }
 
 export function reject(code: ErrorCode, reason?: string, param?: string, suffix?: string): Reject {
   return new Reject(code, reason, param, suffix);
+}
+
+/** 10028 too_many_requests with the wait before the next attempt may pass. */
+export function tooManyRequests(reason: string, retryAfterMs: number): Reject {
+  return new Reject(ERR.TOO_MANY_REQUESTS, reason, undefined, undefined, Math.max(1, Math.ceil(retryAfterMs)));
 }
 
 export function isReject(x: unknown): x is Reject {

@@ -315,10 +315,12 @@ describe('rate limits on credentials', () => {
     }
   });
 
-  it('limits failed logins per email, refusing even the right password once exhausted', async () => {
+  it('backs off failed logins per email and client, refusing even the right password from the guessing client', async () => {
     const admin = await adminToken(url);
     await userToken(url, admin, 'target@example.com');
     await userToken(url, admin, 'bystander@example.com');
+    // the clock stands still, so the back-off (1 s after the fifth failure) cannot run out mid-test
+    await ok(url, 'private/set_test_time', { timestamp: (await ok(url, 'public/get_time')) + 1000 }, admin);
     const attempts = [];
     for (let i = 0; i < 12; i++) attempts.push(await auth(url, { grant_type: 'password', username: 'target@example.com', password: `guess-${i}-xx` }));
     assert.ok(attempts.slice(0, 5).every((r) => r.body.error?.code === 13004), 'wrong passwords are refused as such');

@@ -65,6 +65,8 @@ export async function startServer(env: Record<string, string> = {}, dataDir = te
     STRIKEBOOK_INDEX_FEED: 'manual',
     STRIKEBOOK_DEMO_MAKER: '0',
     LOG_LEVEL: 'silent',
+    // tests send requests as fast as they can; test/api/rateLimits.test.ts turns the limits on
+    STRIKEBOOK_RATE_LIMITS: '0',
     ...clockEnv(env),
     ...env,
   });
@@ -116,6 +118,7 @@ export async function spawnServer(dataDir: string, env: Record<string, string> =
       STRIKEBOOK_INDEX_FEED: 'manual',
       STRIKEBOOK_DEMO_MAKER: '0',
       LOG_LEVEL: 'warn',
+      STRIKEBOOK_RATE_LIMITS: '0',
       // a DATABASE_URL in the test runner's environment must not move these servers to PostgreSQL
       DATABASE_URL: '',
       ...clockEnv(env),

@@ -5,7 +5,7 @@ import type { Services } from '../../app/services.ts';
 import { ERR } from '../../domain/errors.ts';
 import type { CompiledMethod } from '../rpc/dispatch.ts';
 import { envelopeText, errorOut, micros } from './envelope.ts';
-import { rpcOverHttp, type HttpRpcRequest } from './rpcOverHttp.ts';
+import { rpcOverHttp, type HttpAnswer, type HttpRpcRequest } from './rpcOverHttp.ts';
 import { BODY_LIMIT, bodyKind, malformedPercentEncoding } from './transportRefusals.ts';
 
 /** What Fastify's `reply.type('application/json')` sends, so both paths answer alike. */
@@ -30,12 +30,13 @@ export function fastPath(
 ): (req: IncomingMessage, res: ServerResponse) => void {
   const answer = (req: IncomingMessage, res: ServerResponse, m: CompiledMethod, request: HttpRpcRequest) => {
     rpcOverHttp(s, m, request)
-      .catch((err: unknown) => {
+      .catch((err: unknown): HttpAnswer => {
         // call() turns handler failures into error replies; this is a bug in the transport itself
         s.log.error({ err, url: req.url }, 'unexpected HTTP error');
         return { status: 500, text: envelopeText({ id: undefined, usIn: micros() }, errorOut(ERR.INTERNAL), s.config.mode !== 'production') };
       })
       .then((out) => {
+        if (out.retryAfter !== undefined) res.setHeader('retry-after', out.retryAfter);
         res.writeHead(out.status, { 'content-type': JSON_CONTENT_TYPE, 'content-length': Buffer.byteLength(out.text) });
         res.end(out.text);
       });

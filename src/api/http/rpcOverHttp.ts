@@ -3,6 +3,7 @@
 // both HTTP paths: Fastify's routes and the fast path in front of them (fastPath.ts).
 import { parse as parseQueryString } from 'node:querystring';
 import type { Services } from '../../app/services.ts';
+import { replyCost } from '../../app/credits.ts';
 import { ERR } from '../../domain/errors.ts';
 import { call, type CallOutput, type CompiledMethod } from '../rpc/dispatch.ts';
 import { validRpcId } from '../rpc/validate.ts';
@@ -30,12 +31,23 @@ export interface HttpRpcRequest {
  * The status and envelope text of a call's outcome. A module function rather than a closure per
  * request: under tsx every named closure is also passed through its `__name` helper.
  */
-function answer(env: Envelope, out: CallOutput, testnet: boolean): { status: number; text: string } {
-  return { status: out.status, text: envelopeText(env, out, testnet) };
+function answer(env: Envelope, out: CallOutput, testnet: boolean, s?: Services): HttpAnswer {
+  const text = envelopeText(env, out, testnet);
+  // a big reply costs credits by its size (src/app/credits.ts); string length is a close, cheap bound
+  if (s !== undefined && out.charge !== undefined) s.credits.charge(out.charge, replyCost(text.length));
+  const wait = out.error?.data?.retry_after_ms;
+  return wait === undefined ? { status: out.status, text } : { status: out.status, text, retryAfter: String(Math.ceil(wait / 1000)) };
+}
+
+/** What both HTTP paths send: a status, the envelope text and, on 10028, a Retry-After (seconds). */
+export interface HttpAnswer {
+  status: number;
+  text: string;
+  retryAfter?: string;
 }
 
 /** Parses the params (body or query), calls the method and renders the Deribit envelope. */
-export async function rpcOverHttp(s: Services, m: CompiledMethod, req: HttpRpcRequest): Promise<{ status: number; text: string }> {
+export async function rpcOverHttp(s: Services, m: CompiledMethod, req: HttpRpcRequest): Promise<HttpAnswer> {
   const testnet = s.config.mode !== 'production';
   const env: Envelope = { id: undefined, usIn: micros() };
   let params: Record<string, unknown>;
@@ -88,5 +100,5 @@ export async function rpcOverHttp(s: Services, m: CompiledMethod, req: HttpRpcRe
     },
     ip: req.ip,
   });
-  return answer(env, out, testnet);
+  return answer(env, out, testnet, s);
 }

@@ -149,6 +149,7 @@ export function buildHttpServer(s: Services, methods: MethodDef[]): FastifyInsta
       authorization: req.headers.authorization,
       ip: req.ip,
     });
+    if (out.retryAfter !== undefined) reply.header('retry-after', out.retryAfter);
     reply.code(out.status).type('application/json').send(out.text);
   };
 

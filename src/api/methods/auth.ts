@@ -1,7 +1,7 @@
 // Authentication group (API.md 3.1): administrators, users, tokens, logout.
 import { Type } from '@sinclair/typebox';
 import { hashPassword, randomToken, safeEqual, sha256Hex, verifyPassword } from '../../auth/crypto.ts';
-import { ERR, reject } from '../../domain/errors.ts';
+import { ERR, reject, tooManyRequests } from '../../domain/errors.ts';
 import type { User } from '../../engine/types.ts';
 import { defineMethod, scopeAllows, type CallContext, type Scope } from '../rpc/registry.ts';
 import { Email, Password, caller, unwrap } from './common.ts';
@@ -13,7 +13,6 @@ function renderUser(u: User) {
 }
 
 const LOGIN_WINDOW_MS = 5 * 60_000;
-const LOGIN_FAILS_PER_EMAIL = 10;
 const LOGIN_FAILS_PER_IP = 100;
 const SIGN_UP_WINDOW_MS = 60_000;
 const SIGN_UPS_PER_IP = 30;
@@ -159,21 +158,24 @@ export const authMethods = [
         if (p.username === undefined) throw reject(ERR.INVALID_PARAMS, 'missing required parameter', 'username');
         if (p.password === undefined) throw reject(ERR.INVALID_PARAMS, 'missing required parameter', 'password');
         const email = p.username.toLowerCase();
-        // failed logins are limited per email and per IP (API.md 2). Attempts on one email run one
-        // at a time, so parallel guesses each meet the failures counted before them; per IP, an
-        // attempt is counted before the password is checked and a success gives it back.
-        const emailKey = `login-fail:${email}`;
+        // failed logins back off per (email, client) and, for clients that never logged in to the
+        // account, per email (src/auth/loginThrottle.ts); per IP, at most LOGIN_FAILS_PER_IP in the
+        // window. Attempts on one email run one at a time, so parallel guesses each meet the
+        // failures counted before them; per IP, an attempt is counted before the password is
+        // checked and a success gives it back.
         const ipKey = `login-fail-ip:${ctx.ip}`;
-        const user = await s.limiter.exclusive(emailKey, async () => {
-          if (!s.limiter.peek(emailKey, LOGIN_FAILS_PER_EMAIL, LOGIN_WINDOW_MS)) throw reject(ERR.TOO_MANY_REQUESTS, 'too_many_login_attempts');
+        const user = await s.limiter.exclusive(`login:${email}`, async () => {
+          const wait = s.loginThrottle.retryAfter(email, ctx.ip);
+          if (wait > 0) throw tooManyRequests('too_many_login_attempts', wait);
           if (!s.limiter.allow(ipKey, LOGIN_FAILS_PER_IP, LOGIN_WINDOW_MS)) throw reject(ERR.TOO_MANY_REQUESTS, 'too_many_login_attempts');
           const found = await s.seq.read(() => s.ex.usersByEmail.get(email) ?? null);
           const ok = found ? await verifyPassword(p.password!, found.passwordHash) : (await verifyPassword(p.password!, await DUMMY_HASH), false);
           if (!found || !ok) {
-            s.limiter.allow(emailKey, LOGIN_FAILS_PER_EMAIL, LOGIN_WINDOW_MS);
+            s.loginThrottle.failed(email, ctx.ip);
             throw reject(ERR.INVALID_CREDENTIALS, 'invalid_credentials');
           }
           s.limiter.release(ipKey);
+          s.loginThrottle.succeeded(email, ctx.ip);
           return found;
         });
         return issueTokens(ctx, user, narrowScope(roleScope(user.role), p.scope), null);

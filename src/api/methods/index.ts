@@ -14,9 +14,10 @@ import { fundsMethods } from './funds.ts';
 import { inviteMethods } from './invites.ts';
 import { marginMethods } from './margins.ts';
 import { marketMethods } from './market.ts';
+import { rateLimitMethods } from './rateLimits.ts';
 import { tradingMethods } from './trading.ts';
 
-export const allMethods: MethodDef[] = [...accountMethods, ...authMethods, ...inviteMethods, ...tradingMethods, ...adminMethods, ...marketMethods, ...apiKeyMethods, ...deribitExtraMethods, ...fundsMethods, ...channelMethods, ...cancelOnDisconnectMethods, ...marginMethods, ...orderMethods, ...settlementMethods, ...volatilityMethods];
+export const allMethods: MethodDef[] = [...accountMethods, ...authMethods, ...inviteMethods, ...tradingMethods, ...adminMethods, ...marketMethods, ...apiKeyMethods, ...deribitExtraMethods, ...fundsMethods, ...channelMethods, ...cancelOnDisconnectMethods, ...marginMethods, ...orderMethods, ...settlementMethods, ...volatilityMethods, ...rateLimitMethods];
 
 /** Operations grouped as in API.md section 3, for the inventory tests. */
 export const methodGroups = {
@@ -35,4 +36,5 @@ export const methodGroups = {
   orders: orderMethods,
   settlements: settlementMethods,
   volatility: volatilityMethods,
+  rateLimits: rateLimitMethods,
 };

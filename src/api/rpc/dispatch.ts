@@ -3,7 +3,8 @@
 import { randomUUID } from 'node:crypto';
 import { sha256Hex } from '../../auth/crypto.ts';
 import { apiKeyTagValid, verifyBasic, verifyHmac, type SignedRequest } from '../../auth/apiKeys.ts';
-import { ERR, Reject, reject } from '../../domain/errors.ts';
+import { ERR, Reject, reject, tooManyRequests } from '../../domain/errors.ts';
+import { MATCHING_METHODS, callCost, type Charge } from '../../app/credits.ts';
 import type { Services } from '../../app/services.ts';
 import { errorBody, httpStatus } from './errors.ts';
 import { scopeAllows, type Caller, type MethodDef } from './registry.ts';
@@ -36,6 +37,8 @@ export interface CallOutput {
   status: number;
   result?: unknown;
   error?: ReturnType<typeof errorBody>;
+  /** Who paid for the call: the transport adds what its reply's size costs (replyCost). */
+  charge?: Charge;
 }
 
 /** Resolves the caller from a bearer token (header or access_token param) or an API key (HTTP Basic, deri-hmac-sha256). */
@@ -59,7 +62,25 @@ export function resolveCaller(s: Services, cred: Credentials): Caller | Reject |
   if (!user) return reject(ERR.UNAUTHORIZED, 'invalid_token');
   // a token issued to an API key dies with the key
   if (!apiKeyTagValid(s.ex.apiKeys, rec.scope)) return reject(ERR.UNAUTHORIZED, 'api_key_removed');
-  return { userId: user.id, role: user.role, scopes: scopeSet(rec.scope), tokenHash: hash };
+  const keyTag = rec.scope.includes('api_key:') ? API_KEY_TAG.exec(rec.scope) : null;
+  return keyTag === null ? { userId: user.id, role: user.role, scopes: scopeSet(rec.scope), tokenHash: hash } : { userId: user.id, role: user.role, scopes: scopeSet(rec.scope), tokenHash: hash, apiKeyId: Number(keyTag[1]) };
+}
+
+const API_KEY_TAG = /(?:^| )api_key:(\d+)(?: |$)/;
+
+/** Who a call is charged to (src/app/credits.ts): the user and its API key, or the client IP. */
+function chargeFor(s: Services, name: string, caller: Caller | null, ip: string): Charge {
+  if (caller === null) return { subjects: [ip], pool: 'non_matching', limits: s.credits.poolLimits(null, 'non_matching') };
+  const pool = MATCHING_METHODS.has(name) ? 'matching' : 'non_matching';
+  // users by their id, keys by minus theirs, IPs by their text (credits.ts Subject)
+  const subjects = caller.apiKeyId === undefined ? [caller.userId] : [caller.userId, -caller.apiKeyId];
+  return { subjects, pool, limits: s.credits.poolLimits(caller.userId, pool) };
+}
+
+/** Takes a call's credits; throws 10028 with the wait when the pool is short. */
+function takeCredits(s: Services, charge: Charge): void {
+  const wait = s.credits.take(charge, callCost());
+  if (wait > 0) throw tooManyRequests('rate_limit_exceeded', wait);
 }
 
 // Tokens carry one of a handful of scope strings; their parsed sets are shared (read-only) rather
@@ -88,21 +109,31 @@ function apiKeyCaller(s: Services, kind: 'basic' | 'deri-hmac-sha256', rest: str
   if (rec instanceof Reject) return rec;
   const user = s.ex.users.get(rec.userId);
   if (!user) return reject(ERR.UNAUTHORIZED, 'invalid_credentials');
-  return { userId: user.id, role: user.role, scopes: scopeSet(rec.scope), tokenHash: null };
+  return { userId: user.id, role: user.role, scopes: scopeSet(rec.scope), tokenHash: null, apiKeyId: rec.id };
 }
 
 export async function call(s: Services, m: CompiledMethod, input: CallInput): Promise<CallOutput> {
   const started = performance.now();
+  let charge: Charge | undefined;
   try {
     const def = m.def;
     const params = input.params;
     const accessToken = typeof params.access_token === 'string' ? params.access_token : undefined;
     const wantsAuth = def.scope !== 'none' || def.optionalAuth === true;
     let caller: Caller | null = null;
+    const limited = s.credits.enabled;
     if (wantsAuth) {
       const r = resolveCaller(s, { authorization: input.credentials.authorization, accessToken: accessToken ?? input.credentials.accessToken, signed: input.credentials.signed });
-      if (r instanceof Reject) throw r;
+      if (r instanceof Reject) {
+        // failed credentials cost the client IP, so they cannot be tried (or verified) for free
+        if (limited) takeCredits(s, chargeFor(s, def.name, null, input.ip));
+        throw r;
+      }
       caller = r;
+    }
+    if (limited) {
+      charge = chargeFor(s, def.name, caller, input.ip);
+      takeCredits(s, charge);
     }
     if (def.scope !== 'none') {
       if (!caller) throw reject(ERR.AUTHORIZATION_REQUIRED);
@@ -114,7 +145,7 @@ export async function call(s: Services, m: CompiledMethod, input: CallInput): Pr
     if (bad) throw bad;
     const result = await def.handler({ services: s, caller, ip: input.ip }, params as never);
     s.metrics.callOk(def.name, (performance.now() - started) / 1000);
-    return { status: 200, result };
+    return charge === undefined ? { status: 200, result } : { status: 200, result, charge };
   } catch (err) {
     if (err instanceof Reject) {
       s.metrics.callFailed(m.def.name, err.code);

@@ -38,7 +38,7 @@ export const ERROR_TABLE: Record<ErrorCode, ErrorInfo> = {
 export interface RpcErrorBody {
   code: number;
   message: string;
-  data?: { reason?: string; param?: string };
+  data?: { reason?: string; param?: string; retry_after_ms?: number };
 }
 
 export function errorBody(r: Reject): RpcErrorBody {
@@ -49,6 +49,7 @@ export function errorBody(r: Reject): RpcErrorBody {
     if (r.reason !== undefined) body.data.reason = r.reason;
     if (r.param !== undefined) body.data.param = r.param;
   }
+  if (r.retryAfterMs !== undefined) (body.data ??= {}).retry_after_ms = r.retryAfterMs;
   return body;
 }
 

@@ -12,6 +12,8 @@ export interface Caller {
   scopes: ReadonlySet<string>;
   /** hash of the access token used, when the caller used one (for logout) */
   tokenHash: string | null;
+  /** the API key the call was made with (a signature, Basic, or a token issued to the key) */
+  apiKeyId?: number;
 }
 
 export interface CallContext {

@@ -8,6 +8,7 @@ import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { Services } from '../../app/services.ts';
+import { replyCost } from '../../app/credits.ts';
 import { ERR } from '../../domain/errors.ts';
 import { call, compileMethod, resolveCaller, type CallOutput, type CompiledMethod } from '../rpc/dispatch.ts';
 import { ERROR_TABLE, Reject, errorBody } from '../rpc/errors.ts';
@@ -277,6 +278,8 @@ export function attachWebSocket(s: Services, server: Server, methods: MethodDef[
     const usOut = micros();
     const head = id === undefined ? '{"jsonrpc":"2.0"' : `{"jsonrpc":"2.0","id":${JSON.stringify(id)}`;
     const body = out.error ? `,"error":${JSON.stringify(out.error)}` : `,"result":${resultText(out.result)}`;
+    // a big reply costs credits by its size (src/app/credits.ts); string length is a close, cheap bound
+    if (out.charge !== undefined) s.credits.charge(out.charge, replyCost(body.length));
     return `${head}${body},"usIn":${usIn},"usOut":${usOut},"usDiff":${usOut - usIn},"testnet":${testnet}}`;
   };
   const fail = (code: keyof typeof ERROR_TABLE, reason?: string, param?: string): CallOutput => ({
