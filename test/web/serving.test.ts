@@ -8,7 +8,8 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { CSP, WEB_DIST } from '../../src/api/http/webApp.ts';
 import { browserSkipReason, ensureWebBuilt, launchBrowser, screenshot, watchErrors } from '../helpers/browser.ts';
-import { rawRequest, startServer, type TestServer } from '../helpers/server.ts';
+import { assertError } from '../helpers/envelope.ts';
+import { BOOTSTRAP, ok, rawRequest, rpc, startServer, type TestServer } from '../helpers/server.ts';
 
 describe('the web app is served at /', () => {
   let srv: TestServer;
@@ -86,6 +87,34 @@ describe('the web app in a browser', () => {
       await page.getByRole('status', { name: 'Connection' }).filter({ hasText: 'Live' }).waitFor();
       await screenshot(page, '01-signin');
       assert.deepEqual(errors, []);
+    } finally {
+      await browser.close();
+    }
+  });
+
+  it('keeps the session alive: a token near its end is refreshed and the old refresh token is void', { skip: skip ?? false }, async () => {
+    await ok(srv.url, 'private/create_admin', { email: 'keep@example.com', password: 'keep-password-1', bootstrap_token: BOOTSTRAP });
+    const t = await ok(srv.url, 'public/auth', { grant_type: 'password', username: 'keep@example.com', password: 'keep-password-1' });
+    // as a reload finds it when the access token has a second left
+    const stored = { email: 'keep@example.com', access: t.access_token, refresh: t.refresh_token, expiresAt: Date.now() + 1000, admin: true };
+    const browser = await launchBrowser();
+    try {
+      const ctx = await browser.newContext();
+      await ctx.addInitScript((s: string) => sessionStorage.getItem('strikebook.session') ?? sessionStorage.setItem('strikebook.session', s), JSON.stringify(stored));
+      const page = await ctx.newPage();
+      await page.goto(`${srv.url}/portfolio`);
+      let now: { access: string; refresh: string; expiresAt: number } | null = null;
+      const deadline = Date.now() + 10_000;
+      while (Date.now() < deadline) {
+        now = await page.evaluate(() => JSON.parse(sessionStorage.getItem('strikebook.session') ?? 'null'));
+        if (now && now.access !== t.access_token) break;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      assert.ok(now && now.access !== t.access_token, 'the access token was refreshed');
+      assert.ok(now.expiresAt > Date.now() + 60_000, 'for another hour');
+      assert.equal((await rpc(srv.url, 'private/get_account_summary', { currency: 'BTC' }, now.access)).status, 200);
+      assertError(await rpc(srv.url, 'public/auth', { grant_type: 'refresh_token', refresh_token: t.refresh_token }), 13009);
+      await page.getByRole('heading', { name: 'Portfolio' }).waitFor();
     } finally {
       await browser.close();
     }

@@ -292,7 +292,7 @@ describe('the web app story', { timeout: 180_000 }, () => {
     await signin.getByLabel('Password').fill('not-the-password');
     await signin.getByRole('button', { name: 'Sign in' }).click();
     const alert = await signin.getByRole('alert').textContent();
-    assert.match(String(alert), /^13004 invalid_credentials/);
+    assert.match(String(alert), /^Wrong email or password \(13004 invalid_credentials\)$/);
     await screenshot(signin, '11-wrong-password');
     // the right one signs in; logging out revokes the tab's token and returns to sign-in
     await signin.getByLabel('Password').fill(T1.password);

@@ -2,6 +2,30 @@
 // Errors come back as RpcError carrying the API's code, message and data.reason, so screens can show
 // "10009 not_enough_funds" in words.
 
+/** The API's codes (API.md section 4) in words a person reads first; the code follows them. */
+const WORDS: Record<number, string> = {
+  [-32602]: 'A value is not valid',
+  10000: 'Please sign in',
+  10002: 'The amount is below the minimum',
+  10004: 'No such order',
+  10005: 'The price is below the allowed band',
+  10007: 'The price is above the allowed band',
+  10009: 'Not enough funds',
+  10010: 'The order is already closed',
+  10012: 'Trading in this instrument is closed',
+  10020: 'Unknown or expired instrument',
+  10021: 'The amount is not a multiple of the minimum',
+  10023: 'The price is not valid',
+  10028: 'Too many requests: wait a moment',
+  10043: 'The price is not on the tick grid',
+  11029: 'Not accepted',
+  11030: 'Rejected',
+  11054: 'A post-only order would have traded',
+  13004: 'Wrong email or password',
+  13009: 'Your session has expired: sign in again',
+  13021: 'Not allowed',
+};
+
 export class RpcError extends Error {
   constructor(
     readonly code: number,
@@ -9,7 +33,8 @@ export class RpcError extends Error {
     readonly reason?: string,
     readonly param?: string,
   ) {
-    super(`${code} ${short}${reason ? `: ${reason}` : ''}`);
+    const detail = `${code} ${short}${reason && reason !== short ? `: ${reason}` : ''}${param ? ` (${param})` : ''}`;
+    super(WORDS[code] ? `${WORDS[code]} (${detail})` : detail);
   }
 }
 

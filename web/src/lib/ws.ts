@@ -110,11 +110,17 @@ export class LiveSocket {
     return new Promise<T>((resolve, reject) => this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject }));
   }
 
-  /** Sets the token used for private channels; re-subscribes private channels under the new identity. */
+  /**
+   * Sets the token for private calls and channels. A connection keeps the identity it first
+   * authenticated with, so a new token (sign-in, refresh, sign-out) reconnects: the private channels
+   * then come back under the new identity, and none outlives a sign-out.
+   */
   setToken(token: string | null): void {
-    const changed = token !== this.token;
+    if (token === this.token) return;
+    const had = this.token !== null;
     this.token = token;
-    if (changed && this.state === 'open') void this.resubscribe().catch(() => undefined);
+    if (had && this.ws) this.ws.close();
+    else if (token && this.state === 'open') void this.sendSubscribe([...this.handlers.keys()].filter(isPrivate)).catch(() => undefined);
   }
 
   /** Subscribes `handler` to `channel` (kept across reconnects); returns the unsubscribe. */

@@ -273,7 +273,7 @@ export function ChainScreen({ currency, expiry }: { currency: string; expiry: nu
           {!byExpiry && <p class="muted">Loading instruments…</p>}
         </div>
       </div>
-      <div class="panel" style="width:300px">
+      <div class="panel trades-side">
         <h2>Recent trades</h2>
         <table aria-label="Recent trades">
           <thead>

@@ -122,6 +122,32 @@ function Chart({ name }: { name: string }) {
   const el = useRef<HTMLDivElement>(null);
   const chart = useRef<IChartApi | null>(null);
   const indexLine = useRef<ISeriesApi<'Line'> | null>(null);
+  const markLine = useRef<ISeriesApi<'Line'> | null>(null);
+  const candleSeries = useRef<ISeriesApi<'Candlestick'> | null>(null);
+  /** The newest candle, extended by live trades of its five minutes (or a new one started). */
+  const lastCandle = useRef<{ time: number; open: number; high: number; low: number; close: number } | null>(null);
+  useChannel(`trades.${name}.100ms`, (d) => {
+    for (const t of d as PublicTrade[]) {
+      const time = Math.floor(t.timestamp / 300_000) * 300;
+      const c = lastCandle.current;
+      const next = c && c.time === time ? { ...c, high: Math.max(c.high, t.price), low: Math.min(c.low, t.price), close: t.price } : { time, open: t.price, high: t.price, low: t.price, close: t.price };
+      if (c && time < c.time) continue;
+      lastCandle.current = next;
+      try {
+        candleSeries.current?.update({ ...next, time: next.time as UTCTimestamp });
+      } catch {
+        // an update older than the chart's last bar: skipped
+      }
+    }
+  });
+  useChannel(`ticker.${name}.100ms`, (d) => {
+    const x = d as Ticker & { timestamp: number };
+    try {
+      markLine.current?.update({ time: Math.floor(x.timestamp / 1000) as UTCTimestamp, value: x.mark_price });
+    } catch {
+      // older than the last point
+    }
+  });
   // the index (USD, left scale) from the moment the page opened: the API keeps no index history
   useChannel(`deribit_price_index.${name.split('-')[0].toLowerCase()}_usd`, (d) => {
     const x = d as { price: number; timestamp: number };
@@ -158,6 +184,8 @@ function Chart({ name }: { name: string }) {
     const mark = c.addSeries(LineSeries, { color: '#4ea1ff', lineWidth: 2 });
     const index = c.addSeries(LineSeries, { color: '#f0b429', lineWidth: 1, priceScaleId: 'left' });
     indexLine.current = index;
+    markLine.current = mark;
+    candleSeries.current = candles;
     void syncClock().then(async () => {
       const end = serverNow();
       const start = end - 86_400_000;
@@ -166,11 +194,13 @@ function Chart({ name }: { name: string }) {
         call<[number, number][]>('public/get_mark_price_history', { instrument_name: name, start_timestamp: start, end_timestamp: end }),
       ]);
       if (!alive) return;
-      candles.setData(tv.ticks.map((t, k) => ({ time: (t / 1000) as UTCTimestamp, open: tv.open[k], high: tv.high[k], low: tv.low[k], close: tv.close[k] })));
+      const bars = tv.ticks.map((t, k) => ({ time: t / 1000, open: tv.open[k], high: tv.high[k], low: tv.low[k], close: tv.close[k] }));
+      candles.setData(bars.map((b) => ({ ...b, time: b.time as UTCTimestamp })));
+      lastCandle.current = bars.at(-1) ?? null;
       // one point per time: the chart refuses repeated times
       const seen = new Set<number>();
       mark.setData(marks.filter(([t]) => !seen.has(Math.floor(t / 1000)) && seen.add(Math.floor(t / 1000))).map(([t, p]) => ({ time: Math.floor(t / 1000) as UTCTimestamp, value: p })));
-      setNote(`${tv.ticks.length} five-minute candles, ${marks.length} mark points (last 24 h)`);
+      setNote(`five-minute candles of trades and the mark, last 24 h, then live (${tv.ticks.length} candles, ${marks.length} mark points at load)`);
       c.timeScale().fitContent();
     }).catch(() => setNote('chart data unavailable'));
     return () => {
@@ -179,6 +209,9 @@ function Chart({ name }: { name: string }) {
       c.removeSeries(mark);
       c.removeSeries(index);
       indexLine.current = null;
+      markLine.current = null;
+      candleSeries.current = null;
+      lastCandle.current = null;
     };
   }, [name, epoch]);
   return (
