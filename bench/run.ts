@@ -6,6 +6,7 @@ import { runWsBench } from './wsBench.ts';
 import { runBookBench } from './bookBench.ts';
 import { runAccountBench } from './accountBench.ts';
 import { runClientOrderIdBench } from './clientOrderIdBench.ts';
+import { runAbuseBench } from './abuseBench.ts';
 
 export interface BenchSection {
   name: string;
@@ -20,6 +21,7 @@ export const sections: BenchSection[] = [
   { name: 'http: get_order_book depth 20 (100 connections) vs bare node:http', run: () => runBookBench() },
   { name: 'account queries: 200 positions and 500 open orders, p99 <= 2 ms', run: () => runAccountBench() },
   { name: 'client_order_id memory: 1,000,000 orders with fresh ids, heap after gc', run: () => runClientOrderIdBench() },
+  { name: 'abuse: victim order latency (open loop) alone and under three floods, p99 <= 3x baseline', run: () => runAbuseBench() },
 ];
 
 export async function main(): Promise<boolean> {
