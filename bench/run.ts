@@ -9,6 +9,7 @@ import { runOpenLoopBench } from './openLoopBench.ts';
 import { runWsOrdersBench } from './wsOrdersBench.ts';
 import { runWebBench } from './webBench.ts';
 import { runClientOrderIdBench } from './clientOrderIdBench.ts';
+import { runAbuseBench } from './abuseBench.ts';
 
 export interface BenchSection {
   name: string;
@@ -26,6 +27,7 @@ export const sections: BenchSection[] = [
   { name: 'account queries: 200 positions and 500 open orders, p99 <= 2 ms', run: () => runAccountBench() },
   { name: 'web app: BTC chain in Chromium with the demo maker (first render <= 1.5 s, trade on screen <= 300 ms, no task over 100 ms)', run: () => runWebBench() },
   { name: 'client_order_id memory: 1,000,000 orders with fresh ids, heap after gc', run: () => runClientOrderIdBench() },
+  { name: 'abuse: victim order latency (open loop) alone and under three floods, p99 <= 3x baseline', run: () => runAbuseBench() },
 ];
 
 export async function main(): Promise<boolean> {

@@ -5,8 +5,9 @@
 //   catalog version for instrument lists); an entry of an older version is a miss and is replaced.
 // - Big answers are cached as rendered JSON (`RenderedJson`) and shared by every requester until the
 //   state changes: sixteen clients asking for every instrument cost one serialization, not sixteen.
-// - Computing a big answer is an expensive read: at most STRIKEBOOK_HEAVY_READS_PER_TURN of them run
-//   per event-loop turn (`TurnBudget`); a cache hit costs nothing and does not wait.
+// - A big answer is an expensive read, rendered or found in the cache (its envelope and socket write
+//   cost about a millisecond per MB): at most STRIKEBOOK_HEAVY_READS_PER_TURN of them run per
+//   event-loop turn (`TurnBudget`); the others wait for later turns, in arrival order.
 import type { Exchange } from '../../engine/exchange.ts';
 import type { Services } from '../../app/services.ts';
 import { ByteLru } from './byteLru.ts';
@@ -78,14 +79,15 @@ export function catalogVersion(ex: Exchange): string {
 }
 
 /**
- * A big answer, shared: the rendered text cached under `key` for the current `version`, or, on a
- * miss, `build()` rendered once this turn's budget of expensive reads allows. Runs under
+ * A big answer, shared, once this turn's budget of expensive reads allows: the rendered text cached
+ * under `key` for the current `version`, or, on a miss, `build()` rendered and cached. Runs under
  * `seq.read`, so it sees only durable state; a `build` that throws (unknown instrument) rejects.
  */
 export async function sharedRead(s: Services, key: string, version: (ex: Exchange) => number | string, build: () => unknown): Promise<RenderedJson> {
   const ex = s.ex;
-  const hit = await s.seq.read(() => cached<RenderedJson>(ex, key, version(ex)));
-  if (hit !== undefined) return hit;
+  // a cached answer is cheap to find but not to send: its envelope is a copy of ~1 MB and the
+  // socket write another, about a millisecond of this thread for get_instruments currency=any. So
+  // hits take from the same budget as renders: per turn at most N big answers of either kind.
   await readsOf(ex).budget.take();
   return s.seq.read(() => {
     const v = version(ex);
