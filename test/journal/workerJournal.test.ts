@@ -74,8 +74,8 @@ test('under steady appends the WAL is checkpointed off the commit path and stays
   let seq = 0;
   let walMax = 0;
   try {
-    // about 6x the checkpoint threshold in record text alone, one batch at a time as the sequencer does
-    const batches = Math.ceil((6 * CHECKPOINT_AFTER_WAL_BYTES) / (20 * text.length));
+    // about 10x the checkpoint threshold in record text alone, one batch at a time as the sequencer does
+    const batches = Math.ceil((10 * CHECKPOINT_AFTER_WAL_BYTES) / (20 * text.length));
     for (let b = 0; b < batches; b++) {
       const records: JournalRecord[] = [];
       for (let i = 0; i < 20; i++) {
@@ -87,9 +87,11 @@ test('under steady appends the WAL is checkpointed off the commit path and stays
     }
     assert.equal(reader.lastSeq(), seq);
     // SQLite's automatic checkpoint is off on the writer; without the checkpointer thread the WAL
-    // would hold every page written (over 6x the threshold). With it, the WAL starts over from its
-    // beginning after each checkpoint, so the file never grows much past the threshold.
-    assert.ok(walMax <= 2.5 * CHECKPOINT_AFTER_WAL_BYTES, `WAL grew to ${walMax} bytes`);
+    // would hold every page written (over 10x the threshold). With it, the WAL starts over from its
+    // beginning after each checkpoint, so the file stays near the threshold: 1-2.5x on a quiet
+    // machine, ~3x at load 20 where the checkpointer's thread waits for a core while the writer
+    // goes on (so the bound here is half of what was written, not a speed)
+    assert.ok(walMax <= 5 * CHECKPOINT_AFTER_WAL_BYTES, `WAL grew to ${walMax} bytes`);
     const rows = [...reader.readAfter(seq - 3)];
     assert.deepEqual(rows.map((r) => r.seq), [seq - 2, seq - 1, seq]);
   } finally {
