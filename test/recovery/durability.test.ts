@@ -20,7 +20,7 @@ import { mulberry32 as prng } from '../../src/market/indexFeed.ts';
 
 const SEED = Number(process.env.STRIKEBOOK_DURABILITY_SEED ?? 0x5eed_2024);
 /** Acknowledged commands a round waits for before the kill, whatever its random delay. */
-const MIN_ACKED_PER_ROUND = 60;
+const MIN_ACKED_PER_ROUND = 80;
 const SIGKILL_ROUNDS = 5;
 const CLIENTS = 8;
 const USERS = 4;
