@@ -88,6 +88,13 @@ async function drive(url: string, plans: WsPlan[], seconds: number): Promise<WsL
   return { messages: latencies.length, perSec: latencies.length / seconds, p50: at(0.5), p99: at(0.99), errors };
 }
 
+/** The journal's counters from /metrics: batches, records, and the seconds batches took to commit. */
+async function journalStats(base: string): Promise<{ batches: number; records: number; commitSeconds: number }> {
+  const text = await fetch(`${base}/metrics`).then((r) => r.text());
+  const value = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
+  return { batches: value('strikebook_journal_batches_total'), records: value('strikebook_journal_records_total'), commitSeconds: value('strikebook_journal_commit_seconds_sum') };
+}
+
 const fmt = (label: string, r: WsLoad) =>
   `${label.padEnd(32)} ${Math.round(r.perSec).toString().padStart(7)} msg/s  p50 ${r.p50.toFixed(2)} ms  p99 ${r.p99.toFixed(2)} ms  (${r.messages} answers, ${r.errors} errors)`;
 
@@ -116,14 +123,18 @@ export async function runWsOrdersBench(opts: { seconds?: number } = {}): Promise
     await drive(`ws://127.0.0.1:${echoPort}`, echoPlans, 2);
     const bare = await drive(`ws://127.0.0.1:${echoPort}`, echoPlans, seconds);
     await drive(`${base.replace('http', 'ws')}/ws/api/v2`, plans, 2);
+    const journal0 = await journalStats(base);
     const sb = await drive(`${base.replace('http', 'ws')}/ws/api/v2`, plans, seconds);
+    const journal1 = await journalStats(base);
+    const batches = journal1.batches - journal0.batches;
     const ratio = sb.perSec / bare.perSec;
     const ok = ratio >= TARGET_RATIO && sb.errors === 0;
     return {
       lines: [
         fmt('bare ws echo', bare),
         fmt('Strikebook crossing orders', sb),
-        `(${WINDOW} requests outstanding per connection)`,
+        `(${WINDOW} requests outstanding per connection; ${batches} journal batches of ${(batches > 0 ? (journal1.records - journal0.records) / batches : 0).toFixed(1)} records, ` +
+          `${(batches > 0 ? ((journal1.commitSeconds - journal0.commitSeconds) / batches) * 1000 : 0).toFixed(2)} ms from hand-over to durable on average)`,
         `ratio ${ratio.toFixed(3)} of the echo server (target >= ${TARGET_RATIO}): ${ok ? 'PASS' : 'FAIL'}`,
       ],
       ok,
