@@ -15,10 +15,10 @@ import { adminToken, ok, rpc, startServer, userToken, type TestServer } from '..
 import { WsClient } from '../helpers/ws.ts';
 
 /** GET `path` from the loopback address `from` (a client IP of its own). */
-function getFrom(url: string, from: string, path: string): Promise<{ status: number; text: string; body: any; headers: Record<string, unknown> }> {
+function getFrom(url: string, from: string, path: string, headers: Record<string, string> = {}): Promise<{ status: number; text: string; body: any; headers: Record<string, unknown> }> {
   const { port } = new URL(url);
   return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: '127.0.0.1', port: Number(port), localAddress: from, method: 'GET', path, agent: false }, (res) => {
+    const req = httpRequest({ host: '127.0.0.1', port: Number(port), localAddress: from, method: 'GET', path, headers, agent: false }, (res) => {
       let text = '';
       res.setEncoding('utf8');
       res.on('data', (d) => (text += d));
@@ -118,6 +118,19 @@ describe('credit rate limits', () => {
     assert.equal(refused.body.error.code, 10028);
     assert.equal(refused.headers['retry-after'], '1');
     assert.equal((await getFrom(url, '127.0.0.22', '/api/v2/public/get_time')).status, 200);
+  });
+
+  it('charges a public call that carries credentials to its user, not to the IP', async () => {
+    const user = await userToken(url, admin, 'behind-nat@example.com');
+    const id = userId('behind-nat@example.com');
+    await ok(url, 'private/set_rate_limits', { user_id: id, reset: true }, admin);
+    for (let i = 0; i < 100; i++) await getFrom(url, '127.0.0.25', '/api/v2/public/get_time');
+    assert.equal((await getFrom(url, '127.0.0.25', '/api/v2/public/get_time')).status, 429, 'the IP is out of credits');
+    const authed = await getFrom(url, '127.0.0.25', '/api/v2/public/get_time', { authorization: `Bearer ${user}` });
+    assert.equal(authed.status, 200, authed.text);
+    assert.equal((await ok(url, 'private/get_rate_limits', { user_id: id }, admin)).non_matching_engine.credits, 49_500);
+    // a token that does not resolve leaves the call anonymous: the IP's, refused
+    assert.equal((await getFrom(url, '127.0.0.25', '/api/v2/public/get_time', { authorization: 'Bearer not-a-token' })).status, 429);
   });
 
   it('charges a big reply by its size: 500 credits plus 500 per started 32 KiB past the first', async () => {

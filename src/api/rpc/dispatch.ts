@@ -132,7 +132,15 @@ export async function call(s: Services, m: CompiledMethod, input: CallInput): Pr
       caller = r;
     }
     if (limited) {
-      charge = chargeFor(s, def.name, caller, input.ip);
+      // a public call that carries credentials is charged to its user, as Deribit does, so that
+      // clients behind one address (a NAT, a reverse proxy) do not share one IP's pool; credentials
+      // that do not resolve leave it an anonymous call, charged to the IP, as before
+      let payer = caller;
+      if (!wantsAuth && (input.credentials.authorization !== undefined || accessToken !== undefined)) {
+        const r = resolveCaller(s, { authorization: input.credentials.authorization, accessToken, signed: input.credentials.signed });
+        if (r !== null && !(r instanceof Reject)) payer = r;
+      }
+      charge = chargeFor(s, def.name, payer, input.ip);
       takeCredits(s, charge);
     }
     if (def.scope !== 'none') {
