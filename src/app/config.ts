@@ -48,6 +48,10 @@ export interface Config {
   readCacheBytes?: number;
   /** Expensive reads (big answers not cached) started per event-loop turn. */
   heavyReadsPerTurn?: number;
+  /** Below this many free bytes on the data directory's disk, new risk is refused (0: off). */
+  diskFloorBytes?: number;
+  /** How often the free disk space is read, ms. */
+  diskCheckMs?: number;
   /** GET /metrics answers every client, not only loopback ones (the metrics show users and orders). */
   metricsPublic: boolean;
 }
@@ -117,6 +121,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     keepAliveTimeoutMs: int(env, 'STRIKEBOOK_KEEP_ALIVE_TIMEOUT_MS', 72_000, 10, 3_600_000),
     readCacheBytes: int(env, 'STRIKEBOOK_READ_CACHE_BYTES', 64 * 1024 * 1024, 0, 2 ** 40),
     heavyReadsPerTurn: int(env, 'STRIKEBOOK_HEAVY_READS_PER_TURN', 2, 1, 1000),
+    diskFloorBytes: int(env, 'STRIKEBOOK_DISK_FLOOR_BYTES', 512 * 1024 * 1024, 0, 2 ** 53),
+    diskCheckMs: int(env, 'STRIKEBOOK_DISK_CHECK_MS', 5_000, 10, 3_600_000),
     metricsPublic: oneOf(env, 'STRIKEBOOK_METRICS_PUBLIC', ['0', '1'] as const, '0') === '1',
   };
 }
