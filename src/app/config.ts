@@ -55,6 +55,14 @@ export interface Config {
   readCacheBytes?: number;
   /** Expensive reads (big answers not cached) started per event-loop turn. */
   heavyReadsPerTurn?: number;
+  /** Below this many free bytes on the data directory's disk, new risk is refused (0: off). */
+  diskFloorBytes?: number;
+  /** How often the free disk space is read, ms. */
+  diskCheckMs?: number;
+  /** Journal records before the second-to-last snapshot: kept, deleted, or archived to files then deleted (SQLite). */
+  journalRetention?: 'keep' | 'delete' | 'archive';
+  /** Where `archive` writes them (default `<dataDir>/archive`). */
+  journalArchiveDir?: string;
   /** GET /metrics answers every client, not only loopback ones (the metrics show users and orders). */
   metricsPublic: boolean;
 }
@@ -128,6 +136,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     keepAliveTimeoutMs: int(env, 'STRIKEBOOK_KEEP_ALIVE_TIMEOUT_MS', 72_000, 10, 3_600_000),
     readCacheBytes: int(env, 'STRIKEBOOK_READ_CACHE_BYTES', 64 * 1024 * 1024, 0, 2 ** 40),
     heavyReadsPerTurn: int(env, 'STRIKEBOOK_HEAVY_READS_PER_TURN', 2, 1, 1000),
+    diskFloorBytes: int(env, 'STRIKEBOOK_DISK_FLOOR_BYTES', 512 * 1024 * 1024, 0, 2 ** 53),
+    diskCheckMs: int(env, 'STRIKEBOOK_DISK_CHECK_MS', 5_000, 10, 3_600_000),
+    journalRetention: oneOf(env, 'STRIKEBOOK_JOURNAL_RETENTION', ['keep', 'delete', 'archive'] as const, 'keep'),
+    journalArchiveDir: env.STRIKEBOOK_JOURNAL_ARCHIVE_DIR ? path.resolve(env.STRIKEBOOK_JOURNAL_ARCHIVE_DIR) : undefined,
     metricsPublic: oneOf(env, 'STRIKEBOOK_METRICS_PUBLIC', ['0', '1'] as const, '0') === '1',
   };
 }

@@ -16,6 +16,8 @@ export interface MetricSources {
   wsConnections(): number;
   /** Snapshots taken since start, by how (src/app/backgroundSnapshots.ts). */
   snapshots(): SnapshotCounts;
+  /** Free disk below the floor (src/app/diskGuard.ts). */
+  diskLow?(): boolean;
 }
 
 export interface Metrics {
@@ -102,6 +104,14 @@ export function createMetrics(src: MetricSources): Metrics {
     registers: [register],
     collect() {
       this.set(ex.seq);
+    },
+  });
+  new Gauge({
+    name: 'strikebook_disk_low',
+    help: '1 while free disk on the data directory is below STRIKEBOOK_DISK_FLOOR_BYTES and new risk is refused.',
+    registers: [register],
+    collect() {
+      this.set(src.diskLow?.() ? 1 : 0);
     },
   });
   new Gauge({

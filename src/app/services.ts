@@ -28,6 +28,7 @@ import { BackgroundSnapshots } from './backgroundSnapshots.ts';
 import { MarketViews } from '../views/marketViews.ts';
 import { openStorage, type JournalHandles, type OpenedStorage } from './storage.ts';
 import { DEFAULT_READ_LIMITS, configureReads } from '../api/reads/sharedReads.ts';
+import { DiskGuard } from './diskGuard.ts';
 
 export { recover, recoverAsync } from './recovery.ts';
 export type { JournalHandles } from './storage.ts';
@@ -67,6 +68,8 @@ export interface Services {
   /** Users with account-scope cancel-on-disconnect: their new WebSocket connections start with it on.
    *  In memory only (not journaled): it is a session preference, lost on restart (docs/api-notes.md). */
   codAccounts: Set<number>;
+  /** The free-disk floor on the data directory (null with PostgreSQL): below it, new risk is refused. */
+  disk: DiskGuard | null;
   /** Runs the time-driven market work now (settlement, order expiry, listings); set_test_time uses it. */
   marketTick?: () => Promise<void>;
 }
@@ -110,13 +113,17 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
   let timers: { ready: Promise<void>; stop(): void } | null = null;
   let http: FastifyInstance | null = null;
   let ws: WsTransport | null = null;
+  let stopDisk: () => void = () => undefined;
   try {
     const testClock = config.testClock ? new TestClock(config.testStart) : null;
     // a test clock moved ahead before a restart resumes where the journal left it
     testClock?.resumeFrom(ex.now);
     const clock: Clock = testClock ?? systemClock;
     // read at scrape time, once HTTP serves: by then `snapshots` below exists
-    const metrics = createMetrics({ ex, wsConnections: () => ws?.connections ?? 0, snapshots: () => snapshots.counts });
+    const disk = config.databaseUrl === null && (config.diskFloorBytes ?? 0) > 0 ? new DiskGuard(config.dataDir, config.diskFloorBytes!, config.diskCheckMs ?? 5_000, log) : null;
+    await disk?.start();
+    stopDisk = () => disk?.stop();
+    const metrics = createMetrics({ ex, wsConnections: () => ws?.connections ?? 0, snapshots: () => snapshots.counts, diskLow: () => disk?.low ?? false });
     const catalog = loadCatalogConfig(config.catalogPath ?? undefined);
     const sequencer = new Sequencer(
       ex,
@@ -172,6 +179,7 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
       metrics,
       snapshots,
       codAccounts: new Set(),
+      disk,
       onAdminCreated() {
         services.bootstrapToken = null;
       },
@@ -227,6 +235,7 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
           // sockets first: their cancel-on-disconnect commands still reach the journal
           await wsTransport.close();
           running.stop();
+          stopDisk();
           const httpClosed = server.close();
           // Fastify closes the connections that are idle when close() starts; a connection whose
           // request was still in flight goes idle only afterwards and would then be kept open for
@@ -252,6 +261,7 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
   } catch (err) {
     // A failed start (port taken, bad catalog, ...) must not leave the database open.
     timers?.stop();
+    stopDisk();
     await ws?.close();
     await http?.close().catch(() => undefined);
     await seq?.stop(); // writes what the start already applied, before the journal closes under it

@@ -117,6 +117,19 @@ export class Exchange {
     this.trading = new Trading(this);
   }
 
+  /**
+   * The refusal a command would get without changing anything, decided by reading the state only,
+   * or null when it must be applied (and journaled). The sequencer answers such a command without
+   * sequencing it: it gets no seq, no time, no journal record, and replay never sees it
+   * (docs/architecture.md, "Refusals that change nothing"). Only commands whose refusal is proven
+   * to touch nothing are listed: a refused `place` may create an empty exposure entry, which is
+   * state, so it is still journaled.
+   */
+  refusalOf(cmd: Command): Reject | null {
+    if (cmd.t === 'cancel') return this.trading.cancelRefusal(cmd.userId, cmd.orderId);
+    return null;
+  }
+
   /** Applies one command. Returns the domain result or a Reject; never throws for client input. */
   apply(cmd: Sequenced): unknown {
     if (cmd.ts > this.now) this.now = cmd.ts;

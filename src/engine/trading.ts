@@ -614,12 +614,20 @@ export class Trading {
   }
 
   cancelByUser(userId: number, orderId: number): Order | Reject {
-    const user = this.ex.users.get(userId);
-    const order = user?.orders.get(orderId);
-    if (!user || !order) return reject(ERR.ORDER_NOT_FOUND, undefined, 'order_id');
-    if (order.state !== 'open') return reject(ERR.ALREADY_CLOSED, undefined, 'order_id');
+    const refused = this.cancelRefusal(userId, orderId);
+    if (refused !== null) return refused;
+    const user = this.ex.users.get(userId)!;
+    const order = user.orders.get(orderId)!;
     this.closeResting(user, order, 'cancelled', 'user_request', true);
     return order;
+  }
+
+  /** Why a user's cancel would be refused, or null when it would cancel. Reads only. */
+  cancelRefusal(userId: number, orderId: number): Reject | null {
+    const order = this.ex.users.get(userId)?.orders.get(orderId);
+    if (!order) return reject(ERR.ORDER_NOT_FOUND, undefined, 'order_id');
+    if (order.state !== 'open') return reject(ERR.ALREADY_CLOSED, undefined, 'order_id');
+    return null;
   }
 
   cancelAll(c: CancelAllCmd): Order[] {

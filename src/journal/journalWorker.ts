@@ -4,6 +4,7 @@
 // the WAL is checkpointed, and has that done on a thread of its own (walCheckpointer.ts).
 import { parentPort, workerData } from 'node:worker_threads';
 import { openSqliteJournal, pragmaState } from './sqliteJournal.ts';
+import type { JournalRetention } from './retention.ts';
 import { threadRequests } from './threadRequests.ts';
 import { startTsWorker } from './tsWorker.ts';
 import type { CheckpointerReply, CheckpointerRequest } from './walCheckpointer.ts';
@@ -19,8 +20,8 @@ const PAGES_PER_COMMIT = 2;
 const RECORD_OVERHEAD_BYTES = 32;
 
 const port = parentPort!;
-const dir = (workerData as { dir: string }).dir;
-const journal = openSqliteJournal(dir, { autoCheckpoint: false });
+const { dir, retention } = workerData as { dir: string; retention?: JournalRetention };
+const journal = openSqliteJournal(dir, { autoCheckpoint: false, retention });
 const checkpointer = threadRequests<CheckpointerRequest, CheckpointerReply & { ok: true }>(
   startTsWorker(new URL('./walCheckpointer.ts', import.meta.url), { dir }),
   'WAL checkpointer',
@@ -67,6 +68,20 @@ function committed(bytes: number): void {
   );
 }
 
+/**
+ * One retention step after a write was answered (src/journal/retention.ts): a few thousand old
+ * records at most, so the next batch waits a few ms at worst. A failed archive is tried again at
+ * the next write; a failed delete breaks the journal like any failed write, and the next append
+ * reports it.
+ */
+function compact(): void {
+  try {
+    journal.compactStep();
+  } catch {
+    // see above
+  }
+}
+
 port.on('message', (req: WriterRequest) => {
   // once closing, nothing more is answered: the engine thread sends nothing after close, and
   // whatever it did send is rejected there when this thread exits
@@ -84,12 +99,14 @@ port.on('message', (req: WriterRequest) => {
         journal.append(records);
         answer({ ok: true });
         committed(req.batch.text.length + records.length * RECORD_OVERHEAD_BYTES);
+        compact();
         break;
       }
       case 'snapshot':
         journal.saveSnapshot(req.seq, req.data);
         answer({ ok: true });
         committed(req.data.length);
+        compact();
         break;
       case 'pragmas':
         answer({ ok: true, pragmas: pragmaState(journal.connections()[0]!) });

@@ -9,6 +9,7 @@
 //   the order they were issued;
 // - a small pool for reads (recovery, meta, snapshots), so that a long catch-up read never waits
 //   behind writes and never runs inside one of the writer's transactions.
+import { KEEP_ALL, archiveRecords, type JournalRetention } from './retention.ts';
 import pg from 'pg';
 import type { AsyncJournal, JournalRecord } from './journal.ts';
 import { checkDurability, describeDatabaseUrl, detectDeadClient, int8, lockSchema, migrate, readDurability, type PostgresDurability } from './postgresSetup.ts';
@@ -22,6 +23,12 @@ export interface PostgresJournal extends AsyncJournal {
   readonly writerPid: number;
   /** The durability settings as the writer connection sees them now. */
   durability(): Promise<PostgresDurability>;
+  /**
+   * One retention step (src/journal/retention.ts), in order with the writes: removes (archives
+   * first) up to `retention.stepRecords` of the oldest records up to the second-to-last snapshot;
+   * resolves with how many. After a snapshot the journal runs steps by itself until none is left.
+   */
+  compactStep(): Promise<number>;
 }
 
 export interface PostgresJournalOptions {
@@ -34,6 +41,8 @@ export interface PostgresJournalOptions {
    * snapshot's thread, which replays it): no single-writer lock, no migration, every write refused.
    */
   readOnly?: boolean;
+  /** What happens to records before the second-to-last snapshot (src/journal/retention.ts). */
+  retention?: JournalRetention;
   /**
    * How long to wait for the single-writer lock when another session holds it; 60 s by default,
    * longer than the server takes to end the session of a writer that died (see detectDeadClient).
@@ -255,9 +264,48 @@ export async function openPostgresJournal(url: string, opts: PostgresJournalOpti
     }
   }
 
+  const retention = opts.retention ?? KEEP_ALL;
+  async function compactOnce(): Promise<number> {
+    const floorRow = await client.query<{ floor: string | null }>('SELECT CASE WHEN COUNT(*) >= $1 THEN MIN(seq) END AS floor FROM snapshots', [SNAPSHOTS_KEPT]);
+    const firstRow = await client.query<{ first: string | null }>('SELECT MIN(seq) AS first FROM journal');
+    const floor = floorRow.rows[0]?.floor == null ? 0 : int8(floorRow.rows[0].floor, 'snapshot seq');
+    const first = firstRow.rows[0]?.first == null ? 0 : int8(firstRow.rows[0].first, 'journal seq');
+    if (floor === 0 || first === 0 || first > floor) return 0;
+    const to = Math.min(floor, first + retention.stepRecords - 1);
+    if (retention.mode === 'archive') {
+      const rows = await client.query<{ seq: string; ts: string; cmd: string }>('SELECT seq, ts, cmd FROM journal WHERE seq >= $1 AND seq <= $2 ORDER BY seq', [first, to]);
+      try {
+        archiveRecords(retention.archiveDir, rows.rows.map((r) => ({ seq: int8(r.seq, 'journal seq'), ts: int8(r.ts, 'journal ts'), cmd: r.cmd })));
+      } catch (e) {
+        // the records stay in the journal; the next snapshot tries again
+        throw new RejectedWrite(`journal: archiving records ${first}-${to} failed: ${e instanceof Error ? e.message : String(e)}`);
+      }
+    }
+    const res = await client.query('DELETE FROM journal WHERE seq >= $1 AND seq <= $2', [first, to]);
+    return res.rowCount ?? 0;
+  }
+  function compactStep(): Promise<number> {
+    if (retention.mode === 'keep') return Promise.resolve(0);
+    let removed = 0;
+    return write('compact', async () => {
+      removed = await compactOnce();
+    }).then(() => removed);
+  }
+  /** Steps until nothing is left, each queued behind the writes issued meanwhile. */
+  function compactAll(): void {
+    if (retention.mode === 'keep' || closed) return;
+    compactStep().then(
+      (n) => {
+        if (n > 0) setImmediate(compactAll);
+      },
+      () => undefined, // a failed delete breaks the journal and the next append reports it
+    );
+  }
+
   return {
     schema,
     writerPid,
+    compactStep,
 
     append(records: JournalRecord[]): Promise<void> {
       return write('append', () => appendBatch(records));
@@ -275,7 +323,9 @@ export async function openPostgresJournal(url: string, opts: PostgresJournalOpti
     },
 
     saveSnapshot(seq: number, data: string): Promise<void> {
-      return write('saveSnapshot', () => snapshot(seq, data));
+      const saved = write('saveSnapshot', () => snapshot(seq, data));
+      void saved.then(compactAll, () => undefined);
+      return saved;
     },
 
     async latestSnapshot(): Promise<{ seq: number; data: string } | null> {

@@ -2,6 +2,7 @@
 // and small server metadata. DESIGN.md rules 3 and 4 rest on it: a command is acknowledged only after
 // append() returned, so append() must not return before the batch is on disk.
 
+import { KEEP_ALL, archiveRecords, type JournalRetention } from './retention.ts';
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
@@ -10,6 +11,11 @@ import type { Journal, JournalRecord } from './journal.ts';
 export type SqliteDatabase = Database.Database;
 
 export interface SqliteJournal extends Journal {
+  /**
+   * Removes (and with `archive` first archives) up to `retention.stepRecords` of the oldest records
+   * up to the second-to-last snapshot; returns how many. Nothing with retention `keep`.
+   */
+  compactStep(): number;
   /**
    * Every connection this journal has open right now: the writer first, then one per readAfter()
    * iteration in progress. For tests and diagnostics (e.g. asserting the pragmas of each).
@@ -42,6 +48,8 @@ export interface SqliteJournalOptions {
    * no migration and no write lock taken at open, and every write refused.
    */
   readOnly?: boolean;
+  /** What happens to records before the second-to-last snapshot (src/journal/retention.ts). */
+  retention?: JournalRetention;
 }
 
 export interface PragmaState {
@@ -215,6 +223,14 @@ export function openSqliteJournal(dir: string, opts: SqliteJournalOptions = {}):
     pruneSnapshots.run(SNAPSHOTS_KEPT);
   });
 
+  // retention: records up to the second-to-last snapshot may go (when two are kept)
+  const retention = opts.retention ?? KEEP_ALL;
+  const retainFrom = db.prepare<[number], number>('SELECT CASE WHEN COUNT(*) >= ? THEN MIN(seq) ELSE 0 END FROM snapshots').pluck();
+  const firstSeq = db.prepare<[], number>('SELECT COALESCE(MIN(seq), 0) FROM journal').pluck();
+  const selectRange = db.prepare<[number, number], JournalRecord>('SELECT seq, ts, cmd FROM journal WHERE seq >= ? AND seq <= ? ORDER BY seq');
+  const deleteRange = db.prepare<[number, number]>('DELETE FROM journal WHERE seq >= ? AND seq <= ?');
+  const deleteTx = db.transaction((from: number, to: number) => deleteRange.run(from, to));
+
   const readers = new Set<Reader>();
   let closed = false;
   // After a write fails inside SQLite (I/O error, failed fsync, ...) the state on disk is unknown.
@@ -296,6 +312,29 @@ export function openSqliteJournal(dir: string, opts: SqliteJournalOptions = {}):
         if (typeof data !== 'string') throw new RejectedWrite('journal: snapshot data must be a string');
         snapshotTx.immediate(seq, data);
       });
+    },
+
+    compactStep(): number {
+      if (retention.mode === 'keep') return 0;
+      let removed = 0;
+      write('compact', () => {
+        const floor = retainFrom.get(SNAPSHOTS_KEPT) ?? 0;
+        const first = firstSeq.get() ?? 0;
+        if (floor === 0 || first === 0 || first > floor) return;
+        const to = Math.min(floor, first + retention.stepRecords - 1);
+        // archived (durably) before deleted: a crash in between leaves them in both places, and
+        // the next step writes the same file again
+        if (retention.mode === 'archive') {
+          try {
+            archiveRecords(retention.archiveDir, selectRange.all(first, to));
+          } catch (e) {
+            // the records stay in the journal; the next step tries again (no reason to stop trading)
+            throw new RejectedWrite(`journal: archiving records ${first}-${to} failed: ${e instanceof Error ? e.message : String(e)}`);
+          }
+        }
+        removed = deleteTx.immediate(first, to).changes;
+      });
+      return removed;
     },
 
     latestSnapshot(): { seq: number; data: string } | null {

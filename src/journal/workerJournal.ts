@@ -3,6 +3,7 @@
 // batch's replies when the worker says it is durable (src/sequencer/sequencer.ts, pipelining).
 // Reads (recovery, replay, meta) stay on the engine thread's own connection to the same file:
 // WAL lets them run beside the writer.
+import type { JournalRetention } from './retention.ts';
 import { threadRequests } from './threadRequests.ts';
 import { startTsWorker } from './tsWorker.ts';
 import type { JournalRecord, JournalWriter } from './journal.ts';
@@ -76,8 +77,8 @@ export interface WorkerJournalWriter extends JournalWriter {
  * first, for recovery) and resolves once its connection is open with the durability settings.
  * `lastSeq` answers from the caller's own connection.
  */
-export async function startJournalWriter(dir: string, lastSeq: () => number): Promise<WorkerJournalWriter> {
-  const thread = threadRequests<WriterRequest, WriterReply & { ok: true }>(startTsWorker(new URL('./journalWorker.ts', import.meta.url), { dir }), 'journal writer');
+export async function startJournalWriter(dir: string, lastSeq: () => number, retention?: JournalRetention): Promise<WorkerJournalWriter> {
+  const thread = threadRequests<WriterRequest, WriterReply & { ok: true }>(startTsWorker(new URL('./journalWorker.ts', import.meta.url), { dir, retention }), 'journal writer');
   // the first message is the worker's own: its connections are open (or it failed to open them)
   await thread.ready;
   const request = thread.request;

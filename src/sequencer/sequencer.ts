@@ -129,6 +129,11 @@ export class Sequencer {
   submit<R>(cmd: Command, render: (result: unknown) => R): Promise<R> {
     if (this.failed !== null) return Promise.reject(new Error('sequencer stopped: journal write failed', { cause: this.failed }));
     if (this.stopped) return Promise.reject(new Error('sequencer stopped'));
+    // A refusal that changes nothing (a cancel of an unknown or closed order) is not sequenced: it
+    // would only grow the journal (20,000 such cancels were 1.84 MB) and replay would refuse it
+    // again. Its answer still waits until the state it was decided on is durable, like a read.
+    const refused = this.ex.refusalOf(cmd);
+    if (refused !== null) return this.read(() => render(refused));
     const ts = Math.max(this.clock.now(), this.lastTs);
     const seq = this.lastSeq + 1;
     // Object.assign, not a spread: V8's spread of a command plus two keys is several times slower,

@@ -2,7 +2,7 @@
 // resting and crossing orders (with and without client_order_id), cancel and deposit while the
 // process is killed (SIGKILL) at a random instant with requests in flight; after each restart every
 // acknowledged order, cancel and trade must be there exactly once, in its acknowledged state or a
-// later one, and the recovered state (snapshot + replay, snapshots every 50 records) must hash equal
+// later one, and the recovered state (snapshot + replay, snapshots every 20 records) must hash equal
 // to a clean replay of the whole journal done by the test, which catches a command lost or applied
 // twice at the snapshot boundary.
 // The last round stops the server with SIGTERM instead, which must exit 0 having written
@@ -24,7 +24,7 @@ const MIN_ACKED_PER_ROUND = 80;
 const SIGKILL_ROUNDS = 5;
 const CLIENTS = 8;
 const USERS = 4;
-const ENV = { STRIKEBOOK_SNAPSHOT_EVERY: '50' };
+const ENV = { STRIKEBOOK_SNAPSHOT_EVERY: '20' }; // refused cancels are not journaled (docs/architecture.md): every round must still pass a snapshot
 const GRID = 0.0005; // a price step valid on both tick regimes of the default BTC catalog
 
 
@@ -356,7 +356,7 @@ test('acknowledged orders, cancels and trades survive SIGKILL at random instants
       assert.deepEqual(replay.errors, [], 'the clean replay met no engine exception');
       assert.equal(replay.seq, h.seq);
       assert.equal(h.state_hash, replay.hash, `round ${round}: recovered state differs from a clean replay at seq ${h.seq}`);
-      assert.ok(replay.snapshotSeq > 0, 'snapshots were taken (STRIKEBOOK_SNAPSHOT_EVERY=50)');
+      assert.ok(replay.snapshotSeq > 0, 'snapshots were taken (STRIKEBOOK_SNAPSHOT_EVERY=20)');
       if (replay.snapshotSeq < h.seq) roundsWithTail++;
 
       const { durableUnacked } = await verify(url, users, acks);

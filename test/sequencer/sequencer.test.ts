@@ -127,7 +127,8 @@ test('a reply whose render throws (a rejection) is released after its record is 
   const { seq, journal, fatal } = rig();
   const rejection = new Reject(ERR.ORDER_NOT_FOUND);
   let appendedBeforeReply = false;
-  const p = seq.submit({ t: 'cancel', userId: 1, orderId: 999 }, () => {
+  // a withdrawal for nobody: refused, and journaled (a refusal that is decided by applying it)
+  const p = seq.submit({ t: 'withdraw', userId: 1, currency: 'BTC', amount: 1 }, () => {
     throw rejection;
   });
   const observed = p.then(
@@ -142,6 +143,25 @@ test('a reply whose render throws (a rejection) is released after its record is 
   // the next command follows without a gap (it used to kill the process with "seq 3 does not follow 1")
   assert.equal(await seq.submit(index(5), () => 'ok'), 'ok');
   assert.deepEqual(journal.records.map((r) => r.seq), [1, 2]);
+  assert.deepEqual(fatal, []);
+});
+
+test('a cancel refused without changing anything is answered once the state it saw is durable, and never journaled', async () => {
+  const { seq, journal, ex, fatal } = rig();
+  const pending = seq.submit(index(5), () => 'indexed');
+  let answered = false;
+  const refused = seq.submit({ t: 'cancel', userId: 1, orderId: 999 }, (r) => r).then((r) => {
+    answered = true;
+    assert.equal(journal.lastSeq(), 1, 'the batch before it was durable first');
+    return r;
+  });
+  assert.equal(answered, false);
+  assert.equal(((await refused) as Reject).code, ERR.ORDER_NOT_FOUND);
+  await pending;
+  assert.equal(ex.seq, 1, 'no seq for the refusal');
+  assert.equal(await seq.submit(index(6), () => 'ok'), 'ok');
+  assert.deepEqual(journal.records.map((r) => r.seq), [1, 2]);
+  assert.ok(journal.records.every((r) => !r.cmd.includes('"t":"cancel"')));
   assert.deepEqual(fatal, []);
 });
 

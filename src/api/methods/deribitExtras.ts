@@ -8,6 +8,7 @@ import { AMOUNT_SCALE, PRICE_SCALE, expiryCode } from '../../domain/instrument.t
 import type { PlaceResult } from '../../engine/trading.ts';
 import type { Order, User } from '../../engine/types.ts';
 import type { Services } from '../../app/services.ts';
+import { refuseRiskIfDiskLow } from '../../app/diskGuard.ts';
 import { parseOrderId, renderOrder, renderUserTrade } from '../render.ts';
 import { defineMethod, type CallContext } from '../rpc/registry.ts';
 import { Count, CurrencyParam, InstrumentName, SafeText, caller, unwrap } from './common.ts';
@@ -89,6 +90,8 @@ export const deribitExtraMethods = [
     }),
     async handler(ctx, p) {
       const c = caller(ctx);
+      // an edit may raise an order's amount or move it into the book: new risk
+      refuseRiskIfDiskLow(ctx.services.disk);
       const id = orderIdOrReject(p.order_id);
       if (p.reduce_only !== undefined) {
         // an order's reduce-only flag is fixed when it is placed (it decides how the order is cut

@@ -1,4 +1,5 @@
 // Trading group (API.md 3.3): orders, cancels, collateral, open-order and user-trade queries.
+import { refuseRiskIfDiskLow } from '../../app/diskGuard.ts';
 import { Type, type Static } from '@sinclair/typebox';
 import { CURRENCIES, type CurrencyCode } from '../../domain/currency.ts';
 import { parseScaled } from '../../domain/decimal.ts';
@@ -49,6 +50,7 @@ function parseAmount(p: Static<typeof OrderParams>): number {
 
 async function placeOrder(ctx: CallContext, p: Static<typeof OrderParams>, side: 0 | 1) {
   const c = caller(ctx);
+  if (!p.reduce_only) refuseRiskIfDiskLow(ctx.services.disk);
   const lots = parseAmount(p);
   let price: number | null = null;
   let advPrice: number | null = null;
