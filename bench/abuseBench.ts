@@ -12,8 +12,7 @@ import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { BOOTSTRAP, call, spawnNode, spawnStrikebook, waitHttp } from './support.ts';
+import { BOOTSTRAP, call, runIfMain, spawnNode, spawnStrikebook, waitHttp } from './support.ts';
 
 export const TARGET_RATIO = 3;
 const VICTIM_INTERVAL_MS = 10;
@@ -145,15 +144,4 @@ export async function runAbuseBench(): Promise<{ lines: string[]; ok: boolean }>
   }
 }
 
-if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  runAbuseBench().then(
-    (r) => {
-      for (const l of r.lines) console.log(l);
-      process.exitCode = r.ok ? 0 : 1;
-    },
-    (err: unknown) => {
-      console.error(err);
-      process.exitCode = 1;
-    },
-  );
-}
+runIfMain(import.meta.url, () => runAbuseBench());

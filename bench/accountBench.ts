@@ -3,7 +3,6 @@
 // the operation's real handler (src/api/methods/account.ts) on a real engine state plus the JSON
 // serialization of its result, i.e. everything but the HTTP transport (measured in httpBench.ts).
 import { loadavg } from 'node:os';
-import { pathToFileURL } from 'node:url';
 import type { Services } from '../src/app/services.ts';
 import { accountMethods } from '../src/api/methods/account.ts';
 import type { CallContext } from '../src/api/rpc/registry.ts';
@@ -11,6 +10,7 @@ import { instrumentName, roundToTick } from '../src/domain/instrument.ts';
 import { isReject } from '../src/domain/errors.ts';
 import type { Command, InstrumentSpec, Sequenced } from '../src/engine/commands.ts';
 import { Exchange } from '../src/engine/exchange.ts';
+import { runIfMain } from './support.ts';
 
 export const TARGET_P99_MS = 2;
 const POSITIONS = 200;
@@ -134,12 +134,4 @@ export async function runAccountBench(opts: { samples?: number } = {}): Promise<
   return { lines, ok };
 }
 
-if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  runAccountBench().then((r) => {
-    for (const l of r.lines) console.log(l);
-    process.exitCode = r.ok ? 0 : 1;
-  }, (err: unknown) => {
-    console.error(err);
-    process.exitCode = 1;
-  });
-}
+runIfMain(import.meta.url, () => runAccountBench());

@@ -5,9 +5,8 @@ import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import autocannon from 'autocannon';
-import { BOOTSTRAP, call, spawnBareServer, spawnStrikebook, waitHttp, type LoadResult } from './support.ts';
+import { BOOTSTRAP, call, runIfMain, spawnBareServer, spawnStrikebook, waitHttp, type LoadResult } from './support.ts';
 
 const CONNECTIONS = 100;
 const DEPTH = 20;
@@ -78,16 +77,4 @@ export async function runBookBench(opts: { seconds?: number } = {}): Promise<{ l
   }
 }
 
-if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  runBookBench().then(
-    ({ lines, ok }) => {
-      for (const l of lines) console.log(l);
-      process.exitCode = ok ? 0 : 1;
-    },
-    (err: unknown) => {
-      console.error(err);
-      process.exitCode = 1;
-    },
-  );
-}
-
+runIfMain(import.meta.url, () => runBookBench());

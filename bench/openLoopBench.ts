@@ -16,7 +16,7 @@ import { runLoad } from './httpBench.ts';
 import type { LeanStep } from './leanLoad.ts';
 import { CONNECTIONS, account, benchAdmin, crossingPlans, gridPrice, pool, tradableBooks } from './benchAccounts.ts';
 import { openLoop, type OpenLoopResult } from './openLoop.ts';
-import { benchServerArgs, call, spawnBareServer, spawnStrikebook, stopGracefully, waitHttp } from './support.ts';
+import { benchServerArgs, call, runIfMain, spawnBareServer, spawnStrikebook, stopGracefully, waitHttp } from './support.ts';
 
 const RESTING_ORDERS = 10_000;
 /** Pairs of (maker, taker) accounts; each trades in POSITION_INSTRUMENTS series: 2,000 positions. */
@@ -153,3 +153,5 @@ export async function runOpenLoopBench(opts: { seconds?: number } = {}): Promise
     rmSync(dataDir, { recursive: true, force: true });
   }
 }
+
+runIfMain(import.meta.url, () => runOpenLoopBench());

@@ -3,7 +3,7 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const BOOTSTRAP = 'bench-bootstrap-token-0123456789';
@@ -125,4 +125,22 @@ export function processCpuSeconds(pid: number | undefined): number | null {
 /** CPU microseconds per request between two processCpuSeconds readings, as text ('n/a' without /proc). */
 export function cpuPerRequest(before: number | null, after: number | null, requests: number): string {
   return before === null || after === null || requests === 0 ? 'n/a' : `${(((after - before) * 1e6) / requests).toFixed(1)} us`;
+}
+
+/**
+ * Runs a bench section when its own file is the program (`node --import tsx bench/x.ts`), printing
+ * its report; `npm run bench` imports the same module and runs every section (bench/run.ts).
+ */
+export function runIfMain(moduleUrl: string, run: () => Promise<{ lines: string[]; ok: boolean }>): void {
+  if (process.argv[1] === undefined || moduleUrl !== pathToFileURL(process.argv[1]).href) return;
+  run().then(
+    (r) => {
+      for (const l of r.lines) console.log(l);
+      process.exitCode = r.ok ? 0 : 1;
+    },
+    (err: unknown) => {
+      console.error(err);
+      process.exitCode = 1;
+    },
+  );
 }

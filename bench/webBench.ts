@@ -9,12 +9,12 @@
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import pino from 'pino';
 import { chromium, type BrowserContext } from 'playwright-core';
 import { loadConfig } from '../src/app/config.ts';
 import { startExchange } from '../src/app/services.ts';
 import { buildWeb, isStale } from '../web/build.ts';
+import { runIfMain } from './support.ts';
 
 const CHROMIUM = process.env.STRIKEBOOK_CHROMIUM || '/usr/bin/chromium';
 const LOADS = 5;
@@ -161,15 +161,4 @@ export async function runWebBench(): Promise<{ lines: string[]; ok: boolean }> {
   }
 }
 
-if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  runWebBench().then(
-    (r) => {
-      for (const l of r.lines) console.log(l);
-      process.exitCode = r.ok ? 0 : 1;
-    },
-    (err: unknown) => {
-      console.error(err);
-      process.exitCode = 1;
-    },
-  );
-}
+runIfMain(import.meta.url, () => runWebBench());

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import WebSocket from 'ws';
 import { benchAdmin, crossingPlans, tradableBooks } from './benchAccounts.ts';
-import { benchServerArgs, spawnNode, spawnStrikebook, stopGracefully, waitHttp } from './support.ts';
+import { benchServerArgs, runIfMain, spawnNode, spawnStrikebook, stopGracefully, waitHttp } from './support.ts';
 
 const TARGET_RATIO = 0.5;
 /** Requests a connection keeps outstanding. */
@@ -145,3 +145,5 @@ export async function runWsOrdersBench(opts: { seconds?: number } = {}): Promise
     rmSync(dataDir, { recursive: true, force: true });
   }
 }
+
+runIfMain(import.meta.url, () => runWsOrdersBench());
