@@ -69,7 +69,8 @@ export async function runAbuseBench(): Promise<{ lines: string[]; ok: boolean }>
   const dataDir = mkdtempSync(path.join(tmpdir(), 'strikebook-abusebench-'));
   const port = 21000 + Math.floor(Math.random() * 10000);
   const base = `http://127.0.0.1:${port}`;
-  const server = spawnStrikebook(port, dataDir);
+  // the credit limits on, as in production: they are what keeps a flooder from taking everyone's turn
+  const server = spawnStrikebook(port, dataDir, [], { STRIKEBOOK_RATE_LIMITS: '1' });
   let flood: ChildProcess | null = null;
   try {
     await waitHttp(`${base}/health`);
@@ -79,6 +80,11 @@ export async function runAbuseBench(): Promise<{ lines: string[]; ok: boolean }>
     for (const who of ['victim', 'flooder', 'maker']) {
       const u = await call(base, 'private/create_user', { email: `bench-${who}@example.com`, password: 'bench-password' }, admin);
       await call(base, 'private/deposit_collateral', { currency: 'BTC', amount: 1000, user_id: u.user_id }, admin);
+      // the victim's 100 orders/s and the maker's setup are above the default tier: an operator
+      // raises such accounts (the flooder keeps the default)
+      if (who !== 'flooder') {
+        await call(base, 'private/set_rate_limits', { user_id: u.user_id, matching_max_credits: 1e9, matching_refill_per_sec: 1e9, non_matching_max_credits: 1e9, non_matching_refill_per_sec: 1e9 }, admin);
+      }
       users[who] = await login(base, `bench-${who}@example.com`);
     }
     const instruments = (await call(base, 'public/get_instruments', { currency: 'BTC' })) as any[];
