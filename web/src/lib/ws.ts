@@ -14,6 +14,8 @@ interface Pending {
 
 const MIN_BACKOFF_MS = 250;
 const MAX_BACKOFF_MS = 8000;
+/** Requests a screen may have on the socket at once (the server refuses a connection's past 100). */
+const MAX_IN_FLIGHT = 32;
 
 export class LiveSocket {
   state: ConnState = 'connecting';
@@ -22,6 +24,10 @@ export class LiveSocket {
   private ws: WebSocket | null = null;
   private nextId = 1;
   private pending = new Map<number, Pending>();
+  /** Requests waiting for a place among the MAX_IN_FLIGHT, oldest first. */
+  private waiting: Array<{ send: () => void; reject: (e: Error) => void }> = [];
+  /** Channels a screen asked for in this turn: sent as one subscribe request (a chain asks for ~100). */
+  private toSubscribe = new Set<string>();
   private handlers = new Map<string, Set<Handler>>();
   private stateListeners = new Set<(s: ConnState) => void>();
   private backoff = MIN_BACKOFF_MS;
@@ -69,6 +75,8 @@ export class LiveSocket {
     this.ws = null;
     for (const p of this.pending.values()) p.reject(new Error('connection closed'));
     this.pending.clear();
+    for (const w of this.waiting.splice(0)) w.reject(new Error('connection closed'));
+    this.toSubscribe.clear();
     if (this.stopped) return this.setState('closed');
     this.setState('reconnecting');
     this.retryTimer = setTimeout(() => this.open(), this.backoff);
@@ -95,6 +103,7 @@ export class LiveSocket {
       const p = this.pending.get(msg.id);
       if (!p) return;
       this.pending.delete(msg.id);
+      this.waiting.shift()?.send();
       if (msg.error) p.reject(Object.assign(new Error(`${msg.error.code} ${msg.error.message}`), { code: msg.error.code }));
       else p.resolve(msg.result);
     }
@@ -102,12 +111,21 @@ export class LiveSocket {
 
   /** A JSON-RPC request over the socket (private methods carry the session's token). */
   request<T = unknown>(method: string, params: Record<string, unknown> = {}): Promise<T> {
-    const ws = this.ws;
-    if (!ws || ws.readyState !== WebSocket.OPEN) return Promise.reject(new Error('not connected'));
-    const id = this.nextId++;
+    if (!this.ws || this.ws.readyState !== WebSocket.OPEN) return Promise.reject(new Error('not connected'));
     const withToken = method.startsWith('private/') && this.token ? { ...params, access_token: this.token } : params;
-    ws.send(JSON.stringify({ jsonrpc: '2.0', id, method, params: withToken }));
-    return new Promise<T>((resolve, reject) => this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject }));
+    return new Promise<T>((resolve, reject) => {
+      const send = () => {
+        const ws = this.ws;
+        if (!ws || ws.readyState !== WebSocket.OPEN) return reject(new Error('not connected'));
+        const id = this.nextId++;
+        this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
+        ws.send(JSON.stringify({ jsonrpc: '2.0', id, method, params: withToken }));
+      };
+      // the server answers a connection's requests one after another and refuses those past 100
+      // waiting (10028): a screen's burst (a ticker per series) waits here instead
+      if (this.pending.size < MAX_IN_FLIGHT) send();
+      else this.waiting.push({ send, reject });
+    });
   }
 
   /**
@@ -132,7 +150,16 @@ export class LiveSocket {
       this.handlers.set(channel, hs);
     }
     hs.add(handler);
-    if (fresh && this.state === 'open') void this.sendSubscribe([channel]).catch(() => undefined);
+    if (fresh && this.state === 'open') {
+      if (this.toSubscribe.size === 0) {
+        queueMicrotask(() => {
+          const channels = [...this.toSubscribe].filter((c) => this.handlers.has(c));
+          this.toSubscribe.clear();
+          if (channels.length > 0) void this.sendSubscribe(channels).catch(() => undefined);
+        });
+      }
+      this.toSubscribe.add(channel);
+    }
     return () => {
       const set = this.handlers.get(channel);
       if (!set) return;
