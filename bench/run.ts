@@ -34,7 +34,8 @@ export async function main(): Promise<boolean> {
   let allOk = true;
   for (const section of sections) {
     console.log(`== ${section.name}`);
-    const { lines, ok } = await section.run();
+    // a section that throws is a failed section; the others still run and print
+    const { lines, ok } = await section.run().catch((err: unknown) => ({ lines: [`FAILED: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`], ok: false }));
     for (const line of lines) console.log(line);
     console.log('');
     allOk &&= ok;

@@ -174,7 +174,13 @@ export class StreamHub {
     topic.subs.add(sub);
     if (spec.k === 'book') return notification(channel, JSON.stringify(this.snapshot(this.books[spec.cadence].get(this.instId(spec.instrument))!)));
     if (spec.k === 'book_depth') return notification(channel, JSON.stringify(this.depthView(this.books[spec.cadence].get(this.instId(spec.instrument))!, spec.depth)));
-    // the current best bid/ask, and the candle of the latest trade, so a client has a value at once
+    // the current ticker, best bid/ask and candle of the latest trade, so a client has a value at
+    // once (a screen of a hundred tickers needs no hundred requests, each costing rate-limit credits)
+    if (spec.k === 'ticker') {
+      const data = JSON.stringify(this.ticker(this.s.ex.instruments.get(spec.instrument)!));
+      topic.last ??= data;
+      return notification(channel, data);
+    }
     if (spec.k === 'quote') {
       const q = quoteOf(this.s.ex, this.s.ex.instruments.get(spec.instrument)!);
       topic.last ??= quoteKey(q);

@@ -1,7 +1,6 @@
 // The option chain of one currency and expiry: calls | strike | puts with bid/ask and sizes, mark,
 // mark IV, delta, open interest, and the user's position and open orders per row. Tickers come from
-// `public/ticker` over the socket (pipelined, one round trip's worth of waiting), then live from
-// `ticker.{instrument}.100ms`; the index from `deribit_price_index`; recent trades from
+// `ticker.{instrument}.100ms`, whose subscription starts with the current ticker; the index from `deribit_price_index`; recent trades from
 // `trades.option.{currency}.100ms`. The table has fixed column widths and tabular digits, so live
 // numbers never move the layout; updates are drawn at most once per animation frame.
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
@@ -134,21 +133,19 @@ export function ChainScreen({ currency, expiry }: { currency: string; expiry: nu
     return [...m.values()].sort((a, b) => a.strike - b.strike);
   }, [series]);
 
-  // tickers: a snapshot per instrument over the socket, then the live channel
+  // tickers: the live channel, which starts with the current ticker (also after a reconnect)
   useEffect(() => {
     if (series.length === 0) return;
-    let alive = true;
     const names = series.map((i) => i.instrument_name);
     const onTicker = (d: unknown) => {
       const t = d as Ticker;
       tickers.current.set(t.instrument_name, t);
       redraw();
     };
+    // a ticker subscription answers with the current ticker at once: no request per series (a
+    // chain of 140 series would spend more than the default burst of rate-limit credits)
     const unsubs = names.map((n) => live.subscribe(`ticker.${n}.100ms`, onTicker));
-    const get = (n: string) => (live.state === 'open' ? live.request<Ticker>('public/ticker', { instrument_name: n }) : call<Ticker>('public/ticker', { instrument_name: n }));
-    void Promise.all(names.map((n) => get(n).then((t) => alive && tickers.current.set(n, t), () => undefined))).then(() => alive && redraw());
     return () => {
-      alive = false;
       for (const u of unsubs) u();
     };
   }, [series, epoch]);
