@@ -27,6 +27,9 @@ const WORDS: Record<number, string> = {
 };
 
 export class RpcError extends Error {
+  /** For 10028: how long the server asks the client to wait, ms. */
+  retryAfterMs?: number;
+
   constructor(
     readonly code: number,
     readonly short: string,
@@ -40,13 +43,30 @@ export class RpcError extends Error {
 
 interface Envelope {
   result?: unknown;
-  error?: { code: number; message: string; data?: { reason?: string; param?: string } };
+  error?: { code: number; message: string; data?: { reason?: string; param?: string; retry_after_ms?: number } };
 }
 
 let nextId = 1;
 
 /** Calls `method` with a JSON-RPC body; `token` adds the bearer. Network failures become code 0. */
+/** Times a call refused for the rate limit (10028) is sent again, each after the wait the server names. */
+const RATE_LIMIT_RETRIES = 5;
+
 export async function call<T = unknown>(method: string, params: Record<string, unknown> = {}, token?: string | null): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await callOnce<T>(method, params, token);
+    } catch (err) {
+      // the credit limits (docs/security.md) refuse a burst, e.g. a few quick reloads of a page
+      // whose instrument lists are large: wait as told (retry_after_ms) and try again
+      const wait = err instanceof RpcError && err.code === 10028 ? err.retryAfterMs : undefined;
+      if (wait === undefined || attempt >= RATE_LIMIT_RETRIES) throw err;
+      await new Promise((r) => setTimeout(r, Math.min(wait, 10_000)));
+    }
+  }
+}
+
+async function callOnce<T>(method: string, params: Record<string, unknown>, token?: string | null): Promise<T> {
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   if (token) headers.authorization = `Bearer ${token}`;
   let res: Response;
@@ -61,7 +81,7 @@ export async function call<T = unknown>(method: string, params: Record<string, u
   } catch {
     throw new RpcError(0, 'bad_response', `HTTP ${res.status}`);
   }
-  if (env.error) throw new RpcError(env.error.code, env.error.message, env.error.data?.reason, env.error.data?.param);
+  if (env.error) throw Object.assign(new RpcError(env.error.code, env.error.message, env.error.data?.reason, env.error.data?.param), { retryAfterMs: env.error.data?.retry_after_ms });
   return env.result as T;
 }
 

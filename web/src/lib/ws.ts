@@ -58,9 +58,10 @@ export class LiveSocket {
   }
 
   private async onOpen(ws: WebSocket): Promise<void> {
+    const sent = new Set(this.handlers.keys());
     try {
       await this.request('public/set_heartbeat', { interval: 30 });
-      await this.resubscribe();
+      await this.sendSubscribe([...sent]);
     } catch {
       // the socket closed while setting up: onClose schedules the next attempt
     }
@@ -68,6 +69,10 @@ export class LiveSocket {
     this.backoff = MIN_BACKOFF_MS;
     this.epoch++;
     this.setState('open');
+    // channels a screen asked for while the socket was being set up (subscribe() sends only once
+    // it is open): without this they were never subscribed and the screen waited forever
+    const late = [...this.handlers.keys()].filter((c) => !sent.has(c));
+    if (late.length > 0) void this.sendSubscribe(late).catch(() => undefined);
   }
 
   private onClose(ws: WebSocket): void {
@@ -184,10 +189,6 @@ export class LiveSocket {
     // at most 500 channels per connection (server bound); the screens stay far below
     if (pub.length > 0) await this.request('public/subscribe', { channels: pub });
     if (priv.length > 0 && this.token) await this.request('private/subscribe', { channels: priv });
-  }
-
-  private async resubscribe(): Promise<void> {
-    await this.sendSubscribe([...this.handlers.keys()]);
   }
 
   close(): void {
