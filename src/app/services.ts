@@ -29,6 +29,7 @@ import { MarketViews } from '../views/marketViews.ts';
 import { openStorage, type JournalHandles, type OpenedStorage } from './storage.ts';
 import { DEFAULT_READ_LIMITS, configureReads } from '../api/reads/sharedReads.ts';
 import { DiskGuard } from './diskGuard.ts';
+import { startNatsEvents, type NatsEventPublisher } from './natsEvents.ts';
 
 export { recover, recoverAsync } from './recovery.ts';
 export type { JournalHandles } from './storage.ts';
@@ -114,6 +115,7 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
   let http: FastifyInstance | null = null;
   let ws: WsTransport | null = null;
   let stopDisk: () => void = () => undefined;
+  let nats: NatsEventPublisher | null = null;
   try {
     const testClock = config.testClock ? new TestClock(config.testStart) : null;
     // a test clock moved ahead before a restart resumes where the journal left it
@@ -123,7 +125,7 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
     const disk = config.databaseUrl === null && (config.diskFloorBytes ?? 0) > 0 ? new DiskGuard(config.dataDir, config.diskFloorBytes!, config.diskCheckMs ?? 5_000, log) : null;
     await disk?.start();
     stopDisk = () => disk?.stop();
-    const metrics = createMetrics({ ex, wsConnections: () => ws?.connections ?? 0, snapshots: () => snapshots.counts, diskLow: () => disk?.low ?? false });
+    const metrics = createMetrics({ ex, wsConnections: () => ws?.connections ?? 0, snapshots: () => snapshots.counts, diskLow: () => disk?.low ?? false, nats: () => nats?.counts ?? null });
     const catalog = loadCatalogConfig(config.catalogPath ?? undefined);
     const sequencer = new Sequencer(
       ex,
@@ -217,6 +219,7 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
       idleTimeoutMs: config.wsIdleTimeoutMs ?? DEFAULT_WS_OPTIONS.idleTimeoutMs,
     });
     const wsTransport = ws;
+    nats = startNatsEvents(config, log, ex, ws.hub);
     const address = await http.listen({ port: config.port, host: config.host });
     const url = address.replace('[::1]', '127.0.0.1');
     const running = timers;
@@ -251,6 +254,8 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
             clearTimeout(force);
           }
           await sequencer.stop();
+          // the last batches' events, if NATS takes them soon (a backlog left is lost: docs/operations.md)
+          await nats?.close();
           // a snapshot being built is saved if it finishes soon, before the journal closes
           await snapshots.close();
           await storage.close();
@@ -265,6 +270,7 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
     await ws?.close();
     await http?.close().catch(() => undefined);
     await seq?.stop(); // writes what the start already applied, before the journal closes under it
+    await nats?.close(0);
     await stopSnapshots?.();
     await storage.close();
     throw err;
