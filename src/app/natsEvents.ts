@@ -114,18 +114,7 @@ export class NatsEventPublisher {
 
   private async ensureStream(): Promise<void> {
     if (this.streamReady) return;
-    const jsm = await jetstreamManager(this.nc!, { timeout: 2000 });
-    try {
-      await jsm.streams.info(this.opts.stream);
-    } catch {
-      await jsm.streams.add({
-        name: this.opts.stream,
-        subjects: [`${this.opts.prefix}.>`],
-        storage: StorageType.File,
-        max_age: this.opts.maxAgeSec * 1e9,
-        duplicate_window: Math.min(DUPLICATE_WINDOW_S, this.opts.maxAgeSec) * 1e9,
-      });
-    }
+    await ensureEventStream(this.nc!, this.opts.stream, this.opts.prefix, this.opts.maxAgeSec);
     this.streamReady = true;
   }
 
@@ -229,6 +218,22 @@ export class NatsEventPublisher {
     this.kick();
     // the backlog was given its chance above; close() (not drain()) also ends a reconnecting connection
     await this.nc?.close().catch(() => undefined);
+  }
+}
+
+/** Creates the event stream (subjects `<prefix>.>`, file storage) unless it exists. */
+export async function ensureEventStream(nc: NatsConnection, stream: string, prefix: string, maxAgeSec: number): Promise<void> {
+  const jsm = await jetstreamManager(nc, { timeout: 2000 });
+  try {
+    await jsm.streams.info(stream);
+  } catch {
+    await jsm.streams.add({
+      name: stream,
+      subjects: [`${prefix}.>`],
+      storage: StorageType.File,
+      max_age: maxAgeSec * 1e9,
+      duplicate_window: Math.min(DUPLICATE_WINDOW_S, maxAgeSec) * 1e9,
+    });
   }
 }
 

@@ -1,0 +1,53 @@
+// Book rebuilding and waiting, for the gateway tests: a client's view of a book channel (snapshot,
+// then changes chained by prev_change_id) compared with get_order_book.
+import assert from 'node:assert/strict';
+
+export interface Book {
+  change_id: number;
+  bids: Array<[number, number]>;
+  asks: Array<[number, number]>;
+}
+
+/** Applies a book channel's messages in order; asserts that every change chains on to the one before. */
+export function applyBook(msgs: any[]): Book {
+  const bids = new Map<number, number>();
+  const asks = new Map<number, number>();
+  let changeId: number | null = null;
+  for (const d of msgs) {
+    if (d.type === 'snapshot') {
+      bids.clear();
+      asks.clear();
+    } else {
+      assert.equal(d.prev_change_id, changeId, `change ${d.change_id} chains on to ${changeId}`);
+    }
+    for (const [a, p, q] of d.bids) {
+      if (a === 'delete') bids.delete(p);
+      else bids.set(p, q);
+    }
+    for (const [a, p, q] of d.asks) {
+      if (a === 'delete') asks.delete(p);
+      else asks.set(p, q);
+    }
+    changeId = d.change_id;
+  }
+  return {
+    change_id: changeId ?? -1,
+    bids: [...bids].sort((a, b) => b[0] - a[0]),
+    asks: [...asks].sort((a, b) => a[0] - b[0]),
+  };
+}
+
+/** get_order_book's answer in the same shape. */
+export function bookOf(r: any): Book {
+  return { change_id: r.change_id, bids: r.bids, asks: r.asks };
+}
+
+export async function until<T>(what: string, fn: () => T | null | undefined | false | Promise<T | null | undefined | false>, ms = 15_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
