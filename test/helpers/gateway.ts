@@ -1,6 +1,9 @@
 // Book rebuilding and waiting, for the gateway tests: a client's view of a book channel (snapshot,
 // then changes chained by prev_change_id) compared with get_order_book.
 import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { ROOT, freePort } from './server.ts';
 
 export interface Book {
   change_id: number;
@@ -50,4 +53,32 @@ export async function until<T>(what: string, fn: () => T | null | undefined | fa
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 20));
   }
+}
+
+export interface ChildGateway {
+  url: string;
+  proc: ChildProcess;
+  exited: Promise<unknown>;
+  output(): string;
+}
+
+/** Starts `npm run gateway`'s entry point as a child process and waits until it answers /health. */
+export async function spawnGateway(env: Record<string, string>): Promise<ChildGateway> {
+  const port = await freePort();
+  const proc = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src/gateway/main.ts')], {
+    cwd: ROOT,
+    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  const keep = (d: Buffer) => (out = (out + d.toString()).slice(-20_000));
+  proc.stdout!.on('data', keep);
+  proc.stderr!.on('data', keep);
+  const exited = new Promise((resolve) => proc.on('exit', resolve));
+  const url = `http://127.0.0.1:${port}`;
+  await until(`gateway on ${port}: ${out}`, async () => {
+    if (proc.exitCode !== null) throw new Error(`gateway exited: ${out}`);
+    return fetch(`${url}/health`).then((r) => r.ok, () => false);
+  }, 30_000);
+  return { url, proc, exited, output: () => out };
 }
