@@ -400,8 +400,11 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
   };
 
   /** The id the leader names for this connection's credentials, or null. */
-  const whoAmI = async (c: ClientConn): Promise<number | null> => {
-    const text = await upstreamCall(c, 'private/get_account_summary', { currency: 'BTC', extended: true });
+  const whoAmI = async (c: ClientConn, accessToken?: string): Promise<number | null> => {
+    const params: Record<string, unknown> = { currency: 'BTC', extended: true };
+    // a token given as a param authenticates the leader's side of the connection too (as there)
+    if (accessToken !== undefined) params.access_token = accessToken;
+    const text = await upstreamCall(c, 'private/get_account_summary', params);
     const body = JSON.parse(text) as { result?: { id?: unknown } };
     return typeof body.result?.id === 'number' ? body.result.id : null;
   };
@@ -449,6 +452,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
   const subscribe = async (c: ClientConn, id: unknown, params: Record<string, unknown>, priv: boolean): Promise<void> => {
     const channels = params.channels;
     if (!Array.isArray(channels) || channels.length === 0 || channels.some((x) => typeof x !== 'string')) return c.send(envelope(id, failure(ERR.INVALID_PARAMS, 'channels must be a non-empty array of strings', 'channels')));
+    if (typeof params.access_token === 'string' && c.userId === null) c.userId = await whoAmI(c, params.access_token).catch(() => null);
     if (priv && c.userId === null) return c.send(envelope(id, failure(ERR.AUTHORIZATION_REQUIRED)));
     const parse = (n: string) => parseChannel(n, (i) => known.has(i));
     if ((channels as string[]).some((n) => parse(n) === null) && performance.now() - knownAt > 5000) await refreshKnown().catch(() => undefined);
@@ -468,6 +472,8 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
         continue;
       }
       if (isPrivate(spec) && (!priv || c.userId === null)) continue;
+      // raw intervals need an authenticated connection, as on the leader (silently left out)
+      if ('cadence' in spec && spec.cadence === 'raw' && c.userId === null) continue;
       if (c.subs.size >= maxSubs) continue;
       if (spec.k === 'book' || spec.k === 'book_depth') {
         const m = mirrorOf(spec.instrument);

@@ -72,7 +72,8 @@ test('a gateway killed under load: its clients reconnect to another and rebuild 
   const clients: WsClient[] = [];
   for (let i = 0; i < 4; i++) {
     const c = await WsClient.open(a.url);
-    await c.ok('public/subscribe', { channels });
+    // raw channels need credentials: an access_token param authenticates the connection (as on the leader)
+    assert.deepEqual(await c.ok('public/subscribe', { channels, access_token: admin }), channels);
     clients.push(c);
   }
   const load = orderLoad(srv.url, maker, taker, ms);
@@ -84,7 +85,7 @@ test('a gateway killed under load: its clients reconnect to another and rebuild 
   for (let i = 0; i < clients.length; i++) {
     const c = await WsClient.open(b.url);
     t.after(() => c.ws.close());
-    await c.ok('public/subscribe', { channels });
+    assert.deepEqual(await c.ok('public/subscribe', { channels, access_token: admin }), channels);
     moved.push(c);
   }
   await until('more orders after the move', () => load.orders.length >= 90, 60_000);

@@ -39,6 +39,9 @@ test('through a gateway: book snapshot + changes rebuild get_order_book, trades 
   const taker = await WsClient.open(gw.url);
   t.after(() => [watcher, maker, taker].forEach((c) => c.ws.close()));
   const chans = [`book.${m.name}.raw`, `book.${m.name}.100ms`, `trades.${m.name}.raw`, `trades.option.BTC.100ms`, `book.${m.name}.none.10.100ms`];
+  // raw channels need an authenticated connection, as on the leader
+  assert.deepEqual(await watcher.ok('public/subscribe', { channels: chans }), chans.filter((c) => !c.endsWith('.raw')));
+  await watcher.auth('admin@example.com', 'admin-password-1');
   assert.deepEqual(await watcher.ok('public/subscribe', { channels: chans }), chans);
   await maker.auth('maker@example.com');
   await taker.auth('taker@example.com');
