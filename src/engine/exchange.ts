@@ -12,6 +12,8 @@ import { Trading } from './trading.ts';
 import { recordIndex, settleExpiry, type DeliveryRecord, type IndexPoint } from './settlement.ts';
 import { liquidate, liquidationKey } from './liquidation.ts';
 import { post, type InsuranceFund } from './defaults.ts';
+import { MmpState, type MmpTriggerEvent } from './mmp.ts';
+import { cancelQuotes, massQuote } from './massQuote.ts';
 import type { Account, DepositRecord, IndexState, InstrumentMarket, User, VolState } from './types.ts';
 
 export const SYSTEM_FEES = 'fees';
@@ -56,6 +58,8 @@ export const DEFAULT_LIMITS: ExchangeLimits = {
 export interface EngineObserver {
   order(o: import('./types.ts').Order): void;
   trade(t: import('./types.ts').Trade): void;
+  /** An MMP group triggered (its orders were cancelled in the same command). */
+  mmpTrigger?(e: MmpTriggerEvent): void;
 }
 
 export function newAccount(currency: CurrencyCode): Account {
@@ -106,6 +110,8 @@ export class Exchange {
   /** Accounts in liquidation, `userId:currency` (src/engine/liquidation.ts), in the order flagged. */
   liquidating = new Set<string>();
   readonly trading: Trading;
+  /** Market-maker protection: configs, counters, freezes (src/engine/mmp.ts). */
+  readonly mmp: MmpState;
   /** Sees every order and trade change as it is applied (live event fan-out; not part of the state). */
   observer: EngineObserver | null = null;
 
@@ -115,6 +121,7 @@ export class Exchange {
       this.withdrawals[c] = 0;
     }
     this.trading = new Trading(this);
+    this.mmp = new MmpState(this);
   }
 
   /**
@@ -135,6 +142,8 @@ export class Exchange {
     if (cmd.ts > this.now) this.now = cmd.ts;
     this.seq = cmd.seq;
     const result = this.dispatch(cmd);
+    // an MMP trigger during the command cancels its group's orders within the same command
+    this.mmp.fire();
     this.viewObserver?.(cmd, result);
     return result;
   }
@@ -221,6 +230,14 @@ export class Exchange {
         return this.trading.edit(c);
       case 'liquidate':
         return liquidate(this, c.userId, c.currency);
+      case 'set_mmp_config':
+        return this.mmp.setConfig(c);
+      case 'reset_mmp':
+        return this.mmp.reset(c.userId, c.indexName, c.group);
+      case 'mass_quote':
+        return massQuote(this, c);
+      case 'cancel_quotes':
+        return cancelQuotes(this, c);
     }
   }
 
