@@ -84,6 +84,8 @@ export type Command =
       /** at 10^-8 */
       quantityLimit: number;
       deltaLimit: number;
+      /** at 10^-8; 0 = none */
+      maxQuoteQuantity: number;
     }
   | { t: 'reset_mmp'; userId: number; indexName: string; group: string | null }
   /** private/mass_quote: every quote of the message in one command (src/engine/massQuote.ts). */

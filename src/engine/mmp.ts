@@ -13,8 +13,8 @@ import { yearFraction } from '../domain/pricing.ts';
 import { optionGreeksCoin } from '../market/smile.ts';
 import { contractsOf } from '../risk/accountRisk.ts';
 import type { Exchange } from './exchange.ts';
-import { BUY } from './orderBook.ts';
-import type { Order } from './types.ts';
+import { BUY, type Side } from './orderBook.ts';
+import type { Order, OrderExposure } from './types.ts';
 
 /** What makes an order an MMP order: its group (null: the index's config for ordinary orders) and,
  *  for a mass quote, the quote ids it was sent with. */
@@ -45,6 +45,8 @@ export interface MmpGroup {
   quantityLimit: number;
   /** absolute net delta that triggers (0 = no delta limit); a model figure, not money */
   deltaLimit: number;
+  /** Deribit's MQQ: the most the group's open orders may hold per instrument and side, at 10^-8 (0 = no bound) */
+  maxQuoteQuantity: number;
   /** start of the running window (ms), 0 before the first fill */
   windowStart: number;
   /** amount traded in the window, at 10^-8 */
@@ -74,6 +76,7 @@ export interface MmpConfigInput {
   frozenTime: number;
   quantityLimit: number;
   deltaLimit: number;
+  maxQuoteQuantity: number;
 }
 
 function key(userId: number, indexName: string, group: string | null): string {
@@ -118,6 +121,7 @@ export class MmpState {
     if (!(Number.isSafeInteger(c.frozenTime) && c.frozenTime >= 0 && c.frozenTime <= 3600)) return reject(ERR.INVALID_PARAMS, 'frozen_time out of range', 'frozen_time');
     if (!(Number.isSafeInteger(c.quantityLimit) && c.quantityLimit >= 0)) return reject(ERR.INVALID_PARAMS, 'invalid quantity_limit', 'quantity_limit');
     if (!(Number.isFinite(c.deltaLimit) && c.deltaLimit >= 0)) return reject(ERR.INVALID_PARAMS, 'invalid delta_limit', 'delta_limit');
+    if (!(Number.isSafeInteger(c.maxQuoteQuantity) && c.maxQuoteQuantity >= 0)) return reject(ERR.INVALID_PARAMS, 'invalid max_quote_quantity', 'max_quote_quantity');
     if (c.quantityLimit === 0 && c.deltaLimit === 0) return reject(ERR.INVALID_ARGUMENTS, 'mmp_limit_required', 'quantity_limit');
     let g = this.groups.get(k);
     if (g === undefined) {
@@ -126,13 +130,14 @@ export class MmpState {
         for (const x of this.groups.values()) if (x.userId === c.userId && x.group !== null) n++;
         if (n >= MAX_MMP_GROUPS) return reject(ERR.INVALID_ARGUMENTS, 'too_many_mmp_groups', 'mmp_group');
       }
-      g = { userId: c.userId, indexName: c.indexName, currency, group: c.group, interval: 0, frozenTime: 0, quantityLimit: 0, deltaLimit: 0, windowStart: 0, quantity: 0, delta: 0, frozen: false, frozenUntil: 0 };
+      g = { userId: c.userId, indexName: c.indexName, currency, group: c.group, interval: 0, frozenTime: 0, quantityLimit: 0, deltaLimit: 0, maxQuoteQuantity: 0, windowStart: 0, quantity: 0, delta: 0, frozen: false, frozenUntil: 0 };
       this.groups.set(k, g);
     }
     g.interval = c.interval;
     g.frozenTime = c.frozenTime;
     g.quantityLimit = c.quantityLimit;
     g.deltaLimit = c.deltaLimit;
+    g.maxQuoteQuantity = c.maxQuoteQuantity;
     // new limits count from a new window; a freeze in force stays (reset_mmp lifts it)
     g.windowStart = 0;
     g.quantity = 0;
@@ -162,6 +167,19 @@ export class MmpState {
     g.quantity = 0;
     g.delta = 0;
     return g;
+  }
+
+  /**
+   * Why `lots` more on `side` would pass the group's max_quote_quantity in this instrument (its open
+   * orders there on that side count), or null.
+   */
+  sizeRefusal(userId: number, e: OrderExposure, side: Side, lots: number, group: string | null): Reject | null {
+    const g = this.get(userId, e.inst.currency, group);
+    if (g === undefined || g.maxQuoteQuantity === 0) return null;
+    let open = lots;
+    for (const o of e.openOrders) if (o.side === side && o.mmp !== null && o.mmp.group === group) open += o.remaining;
+    if (open * e.inst.lotScaled > g.maxQuoteQuantity) return reject(ERR.INVALID_ARGUMENTS, 'max_quote_quantity_exceeded', 'amount');
+    return null;
   }
 
   /**
@@ -229,7 +247,7 @@ export class MmpState {
     for (const o of orders) if (o.mmp !== null) tagged.push(o);
     const tags = tagged.sort((a, b) => a.id - b.id).map((o) => [o.id, o.mmp!.group, o.mmp!.quoteId, o.mmp!.quoteSetId]);
     const groups = [...this.groups.values()].map((g) => [
-      g.userId, g.indexName, g.group, g.interval, g.frozenTime, g.quantityLimit, g.deltaLimit, g.windowStart, g.quantity, g.delta, g.frozen, g.frozenUntil,
+      g.userId, g.indexName, g.group, g.interval, g.frozenTime, g.quantityLimit, g.deltaLimit, g.windowStart, g.quantity, g.delta, g.frozen, g.frozenUntil, g.maxQuoteQuantity,
     ]);
     return { groups, tags };
   }
@@ -239,8 +257,8 @@ export class MmpState {
     if (j === undefined || j === null) return;
     const s = j as { groups: unknown[][]; tags: unknown[][] };
     for (const a of s.groups) {
-      const [userId, indexName, group, interval, frozenTime, quantityLimit, deltaLimit, windowStart, quantity, delta, frozen, frozenUntil] = a as never[];
-      const g: MmpGroup = { userId, indexName, currency: MMP_INDICES[indexName], group, interval, frozenTime, quantityLimit, deltaLimit, windowStart, quantity, delta, frozen, frozenUntil };
+      const [userId, indexName, group, interval, frozenTime, quantityLimit, deltaLimit, windowStart, quantity, delta, frozen, frozenUntil, maxQuoteQuantity] = a as never[];
+      const g: MmpGroup = { userId, indexName, currency: MMP_INDICES[indexName], group, interval, frozenTime, quantityLimit, deltaLimit, maxQuoteQuantity, windowStart, quantity, delta, frozen, frozenUntil };
       this.groups.set(key(userId, indexName, group), g);
     }
     for (const [id, group, quoteId, quoteSetId] of s.tags as [number, string | null, string | null, string | null][]) {

@@ -115,6 +115,10 @@ export class Trading {
       if (exposure.openOrders.size >= ex.limits.maxOpenOrdersPerInstrument) return reject(ERR.INVALID_ARGUMENTS, 'max_open_orders_per_instrument');
       if (user.openOrderCount >= ex.limits.maxOpenOrdersPerUser) return reject(ERR.INVALID_ARGUMENTS, 'max_open_orders');
     }
+    if (mmpTag !== null) {
+      const refused = ex.mmp.sizeRefusal(user.id, exposure, side, lots, mmpTag.group);
+      if (refused !== null) return refused;
+    }
 
     // reduce_only: the excess over what reduces the position is cut (Deribit). Reduce-only orders
     // already open on the same side count against the position too, otherwise two of them could

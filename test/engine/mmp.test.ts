@@ -26,7 +26,7 @@ function near(h: Harness, name: string, steps: number): number {
 }
 
 function cfg(h: Harness, userId: number, o: Partial<Extract<Command, { t: 'set_mmp_config' }>> = {}): unknown {
-  return h.apply({ t: 'set_mmp_config', userId, indexName: 'btc_usd', group: null, interval: 60, frozenTime: 10, quantityLimit: amt('1'), deltaLimit: 0, ...o });
+  return h.apply({ t: 'set_mmp_config', userId, indexName: 'btc_usd', group: null, interval: 60, frozenTime: 10, quantityLimit: amt('1'), deltaLimit: 0, maxQuoteQuantity: 0, ...o });
 }
 
 function placeMmp(h: Harness, userId: number, side: 0 | 1, name: string, price: number, amount: string, mmp = true): PlaceResult | Reject {
@@ -147,6 +147,25 @@ describe('market-maker protection', () => {
     // interval 0 removes the config
     assert.equal(cfg(h, mm, { interval: 0 }), 'removed');
     assert.equal(h.ex.mmp.list(mm, null, undefined).length, 0);
+  });
+});
+
+describe('max_quote_quantity', () => {
+  it('bounds what the group holds open per instrument and side, a replaced quote not counted', () => {
+    const h = market();
+    const mm = h.user('10');
+    ok(cfg(h, mm, { group: 'g1', maxQuoteQuantity: amt('1') }) as object);
+    ok(cfg(h, mm, { maxQuoteQuantity: amt('1') }) as object);
+    const big = ok(quote(h, mm, [twoSided(CALL.name, near(h, CALL.name, -4), near(h, CALL.name, 4), '1.1')]));
+    assert.deepEqual(big.errors.map((e) => e.error.reason), ['max_quote_quantity_exceeded', 'max_quote_quantity_exceeded']);
+    ok(quote(h, mm, [twoSided(CALL.name, near(h, CALL.name, -4), near(h, CALL.name, 4), '1')]));
+    // replacing a full quote with another of 1 is fine: the old one goes first
+    assert.deepEqual(ok(quote(h, mm, [twoSided(CALL.name, near(h, CALL.name, -5), near(h, CALL.name, 5), '1')])).errors, []);
+    // ordinary mmp orders: 0.6 + 0.5 on one side pass 1
+    ok(placeMmp(h, mm, 1, PUT.name, near(h, PUT.name, 4), '0.6'));
+    const r = placeMmp(h, mm, 1, PUT.name, near(h, PUT.name, 5), '0.5');
+    assert.ok(isReject(r) && r.reason === 'max_quote_quantity_exceeded');
+    ok(placeMmp(h, mm, 0, PUT.name, near(h, PUT.name, -5), '0.5'));
   });
 });
 

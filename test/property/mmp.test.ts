@@ -51,7 +51,7 @@ describe('MMP property', () => {
         const triggers: MmpTriggerEvent[] = [];
         h.ex.observer = { order: () => {}, trade: () => {}, mmpTrigger: (e) => triggers.push(e) };
         const apply = (c: Command) => h.apply(c);
-        for (const g of GROUPS) apply({ t: 'set_mmp_config', userId: mm, indexName: 'btc_usd', group: g, interval: 2, frozenTime: 1, quantityLimit: amt('0.5'), deltaLimit: 0 });
+        for (const g of GROUPS) apply({ t: 'set_mmp_config', userId: mm, indexName: 'btc_usd', group: g, interval: 2, frozenTime: 1, quantityLimit: amt('0.5'), deltaLimit: 0, maxQuoteQuantity: 0 });
         const price = (i: number, steps: number) => {
           const inst = h.inst(NAMES[i]);
           return roundToTick(inst, h.ex.markets.get(inst.id)!.markCoin * 1e4, 'down') + steps * 5;
@@ -96,7 +96,7 @@ describe('MMP property', () => {
             h.ts += s.ms;
             apply({ t: 'expire_orders' });
           } else {
-            apply({ t: 'set_mmp_config', userId: mm, indexName: 'btc_usd', group: GROUPS[s.group], interval: 2, frozenTime: s.frozenTime, quantityLimit: amt((s.limit / 10).toFixed(1)), deltaLimit: 0 });
+            apply({ t: 'set_mmp_config', userId: mm, indexName: 'btc_usd', group: GROUPS[s.group], interval: 2, frozenTime: s.frozenTime, quantityLimit: amt((s.limit / 10).toFixed(1)), deltaLimit: 0, maxQuoteQuantity: 0 });
           }
           for (const e of triggers.slice(before)) {
             seen.triggers++;
