@@ -87,6 +87,8 @@ export const deribitExtraMethods = [
       post_only: Type.Optional(Type.Boolean()),
       reject_post_only: Type.Optional(Type.Boolean()),
       reduce_only: Type.Optional(Type.Boolean()),
+      /** flags (true) or unflags (false) an ordinary order for market-maker protection */
+      mmp: Type.Optional(Type.Boolean()),
     }),
     async handler(ctx, p) {
       const c = caller(ctx);
@@ -112,7 +114,7 @@ export const deribitExtraMethods = [
         if (price === null) throw reject(ERR.PRICE_WRONG_TICK, 'price_wrong_tick', 'price');
       }
       return ctx.services.seq.submit(
-        { t: 'edit', userId: c.userId, orderId: id, lots, price, postOnly: p.post_only ?? null, rejectPostOnly: p.reject_post_only ?? null },
+        { t: 'edit', userId: c.userId, orderId: id, lots, price, postOnly: p.post_only ?? null, rejectPostOnly: p.reject_post_only ?? null, ...(p.mmp !== undefined ? { mmp: p.mmp } : {}) },
         (r) => {
           const res = unwrap(r) as PlaceResult;
           return { order: renderOrder(res.order), trades: res.trades.map((t) => renderUserTrade(t, c.userId)) };

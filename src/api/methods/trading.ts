@@ -29,6 +29,8 @@ const OrderParams = Type.Object({
   label: SafeText({ maxLength: 64, default: '' }),
   advanced: Type.Optional(Type.Union([Type.Literal('usd'), Type.Literal('implv')])),
   client_order_id: Type.Optional(SafeText({ minLength: 1, maxLength: 64 })),
+  /** market-maker protection (private/set_mmp_config): limit orders only */
+  mmp: Type.Optional(Type.Boolean()),
 });
 
 export function renderPlaceResult(r: PlaceResult, userId: number) {
@@ -83,6 +85,8 @@ async function placeOrder(ctx: CallContext, p: Static<typeof OrderParams>, side:
       reduceOnly: p.reduce_only,
       label: p.label,
       clientOrderId: p.client_order_id ?? null,
+      // only when set: journal records of ordinary orders stay as they were
+      ...(p.mmp === true ? { mmp: true } : {}),
     },
     (r) => renderPlaceResult(unwrap(r) as PlaceResult, c.userId),
   );
