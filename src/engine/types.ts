@@ -18,7 +18,9 @@ export type CancelReason =
   /** a reduce-only order left with no position to reduce (Strikebook; Deribit has no name for it) */
   | 'reduce_only'
   /** market-maker protection triggered in the order's group (src/engine/mmp.ts) */
-  | 'mmp_trigger';
+  | 'mmp_trigger'
+  /** a settlement took the cash an open buy was accepted against (src/engine/settlement.ts) */
+  | 'risk_mitigation';
 
 /** An order; while open it is also the intrusive queue node of its book. */
 export class Order implements BookNode {
