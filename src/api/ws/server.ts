@@ -321,7 +321,8 @@ export function attachWebSocket(s: Services, server: Server, methods: MethodDef[
 
   const track = (c: Connection, userId: number, result: unknown) => {
     const order = (result as { order?: { order_id?: string; order_state?: string } } | null)?.order;
-    if (!order || typeof order.order_id !== 'string' || order.order_state !== 'open') return;
+    // untriggered trigger orders are cancelled on disconnect too
+    if (!order || typeof order.order_id !== 'string' || (order.order_state !== 'open' && order.order_state !== 'untriggered')) return;
     const id = parseOrderId(order.order_id);
     if (id === null) return;
     let set = c.placed.get(userId);
@@ -330,7 +331,7 @@ export function attachWebSocket(s: Services, server: Server, methods: MethodDef[
     if (set.size > 1000) {
       // forget orders that are no longer open, so the set stays as small as the open orders
       const user = s.ex.users.get(userId);
-      for (const x of set) if (user?.orders.get(x)?.state !== 'open') set.delete(x);
+      for (const x of set) if (user?.orders.get(x)?.state !== 'open' && s.ex.triggers.get(userId, x)?.state !== 'untriggered') set.delete(x);
     }
   };
 
