@@ -54,6 +54,8 @@ export interface PostgresJournalOptions {
   lockWaitMs?: number;
   /** How often the lock is tried again while waiting for it; 500 ms by default (a standby: less). */
   lockRetryMs?: number;
+  /** Gives up waiting for the lock (a standby shutting down). */
+  signal?: AbortSignal;
 }
 
 const DEFAULT_PAGE_SIZE = 5_000;
@@ -154,7 +156,7 @@ export async function openPostgresJournal(url: string, opts: PostgresJournalOpti
       lock = await schemaLockOf(client, where);
     } else {
       await detectDeadClient(client);
-      lock = await lockSchema(client, where, opts.lockWaitMs ?? DEFAULT_LOCK_WAIT_MS, opts.lockRetryMs);
+      lock = await lockSchema(client, where, opts.lockWaitMs ?? DEFAULT_LOCK_WAIT_MS, opts.lockRetryMs, opts.signal);
       await migrate(client);
     }
     const last = await client.query<{ last: string; pid: number }>('SELECT COALESCE(MAX(seq), 0) AS last, pg_backend_pid() AS pid FROM journal');

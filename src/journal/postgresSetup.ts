@@ -111,9 +111,10 @@ export async function detectDeadClient(client: pg.ClientBase): Promise<void> {
  * is refused at start instead: after waiting up to `waitMs` for the lock, which is what it takes
  * the server to end the session of a writer that died or lost the network (detectDeadClient).
  */
-export async function lockSchema(client: pg.ClientBase, where: string, waitMs: number, retryMs = LOCK_RETRY_MS): Promise<SchemaLock> {
+export async function lockSchema(client: pg.ClientBase, where: string, waitMs: number, retryMs = LOCK_RETRY_MS, signal?: AbortSignal): Promise<SchemaLock> {
   const deadline = performance.now() + waitMs;
   for (;;) {
+    signal?.throwIfAborted();
     const res = await client.query<{ schema: string | null; locked: boolean | null; key: string | null; oid: string | null }>(
       `SELECT current_schema() AS schema, n.oid::bigint::text AS oid, ((($1::bigint << 32) | n.oid::bigint))::text AS key,
               pg_try_advisory_lock(($1::bigint << 32) | n.oid::bigint) AS locked
