@@ -151,7 +151,8 @@ test(`${ROUNDS} rounds of SIGKILL of the leader under load: the standby takes ov
       assert.deepEqual(replay.errors, []);
       assert.equal(replay.seq, h.seq);
       assert.equal(h.state_hash, replay.hash, `round ${round}: the new leader equals a clean replay at seq ${h.seq}`);
-      const [counts] = await db.query<{ n: number; distinct: number; max: string }>(`SELECT count(*)::int AS n, count(DISTINCT seq)::int AS distinct, MAX(seq) AS max FROM ${db.name}.journal`);
+      const countRows: { n: number; distinct: number; max: string }[] = await db.query(`SELECT count(*)::int AS n, count(DISTINCT seq)::int AS distinct, MAX(seq) AS max FROM ${db.name}.journal`);
+      const counts = countRows[0];
       assert.deepEqual([counts!.n, counts!.distinct, Number(counts!.max)], [h.seq, h.seq, h.seq], 'no seq written twice, none missing');
       t.diagnostic(`round ${round}: failover ${failoverMs.toFixed(0)} ms (kill -> first accepted order), ${ackedOrders.size} orders and ${ackedTrades.size} trades acknowledged, seq ${h.seq}, standby lag before the kill ${lagBefore.lag.seq} records`);
       leader = standby;
