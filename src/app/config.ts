@@ -65,6 +65,15 @@ export interface Config {
   journalRetention?: 'keep' | 'delete' | 'archive';
   /** Where `archive` writes them (default `<dataDir>/archive`). */
   journalArchiveDir?: string;
+  /**
+   * With DATABASE_URL, a server that finds the writer lock taken becomes a hot standby (true, the
+   * default) instead of waiting for it and then refusing to start (false).
+   */
+  standby: boolean;
+  /** How often a standby reads the journal when no notification came, ms. */
+  standbyPollMs: number;
+  /** The URL clients reach this server at, written for standbys to name as the leader (default: the listening URL). */
+  advertisedUrl: string | null;
   /** GET /metrics answers every client, not only loopback ones (the metrics show users and orders). */
   metricsPublic: boolean;
 }
@@ -143,6 +152,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     diskCheckMs: int(env, 'STRIKEBOOK_DISK_CHECK_MS', 5_000, 10, 3_600_000),
     journalRetention: oneOf(env, 'STRIKEBOOK_JOURNAL_RETENTION', ['keep', 'delete', 'archive'] as const, 'keep'),
     journalArchiveDir: env.STRIKEBOOK_JOURNAL_ARCHIVE_DIR ? path.resolve(env.STRIKEBOOK_JOURNAL_ARCHIVE_DIR) : undefined,
+    standby: oneOf(env, 'STRIKEBOOK_STANDBY', ['0', '1'] as const, '1') === '1',
+    standbyPollMs: int(env, 'STRIKEBOOK_STANDBY_POLL_MS', 1_000, 10, 60_000),
+    advertisedUrl: env.STRIKEBOOK_ADVERTISED_URL || null,
     metricsPublic: oneOf(env, 'STRIKEBOOK_METRICS_PUBLIC', ['0', '1'] as const, '0') === '1',
   };
 }

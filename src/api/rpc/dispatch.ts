@@ -6,7 +6,8 @@ import { apiKeyTagValid, verifyBasic, verifyHmac, type SignedRequest } from '../
 import { ERR, Reject, reject, tooManyRequests } from '../../domain/errors.ts';
 import { MATCHING_METHODS, callCost, type Charge } from '../../app/credits.ts';
 import type { Services } from '../../app/services.ts';
-import { errorBody, httpStatus } from './errors.ts';
+import { StandbyRefusal } from '../../sequencer/sequencer.ts';
+import { ERROR_TABLE, errorBody, httpStatus, standbyErrorBody } from './errors.ts';
 import { scopeAllows, type Caller, type MethodDef } from './registry.ts';
 import { compileValidators, validateParams, type Validators } from './validate.ts';
 
@@ -166,6 +167,10 @@ export async function call(s: Services, m: CompiledMethod, input: CallInput): Pr
     if (err instanceof Reject) {
       s.metrics.callFailed(m.def.name, err.code);
       return { status: httpStatus(err), error: errorBody(err) };
+    }
+    if (err instanceof StandbyRefusal) {
+      s.metrics.callFailed(m.def.name, ERR.RETRY);
+      return { status: ERROR_TABLE[ERR.RETRY].status, error: standbyErrorBody(err.leaderUrl) };
     }
     const correlationId = randomUUID();
     s.metrics.callFailed(m.def.name, ERR.INTERNAL);
