@@ -212,6 +212,11 @@ export class Sequencer {
     return this.lastSeq;
   }
 
+  /** Throws the standby refusal on a standby: for a write that is not a command (operator settings in the meta table). */
+  assertLeader(): void {
+    if (this.standby !== null) throw new StandbyRefusal(this.standby.leaderUrl());
+  }
+
   /** Makes this sequencer a standby: every submit is refused until promote(). */
   becomeStandby(role: StandbyRole): void {
     if (this.pending || this.lastHanded !== null) throw new Error('sequencer: only a sequencer that never sequenced a command can become a standby');

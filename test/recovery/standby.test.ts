@@ -119,6 +119,10 @@ test('a second server on the same DATABASE_URL is a read-only standby equal to t
   assert.equal(login.body.error.code, 10040);
   const wsWrite = await ws.call('private/buy', { instrument_name: m.name, amount: 1, price: px, access_token: maker });
   assert.equal(wsWrite.error.code, 10040);
+  // an operator setting kept in the meta table: refused too, before anything changed
+  const limits = await rpc(standby.url, 'private/set_rate_limits', { user_id: 1, tier: 1 }, admin);
+  assert.deepEqual([limits.status, limits.body.error.code, limits.body.error.data.leader], [503, 10040, leader.url]);
+  assert.equal(sb.services.credits.overrides.size, 0);
   assert.equal((await request(standby.url, '/ready')).status, 503);
   assert.equal((await request(leader.url, '/ready')).status, 200);
   assert.equal((await ok(standby.url, 'private/get_state_hash', {}, admin)).seq, leaderHash.seq, 'a refused write changed nothing');
