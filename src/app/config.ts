@@ -34,6 +34,8 @@ export interface Config {
   rateLimits: boolean;
   /** The matching-engine tier of users an administrator has not set (1..4, Deribit's table). */
   rateLimitTier: 1 | 2 | 3 | 4;
+  /** The longest a 10028 is held before it is answered, for clients that resend while refused (credits.ts refusalHold). */
+  rateLimitHoldMaxMs: number;
   /** Signed requests remembered for replay refusal (src/auth/replayGuard.ts): in all, and per API key. */
   signatureReplayMax: number;
   signatureReplayPerKey: number;
@@ -134,6 +136,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     wsMaxConnectionsPerIp: int(env, 'STRIKEBOOK_WS_MAX_CONNECTIONS_PER_IP', 256, 1, 1e6),
     rateLimits: oneOf(env, 'STRIKEBOOK_RATE_LIMITS', ['0', '1'] as const, '1') === '1',
     rateLimitTier: int(env, 'STRIKEBOOK_RATE_LIMIT_TIER', 4, 1, 4) as 1 | 2 | 3 | 4,
+    rateLimitHoldMaxMs: int(env, 'STRIKEBOOK_RATE_LIMIT_HOLD_MAX_MS', 1000, 0, 60_000),
     signatureReplayMax: int(env, 'STRIKEBOOK_SIGNATURE_REPLAY_MAX', 100_000, 1, 1e8),
     signatureReplayPerKey: int(env, 'STRIKEBOOK_SIGNATURE_REPLAY_PER_KEY', 10_000, 1, 1e8),
     wsMaxQueuedRequests: int(env, 'STRIKEBOOK_WS_MAX_QUEUED', 100, 1, 1e6),

@@ -16,7 +16,7 @@ export async function reloadCreditOverrides(limiter: CreditLimiter, meta: MetaSt
 }
 
 export async function loadCredits(config: Config, meta: MetaStore, now: () => number): Promise<CreditLimiter> {
-  const limiter = new CreditLimiter(now, config.rateLimits, config.rateLimitTier);
+  const limiter = new CreditLimiter(now, config.rateLimits, config.rateLimitTier, config.rateLimitHoldMaxMs);
   const stored = await meta.getMeta(META_KEY);
   if (stored !== null) for (const [id, limits] of JSON.parse(stored) as [number, UserLimits][]) limiter.overrides.set(id, limits);
   limiter.persist = () => meta.setMeta(META_KEY, JSON.stringify([...limiter.overrides]));

@@ -3,6 +3,7 @@ import type { CurrencyCode } from '../domain/currency.ts';
 import type { Instrument } from '../domain/instrument.ts';
 import type { BookNode, PriceLevel, Side } from './orderBook.ts';
 import type { LedgerEntry } from './ledger.ts';
+import type { TriggerOrder } from './triggers.ts';
 
 export type OrderType = 'limit' | 'market' | 'liquidation';
 export type TimeInForce = 'good_til_cancelled' | 'good_til_day' | 'fill_or_kill' | 'immediate_or_cancel';
@@ -34,6 +35,8 @@ export class Order implements BookNode {
   lastUpdate: number;
   /** Trade ids of this order, in order. */
   tradeIds: number[] = [];
+  /** The trigger order this order was placed by when it fired (src/engine/triggers.ts). */
+  origin: TriggerOrder | null = null;
   constructor(
     readonly id: number,
     readonly userId: number,

@@ -16,8 +16,9 @@ import { marginMethods } from './margins.ts';
 import { marketMethods } from './market.ts';
 import { rateLimitMethods } from './rateLimits.ts';
 import { tradingMethods } from './trading.ts';
+import { triggerOrderMethods } from './triggerOrders.ts';
 
-export const allMethods: MethodDef[] = [...accountMethods, ...authMethods, ...inviteMethods, ...tradingMethods, ...adminMethods, ...marketMethods, ...apiKeyMethods, ...deribitExtraMethods, ...fundsMethods, ...channelMethods, ...cancelOnDisconnectMethods, ...marginMethods, ...orderMethods, ...settlementMethods, ...volatilityMethods, ...rateLimitMethods];
+export const allMethods: MethodDef[] = [...accountMethods, ...authMethods, ...inviteMethods, ...tradingMethods, ...adminMethods, ...marketMethods, ...apiKeyMethods, ...deribitExtraMethods, ...fundsMethods, ...channelMethods, ...cancelOnDisconnectMethods, ...marginMethods, ...orderMethods, ...settlementMethods, ...volatilityMethods, ...rateLimitMethods, ...triggerOrderMethods];
 
 /** Operations grouped as in API.md section 3, for the inventory tests. */
 export const methodGroups = {
@@ -37,4 +38,5 @@ export const methodGroups = {
   settlements: settlementMethods,
   volatility: volatilityMethods,
   rateLimits: rateLimitMethods,
+  triggerOrders: triggerOrderMethods,
 };
