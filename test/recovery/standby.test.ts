@@ -125,6 +125,9 @@ test('a second server on the same DATABASE_URL is a read-only standby equal to t
   assert.equal(sb.services.credits.overrides.size, 0);
   assert.equal((await request(standby.url, '/ready')).status, 503);
   assert.equal((await request(leader.url, '/ready')).status, 200);
+  assert.match((await request(standby.url, '/metrics')).text, /^strikebook_leader 0$/m);
+  assert.match((await request(standby.url, '/metrics')).text, /^strikebook_standby_lag_records 0$/m);
+  assert.match((await request(leader.url, '/metrics')).text, /^strikebook_leader 1$/m);
   assert.equal((await ok(standby.url, 'private/get_state_hash', {}, admin)).seq, leaderHash.seq, 'a refused write changed nothing');
 
   // the leader goes (its session, and the lock, with it): the standby takes over
@@ -144,6 +147,7 @@ test('a second server on the same DATABASE_URL is a read-only standby equal to t
   assert.equal(sb.services.ha.role, 'leader');
   assert.equal((await request(standby.url, '/ready')).status, 200);
   assert.equal((await request(standby.url, '/health')).body.role, 'leader');
+  assert.match((await request(standby.url, '/metrics')).text, /^strikebook_leader 1$/m);
   const after = await ok(standby.url, 'private/get_state_hash', {}, admin);
   const clean = await replayHashes(db, new Set());
   assert.equal(clean.seq, after.seq);
