@@ -166,3 +166,28 @@ test('without DATABASE_URL a server is the leader, and /ready says so', async (t
   assert.deepEqual([ready.status, ready.body], [200, { ready: true, role: 'leader' }]);
   assert.equal((await request(s.url, '/health')).body.role, 'leader');
 });
+
+test('with STRIKEBOOK_STANDBY=0 a second server waits for the writer lock instead of following, and leads once it has it', { timeout: 30_000 }, async (t) => {
+  const db = await freshSchema(t);
+  if (!db) return;
+  const first = await startServer({ DATABASE_URL: db.url });
+  let second: TestServer | null = null;
+  t.after(async () => {
+    await first.stop().catch(() => undefined);
+    await second?.stop();
+  });
+  const admin = await adminToken(first.url);
+  let started = false;
+  const starting = startServer({ DATABASE_URL: db.url, STRIKEBOOK_STANDBY: '0' }).then((s) => {
+    started = true;
+    return s;
+  });
+  await sleep(700);
+  assert.equal(started, false, 'it waits while the first holds the lock');
+  await first.stop();
+  second = await starting;
+  assert.equal(second.app.services.ha.role, 'leader');
+  assert.equal(second.app.services.ha.follower, null);
+  // it recovered what the first wrote: the administrator's token still works
+  assert.ok((await ok(second.url, 'private/get_state_hash', {}, admin)).seq > 0);
+});
