@@ -164,8 +164,9 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
         },
         onCommandError,
         // live streams: published only once their batch is durable (src/api/ws/hub.ts)
-        onCommitted: (cmds, seconds) => {
-          metrics.committed(cmds, seconds);
+        onCommitted: (cmds, seconds, followed) => {
+          // a standby applies the leader's batches: it wrote no journal batch of its own
+          if (!followed) metrics.committed(cmds, seconds);
           const started = performance.now();
           ws?.hub.onCommitted(cmds);
           metrics.work('stream_fanout', (performance.now() - started) / 1000);
