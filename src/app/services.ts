@@ -139,7 +139,16 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
     const disk = config.databaseUrl === null && (config.diskFloorBytes ?? 0) > 0 ? new DiskGuard(config.dataDir, config.diskFloorBytes!, config.diskCheckMs ?? 5_000, log) : null;
     await disk?.start();
     stopDisk = () => disk?.stop();
-    const metrics = createMetrics({ ex, wsConnections: () => ws?.connections ?? 0, snapshots: () => snapshots.counts, diskLow: () => disk?.low ?? false });
+    const metrics = createMetrics({
+      ex,
+      wsConnections: () => ws?.connections ?? 0,
+      snapshots: () => snapshots.counts,
+      diskLow: () => disk?.low ?? false,
+      ha: () => {
+        const st = services.ha.role === 'standby' ? services.ha.follower?.status() : undefined;
+        return st === undefined ? { leader: true, lagRecords: 0, lagSeconds: 0 } : { leader: false, lagRecords: st.leaderSeq - st.appliedSeq, lagSeconds: st.lagMs / 1000 };
+      },
+    });
     const catalog = loadCatalogConfig(config.catalogPath ?? undefined);
     const sequencer = new Sequencer(
       ex,
@@ -155,8 +164,9 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
         },
         onCommandError,
         // live streams: published only once their batch is durable (src/api/ws/hub.ts)
-        onCommitted: (cmds, seconds) => {
-          metrics.committed(cmds, seconds);
+        onCommitted: (cmds, seconds, followed) => {
+          // a standby applies the leader's batches: it wrote no journal batch of its own
+          if (!followed) metrics.committed(cmds, seconds);
           const started = performance.now();
           ws?.hub.onCommitted(cmds);
           metrics.work('stream_fanout', (performance.now() - started) / 1000);

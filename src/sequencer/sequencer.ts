@@ -54,8 +54,10 @@ export interface SequencerOptions {
   onFatal: (err: unknown) => void;
   onCommandError: (err: unknown, cmd: Sequenced) => void;
   /** Called after each batch is durable, with the commands it held (for event fan-out) and the
-   *  seconds from its hand-over to the journal until durable (for metrics). */
-  onCommitted?: (cmds: Sequenced[], seconds: number) => void;
+   *  seconds from its hand-over to the journal until durable (for metrics). `followed`: the batch
+   *  is the leader's, applied by a standby (follow()): this process wrote nothing, so it must not
+   *  count a commit or publish the batch anywhere but to its own clients. */
+  onCommitted?: (cmds: Sequenced[], seconds: number, followed: boolean) => void;
   /** The state could not be serialized for a snapshot (a bug, not fatal: the journal has it all). */
   onSnapshotError?: (err: unknown) => void;
   /**
@@ -212,6 +214,11 @@ export class Sequencer {
     return this.lastSeq;
   }
 
+  /** Throws the standby refusal on a standby: for a write that is not a command (operator settings in the meta table). */
+  assertLeader(): void {
+    if (this.standby !== null) throw new StandbyRefusal(this.standby.leaderUrl());
+  }
+
   /** Makes this sequencer a standby: every submit is refused until promote(). */
   becomeStandby(role: StandbyRole): void {
     if (this.pending || this.lastHanded !== null) throw new Error('sequencer: only a sequencer that never sequenced a command can become a standby');
@@ -236,7 +243,7 @@ export class Sequencer {
       cmds.push(cmd);
     }
     this.sinceSnapshot += records.length;
-    this.opts.onCommitted?.(cmds, 0);
+    this.opts.onCommitted?.(cmds, 0, true);
   }
 
   /**
@@ -363,7 +370,7 @@ export class Sequencer {
   private committed(batch: Batch): void {
     this.sinceSnapshot += batch.records.length;
     for (const r of batch.resolvers) r();
-    this.opts.onCommitted?.(batch.cmds, (performance.now() - batch.handedAt) / 1000);
+    this.opts.onCommitted?.(batch.cmds, (performance.now() - batch.handedAt) / 1000, false);
     if (this.sinceSnapshot < this.opts.snapshotEvery) return;
     if (this.opts.snapshotDue === undefined) {
       this.takeSnapshot();

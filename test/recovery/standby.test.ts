@@ -119,8 +119,15 @@ test('a second server on the same DATABASE_URL is a read-only standby equal to t
   assert.equal(login.body.error.code, 10040);
   const wsWrite = await ws.call('private/buy', { instrument_name: m.name, amount: 1, price: px, access_token: maker });
   assert.equal(wsWrite.error.code, 10040);
+  // an operator setting kept in the meta table: refused too, before anything changed
+  const limits = await rpc(standby.url, 'private/set_rate_limits', { user_id: 1, tier: 1 }, admin);
+  assert.deepEqual([limits.status, limits.body.error.code, limits.body.error.data.leader], [503, 10040, leader.url]);
+  assert.equal(sb.services.credits.overrides.size, 0);
   assert.equal((await request(standby.url, '/ready')).status, 503);
   assert.equal((await request(leader.url, '/ready')).status, 200);
+  assert.match((await request(standby.url, '/metrics')).text, /^strikebook_leader 0$/m);
+  assert.match((await request(standby.url, '/metrics')).text, /^strikebook_standby_lag_records 0$/m);
+  assert.match((await request(leader.url, '/metrics')).text, /^strikebook_leader 1$/m);
   assert.equal((await ok(standby.url, 'private/get_state_hash', {}, admin)).seq, leaderHash.seq, 'a refused write changed nothing');
 
   // the leader goes (its session, and the lock, with it): the standby takes over
@@ -140,6 +147,7 @@ test('a second server on the same DATABASE_URL is a read-only standby equal to t
   assert.equal(sb.services.ha.role, 'leader');
   assert.equal((await request(standby.url, '/ready')).status, 200);
   assert.equal((await request(standby.url, '/health')).body.role, 'leader');
+  assert.match((await request(standby.url, '/metrics')).text, /^strikebook_leader 1$/m);
   const after = await ok(standby.url, 'private/get_state_hash', {}, admin);
   const clean = await replayHashes(db, new Set());
   assert.equal(clean.seq, after.seq);
@@ -157,4 +165,29 @@ test('without DATABASE_URL a server is the leader, and /ready says so', async (t
   const ready = await request(s.url, '/ready');
   assert.deepEqual([ready.status, ready.body], [200, { ready: true, role: 'leader' }]);
   assert.equal((await request(s.url, '/health')).body.role, 'leader');
+});
+
+test('with STRIKEBOOK_STANDBY=0 a second server waits for the writer lock instead of following, and leads once it has it', { timeout: 30_000 }, async (t) => {
+  const db = await freshSchema(t);
+  if (!db) return;
+  const first = await startServer({ DATABASE_URL: db.url });
+  let second: TestServer | null = null;
+  t.after(async () => {
+    await first.stop().catch(() => undefined);
+    await second?.stop();
+  });
+  const admin = await adminToken(first.url);
+  let started = false;
+  const starting = startServer({ DATABASE_URL: db.url, STRIKEBOOK_STANDBY: '0' }).then((s) => {
+    started = true;
+    return s;
+  });
+  await sleep(700);
+  assert.equal(started, false, 'it waits while the first holds the lock');
+  await first.stop();
+  second = await starting;
+  assert.equal(second.app.services.ha.role, 'leader');
+  assert.equal(second.app.services.ha.follower, null);
+  // it recovered what the first wrote: the administrator's token still works
+  assert.ok((await ok(second.url, 'private/get_state_hash', {}, admin)).seq > 0);
 });
