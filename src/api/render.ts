@@ -85,7 +85,8 @@ function triggerLevel(x: number): number {
 }
 
 function triggerFields(t: TriggerOrder): Record<string, unknown> {
-  const out: Record<string, unknown> = { trigger: t.source, trigger_price: triggerLevel(t.level) };
+  // stop_price: Deribit's older name of the level, which ccxt reads as `triggerPrice`
+  const out: Record<string, unknown> = { trigger: t.source, trigger_price: triggerLevel(t.level), stop_price: triggerLevel(t.level) };
   if (t.trailing) {
     out.trigger_offset = triggerLevel(t.offset);
     out.trigger_reference_price = triggerLevel(t.peak);

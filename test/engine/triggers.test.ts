@@ -332,6 +332,13 @@ describe('trigger orders: determinism', () => {
     }
     for (const list of live.ex.triggers.byUser.values()) for (const t of list.values()) if (t.state === 'triggered' || t.state === 'rejected') fired++;
     assert.ok(fired > 20, `the stream fired triggers (${fired})`);
+    // money and positions are conserved through every firing
+    for (const [c, v] of Object.entries(live.ex.conservation())) assert.equal(v.balances, v.expected, `conservation of ${c}`);
+    for (const name of [CALL.name, PUT.name]) {
+      let sum = 0;
+      for (const u of live.ex.users.values()) sum += u.positions.get(live.inst(name).id)?.size ?? 0;
+      assert.equal(sum, 0, `positions in ${name} sum to zero`);
+    }
 
     // clean replay from the start: same commands, same times
     const replay = Harness.market([CALL, PUT]);
