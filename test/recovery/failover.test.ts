@@ -138,6 +138,15 @@ test(`${ROUNDS} rounds of SIGKILL of the leader under load: the standby takes ov
         const ids = open.map((o: any) => String(o.order_id));
         assert.equal(new Set(ids).size, ids.length, 'no order listed twice');
       }
+      // no order command of the round is in the journal twice (each request was sent once)
+      const twice: { label: string; n: number }[] = await db.query(
+        `SELECT cmd::jsonb->>'label' AS label, count(*)::int AS n FROM ${db.name}.journal
+          WHERE cmd::jsonb->>'t' = 'place' AND cmd::jsonb->>'label' LIKE $1 GROUP BY 1 HAVING count(*) > 1`,
+        [`r${round}-%`],
+      );
+      assert.deepEqual(twice, [], 'no order journaled twice');
+      const [places]: { n: number }[] = await db.query(`SELECT count(*)::int AS n FROM ${db.name}.journal WHERE cmd::jsonb->>'t' = 'place' AND cmd::jsonb->>'label' LIKE $1`, [`r${round}-%`]);
+      assert.ok(places!.n >= ackedOrders.size, `the check saw the round's orders (${places!.n} place records, ${ackedOrders.size} acknowledged)`);
       const tradesPage = await ok(standby.url, 'private/get_user_trades_by_currency', { currency: 'BTC', count: 1000 }, taker);
       assert.equal(tradesPage.has_more, false, 'one page holds the round');
       const tradeIds = tradesPage.trades.map((tr: any) => String(tr.trade_id));

@@ -75,7 +75,7 @@ test('a second server on the same DATABASE_URL is a read-only standby equal to t
 
   // market data streams from the standby: a book channel, fed by the records it follows
   ws = await WsClient.open(standby.url);
-  await ws.ok('public/subscribe', { channels: [`book.${m.name}.none.10.100ms`] });
+  await ws.ok('public/subscribe', { channels: [`book.${m.name}.none.10.100ms`, `book.${m.name}.100ms`] });
 
   // trading on the leader: resting orders, trades, a cancel
   for (let i = 0; i < 5; i++) await ok(leader.url, 'private/buy', { instrument_name: m.name, amount: 1, price: m.prices[i] }, maker);
@@ -148,6 +148,28 @@ test('a second server on the same DATABASE_URL is a read-only standby equal to t
   assert.equal((await request(standby.url, '/ready')).status, 200);
   assert.equal((await request(standby.url, '/health')).body.role, 'leader');
   assert.match((await request(standby.url, '/metrics')).text, /^strikebook_leader 1$/m);
+  // the incremental book stream of the standby went on across the takeover without a gap, and
+  // snapshot + changes rebuild the new leader's book
+  const book = await ok(standby.url, 'public/get_order_book', { instrument_name: m.name, depth: 1000 });
+  const channel = `book.${m.name}.100ms`;
+  await ws.until(() => ws!.notes.some((n) => n.channel === channel && n.data.change_id === book.change_id), 5_000, 'the book change of the first order after the takeover');
+  const bids = new Map<number, number>();
+  const asks = new Map<number, number>();
+  let changeId = -1;
+  for (const n of ws.notes.filter((x) => x.channel === channel)) {
+    if (n.data.type === 'change') assert.equal(n.data.prev_change_id, changeId, `no gap before change ${n.data.change_id}`);
+    changeId = n.data.change_id;
+    for (const [side, levels] of [[bids, n.data.bids], [asks, n.data.asks]] as const) {
+      for (const [action, price, amount] of levels) {
+        if (action === 'delete') side.delete(price);
+        else side.set(price, amount);
+      }
+    }
+  }
+  assert.equal(changeId, book.change_id);
+  assert.deepEqual([...bids].sort((a, b) => b[0] - a[0]), book.bids);
+  assert.deepEqual([...asks].sort((a, b) => a[0] - b[0]), book.asks);
+
   const after = await ok(standby.url, 'private/get_state_hash', {}, admin);
   const clean = await replayHashes(db, new Set());
   assert.equal(clean.seq, after.seq);
