@@ -4,6 +4,7 @@
 import type { CurrencyCode } from '../domain/currency.ts';
 import type { OptionType, SettlementPeriod } from '../domain/instrument.ts';
 import type { TimeInForce } from './types.ts';
+import type { CancelTypeFilter, TriggerSpec } from './triggers.ts';
 
 export interface InstrumentSpec {
   currency: CurrencyCode;
@@ -47,6 +48,8 @@ export type Command =
       clientOrderId: string | null;
       /** market-maker protection (src/engine/mmp.ts); absent in records from before it */
       mmp?: boolean;
+      /** A trigger order (src/engine/triggers.ts): held until its price is reached, then placed. */
+      trig?: TriggerSpec;
     }
   | { t: 'cancel'; userId: number; orderId: number }
   | {
@@ -56,6 +59,8 @@ export type Command =
       instrument: string | null;
       side: 0 | 1 | null;
       label: string | null;
+      /** Deribit's cancel `type` (absent: all, regular and trigger orders). */
+      types?: CancelTypeFilter;
     }
   | { t: 'index'; currency: CurrencyCode; price: number; manual: boolean; by: number | null }
   | { t: 'set_vol'; currency: CurrencyCode; atmVol: number; skew: number; curvature: number; by: number }
@@ -68,7 +73,7 @@ export type Command =
   | { t: 'create_api_key'; userId: number; clientId: string; encSecret: string; scope: string; name: string }
   | { t: 'remove_api_key'; userId: number; id: number }
   /** private/edit: `lots` is the new total amount scaled by 10^AMOUNT_SCALE; `price` null keeps the price. */
-  | { t: 'edit'; userId: number; orderId: number; lots: number; price: number | null; postOnly: boolean | null; rejectPostOnly: boolean | null; mmp?: boolean }
+  | { t: 'edit'; userId: number; orderId: number; lots: number; price: number | null; postOnly: boolean | null; rejectPostOnly: boolean | null; triggerPrice?: number | null; triggerOffset?: number | null; mmp?: boolean }
   /** One liquidation step for an account below maintenance margin (API.md 5.3; src/engine/liquidation.ts). */
   | { t: 'liquidate'; userId: number; currency: CurrencyCode }
   /** Settles one expiry of one currency (src/engine/settlement.ts). */

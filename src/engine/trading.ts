@@ -476,6 +476,7 @@ export class Trading {
       takerState: 'open',
     };
     market.lastPrice = price;
+    ex.triggers.lastMoved(inst.id);
     market.trades.push(trade);
     if (market.trades.length > PUBLIC_TRADES_KEPT * 2) market.trades.splice(0, market.trades.length - PUBLIC_TRADES_KEPT);
     maker.tradeIds.push(trade.id);

@@ -4,6 +4,7 @@ import type { Instrument } from '../domain/instrument.ts';
 import type { BookNode, PriceLevel, Side } from './orderBook.ts';
 import type { LedgerEntry } from './ledger.ts';
 import type { MmpTag } from './mmp.ts';
+import type { TriggerOrder } from './triggers.ts';
 
 export type OrderType = 'limit' | 'market' | 'liquidation';
 export type TimeInForce = 'good_til_cancelled' | 'good_til_day' | 'fill_or_kill' | 'immediate_or_cancel';
@@ -41,6 +42,8 @@ export class Order implements BookNode {
   tradeIds: number[] = [];
   /** Set for MMP orders and mass quotes (src/engine/mmp.ts); kept in the snapshot's `mmp` part. */
   mmp: MmpTag | null = null;
+  /** The trigger order this order was placed by when it fired (src/engine/triggers.ts). */
+  origin: TriggerOrder | null = null;
   constructor(
     readonly id: number,
     readonly userId: number,

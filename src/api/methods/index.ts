@@ -17,8 +17,9 @@ import { marketMethods } from './market.ts';
 import { rateLimitMethods } from './rateLimits.ts';
 import { tradingMethods } from './trading.ts';
 import { mmpMethods } from './mmp.ts';
+import { triggerOrderMethods } from './triggerOrders.ts';
 
-export const allMethods: MethodDef[] = [...accountMethods, ...authMethods, ...inviteMethods, ...tradingMethods, ...adminMethods, ...marketMethods, ...apiKeyMethods, ...deribitExtraMethods, ...fundsMethods, ...channelMethods, ...cancelOnDisconnectMethods, ...marginMethods, ...orderMethods, ...settlementMethods, ...volatilityMethods, ...rateLimitMethods, ...mmpMethods];
+export const allMethods: MethodDef[] = [...accountMethods, ...authMethods, ...inviteMethods, ...tradingMethods, ...adminMethods, ...marketMethods, ...apiKeyMethods, ...deribitExtraMethods, ...fundsMethods, ...channelMethods, ...cancelOnDisconnectMethods, ...marginMethods, ...orderMethods, ...settlementMethods, ...volatilityMethods, ...rateLimitMethods, ...triggerOrderMethods, ...mmpMethods];
 
 /** Operations grouped as in API.md section 3, for the inventory tests. */
 export const methodGroups = {
@@ -39,4 +40,5 @@ export const methodGroups = {
   volatility: volatilityMethods,
   rateLimits: rateLimitMethods,
   mmp: mmpMethods,
+  triggerOrders: triggerOrderMethods,
 };

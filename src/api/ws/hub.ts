@@ -18,6 +18,10 @@ import type { Sequenced } from '../../engine/commands.ts';
 import type { MmpTriggerEvent } from '../../engine/mmp.ts';
 import { BUY, SELL } from '../../engine/orderBook.ts';
 import type { Order, Trade, User } from '../../engine/types.ts';
+import type { TriggerOrder } from '../../engine/triggers.ts';
+
+/** A regular or an untriggered/closed trigger order: user.orders.* shows both. */
+type AnyOrder = Order | TriggerOrder;
 import { accountSummary, renderPosition } from '../methods/account.ts';
 import { candleAt, quoteOf, tickerOf } from '../methods/marketData.ts';
 import { expirationEstimate, lockedIndices } from '../methods/market.ts';
@@ -55,7 +59,7 @@ interface BookState {
 /** What changed since the last publish of a cadence. */
 interface Changes {
   trades: Trade[];
-  orders: Set<Order>;
+  orders: Set<AnyOrder>;
   users: Set<number>;
   /** currencies whose index or vol smile moved */
   currencies: Set<CurrencyCode>;
@@ -374,7 +378,7 @@ export class StreamHub {
     const touchedInst = new Set<Instrument>();
     for (const t of ch.trades) touchedInst.add(t.inst);
     for (const o of ch.orders) touchedInst.add(o.inst);
-    const ordersByUser = new Map<number, Order[]>();
+    const ordersByUser = new Map<number, AnyOrder[]>();
     for (const o of ch.orders) {
       let a = ordersByUser.get(o.userId);
       if (!a) ordersByUser.set(o.userId, (a = []));
@@ -391,8 +395,8 @@ export class StreamHub {
       addTrade(t.makerOrder.userId, t);
       addTrade(t.takerOrder.userId, t);
     }
-    const orderJson = new Map<Order, Record<string, unknown>>();
-    const rendered = (o: Order) => {
+    const orderJson = new Map<AnyOrder, Record<string, unknown>>();
+    const rendered = (o: AnyOrder) => {
       let r = orderJson.get(o);
       if (!r) orderJson.set(o, (r = renderOrder(o)));
       return r;
@@ -518,7 +522,7 @@ export class StreamHub {
           const uid = topic.userId!;
           const user = ex.users.get(uid);
           if (!user) break;
-          const byInst = new Map<Instrument, { orders: Order[]; trades: Trade[] }>();
+          const byInst = new Map<Instrument, { orders: AnyOrder[]; trades: Trade[] }>();
           const entry = (i: Instrument) => {
             let e = byInst.get(i);
             if (!e) byInst.set(i, (e = { orders: [], trades: [] }));
