@@ -213,3 +213,45 @@ test('with STRIKEBOOK_STANDBY=0 a second server waits for the writer lock instea
   // it recovered what the first wrote: the administrator's token still works
   assert.ok((await ok(second.url, 'private/get_state_hash', {}, admin)).seq > 0);
 });
+
+test("a standby's /health and metrics show how far behind the leader it is, and the lag clears once it has caught up", { timeout: 30_000 }, async (t) => {
+  const db = await freshSchema(t);
+  if (!db) return;
+  const env = { DATABASE_URL: db.url, STRIKEBOOK_STANDBY_POLL_MS: '100' };
+  const leader = await startServer(env);
+  let standby: TestServer | null = null;
+  t.after(async () => {
+    await leader.stop();
+    await standby?.stop();
+  });
+  const admin = await adminToken(leader.url);
+  standby = await startServer(env);
+  const sbApp = standby.app;
+  assert.equal(sbApp.storage, 'postgres');
+  if (sbApp.storage !== 'postgres') return;
+  // the standby's reads of the journal find nothing for a while (a slow or stuck reader); the
+  // leader's notifications still say how far it is
+  const reader = sbApp.journal;
+  const readAfter = reader.readAfter.bind(reader);
+  reader.readAfter = async function* () {};
+  for (let i = 0; i < 3; i++) await ok(leader.url, 'private/generate_invite_code', {}, admin);
+  const leaderSeq = (await ok(leader.url, 'private/get_state_hash', {}, admin)).seq;
+  const behind = await until('the standby to see it is behind', async () => {
+    const h = await request(standby!.url, '/health');
+    return h.body.lag.seq > 0 ? h.body : undefined;
+  });
+  assert.equal(behind.lag.leader_seq, leaderSeq);
+  assert.equal(behind.lag.seq, leaderSeq - behind.seq);
+  await sleep(150);
+  const later = (await request(standby.url, '/health')).body;
+  assert.ok(later.lag.ms >= 150, `lag.ms counts the time behind (${later.lag.ms})`);
+  assert.match((await request(standby.url, '/metrics')).text, new RegExp(`^strikebook_standby_lag_records ${later.lag.seq}$`, 'm'));
+
+  reader.readAfter = readAfter;
+  const caughtUp = await until('the standby to catch up', async () => {
+    const h = await request(standby!.url, '/health');
+    return h.body.seq === leaderSeq ? h.body : undefined;
+  });
+  assert.deepEqual(caughtUp.lag.seq, 0);
+  assert.deepEqual(caughtUp.lag.ms, 0);
+});
