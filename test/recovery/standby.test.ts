@@ -76,6 +76,9 @@ test('a second server on the same DATABASE_URL is a read-only standby equal to t
   // market data streams from the standby: a book channel, fed by the records it follows
   ws = await WsClient.open(standby.url);
   await ws.ok('public/subscribe', { channels: [`book.${m.name}.none.10.100ms`, `book.${m.name}.100ms`] });
+  // private channels too, with a token the leader issued (public/auth on a standby is a write)
+  const subscribed = await ws.ok('private/subscribe', { channels: [`user.orders.${m.name}.raw`], access_token: maker });
+  assert.deepEqual(subscribed, [`user.orders.${m.name}.raw`]);
 
   // trading on the leader: resting orders, trades, a cancel
   for (let i = 0; i < 5; i++) await ok(leader.url, 'private/buy', { instrument_name: m.name, amount: 1, price: m.prices[i] }, maker);
@@ -109,6 +112,7 @@ test('a second server on the same DATABASE_URL is a read-only standby equal to t
     assert.deepEqual(b, a, `${method} on the standby`);
   }
   await ws.until(() => ws!.notes.some((n) => n.data.bids?.length > 0), 5_000, 'a book notification from the standby');
+  await ws.until(() => ws!.notes.some((n) => n.channel === `user.orders.${m.name}.raw` && n.data.order_state === 'cancelled'), 5_000, "the maker's cancel on its private channel, from the standby");
 
   // writes are refused naming the leader; so is a login (it issues a token: a command)
   const refused = await rpc(standby.url, 'private/buy', { instrument_name: m.name, amount: 1, price: px }, maker);
