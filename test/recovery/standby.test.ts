@@ -9,6 +9,7 @@ import type { Sequenced } from '../../src/engine/commands.ts';
 import { Exchange } from '../../src/engine/exchange.ts';
 import { stateHash } from '../../src/engine/snapshot.ts';
 import { applyCommand } from '../../src/sequencer/sequencer.ts';
+import { ConfigError, loadConfig } from '../../src/app/config.ts';
 import { atmCall } from '../helpers/market.ts';
 import { freshSchema, type TestSchema } from '../helpers/postgres.ts';
 import { adminToken, ok, request, rpc, startServer, userToken, type TestServer } from '../helpers/server.ts';
@@ -258,4 +259,20 @@ test("a standby's /health and metrics show how far behind the leader it is, and 
   });
   assert.deepEqual(caughtUp.lag.seq, 0);
   assert.deepEqual(caughtUp.lag.ms, 0);
+});
+
+test('the standby settings are checked at start', () => {
+  const c = loadConfig({});
+  assert.deepEqual([c.standby, c.standbyPollMs, c.advertisedUrl], [true, 1000, null]);
+  const set = loadConfig({ STRIKEBOOK_STANDBY: '0', STRIKEBOOK_STANDBY_POLL_MS: '250', STRIKEBOOK_ADVERTISED_URL: 'https://b.example:8443/' });
+  assert.deepEqual([set.standby, set.standbyPollMs, set.advertisedUrl], [false, 250, 'https://b.example:8443']);
+  for (const [key, value] of [
+    ['STRIKEBOOK_STANDBY', 'yes'],
+    ['STRIKEBOOK_STANDBY_POLL_MS', '0'],
+    ['STRIKEBOOK_ADVERTISED_URL', 'b.example:8443'],
+    ['STRIKEBOOK_ADVERTISED_URL', 'ftp://b.example'],
+    ['STRIKEBOOK_ADVERTISED_URL', 'https://user:secret@b.example'],
+  ]) {
+    assert.throws(() => loadConfig({ [key!]: value }), ConfigError, `${key}=${value}`);
+  }
 });
