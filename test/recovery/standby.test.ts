@@ -276,3 +276,38 @@ test('the standby settings are checked at start', () => {
     assert.throws(() => loadConfig({ [key!]: value }), ConfigError, `${key}=${value}`);
   }
 });
+
+test("ccxt's deribit class against a standby: it reads with an API key the leader issued, and an order is ExchangeNotAvailable (10040)", { timeout: 30_000 }, async (t) => {
+  const db = await freshSchema(t);
+  if (!db) return;
+  const env = { DATABASE_URL: db.url, STRIKEBOOK_STANDBY_POLL_MS: '100' };
+  const leader = await startServer(env);
+  let standby: TestServer | null = null;
+  t.after(async () => {
+    await leader.stop();
+    await standby?.stop();
+  });
+  const admin = await adminToken(leader.url);
+  const trader = await userToken(leader.url, admin, 'ccxt@example.com', { currency: 'BTC', amount: 3 });
+  const key = await ok(leader.url, 'private/create_api_key', { scope: 'account:read_write trade:read_write' }, trader);
+  const m = await atmCall(leader.url);
+  standby = await startServer(env);
+  const seq = (await ok(leader.url, 'private/get_state_hash', {}, admin)).seq;
+  await until('the standby to catch up', async () => ((await request(standby!.url, '/health')).body.seq === seq ? true : undefined));
+
+  const { default: ccxt } = await import('ccxt');
+  const sbServices = standby.app.services;
+  const client = new ccxt.deribit({ apiKey: key.client_id, secret: key.client_secret, version: 'v1', urls: { api: { rest: standby.url } }, enableRateLimit: false, timeout: 10_000 });
+  client.milliseconds = () => sbServices.clock.now();
+  // the API-key secret is checked with the server key the standby read from the leader's meta table
+  const balance = await client.fetchBalance({ code: 'BTC' });
+  assert.equal((balance.info as { balance: number }).balance, 3);
+  const markets = await client.loadMarkets();
+  const symbol = Object.values(markets).find((x) => x?.id === m.name)!.symbol;
+  await assert.rejects(client.createOrder(symbol, 'limit', 'buy', 1, m.prices[0]), (err: Error) => {
+    assert.ok(err instanceof ccxt.ExchangeNotAvailable, `expected ExchangeNotAvailable, got ${err.constructor.name}: ${err.message}`);
+    assert.match(err.message, /"code":10040/);
+    assert.ok(err.message.includes(leader.url), 'the message names the leader');
+    return true;
+  });
+});
