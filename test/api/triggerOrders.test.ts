@@ -6,7 +6,8 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { adminToken, login, ok, rpc, startServer, userToken, type TestServer } from '../helpers/server.ts';
-import { nearDatedAtmCall, nearMark, type Market } from '../helpers/market.ts';
+import { market, nearDatedAtmCall, nearMark, type Market } from '../helpers/market.ts';
+import { prepareExpiry } from '../helpers/expiry.ts';
 import { WsClient } from '../helpers/ws.ts';
 
 /** Calls `method` over HTTP and over an authenticated socket; asserts both answer alike. */
@@ -52,6 +53,9 @@ describe('trigger orders over HTTP and WebSocket', () => {
   it('a stop_limit sell on the index waits untriggered, holds no margin, fires into a filled order, and the stream and history show each step', async () => {
     const channel = `user.orders.${x.name}.raw`;
     await ws.ok('private/subscribe', { channels: [channel] });
+    const bobWs = await WsClient.open(url);
+    await bobWs.auth('bob@example.com');
+    await bobWs.ok('private/subscribe', { channels: [channel, 'user.orders.any.any.raw'] });
     const p = x.prices[x.prices.indexOf(nearMark(x)) - 6];
     const bid = await ok(url, 'private/buy', { instrument_name: x.name, amount: 1, price: p }, bob);
     const level = Math.round(index - 1000);
@@ -121,6 +125,11 @@ describe('trigger orders over HTTP and WebSocket', () => {
     await ws.until(() => ws.on(channel).some((n) => n.data.order_id === childId), 5000, 'the fired order on user.orders');
     const seen = ws.on(channel).map((n) => [n.data.order_id, n.data.order_state]);
     assert.deepEqual(seen, [[t.order_id, 'untriggered'], [t.order_id, 'triggered'], [childId, 'filled']]);
+    // bob, the other side of the fill, sees only his own order on his private streams
+    await bobWs.until(() => bobWs.notes.some((n) => n.data.filled_amount === 0.5), 5000, 'bob\'s fill');
+    assert.ok(bobWs.notes.length > 0);
+    for (const n of bobWs.notes) assert.equal(n.data.order_id, bid.order.order_id, `bob sees only his order (${n.channel})`);
+    await bobWs.close();
   });
 
   it('refuses bad trigger input with section-4 codes, never touching anything', async () => {
@@ -205,6 +214,50 @@ describe('trigger orders over HTTP and WebSocket', () => {
     assert.equal(sat(now.balance), sat(before.balance));
     assert.equal((await ok(url, 'private/get_position', { instrument_name: x.name }, carol)).size, 0);
     await setIndex(index - 500);
+  });
+
+  it('a reduce-only stop whose position was closed by hand before it fires is rejected and opens nothing', async () => {
+    // bob is long 0.5 from the first test: a reduce-only stop protects it, then bob closes by hand
+    assert.equal((await ok(url, 'private/get_position', { instrument_name: x.name }, bob)).size, 0.5);
+    await ok(url, 'private/cancel_all', {}, bob);
+    const t = (await ok(url, 'private/sell', { instrument_name: x.name, amount: 0.5, type: 'stop_market', trigger: 'index_price', trigger_price: index - 800, reduce_only: true }, bob)).order;
+    assert.equal(t.reduce_only, true);
+    const m = await market(url, x.inst);
+    const q = nearMark(m);
+    await ok(url, 'private/buy', { instrument_name: x.name, amount: 0.5, price: q }, alice);
+    await ok(url, 'private/sell', { instrument_name: x.name, amount: 0.5, price: q }, bob);
+    assert.equal((await ok(url, 'private/get_position', { instrument_name: x.name }, bob)).size, 0);
+    await ok(url, 'private/buy', { instrument_name: x.name, amount: 1, price: m.prices[m.prices.indexOf(q) - 6] }, alice); // a bid it could hit
+    await setIndex(index - 800);
+    const after = await ok(url, 'private/get_order_state', { order_id: t.order_id }, bob);
+    assert.deepEqual([after.order_state, after.reject_reason], ['rejected', 'reduce_only']);
+    assert.equal((await ok(url, 'private/get_position', { instrument_name: x.name }, bob)).size, 0);
+  });
+});
+
+describe('trigger orders at expiry (HTTP)', () => {
+  it('the settlement of a series cancels its untriggered orders with cancel_reason settlement', async () => {
+    const srv = await startServer({ STRIKEBOOK_ACCESS_TOKEN_TTL: '31536000' });
+    try {
+      const admin = await adminToken(srv.url);
+      const sc = await prepareExpiry(srv.url, admin);
+      // the buyer protects its long call with a reduce-only stop that the index never reaches
+      const t = (await ok(srv.url, 'private/sell', { instrument_name: sc.instrument, amount: 1, type: 'stop_market', trigger: 'index_price', trigger_price: 90_000, reduce_only: true }, sc.buyer)).order;
+      assert.equal(t.order_state, 'untriggered');
+      await ok(srv.url, 'private/set_test_time', { timestamp: sc.expiry + 1_000 }, admin);
+      const deadline = Date.now() + 10_000;
+      while ((await ok(srv.url, 'public/get_instrument', { instrument_name: sc.instrument })).state !== 'delivered') {
+        assert.ok(Date.now() < deadline, 'the series was delivered');
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      const after = await ok(srv.url, 'private/get_order_state', { order_id: t.order_id }, sc.buyer);
+      assert.deepEqual([after.order_state, after.cancel_reason], ['cancelled', 'settlement']);
+      const h = await ok(srv.url, 'private/get_trigger_order_history', { currency: 'BTC', count: 1 }, sc.buyer);
+      assert.deepEqual(h.entries.map((e: any) => [e.request, e.order_state, e.reason]), [['cancel', 'cancelled', 'settlement']]);
+      assert.deepEqual(await ok(srv.url, 'private/get_open_orders', { type: 'trigger_all' }, sc.buyer), []);
+    } finally {
+      await srv.stop();
+    }
   });
 });
 

@@ -556,7 +556,10 @@ export function attachWebSocket(s: Services, server: Server, methods: MethodDef[
     const method = req.method.replace(/^\//, '');
     const p = req.params ?? {};
     if (p === null || typeof p !== 'object' || Array.isArray(p)) return reply(fail(ERR.INVALID_PARAMS, 'params must be an object'));
-    const params = { ...(p as Record<string, unknown>) };
+    // the parsed object itself, not a copy: validation adds defaults to it, and on a spread copy of
+    // a JSON.parse result V8 took 18 us to validate a private/buy instead of 0.2 (measured alone;
+    // 12% of the engine thread under the WebSocket orders bench); the frame's object is this request's
+    const params = p as Record<string, unknown>;
     if (method === 'public/test') c.awaitingTest = false;
 
     const pipelined = PIPELINED.has(method);
