@@ -182,6 +182,18 @@ describe('trigger orders: refusals at placement', () => {
     assert.equal(r6.code, 11029);
     assert.equal(r6.reason, 'no_more_triggers');
     assert.equal(h.ex.triggers.untriggeredCount(u), 2);
+    // each refusal is decided by reading only: the sequencer answers it without journaling it
+    const readOnly = (cmd: Command, why: string) => {
+      const before = stateHash(h.ex);
+      assert.equal((h.ex.refusalOf(cmd) as Reject).reason, why);
+      assert.equal(stateHash(h.ex), before, 'refusalOf changed nothing');
+      assert.equal((h.apply(cmd) as Reject).reason, why, 'apply gives the same answer');
+    };
+    readOnly(trigCmd(u, 'buy', CALL.name, { type: 'stop_market', source: 'index_price', at: '112000' }), 'no_more_triggers');
+    h.apply({ t: 'cancel', userId: u, orderId: h.ex.triggers.openOf(u)[0].id });
+    readOnly(trigCmd(u, 'sell', CALL.name, { type: 'stop_market', source: 'index_price', at: '100000' }), 'trigger_price_too_high');
+    readOnly(trigCmd(u, 'buy', CALL.name, { type: 'trailing_stop', source: 'index_price' }), 'invalid_trigger_offset');
+    assert.equal(h.ex.refusalOf(trigCmd(u, 'buy', CALL.name, { type: 'stop_market', source: 'index_price', at: '112000' })), null, 'an acceptable one is applied');
   });
 });
 
