@@ -103,6 +103,21 @@ function parseTestStart(raw: string | undefined): number | null {
   return ms;
 }
 
+/** An http(s) URL without credentials: standbys hand it to every client they refuse. */
+function advertisedUrl(raw: string | undefined): string | null {
+  if (raw === undefined || raw === '') return null;
+  let u: URL | null = null;
+  try {
+    u = new URL(raw);
+  } catch {
+    // reported below
+  }
+  if (u === null || (u.protocol !== 'http:' && u.protocol !== 'https:') || u.username !== '' || u.password !== '') {
+    throw new ConfigError(`STRIKEBOOK_ADVERTISED_URL must be an http(s) URL without credentials, got "${raw}"`);
+  }
+  return raw.replace(/\/+$/, '');
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const mode = oneOf(env, 'STRIKEBOOK_MODE', ['sandbox', 'production'] as const, 'sandbox');
   const testClock = env.STRIKEBOOK_TEST_CLOCK === '1';
@@ -154,7 +169,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     journalArchiveDir: env.STRIKEBOOK_JOURNAL_ARCHIVE_DIR ? path.resolve(env.STRIKEBOOK_JOURNAL_ARCHIVE_DIR) : undefined,
     standby: oneOf(env, 'STRIKEBOOK_STANDBY', ['0', '1'] as const, '1') === '1',
     standbyPollMs: int(env, 'STRIKEBOOK_STANDBY_POLL_MS', 1_000, 10, 60_000),
-    advertisedUrl: env.STRIKEBOOK_ADVERTISED_URL || null,
+    advertisedUrl: advertisedUrl(env.STRIKEBOOK_ADVERTISED_URL),
     metricsPublic: oneOf(env, 'STRIKEBOOK_METRICS_PUBLIC', ['0', '1'] as const, '0') === '1',
   };
 }

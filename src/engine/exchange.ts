@@ -13,6 +13,8 @@ import { TriggerOrder, Triggers } from './triggers.ts';
 import { recordIndex, settleExpiry, type DeliveryRecord, type IndexPoint } from './settlement.ts';
 import { liquidate, liquidationKey } from './liquidation.ts';
 import { post, type InsuranceFund } from './defaults.ts';
+import { MmpState, type MmpTriggerEvent } from './mmp.ts';
+import { cancelQuotes, massQuote } from './massQuote.ts';
 import type { Account, DepositRecord, IndexState, InstrumentMarket, User, VolState } from './types.ts';
 
 export const SYSTEM_FEES = 'fees';
@@ -59,6 +61,8 @@ export const DEFAULT_LIMITS: ExchangeLimits = {
 export interface EngineObserver {
   order(o: import('./types.ts').Order | TriggerOrder): void;
   trade(t: import('./types.ts').Trade): void;
+  /** An MMP group triggered (its orders were cancelled in the same command). */
+  mmpTrigger?(e: MmpTriggerEvent): void;
 }
 
 export function newAccount(currency: CurrencyCode): Account {
@@ -109,6 +113,8 @@ export class Exchange {
   /** Accounts in liquidation, `userId:currency` (src/engine/liquidation.ts), in the order flagged. */
   liquidating = new Set<string>();
   readonly trading: Trading;
+  /** Market-maker protection: configs, counters, freezes (src/engine/mmp.ts). */
+  readonly mmp: MmpState;
   /** Untriggered stop/take/trailing orders and their history (src/engine/triggers.ts). */
   readonly triggers: Triggers;
   /** Sees every order and trade change as it is applied (live event fan-out; not part of the state). */
@@ -120,6 +126,7 @@ export class Exchange {
       this.withdrawals[c] = 0;
     }
     this.trading = new Trading(this);
+    this.mmp = new MmpState(this);
     this.triggers = new Triggers(this);
   }
 
@@ -149,8 +156,12 @@ export class Exchange {
     if (cmd.ts > this.now) this.now = cmd.ts;
     this.seq = cmd.seq;
     const result = this.dispatch(cmd);
-    // trigger orders the command's price moves reached are placed within the same command
+    // an MMP trigger during the command cancels its group's orders within the same command, before
+    // trigger orders the command's price moves reached are placed (they must not meet those quotes),
+    // and again after them (their fills count too)
+    this.mmp.fire();
     this.triggers.run();
+    this.mmp.fire();
     this.viewObserver?.(cmd, result);
     return result;
   }
@@ -256,6 +267,14 @@ export class Exchange {
       }
       case 'liquidate':
         return liquidate(this, c.userId, c.currency);
+      case 'set_mmp_config':
+        return this.mmp.setConfig(c);
+      case 'reset_mmp':
+        return this.mmp.reset(c.userId, c.indexName, c.group);
+      case 'mass_quote':
+        return massQuote(this, c);
+      case 'cancel_quotes':
+        return cancelQuotes(this, c);
     }
   }
 

@@ -9,6 +9,7 @@ import type { Sequenced } from '../../src/engine/commands.ts';
 import { Exchange } from '../../src/engine/exchange.ts';
 import { stateHash } from '../../src/engine/snapshot.ts';
 import { applyCommand } from '../../src/sequencer/sequencer.ts';
+import { ConfigError, loadConfig } from '../../src/app/config.ts';
 import { atmCall } from '../helpers/market.ts';
 import { freshSchema, type TestSchema } from '../helpers/postgres.ts';
 import { adminToken, ok, request, rpc, startServer, userToken, type TestServer } from '../helpers/server.ts';
@@ -76,6 +77,9 @@ test('a second server on the same DATABASE_URL is a read-only standby equal to t
   // market data streams from the standby: a book channel, fed by the records it follows
   ws = await WsClient.open(standby.url);
   await ws.ok('public/subscribe', { channels: [`book.${m.name}.none.10.100ms`, `book.${m.name}.100ms`] });
+  // private channels too, with a token the leader issued (public/auth on a standby is a write)
+  const subscribed = await ws.ok('private/subscribe', { channels: [`user.orders.${m.name}.raw`], access_token: maker });
+  assert.deepEqual(subscribed, [`user.orders.${m.name}.raw`]);
 
   // trading on the leader: resting orders, trades, a cancel
   for (let i = 0; i < 5; i++) await ok(leader.url, 'private/buy', { instrument_name: m.name, amount: 1, price: m.prices[i] }, maker);
@@ -109,6 +113,7 @@ test('a second server on the same DATABASE_URL is a read-only standby equal to t
     assert.deepEqual(b, a, `${method} on the standby`);
   }
   await ws.until(() => ws!.notes.some((n) => n.data.bids?.length > 0), 5_000, 'a book notification from the standby');
+  await ws.until(() => ws!.notes.some((n) => n.channel === `user.orders.${m.name}.raw` && n.data.order_state === 'cancelled'), 5_000, "the maker's cancel on its private channel, from the standby");
 
   // writes are refused naming the leader; so is a login (it issues a token: a command)
   const refused = await rpc(standby.url, 'private/buy', { instrument_name: m.name, amount: 1, price: px }, maker);
@@ -212,4 +217,97 @@ test('with STRIKEBOOK_STANDBY=0 a second server waits for the writer lock instea
   assert.equal(second.app.services.ha.follower, null);
   // it recovered what the first wrote: the administrator's token still works
   assert.ok((await ok(second.url, 'private/get_state_hash', {}, admin)).seq > 0);
+});
+
+test("a standby's /health and metrics show how far behind the leader it is, and the lag clears once it has caught up", { timeout: 30_000 }, async (t) => {
+  const db = await freshSchema(t);
+  if (!db) return;
+  const env = { DATABASE_URL: db.url, STRIKEBOOK_STANDBY_POLL_MS: '100' };
+  const leader = await startServer(env);
+  let standby: TestServer | null = null;
+  t.after(async () => {
+    await leader.stop();
+    await standby?.stop();
+  });
+  const admin = await adminToken(leader.url);
+  standby = await startServer(env);
+  const sbApp = standby.app;
+  assert.equal(sbApp.storage, 'postgres');
+  if (sbApp.storage !== 'postgres') return;
+  // the standby's reads of the journal find nothing for a while (a slow or stuck reader); the
+  // leader's notifications still say how far it is
+  const reader = sbApp.journal;
+  const readAfter = reader.readAfter.bind(reader);
+  reader.readAfter = async function* () {};
+  for (let i = 0; i < 3; i++) await ok(leader.url, 'private/generate_invite_code', {}, admin);
+  const leaderSeq = (await ok(leader.url, 'private/get_state_hash', {}, admin)).seq;
+  const behind = await until('the standby to see it is behind', async () => {
+    const h = await request(standby!.url, '/health');
+    return h.body.lag.seq > 0 ? h.body : undefined;
+  });
+  assert.equal(behind.lag.leader_seq, leaderSeq);
+  assert.equal(behind.lag.seq, leaderSeq - behind.seq);
+  await sleep(150);
+  const later = (await request(standby.url, '/health')).body;
+  assert.ok(later.lag.ms >= 150, `lag.ms counts the time behind (${later.lag.ms})`);
+  assert.match((await request(standby.url, '/metrics')).text, new RegExp(`^strikebook_standby_lag_records ${later.lag.seq}$`, 'm'));
+
+  reader.readAfter = readAfter;
+  const caughtUp = await until('the standby to catch up', async () => {
+    const h = await request(standby!.url, '/health');
+    return h.body.seq === leaderSeq ? h.body : undefined;
+  });
+  assert.deepEqual(caughtUp.lag.seq, 0);
+  assert.deepEqual(caughtUp.lag.ms, 0);
+});
+
+test('the standby settings are checked at start', () => {
+  const c = loadConfig({});
+  assert.deepEqual([c.standby, c.standbyPollMs, c.advertisedUrl], [true, 1000, null]);
+  const set = loadConfig({ STRIKEBOOK_STANDBY: '0', STRIKEBOOK_STANDBY_POLL_MS: '250', STRIKEBOOK_ADVERTISED_URL: 'https://b.example:8443/' });
+  assert.deepEqual([set.standby, set.standbyPollMs, set.advertisedUrl], [false, 250, 'https://b.example:8443']);
+  for (const [key, value] of [
+    ['STRIKEBOOK_STANDBY', 'yes'],
+    ['STRIKEBOOK_STANDBY_POLL_MS', '0'],
+    ['STRIKEBOOK_ADVERTISED_URL', 'b.example:8443'],
+    ['STRIKEBOOK_ADVERTISED_URL', 'ftp://b.example'],
+    ['STRIKEBOOK_ADVERTISED_URL', 'https://user:secret@b.example'],
+  ]) {
+    assert.throws(() => loadConfig({ [key!]: value }), ConfigError, `${key}=${value}`);
+  }
+});
+
+test("ccxt's deribit class against a standby: it reads with an API key the leader issued, and an order is ExchangeNotAvailable (10040)", { timeout: 30_000 }, async (t) => {
+  const db = await freshSchema(t);
+  if (!db) return;
+  const env = { DATABASE_URL: db.url, STRIKEBOOK_STANDBY_POLL_MS: '100' };
+  const leader = await startServer(env);
+  let standby: TestServer | null = null;
+  t.after(async () => {
+    await leader.stop();
+    await standby?.stop();
+  });
+  const admin = await adminToken(leader.url);
+  const trader = await userToken(leader.url, admin, 'ccxt@example.com', { currency: 'BTC', amount: 3 });
+  const key = await ok(leader.url, 'private/create_api_key', { scope: 'account:read_write trade:read_write' }, trader);
+  const m = await atmCall(leader.url);
+  standby = await startServer(env);
+  const seq = (await ok(leader.url, 'private/get_state_hash', {}, admin)).seq;
+  await until('the standby to catch up', async () => ((await request(standby!.url, '/health')).body.seq === seq ? true : undefined));
+
+  const { default: ccxt } = await import('ccxt');
+  const sbServices = standby.app.services;
+  const client = new ccxt.deribit({ apiKey: key.client_id, secret: key.client_secret, version: 'v1', urls: { api: { rest: standby.url } }, enableRateLimit: false, timeout: 10_000 });
+  client.milliseconds = () => sbServices.clock.now();
+  // the API-key secret is checked with the server key the standby read from the leader's meta table
+  const balance = await client.fetchBalance({ code: 'BTC' });
+  assert.equal((balance.info as { balance: number }).balance, 3);
+  const markets = await client.loadMarkets();
+  const symbol = Object.values(markets).find((x) => x?.id === m.name)!.symbol;
+  await assert.rejects(client.createOrder(symbol, 'limit', 'buy', 1, m.prices[0]), (err: Error) => {
+    assert.ok(err instanceof ccxt.ExchangeNotAvailable, `expected ExchangeNotAvailable, got ${err.constructor.name}: ${err.message}`);
+    assert.match(err.message, /"code":10040/);
+    assert.ok(err.message.includes(leader.url), 'the message names the leader');
+    return true;
+  });
 });
