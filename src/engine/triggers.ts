@@ -283,6 +283,8 @@ export class Triggers {
     if (!user) return reject(ERR.UNAUTHORIZED);
     if (c.clientOrderId !== null) return reject(ERR.INVALID_ARGUMENTS, 'client_order_id_not_supported_for_trigger_orders', 'client_order_id');
     if (c.advanced !== null) return reject(ERR.INVALID_ARGUMENTS, 'advanced_not_supported_for_trigger_orders', 'advanced');
+    // market-maker protection is for resting quotes; a stop that becomes one would escape the group's limits
+    if (c.mmp === true) return reject(ERR.INVALID_ARGUMENTS, 'mmp_not_supported_for_trigger_orders', 'mmp');
     const inst = ex.instruments.get(c.instrument);
     if (!inst || inst.state === 'delivered') return reject(ERR.INVALID_INSTRUMENT, undefined, 'instrument_name');
     if (inst.state !== 'open' || inst.halted || inst.expiry <= ex.now) return reject(ERR.BOOK_CLOSED, inst.halted ? 'instrument_halted' : 'instrument_not_open');

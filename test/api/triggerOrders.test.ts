@@ -148,6 +148,7 @@ describe('trigger orders over HTTP and WebSocket', () => {
       [{ type: 'stop_market', trigger: 'mark_price', trigger_price: 0.00051 }, 10043, 'trigger_price_wrong_tick'],
       [{ type: 'stop_market', trigger: 'index_price', trigger_price: index - 10, client_order_id: 'x1' }, 11029, 'client_order_id_not_supported_for_trigger_orders'],
       [{ type: 'stop_market', trigger: 'bogus_price', trigger_price: index - 10 }, -32602, ''],
+      [{ type: 'stop_limit', price: p, trigger: 'index_price', trigger_price: index - 10, mmp: true }, 11029, 'mmp_not_supported_for_trigger_orders'],
     ];
     const seqBefore = (await ok(url, 'private/get_state_hash', {}, admin)).seq;
     for (const [params, code, reason] of cases) {
