@@ -1,7 +1,7 @@
 // The exchange state machine: the single writer applies sequenced commands here, one at a time.
 // Deterministic: time comes from the command, ids from counters in the state; no I/O.
 import { CURRENCIES, CURRENCY_CODES, type CurrencyCode } from '../domain/currency.ts';
-import { ERR, reject, type Reject } from '../domain/errors.ts';
+import { ERR, isReject, reject, type Reject } from '../domain/errors.ts';
 import type { Instrument } from '../domain/instrument.ts';
 import { AuthState } from '../auth/authState.ts';
 import { ApiKeys } from '../auth/apiKeys.ts';
@@ -148,6 +148,11 @@ export class Exchange {
     if (cmd.t === 'cancel') {
       const t = this.triggers.get(cmd.userId, cmd.orderId);
       return t !== undefined ? this.triggers.cancelRefusal(t) : this.trading.cancelRefusal(cmd.userId, cmd.orderId);
+    }
+    // a refused trigger placement touches nothing (no exposure is made for it)
+    if (cmd.t === 'place' && cmd.trig !== undefined) {
+      const r = this.triggers.check({ ...cmd, trig: cmd.trig });
+      return isReject(r) ? r : null;
     }
     return null;
   }
