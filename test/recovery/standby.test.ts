@@ -136,6 +136,7 @@ test('a second server on the same DATABASE_URL is a read-only standby equal to t
   assert.equal((await ok(standby.url, 'private/get_state_hash', {}, admin)).seq, leaderHash.seq, 'a refused write changed nothing');
 
   // the leader goes (its session, and the lock, with it): the standby takes over
+  const stopping = performance.now();
   await leader.stop();
   leader = null;
   const placed = await until(
@@ -149,6 +150,7 @@ test('a second server on the same DATABASE_URL is a read-only standby equal to t
     15_000,
   );
   assert.equal(placed.order.order_state, 'open');
+  t.diagnostic(`planned switch-over: leader stop started -> first order on the standby ${(performance.now() - stopping).toFixed(0)} ms`);
   assert.equal(sb.services.ha.role, 'leader');
   assert.equal((await request(standby.url, '/ready')).status, 200);
   assert.equal((await request(standby.url, '/health')).body.role, 'leader');
