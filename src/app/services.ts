@@ -301,6 +301,8 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
           await reloadCreditOverrides(services.credits, journal);
           services.ha.role = 'leader';
           services.ha.tookOverAt = performance.now();
+          // a shutdown that began during the takeover has stopped the timers already: none to start
+          if (closing !== null) return;
           timers = startLeaderWork(services);
           await timers.ready;
           log.info({ seq: ex.seq, url: advertised }, 'took over as the leader');

@@ -62,6 +62,11 @@ export class StandbyFollower {
 
   constructor(private readonly opts: StandbyOptions) {}
 
+  /** Whether notifications arrive now (LISTEN is in place); without them only the poll follows. */
+  get isListening(): boolean {
+    return this.listening;
+  }
+
   leaderUrl(): string | null {
     return this.leaderUrlValue;
   }
