@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
-import { BOOTSTRAP, call, runIfMain, spawnBareServer, spawnStrikebook, waitHttp, type LoadResult } from './support.ts';
+import { BOOTSTRAP, benchServerArgs, call, runIfMain, spawnBareServer, spawnStrikebook, waitHttp, type LoadResult } from './support.ts';
 
 const CONNECTIONS = 100;
 const DEPTH = 20;
@@ -26,7 +26,7 @@ export async function runBookBench(opts: { seconds?: number } = {}): Promise<{ l
   const port = 21000 + Math.floor(Math.random() * 10000);
   const barePort = port + 1;
   const base = `http://127.0.0.1:${port}`;
-  const server = spawnStrikebook(port, dataDir);
+  const server = spawnStrikebook(port, dataDir, benchServerArgs());
   let bare: ChildProcess | null = null;
   try {
     await waitHttp(`${base}/health`);

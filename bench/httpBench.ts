@@ -12,10 +12,7 @@ import path from 'node:path';
 import autocannon from 'autocannon';
 import { leanLoad } from './leanLoad.ts';
 import { BOOTSTRAP, call, cpuPerRequest, processCpuSeconds, spawnBareServer, spawnStrikebook, waitHttp, type LoadResult } from './support.ts';
-import { Exchange } from '../src/engine/exchange.ts';
-import type { Sequenced } from '../src/engine/commands.ts';
-import { openSqliteJournal } from '../src/journal/sqliteJournal.ts';
-import { applyCommand } from '../src/sequencer/sequencer.ts';
+import { measureReplay, replayLine } from './replayBench.ts';
 
 export const CONNECTIONS = 100;
 export const TARGET_RPS_RATIO = 0.35;
@@ -128,6 +125,7 @@ export async function runHttpBench(opts: { seconds?: number } = {}): Promise<{ l
   const seconds = opts.seconds ?? 10;
   const lines: string[] = [];
   const dataDir = mkdtempSync(path.join(tmpdir(), 'strikebook-bench-'));
+  let keepData = false;
   const port = 21000 + Math.floor(Math.random() * 10000);
   const barePort = port + 1;
   const base = `http://127.0.0.1:${port}`;
@@ -184,23 +182,18 @@ export async function runHttpBench(opts: { seconds?: number } = {}): Promise<{ l
     // (c) replay: stop the server, replay its whole journal from seq 0 on a fresh engine
     server.kill('SIGTERM');
     await new Promise((r) => server.once('exit', r));
-    const journal = openSqliteJournal(dataDir);
-    const ex = new Exchange();
-    let n = 0;
-    const t0 = performance.now();
-    for (const rec of journal.readAfter(0)) {
-      applyCommand(ex, JSON.parse(rec.cmd) as Sequenced);
-      n++;
+    const replay = measureReplay(dataDir);
+    lines.push(replayLine(replay));
+    if (process.env.BENCH_KEEP_DATA === '1') {
+      keepData = true;
+      lines.push(`journal kept (BENCH_KEEP_DATA=1): ${dataDir}`);
     }
-    const ms = performance.now() - t0;
-    journal.close();
-    lines.push(`journal replay: ${n} records in ${ms.toFixed(0)} ms = ${Math.round(n / (ms / 1000))} records/s (parse + apply, from SQLite)`);
-    return { lines, ok: rpsOk && p99Ok && n > 0 };
+    return { lines, ok: rpsOk && p99Ok && replay.records > 0 };
   } finally {
     server.kill('SIGKILL');
     leanServer?.kill('SIGKILL');
     bare.kill('SIGKILL');
-    rmSync(dataDir, { recursive: true, force: true });
+    if (!keepData) rmSync(dataDir, { recursive: true, force: true });
     rmSync(leanDataDir, { recursive: true, force: true });
   }
 }

@@ -5,6 +5,7 @@ import { toDecimalNumber } from '../domain/decimal.ts';
 import { PRICE_SCALE, lotsToAmount, mintOf, priceToNumber, type Instrument } from '../domain/instrument.ts';
 import { BUY } from '../engine/orderBook.ts';
 import type { Order, Trade } from '../engine/types.ts';
+import { TriggerOrder } from '../engine/triggers.ts';
 
 export function money(minor: number, currency: CurrencyCode): number {
   return toDecimalNumber(minor, CURRENCIES[currency].decimals);
@@ -31,7 +32,8 @@ function averagePrice(o: Order): number {
   return Number((o.filledNotional / o.filled / 10 ** PRICE_SCALE).toFixed(PRICE_SCALE + 4));
 }
 
-export function renderOrder(o: Order): Record<string, unknown> {
+export function renderOrder(o: Order | TriggerOrder): Record<string, unknown> {
+  if (o instanceof TriggerOrder) return renderTriggerOrder(o);
   const amount = lotsToAmount(o.inst, o.amount);
   const out: Record<string, unknown> = {
     order_id: orderId(o),
@@ -66,6 +68,84 @@ export function renderOrder(o: Order): Record<string, unknown> {
   if (o.advanced !== null) out.advanced = o.advanced;
   if (o.clientOrderId !== null) out.client_order_id = o.clientOrderId;
   if (o.expiresAt > 0) out.expiration_timestamp = o.expiresAt;
+  if (o.mmp !== null) {
+    out.mmp = true;
+    out.mmp_cancelled = o.cancelReason === 'mmp_trigger';
+    if (o.mmp.quoteId !== null) {
+      out.quote = true;
+      out.quote_id = o.mmp.quoteId;
+      out.mmp_group = o.mmp.group;
+      if (o.mmp.quoteSetId !== null) out.quote_set_id = o.mmp.quoteSetId;
+    }
+  }
+  if (o.origin !== null) {
+    // placed by a trigger order: Deribit keeps the trigger's type and fields on the order it became
+    out.order_type = o.origin.type;
+    out.original_order_type = o.origin.type;
+    Object.assign(out, triggerFields(o.origin));
+    out.triggered = true;
+    out.trigger_order_id = String(o.origin.id);
+  }
+  return out;
+}
+
+/** A trigger level as the client gave it: coin for mark/last price, USD for the index. */
+function triggerLevel(x: number): number {
+  return Number(x.toFixed(PRICE_SCALE + 4));
+}
+
+function triggerFields(t: TriggerOrder): Record<string, unknown> {
+  // stop_price: Deribit's older name of the level, which ccxt reads as `triggerPrice`
+  const out: Record<string, unknown> = { trigger: t.source, trigger_price: triggerLevel(t.level), stop_price: triggerLevel(t.level) };
+  if (t.trailing) {
+    out.trigger_offset = triggerLevel(t.offset);
+    out.trigger_reference_price = triggerLevel(t.peak);
+  }
+  return out;
+}
+
+/**
+ * A trigger order (Deribit shape): `untriggered` until its price is reached, then `triggered` (the
+ * order it became is `trigger_order_id`'s child, listed under its own id) or `rejected` when that
+ * order was refused (`reject_reason`, a Strikebook field), or `cancelled`. A market trigger's price
+ * is the string "market_price", as on Deribit.
+ */
+export function renderTriggerOrder(t: TriggerOrder): Record<string, unknown> {
+  const amount = lotsToAmount(t.inst, t.cmd.lots / t.inst.lotScaled);
+  const out: Record<string, unknown> = {
+    order_id: String(t.id),
+    order_state: t.state,
+    order_type: t.type,
+    original_order_type: t.type,
+    time_in_force: t.cmd.tif,
+    instrument_name: t.inst.name,
+    direction: t.side === BUY ? 'buy' : 'sell',
+    price: t.cmd.type === 'limit' && t.cmd.price !== null ? priceToNumber(t.cmd.price) : 'market_price',
+    amount,
+    contracts: amount / t.inst.contractSize,
+    filled_amount: 0,
+    average_price: 0,
+    commission: 0,
+    label: t.cmd.label,
+    creation_timestamp: t.created,
+    last_update_timestamp: t.lastUpdate,
+    post_only: t.cmd.postOnly,
+    reduce_only: t.cmd.reduceOnly,
+    api: true,
+    web: false,
+    mobile: false,
+    is_liquidation: false,
+    replaced: false,
+    risk_reducing: false,
+    mmp: false,
+    profit_loss: 0,
+    triggered: t.state === 'triggered',
+    ...triggerFields(t),
+  };
+  if (t.cmd.postOnly) out.reject_post_only = t.cmd.rejectPostOnly;
+  if (t.cancelReason !== null) out.cancel_reason = t.cancelReason;
+  if (t.rejectReason !== null) out.reject_reason = t.rejectReason;
+  if (t.firedOrderId !== null) out.triggered_order_id = String(t.firedOrderId);
   return out;
 }
 
@@ -103,7 +183,11 @@ export function renderUserTrade(t: Trade, userId: number): Record<string, unknow
   out.reduce_only = order.reduceOnly;
   out.underlying_price = t.indexPrice;
   out.api = true;
-  out.mmp = false;
+  out.mmp = order.mmp !== null;
+  if (order.mmp !== null && order.mmp.quoteId !== null) {
+    out.quote_id = order.mmp.quoteId;
+    if (order.mmp.quoteSetId !== null) out.quote_set_id = order.mmp.quoteSetId;
+  }
   out.risk_reducing = false;
   out.matching_id = null;
   out.self_trade = false;

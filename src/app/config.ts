@@ -34,6 +34,8 @@ export interface Config {
   rateLimits: boolean;
   /** The matching-engine tier of users an administrator has not set (1..4, Deribit's table). */
   rateLimitTier: 1 | 2 | 3 | 4;
+  /** The longest a 10028 is held before it is answered, for clients that resend while refused (credits.ts refusalHold). */
+  rateLimitHoldMaxMs: number;
   /** Signed requests remembered for replay refusal (src/auth/replayGuard.ts): in all, and per API key. */
   signatureReplayMax: number;
   signatureReplayPerKey: number;
@@ -63,6 +65,15 @@ export interface Config {
   journalRetention?: 'keep' | 'delete' | 'archive';
   /** Where `archive` writes them (default `<dataDir>/archive`). */
   journalArchiveDir?: string;
+  /**
+   * With DATABASE_URL, a server that finds the writer lock taken becomes a hot standby (true, the
+   * default) instead of waiting for it and then refusing to start (false).
+   */
+  standby: boolean;
+  /** How often a standby reads the journal when no notification came, ms. */
+  standbyPollMs: number;
+  /** The URL clients reach this server at, written for standbys to name as the leader (default: the listening URL). */
+  advertisedUrl: string | null;
   /** GET /metrics answers every client, not only loopback ones (the metrics show users and orders). */
   metricsPublic: boolean;
   /** NATS JetStream events (src/app/natsEvents.ts): null = not published. */
@@ -106,6 +117,21 @@ function natsName(env: NodeJS.ProcessEnv, key: string, def: string): string {
   return raw;
 }
 
+/** An http(s) URL without credentials: standbys hand it to every client they refuse. */
+function advertisedUrl(raw: string | undefined): string | null {
+  if (raw === undefined || raw === '') return null;
+  let u: URL | null = null;
+  try {
+    u = new URL(raw);
+  } catch {
+    // reported below
+  }
+  if (u === null || (u.protocol !== 'http:' && u.protocol !== 'https:') || u.username !== '' || u.password !== '') {
+    throw new ConfigError(`STRIKEBOOK_ADVERTISED_URL must be an http(s) URL without credentials, got "${raw}"`);
+  }
+  return raw.replace(/\/+$/, '');
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const mode = oneOf(env, 'STRIKEBOOK_MODE', ['sandbox', 'production'] as const, 'sandbox');
   const testClock = env.STRIKEBOOK_TEST_CLOCK === '1';
@@ -139,6 +165,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     wsMaxConnectionsPerIp: int(env, 'STRIKEBOOK_WS_MAX_CONNECTIONS_PER_IP', 256, 1, 1e6),
     rateLimits: oneOf(env, 'STRIKEBOOK_RATE_LIMITS', ['0', '1'] as const, '1') === '1',
     rateLimitTier: int(env, 'STRIKEBOOK_RATE_LIMIT_TIER', 4, 1, 4) as 1 | 2 | 3 | 4,
+    rateLimitHoldMaxMs: int(env, 'STRIKEBOOK_RATE_LIMIT_HOLD_MAX_MS', 1000, 0, 60_000),
     signatureReplayMax: int(env, 'STRIKEBOOK_SIGNATURE_REPLAY_MAX', 100_000, 1, 1e8),
     signatureReplayPerKey: int(env, 'STRIKEBOOK_SIGNATURE_REPLAY_PER_KEY', 10_000, 1, 1e8),
     wsMaxQueuedRequests: int(env, 'STRIKEBOOK_WS_MAX_QUEUED', 100, 1, 1e6),
@@ -154,6 +181,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     diskCheckMs: int(env, 'STRIKEBOOK_DISK_CHECK_MS', 5_000, 10, 3_600_000),
     journalRetention: oneOf(env, 'STRIKEBOOK_JOURNAL_RETENTION', ['keep', 'delete', 'archive'] as const, 'keep'),
     journalArchiveDir: env.STRIKEBOOK_JOURNAL_ARCHIVE_DIR ? path.resolve(env.STRIKEBOOK_JOURNAL_ARCHIVE_DIR) : undefined,
+    standby: oneOf(env, 'STRIKEBOOK_STANDBY', ['0', '1'] as const, '1') === '1',
+    standbyPollMs: int(env, 'STRIKEBOOK_STANDBY_POLL_MS', 1_000, 10, 60_000),
+    advertisedUrl: advertisedUrl(env.STRIKEBOOK_ADVERTISED_URL),
     metricsPublic: oneOf(env, 'STRIKEBOOK_METRICS_PUBLIC', ['0', '1'] as const, '0') === '1',
     natsUrl: env.NATS_URL || null,
     natsStream: natsName(env, 'STRIKEBOOK_NATS_STREAM', 'STRIKEBOOK'),

@@ -82,6 +82,8 @@ interface Bucket {
   m: number;
   /** ms of the last refill */
   last: number;
+  /** ms until which a refusal of this subject is still "in force" (refusalHold) */
+  refusedUntil: number;
 }
 
 /**
@@ -109,6 +111,8 @@ export class CreditLimiter {
     /** STRIKEBOOK_RATE_LIMITS: false turns every limit off (tests and benches that flood). */
     readonly enabled: boolean,
     readonly defaultTier: Tier,
+    /** STRIKEBOOK_RATE_LIMIT_HOLD_MAX_MS: the longest a refusal is held (refusalHold); 0 never holds. */
+    readonly holdMaxMs = 0,
   ) {}
 
   /** A user's limits: set by an administrator, else the default tier's. */
@@ -140,6 +144,33 @@ export class CreditLimiter {
     return 0;
   }
 
+  /**
+   * How long to hold the 10028 of a charge that `take` just refused with `wait` ms, before it is
+   * answered. A client that waited as it was told gets its refusal at once (0). One that sends again
+   * while a refusal is still in force (a flooder that ignores retry_after, or many concurrent
+   * requests past the burst) queues: each such refusal pushes the subject's horizon one request's
+   * refill further (at most holdMaxMs ahead) and is held until its place in it.
+   *
+   * Why: the refusals themselves cost the engine thread (parse, authenticate, answer). 256
+   * connections resending each refusal at once took every other client's turn (abuse bench (c):
+   * another trader's p99 11.8x); held, each connection sends at most one request per hold.
+   */
+  refusalHold(c: Charge, wait: number, cost: number): number {
+    if (this.holdMaxMs <= 0) return 0;
+    const t = this.now();
+    const map = this.pools[c.pool];
+    const step = Math.ceil((cost * 1000) / c.limits.refillPerSec);
+    let hold = 0;
+    for (const s of c.subjects) {
+      const b = this.bucket(map, s, c.limits, t);
+      if (t < b.refusedUntil) {
+        b.refusedUntil = Math.min(b.refusedUntil + step, t + this.holdMaxMs);
+        hold = Math.max(hold, b.refusedUntil - t);
+      } else b.refusedUntil = t + wait;
+    }
+    return hold;
+  }
+
   /** Charges `cost` more after the fact (a big reply); a pool may go below zero, delaying the next call. */
   charge(c: Charge, cost: number): void {
     if (cost <= 0) return;
@@ -168,7 +199,7 @@ export class CreditLimiter {
     let b = map.get(subject);
     if (b === undefined) {
       if (map.size >= MAX_BUCKETS) prune(map, t);
-      b = { m: max, last: t };
+      b = { m: max, last: t, refusedUntil: 0 };
       map.set(subject, b);
       return b;
     }

@@ -21,6 +21,8 @@ export interface MetricSources {
   diskLow?(): boolean;
   /** The NATS event publisher's counts (src/app/natsEvents.ts); absent without NATS_URL. */
   nats?(): NatsEventStats | null;
+  /** Leader or hot standby, and a standby's lag (src/app/standby.ts); absent: always the leader. */
+  ha?(): { leader: boolean; lagRecords: number; lagSeconds: number };
 }
 
 export interface Metrics {
@@ -145,6 +147,30 @@ export function createMetrics(src: MetricSources): Metrics {
     registers: [register],
     collect() {
       this.set(src.diskLow?.() ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: 'strikebook_leader',
+    help: '1 on the leader (the server that sequences commands), 0 on a hot standby (docs/operations.md).',
+    registers: [register],
+    collect() {
+      this.set(src.ha?.().leader === false ? 0 : 1);
+    },
+  });
+  new Gauge({
+    name: 'strikebook_standby_lag_records',
+    help: "Journal records the leader committed that this standby has not applied yet (0 on the leader).",
+    registers: [register],
+    collect() {
+      this.set(src.ha?.().lagRecords ?? 0);
+    },
+  });
+  new Gauge({
+    name: 'strikebook_standby_lag_seconds',
+    help: 'How long this standby has been behind the leader (0 when caught up, and on the leader).',
+    registers: [register],
+    collect() {
+      this.set(src.ha?.().lagSeconds ?? 0);
     },
   });
   new Gauge({

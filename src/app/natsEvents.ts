@@ -242,7 +242,7 @@ function sleep(ms: number): Promise<void> {
 }
 
 /** With `NATS_URL` set, publishes every durable batch the hub sees; null (nothing changes) without. */
-export function startNatsEvents(config: Config, log: Logger, ex: Exchange, hub: StreamHub): NatsEventPublisher | null {
+export function startNatsEvents(config: Config, log: Logger, ex: Exchange, hub: StreamHub, isLeader: () => boolean = () => true): NatsEventPublisher | null {
   if (!config.natsUrl) return null;
   const events = new StreamEvents(ex, config.natsSubjectPrefix ?? 'strikebook');
   const pub = new NatsEventPublisher({
@@ -255,7 +255,10 @@ export function startNatsEvents(config: Config, log: Logger, ex: Exchange, hub: 
   });
   hub.onBatch = (batch, cmds) => {
     if (cmds.length === 0) return;
-    pub.enqueue(events.render(batch), cmds[0]!.seq, cmds[cmds.length - 1]!.seq);
+    // rendered on a standby too (its followed batches): the book state the next change is diffed
+    // against stays current, so the first change it publishes after a takeover chains on
+    const msgs = events.render(batch);
+    if (isLeader()) pub.enqueue(msgs, cmds[0]!.seq, cmds[cmds.length - 1]!.seq);
   };
   pub.start();
   return pub;

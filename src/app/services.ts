@@ -6,10 +6,10 @@ import { buildHttpServer } from '../api/http/server.ts';
 import { DEFAULT_WS_OPTIONS, attachWebSocket, type WsTransport } from '../api/ws/server.ts';
 import { allMethods } from '../api/methods/index.ts';
 import { randomToken } from '../auth/crypto.ts';
-import { SIGNATURE_WINDOW_MS, loadServerKey } from '../auth/apiKeys.ts';
+import { SERVER_KEY_META, SIGNATURE_WINDOW_MS, loadServerKey } from '../auth/apiKeys.ts';
 import { ReplayGuard } from '../auth/replayGuard.ts';
 import { LoginThrottle } from '../auth/loginThrottle.ts';
-import { loadCredits } from './creditSettings.ts';
+import { loadCredits, reloadCreditOverrides } from './creditSettings.ts';
 import type { CreditLimiter } from './credits.ts';
 import type { CurrencyCode } from '../domain/currency.ts';
 import type { Command, Sequenced } from '../engine/commands.ts';
@@ -30,6 +30,7 @@ import { openStorage, type JournalHandles, type OpenedStorage } from './storage.
 import { DEFAULT_READ_LIMITS, configureReads } from '../api/reads/sharedReads.ts';
 import { DiskGuard } from './diskGuard.ts';
 import { startNatsEvents, type NatsEventPublisher } from './natsEvents.ts';
+import { LEADER_URL_META, awaitMeta, type StandbyFollower } from './standby.ts';
 
 export { recover, recoverAsync } from './recovery.ts';
 export type { JournalHandles } from './storage.ts';
@@ -39,6 +40,18 @@ const SCAN_SLICE_MS = 1;
 
 /** How long a shutdown waits for in-flight HTTP requests before closing their connections. */
 const SHUTDOWN_GRACE_MS = 5_000;
+
+/** How long a standby waits for a starting leader to write the API-key server key. */
+const SERVER_KEY_WAIT_MS = 60_000;
+
+/** Leader or hot standby (docs/operations.md); a server without DATABASE_URL is always the leader. */
+export interface HaState {
+  role: 'leader' | 'standby';
+  /** Follows the leader's journal while a standby; kept after the takeover for its figures. */
+  follower: StandbyFollower | null;
+  /** When this server became the leader by a takeover (performance.now()), or null. */
+  tookOverAt: number | null;
+}
 
 export interface Services {
   config: Config;
@@ -71,6 +84,8 @@ export interface Services {
   codAccounts: Set<number>;
   /** The free-disk floor on the data directory (null with PostgreSQL): below it, new risk is refused. */
   disk: DiskGuard | null;
+  /** Leader or standby, and a standby's follower (/health, /ready, refusals of writes). */
+  ha: HaState;
   /** Runs the time-driven market work now (settlement, order expiry, listings); set_test_time uses it. */
   marketTick?: () => Promise<void>;
 }
@@ -112,6 +127,7 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
   let seq: Sequencer | null = null;
   let stopSnapshots: (() => Promise<void>) | null = null;
   let timers: { ready: Promise<void>; stop(): void } | null = null;
+  const standby = storage.role === 'standby';
   let http: FastifyInstance | null = null;
   let ws: WsTransport | null = null;
   let stopDisk: () => void = () => undefined;
@@ -125,7 +141,17 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
     const disk = config.databaseUrl === null && (config.diskFloorBytes ?? 0) > 0 ? new DiskGuard(config.dataDir, config.diskFloorBytes!, config.diskCheckMs ?? 5_000, log) : null;
     await disk?.start();
     stopDisk = () => disk?.stop();
-    const metrics = createMetrics({ ex, wsConnections: () => ws?.connections ?? 0, snapshots: () => snapshots.counts, diskLow: () => disk?.low ?? false, nats: () => nats?.counts ?? null });
+    const metrics = createMetrics({
+      ex,
+      wsConnections: () => ws?.connections ?? 0,
+      snapshots: () => snapshots.counts,
+      diskLow: () => disk?.low ?? false,
+      ha: () => {
+        const st = services.ha.role === 'standby' ? services.ha.follower?.status() : undefined;
+        return st === undefined ? { leader: true, lagRecords: 0, lagSeconds: 0 } : { leader: false, lagRecords: st.leaderSeq - st.appliedSeq, lagSeconds: st.lagMs / 1000 };
+      },
+      nats: () => nats?.counts ?? null,
+    });
     const catalog = loadCatalogConfig(config.catalogPath ?? undefined);
     const sequencer = new Sequencer(
       ex,
@@ -141,8 +167,9 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
         },
         onCommandError,
         // live streams: published only once their batch is durable (src/api/ws/hub.ts)
-        onCommitted: (cmds, seconds) => {
-          metrics.committed(cmds, seconds);
+        onCommitted: (cmds, seconds, followed) => {
+          // a standby applies the leader's batches: it wrote no journal batch of its own
+          if (!followed) metrics.committed(cmds, seconds);
           const started = performance.now();
           ws?.hub.onCommitted(cmds);
           metrics.work('stream_fanout', (performance.now() - started) / 1000);
@@ -153,6 +180,9 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
       () => timed(metrics, 'snapshot_inline', () => serialize(ex)),
     );
     seq = sequencer;
+    // a standby sequences nothing: writes are refused naming the leader, records come from its journal
+    const follower = storage.follower;
+    if (standby && follower !== null) sequencer.becomeStandby({ leaderUrl: () => follower.leaderUrl() });
     const snapshots: BackgroundSnapshots = new BackgroundSnapshots(sequencer, {
       dataDir: config.dataDir,
       databaseUrl: config.databaseUrl,
@@ -176,12 +206,14 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
       replay: new ReplayGuard(SIGNATURE_WINDOW_MS, config.signatureReplayMax, config.signatureReplayPerKey),
       catalog,
       bootstrapToken: null,
-      serverKey: await loadServerKey(storage.meta),
+      // a standby cannot write the key: it waits for the leader's (written once, at its first start)
+      serverKey: await (standby ? awaitMeta(storage.meta as { getMeta(k: string): Promise<string | null> }, SERVER_KEY_META, SERVER_KEY_WAIT_MS).then(() => loadServerKey(storage.meta)) : loadServerKey(storage.meta)),
       views,
       metrics,
       snapshots,
       codAccounts: new Set(),
       disk,
+      ha: { role: standby ? 'standby' : 'leader', follower, tookOverAt: null },
       onAdminCreated() {
         services.bootstrapToken = null;
       },
@@ -192,21 +224,11 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
     });
     if (!ex.hasAdmin()) services.bootstrapToken = config.bootstrapToken ?? randomToken(24);
 
-    // Only now, with recovery complete, may commands of our own (index, listings) be sequenced.
-    timers = startMarketTimers(services);
-    await timers.ready;
-    if (config.demoMaker) {
-      // the sandbox demo market: an ordinary account quoting around the mark (src/app/demoMaker.ts)
-      const maker = startDemoMaker(services);
-      await maker.ready;
-      const marketTimers = timers;
-      timers = {
-        ready: marketTimers.ready,
-        stop() {
-          maker.stop();
-          marketTimers.stop();
-        },
-      };
+    // Only now, with recovery complete, may commands of our own (index, listings) be sequenced;
+    // a standby starts them when it takes over.
+    if (!standby) {
+      timers = startLeaderWork(services);
+      await timers.ready;
     }
 
     http = buildHttpServer(services, allMethods);
@@ -219,13 +241,16 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
       idleTimeoutMs: config.wsIdleTimeoutMs ?? DEFAULT_WS_OPTIONS.idleTimeoutMs,
     });
     const wsTransport = ws;
-    nats = startNatsEvents(config, log, ex, ws.hub);
+    // only the leader publishes; a standby keeps the book state so that its first batch as leader chains on
+    nats = startNatsEvents(config, log, ex, ws.hub, () => services.ha.role === 'leader');
     const address = await http.listen({ port: config.port, host: config.host });
     const url = address.replace('[::1]', '127.0.0.1');
-    const running = timers;
+    const advertised = config.advertisedUrl ?? url;
+    // standbys name the leader in their refusals of writes (docs/api-notes.md, "Standby")
+    if (!standby && storage.handles.storage === 'postgres') await storage.meta.setMeta(LEADER_URL_META, advertised);
     const server = http;
     let closing: Promise<void> | null = null;
-    return {
+    const running: RunningExchange = {
       services,
       http: server,
       url,
@@ -235,9 +260,11 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
         // Order matters: no new timer commands, then in-flight requests finish (their replies wait
         // for their batch), then the last batch is written, then the journal closes.
         closing ??= (async () => {
+          // a standby stops following (and waiting for the lock) first
+          await storage.follower?.close();
           // sockets first: their cancel-on-disconnect commands still reach the journal
           await wsTransport.close();
-          running.stop();
+          timers?.stop();
           stopDisk();
           const httpClosed = server.close();
           // Fastify closes the connections that are idle when close() starts; a connection whose
@@ -263,6 +290,37 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
         return closing;
       },
     };
+    if (standby && follower !== null) {
+      // the takeover: the follower resolves once this server holds the writer lock and has applied
+      // every record the old leader committed; from then on it sequences commands itself
+      void follower.run(sequencer).then(
+        async (journal) => {
+          if (journal === null || closing !== null) {
+            await journal?.close();
+            return;
+          }
+          await storage.promote(journal);
+          sequencer.promote(journal);
+          Object.assign(running, storage.handles);
+          testClock?.resumeFrom(ex.now);
+          await journal.setMeta(LEADER_URL_META, advertised);
+          // rate-limit overrides an administrator set on the old leader
+          await reloadCreditOverrides(services.credits, journal);
+          services.ha.role = 'leader';
+          services.ha.tookOverAt = performance.now();
+          // a shutdown that began during the takeover has stopped the timers already: none to start
+          if (closing !== null) return;
+          timers = startLeaderWork(services);
+          await timers.ready;
+          log.info({ seq: ex.seq, url: advertised }, 'took over as the leader');
+        },
+        (err: unknown) => {
+          log.fatal({ err }, 'standby: the takeover failed; stopping');
+          process.exit(70);
+        },
+      );
+    }
+    return running;
   } catch (err) {
     // A failed start (port taken, bad catalog, ...) must not leave the database open.
     timers?.stop();
@@ -275,6 +333,29 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
     await storage.close();
     throw err;
   }
+}
+
+/** What only the leader runs: the market timers (index, listings, expiry, liquidation) and the demo maker. */
+function startLeaderWork(services: Services): { ready: Promise<void>; stop(): void } {
+  const marketTimers = startMarketTimers(services);
+  if (!services.config.demoMaker) return marketTimers;
+  // the sandbox demo market: an ordinary account quoting around the mark (src/app/demoMaker.ts)
+  // after the first listing: it quotes the instruments the market timers list
+  let maker: ReturnType<typeof startDemoMaker> | null = null;
+  let stopped = false;
+  const ready = marketTimers.ready.then(async () => {
+    if (stopped) return;
+    maker = startDemoMaker(services);
+    await maker.ready;
+  });
+  return {
+    ready,
+    stop() {
+      stopped = true;
+      maker?.stop();
+      marketTimers.stop();
+    },
+  };
 }
 
 /** Runs `fn`, counting how long it held the engine thread in strikebook_engine_work_seconds. */

@@ -5,7 +5,9 @@ import path from 'node:path';
 import type { Logger } from 'pino';
 import type { Sequenced } from '../engine/commands.ts';
 import type { JournalWriter, MetaStore } from '../journal/journal.ts';
-import { describeDatabaseUrl, openPostgresJournal, type PostgresJournal } from '../journal/postgresJournal.ts';
+import { WriterLockTaken, describeDatabaseUrl, openPostgresJournal, type PostgresJournal } from '../journal/postgresJournal.ts';
+import { StandbyRefusal } from '../sequencer/sequencer.ts';
+import { StandbyFollower } from './standby.ts';
 import { openSqliteJournal, type SqliteJournal } from '../journal/sqliteJournal.ts';
 import { startJournalWriter, type WorkerJournalWriter } from '../journal/workerJournal.ts';
 import type { JournalRetention } from '../journal/retention.ts';
@@ -40,6 +42,14 @@ export type JournalHandles =
     };
 
 export interface OpenedStorage extends Recovered {
+  /**
+   * `standby`: another server holds the writer lock (DATABASE_URL only); `follower` follows its
+   * journal and resolves with the writer journal on takeover, which `promote` then installs.
+   */
+  role: 'leader' | 'standby';
+  follower: StandbyFollower | null;
+  /** A standby's takeover: `journal` (holding the lock) becomes the writer and the meta store. */
+  promote(journal: PostgresJournal): Promise<void>;
   handles: JournalHandles;
   /** What the sequencer writes through. */
   writer: JournalWriter;
@@ -54,12 +64,19 @@ export async function openStorage(config: Config, log: Logger, onCommandError: (
   const logRecovered = (r: Recovered) => log.info({ replayed: r.replayed, seq: r.ex.seq, ms: Math.round(performance.now() - t0) }, 'state recovered');
 
   if (config.databaseUrl !== null) {
-    const journal = await openPostgresJournal(config.databaseUrl, { retention: retentionOf(config) });
+    let journal: PostgresJournal;
+    try {
+      // a standby-capable server does not wait for a lock another server holds: it follows it
+      journal = await openPostgresJournal(config.databaseUrl, { retention: retentionOf(config), ...(config.standby ? { lockWaitMs: 0 } : {}) });
+    } catch (err) {
+      if (!(err instanceof WriterLockTaken) || !config.standby) throw err;
+      return openStandby(config, log, onCommandError, views, t0);
+    }
     try {
       log.info({ database: describeDatabaseUrl(config.databaseUrl), schema: journal.schema }, 'journal on PostgreSQL');
       const recovered = await recoverAsync(journal, onCommandError, views);
       logRecovered(recovered);
-      return { ...recovered, handles: { storage: 'postgres', journal }, writer: journal, meta: journal, close: () => journal.close() };
+      return { ...recovered, role: 'leader', follower: null, promote: notStandby, handles: { storage: 'postgres', journal }, writer: journal, meta: journal, close: () => journal.close() };
     } catch (err) {
       await journal.close();
       throw err;
@@ -74,6 +91,9 @@ export async function openStorage(config: Config, log: Logger, onCommandError: (
     const writer = await startJournalWriter(config.dataDir, () => journal.lastSeq(), retentionOf(config));
     return {
       ...recovered,
+      role: 'leader',
+      follower: null,
+      promote: notStandby,
       handles: { storage: 'sqlite', journal, journalWriter: writer },
       writer,
       meta: journal,
@@ -86,4 +106,80 @@ export async function openStorage(config: Config, log: Logger, onCommandError: (
     journal.close();
     throw err;
   }
+}
+
+function notStandby(): Promise<void> {
+  return Promise.reject(new Error('storage: only a standby is promoted'));
+}
+
+/** PostgreSQL error code of a missing table: the leader has not created its tables yet. */
+const UNDEFINED_TABLE = '42P01';
+/** How long a standby waits for a starting leader to create the tables. */
+const TABLES_WAIT_MS = 30_000;
+
+/**
+ * A standby's storage: the journal opened read-only (no lock), the state recovered from it, and a
+ * follower that applies the leader's later records and waits for the lock. Until the takeover its
+ * writer refuses everything (the standby sequencer never hands it a batch) and so does its meta store.
+ */
+async function openStandby(config: Config, log: Logger, onCommandError: (err: unknown, cmd: Sequenced) => void, views: MarketViews, t0: number): Promise<OpenedStorage> {
+  const url = config.databaseUrl!;
+  const reader = await openPostgresJournal(url, { readOnly: true });
+  let recovered: Recovered;
+  try {
+    log.info({ database: describeDatabaseUrl(url), schema: reader.schema }, 'another server holds the writer lock: starting as a standby');
+    for (const deadline = performance.now() + TABLES_WAIT_MS; ; ) {
+      try {
+        recovered = await recoverAsync(reader, onCommandError, views);
+        break;
+      } catch (err) {
+        // a leader that has just taken the lock may not have created the tables yet
+        if ((err as { code?: string }).code !== UNDEFINED_TABLE || performance.now() > deadline) throw err;
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    }
+    log.info({ replayed: recovered.replayed, seq: recovered.ex.seq, ms: Math.round(performance.now() - t0) }, 'state recovered');
+  } catch (err) {
+    await reader.close();
+    throw err;
+  }
+  const follower = new StandbyFollower({
+    url,
+    reader,
+    writerOptions: { retention: retentionOf(config) },
+    pollMs: config.standbyPollMs,
+    log,
+    onFatal(err) {
+      log.fatal({ err }, 'standby: the journal cannot be followed; stopping');
+      process.exit(70);
+    },
+  });
+  const ex = recovered.ex;
+  const refuse = () => {
+    throw new StandbyRefusal(follower.leaderUrl());
+  };
+  let writerJournal: PostgresJournal | null = null;
+  const storage: OpenedStorage = {
+    ...recovered,
+    role: 'standby',
+    follower,
+    handles: { storage: 'postgres', journal: reader },
+    // the sequencer reads lastSeq() once, in its constructor: the recovered state's seq
+    writer: { append: refuse, saveSnapshot: refuse, lastSeq: () => ex.seq },
+    meta: { getMeta: (key) => reader.getMeta(key), setMeta: refuse },
+    async promote(journal) {
+      writerJournal = journal;
+      storage.writer = journal;
+      storage.meta = journal;
+      storage.handles = { storage: 'postgres', journal };
+      storage.role = 'leader';
+      await reader.close();
+    },
+    async close() {
+      await follower.close();
+      await reader.close();
+      await writerJournal?.close();
+    },
+  };
+  return storage;
 }

@@ -15,7 +15,7 @@ import type { ReplayGuard } from './replayGuard.ts';
 export const MAX_KEYS_PER_USER = 8;
 /** A signature (or client_signature timestamp) further than this from the server clock is stale. */
 export const SIGNATURE_WINDOW_MS = 60_000;
-const SERVER_KEY_META = 'api_key_server_key';
+export const SERVER_KEY_META = 'api_key_server_key';
 
 export interface ApiKeyRecord {
   id: number;

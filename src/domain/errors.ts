@@ -18,6 +18,8 @@ export const ERR = {
   INVALID_AMOUNT: 10021,
   INVALID_PRICE: 10023,
   TOO_MANY_REQUESTS: 10028,
+  /** A standby answers writes with it, naming the leader (docs/api-notes.md, "Standby"). */
+  RETRY: 10040,
   PRICE_WRONG_TICK: 10043,
   INVALID_ARGUMENTS: 11029,
   OTHER_REJECT: 11030,

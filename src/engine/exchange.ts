@@ -1,7 +1,7 @@
 // The exchange state machine: the single writer applies sequenced commands here, one at a time.
 // Deterministic: time comes from the command, ids from counters in the state; no I/O.
 import { CURRENCIES, CURRENCY_CODES, type CurrencyCode } from '../domain/currency.ts';
-import { ERR, reject, type Reject } from '../domain/errors.ts';
+import { ERR, isReject, reject, type Reject } from '../domain/errors.ts';
 import type { Instrument } from '../domain/instrument.ts';
 import { AuthState } from '../auth/authState.ts';
 import { ApiKeys } from '../auth/apiKeys.ts';
@@ -9,9 +9,12 @@ import { computeMarket, refreshMarket } from '../market/marks.ts';
 import type { Command, InstrumentSpec, Sequenced } from './commands.ts';
 import { OrderBook } from './orderBook.ts';
 import { Trading } from './trading.ts';
+import { TriggerOrder, Triggers } from './triggers.ts';
 import { recordIndex, settleExpiry, type DeliveryRecord, type IndexPoint } from './settlement.ts';
 import { liquidate, liquidationKey } from './liquidation.ts';
 import { post, type InsuranceFund } from './defaults.ts';
+import { MmpState, type MmpTriggerEvent } from './mmp.ts';
+import { cancelQuotes, massQuote } from './massQuote.ts';
 import type { Account, DepositRecord, IndexState, InstrumentMarket, User, VolState } from './types.ts';
 
 export const SYSTEM_FEES = 'fees';
@@ -39,6 +42,8 @@ export interface ExchangeLimits {
    * forgotten first. Equal to closedOrdersKept, so an id is not kept much longer than its order.
    */
   clientOrderIdsKept: number;
+  /** Untriggered trigger orders per user (src/engine/triggers.ts; default 200). */
+  maxUntriggeredPerUser?: number;
 }
 
 export const DEFAULT_LIMITS: ExchangeLimits = {
@@ -54,8 +59,10 @@ export const DEFAULT_LIMITS: ExchangeLimits = {
 
 /** Notified of order and trade changes while commands are applied; must not change the state. */
 export interface EngineObserver {
-  order(o: import('./types.ts').Order): void;
+  order(o: import('./types.ts').Order | TriggerOrder): void;
   trade(t: import('./types.ts').Trade): void;
+  /** An MMP group triggered (its orders were cancelled in the same command). */
+  mmpTrigger?(e: MmpTriggerEvent): void;
 }
 
 export function newAccount(currency: CurrencyCode): Account {
@@ -100,12 +107,22 @@ export class Exchange {
   indexHistory = {} as Record<CurrencyCode, IndexPoint[]>;
   /** Delivery prices of settled expiries, in settlement order. */
   deliveries: DeliveryRecord[] = [];
+  /**
+   * The latest trades of every instrument in id order (at most 2 x RECENT_TRADES_KEPT; derived, not
+   * part of the state): read models take a command's new trades from its end instead of scanning
+   * every instrument's list (1,400 of them on a busy venue) after each command that traded.
+   */
+  readonly recentTrades: import('./types.ts').Trade[] = [];
   /** Read models (src/views) see every applied command, live and in replay; they must not mutate. */
   viewObserver: ((cmd: Sequenced, result: unknown) => void) | null = null;
   withdrawals = {} as Record<CurrencyCode, number>;
   /** Accounts in liquidation, `userId:currency` (src/engine/liquidation.ts), in the order flagged. */
   liquidating = new Set<string>();
   readonly trading: Trading;
+  /** Market-maker protection: configs, counters, freezes (src/engine/mmp.ts). */
+  readonly mmp: MmpState;
+  /** Untriggered stop/take/trailing orders and their history (src/engine/triggers.ts). */
+  readonly triggers: Triggers;
   /** Sees every order and trade change as it is applied (live event fan-out; not part of the state). */
   observer: EngineObserver | null = null;
 
@@ -115,6 +132,8 @@ export class Exchange {
       this.withdrawals[c] = 0;
     }
     this.trading = new Trading(this);
+    this.mmp = new MmpState(this);
+    this.triggers = new Triggers(this);
   }
 
   /**
@@ -126,7 +145,15 @@ export class Exchange {
    * state, so it is still journaled.
    */
   refusalOf(cmd: Command): Reject | null {
-    if (cmd.t === 'cancel') return this.trading.cancelRefusal(cmd.userId, cmd.orderId);
+    if (cmd.t === 'cancel') {
+      const t = this.triggers.get(cmd.userId, cmd.orderId);
+      return t !== undefined ? this.triggers.cancelRefusal(t) : this.trading.cancelRefusal(cmd.userId, cmd.orderId);
+    }
+    // a refused trigger placement touches nothing (no exposure is made for it)
+    if (cmd.t === 'place' && cmd.trig !== undefined) {
+      const r = this.triggers.check({ ...cmd, trig: cmd.trig });
+      return isReject(r) ? r : null;
+    }
     return null;
   }
 
@@ -135,6 +162,12 @@ export class Exchange {
     if (cmd.ts > this.now) this.now = cmd.ts;
     this.seq = cmd.seq;
     const result = this.dispatch(cmd);
+    // an MMP trigger during the command cancels its group's orders within the same command, before
+    // trigger orders the command's price moves reached are placed (they must not meet those quotes),
+    // and again after them (their fills count too)
+    this.mmp.fire();
+    this.triggers.run();
+    this.mmp.fire();
     this.viewObserver?.(cmd, result);
     return result;
   }
@@ -182,11 +215,18 @@ export class Exchange {
       case 'withdraw':
         return this.withdraw(c);
       case 'place':
-        return this.trading.place(c);
-      case 'cancel':
-        return this.trading.cancelByUser(c.userId, c.orderId);
-      case 'cancel_all':
-        return this.trading.cancelAll(c);
+        return c.trig !== undefined ? this.triggers.place({ ...c, trig: c.trig }) : this.trading.place(c);
+      case 'cancel': {
+        const t = this.triggers.get(c.userId, c.orderId);
+        if (t === undefined) return this.trading.cancelByUser(c.userId, c.orderId);
+        return this.triggers.cancelRefusal(t) ?? this.triggers.cancel(t, 'user_request');
+      }
+      case 'cancel_all': {
+        const types = c.types ?? 'all';
+        const regular = types === 'all' || types === 'limit' ? this.trading.cancelAll(c) : [];
+        const triggers = this.triggers.cancelAll(c, types);
+        return triggers.length === 0 ? regular : [...regular, ...triggers];
+      }
       case 'index':
         return this.setIndex(c.currency, c.price, c.manual);
       case 'set_vol': {
@@ -201,26 +241,46 @@ export class Exchange {
         const inst = this.instruments.get(c.instrument);
         if (!inst) return reject(ERR.INVALID_INSTRUMENT, undefined, 'instrument_name');
         inst.halted = c.halted;
-        if (c.halted) this.trading.cancelInstrument(inst, 'instrument_halted');
+        if (c.halted) {
+          this.trading.cancelInstrument(inst, 'instrument_halted');
+          this.triggers.cancelInstrument(inst, 'instrument_halted');
+        }
         return inst;
       }
       case 'list':
         return this.list(c.instruments);
       case 'expire_orders':
         return this.trading.expireOrders();
-      case 'settle':
-        return settleExpiry(this, c.currency, c.expiry);
-      case 'cancel_orders':
-        return this.trading.cancelOrders(c.userId, c.orderIds, c.reason);
+      case 'settle': {
+        const r = settleExpiry(this, c.currency, c.expiry);
+        // trigger orders of the delivered series can never fire: cancelled with the expiry
+        this.triggers.cancelClosedInstruments('settlement');
+        return r;
+      }
+      case 'cancel_orders': {
+        const orders = this.trading.cancelOrders(c.userId, c.orderIds, c.reason);
+        this.triggers.cancelIds(c.userId, c.orderIds, c.reason);
+        return orders;
+      }
       case 'create_api_key':
         if (!this.users.has(c.userId)) return reject(ERR.UNAUTHORIZED);
         return this.apiKeys.create(c.userId, c.clientId, c.encSecret, c.scope, c.name, this.now);
       case 'remove_api_key':
         return this.apiKeys.remove(c.userId, c.id);
-      case 'edit':
-        return this.trading.edit(c);
+      case 'edit': {
+        const t = this.triggers.get(c.userId, c.orderId);
+        return t !== undefined ? this.triggers.edit(c, t) : this.trading.edit(c);
+      }
       case 'liquidate':
         return liquidate(this, c.userId, c.currency);
+      case 'set_mmp_config':
+        return this.mmp.setConfig(c);
+      case 'reset_mmp':
+        return this.mmp.reset(c.userId, c.indexName, c.group);
+      case 'mass_quote':
+        return massQuote(this, c);
+      case 'cancel_quotes':
+        return cancelQuotes(this, c);
     }
   }
 
@@ -321,6 +381,7 @@ export class Exchange {
     }
     this.index[currency] = { price, ts: this.now, manual };
     recordIndex(this, currency, this.now, price);
+    this.triggers.indexMoved(currency);
     if (!this.vol[currency]) this.vol[currency] = { atmVol: 0.6, skew: -0.1, curvature: 0.5 };
     this.refreshMarks(currency);
     return this.index[currency];
@@ -330,6 +391,7 @@ export class Exchange {
   refreshMarks(currency: CurrencyCode): void {
     // index, vol or marks moved: every margin figure derived from them is stale (RiskEngine caches)
     this.marginVersion++;
+    this.triggers.marksMoved(currency);
     const idx = this.index[currency];
     if (!idx) return;
     const vol = this.vol[currency];

@@ -214,7 +214,17 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
   };
   const resync = (name: string, m: BookMirror) => {
     m.reset();
-    sync(name, m).catch((err: unknown) => log.error({ err, instrument: name }, 'book snapshot failed'));
+    sync(name, m).then(
+      () => {
+        // raw subscribers start over from the new snapshot (conflated ones go on chaining from the
+        // state they last got: the next tick diffs it against the new book)
+        for (const t of topics.values()) {
+          if (t.spec.k === 'book' && t.spec.cadence === 'raw' && t.spec.instrument === name && m.book !== null) deliver(t, JSON.stringify(m.book.snapshot(name, Date.now())));
+        }
+        flush();
+      },
+      (err: unknown) => log.error({ err, instrument: name }, 'book snapshot failed'),
+    );
   };
 
   // ---- conflated (100 ms) channels -----------------------------------------------------------------
@@ -464,6 +474,14 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
       else specs.push([n, spec]);
     }
     if (unknown.length > 0) return c.send(envelope(id, failure(ERR.INVALID_PARAMS, `unknown channel or not served by the gateway: ${unknown.slice(0, 5).join(', ')}`, 'channels')));
+    // books first (each may wait for a snapshot from the leader); the subscriptions below are then
+    // made, answered and given their snapshots without a pause, so no change can reach a
+    // subscriber before its snapshot
+    for (const [, spec] of specs) {
+      if (spec.k !== 'book' && spec.k !== 'book_depth') continue;
+      const m = mirrorOf(spec.instrument);
+      if (m.book === null) await sync(spec.instrument, m);
+    }
     const done: string[] = [];
     const after: string[] = [];
     for (const [n, spec] of specs) {
@@ -475,11 +493,8 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
       // raw intervals need an authenticated connection, as on the leader (silently left out)
       if ('cadence' in spec && spec.cadence === 'raw' && c.userId === null) continue;
       if (c.subs.size >= maxSubs) continue;
-      if (spec.k === 'book' || spec.k === 'book_depth') {
-        const m = mirrorOf(spec.instrument);
-        if (m.book === null) await sync(spec.instrument, m);
-        if (m.book === null) continue;
-      }
+      // a gap may have reset a book meanwhile: it is left out (the client can subscribe again)
+      if ((spec.k === 'book' || spec.k === 'book_depth') && (mirrors.get(spec.instrument)?.book ?? null) === null) continue;
       const userId = isPrivate(spec) ? c.userId : null;
       const key = userId !== null ? `${userId}\u0000${n}` : n;
       let t = topics.get(key);

@@ -12,15 +12,19 @@
 import { KEEP_ALL, archiveRecords, type JournalRetention } from './retention.ts';
 import pg from 'pg';
 import type { AsyncJournal, JournalRecord } from './journal.ts';
-import { checkDurability, describeDatabaseUrl, detectDeadClient, int8, lockSchema, migrate, readDurability, type PostgresDurability } from './postgresSetup.ts';
+import { checkDurability, describeDatabaseUrl, detectDeadClient, int8, journalChannel, lockSchema, migrate, readDurability, schemaLockOf, type PostgresDurability, type SchemaLock } from './postgresSetup.ts';
 
-export { describeDatabaseUrl, durabilityProblem, type PostgresDurability } from './postgresSetup.ts';
+export { describeDatabaseUrl, durabilityProblem, WriterLockTaken, type PostgresDurability } from './postgresSetup.ts';
 
 export interface PostgresJournal extends AsyncJournal {
   /** The schema the tables live in (the first existing schema of the connection's search_path). */
   readonly schema: string;
   /** The writer connection's backend process id (for diagnostics, and tests that cut it off). */
   readonly writerPid: number;
+  /** The LISTEN/NOTIFY channel each committed batch is announced on (payload: its last seq). */
+  readonly channel: string;
+  /** The advisory lock key of the schema's single writer (bigint as text). */
+  readonly lockKey: string;
   /** The durability settings as the writer connection sees them now. */
   durability(): Promise<PostgresDurability>;
   /**
@@ -48,6 +52,10 @@ export interface PostgresJournalOptions {
    * longer than the server takes to end the session of a writer that died (see detectDeadClient).
    */
   lockWaitMs?: number;
+  /** How often the lock is tried again while waiting for it; 500 ms by default (a standby: less). */
+  lockRetryMs?: number;
+  /** Gives up waiting for the lock (a standby shutting down). */
+  signal?: AbortSignal;
 }
 
 const DEFAULT_PAGE_SIZE = 5_000;
@@ -64,13 +72,20 @@ const CLIENT_TIMEOUT_SLACK_MS = 5_000;
  * One statement, so one transaction: outside BEGIN, PostgreSQL commits it at the protocol's Sync and
  * answers ReadyForQuery only after the commit (and its WAL flush) returned; pg resolves the query on
  * ReadyForQuery. One round trip per batch instead of three for BEGIN / INSERT / COMMIT.
- * The WHERE clause makes the database confirm that its journal ends where ours does: if it does
- * not, nothing is inserted and the adapter stops (something else wrote to the table).
+ * The WHERE clause is the fence against a second writer (a standby that took over, docs/operations.md):
+ * the database confirms that its journal ends where ours does, and that this session still holds
+ * the writer lock (an advisory lock already held by the session is granted again at once; held by
+ * another session, it is refused without waiting). If either fails nothing is inserted and the
+ * adapter stops. The seq primary key refuses a seq written twice whatever happens.
+ * The NOTIFY is delivered when the transaction commits, never before: standbys LISTEN for it.
  */
-const APPEND_SQL = `
-  INSERT INTO journal (seq, ts, cmd)
-  SELECT r.seq, r.ts, r.cmd FROM unnest($1::bigint[], $2::bigint[], $3::text[]) AS r(seq, ts, cmd)
-  WHERE (SELECT COALESCE(MAX(seq), 0) FROM journal) = $4`;
+export const APPEND_SQL = `
+  WITH ins AS (
+    INSERT INTO journal (seq, ts, cmd)
+    SELECT r.seq, r.ts, r.cmd FROM unnest($1::bigint[], $2::bigint[], $3::text[]) AS r(seq, ts, cmd)
+    WHERE (SELECT COALESCE(MAX(seq), 0) FROM journal) = $4 AND (SELECT pg_try_advisory_xact_lock($5::bigint))
+    RETURNING seq)
+  SELECT count(*)::int AS n, pg_notify($6, COALESCE(MAX(seq), 0)::text)::text AS notified FROM ins`;
 
 /**
  * A write refused before anything reached the database: the connection is in a known state, so it
@@ -132,16 +147,16 @@ export async function openPostgresJournal(url: string, opts: PostgresJournalOpti
   }
 
   let committedSeq: number;
-  let schema: string;
+  let lock: SchemaLock;
   let writerPid: number;
   let pool: pg.Pool;
   try {
     await checkDurability(client, where);
     if (opts.readOnly) {
-      schema = (await client.query<{ schema: string }>('SELECT current_schema() AS schema')).rows[0]!.schema;
+      lock = await schemaLockOf(client, where);
     } else {
       await detectDeadClient(client);
-      schema = await lockSchema(client, where, opts.lockWaitMs ?? DEFAULT_LOCK_WAIT_MS);
+      lock = await lockSchema(client, where, opts.lockWaitMs ?? DEFAULT_LOCK_WAIT_MS, opts.lockRetryMs, opts.signal);
       await migrate(client);
     }
     const last = await client.query<{ last: string; pid: number }>('SELECT COALESCE(MAX(seq), 0) AS last, pg_backend_pid() AS pid FROM journal');
@@ -156,6 +171,8 @@ export async function openPostgresJournal(url: string, opts: PostgresJournalOpti
     throw e;
   }
 
+  const schema = lock.schema;
+  const channel = journalChannel(lock.oid);
   let closed = false;
   let closing: Promise<void> | null = null;
   // Writes run one at a time, in the order issued: each starts when the previous one settled.
@@ -205,9 +222,9 @@ export async function openPostgresJournal(url: string, opts: PostgresJournalOpti
       tss[i] = r.ts;
       cmds[i] = r.cmd;
     }
-    const res = await client.query({ name: 'strikebook_journal_append', text: APPEND_SQL, values: [seqs, tss, cmds, committedSeq] });
-    if (res.rowCount !== n) {
-      throw new Error(`journal: the journal table in schema "${schema}" does not end at seq ${committedSeq}; another process wrote to it`);
+    const res = await client.query<{ n: number }>({ name: 'strikebook_journal_append', text: APPEND_SQL, values: [seqs, tss, cmds, committedSeq, lock.key, channel] });
+    if (res.rows[0]?.n !== n) {
+      throw new Error(`journal: the journal table in schema "${schema}" does not end at seq ${committedSeq}, or this server no longer holds the writer lock; another server writes to it`);
     }
     committedSeq = expected - 1;
   }
@@ -305,6 +322,8 @@ export async function openPostgresJournal(url: string, opts: PostgresJournalOpti
   return {
     schema,
     writerPid,
+    channel,
+    lockKey: lock.key,
     compactStep,
 
     append(records: JournalRecord[]): Promise<void> {

@@ -13,6 +13,28 @@ const SCHEMA_VERSION_KEY = 'schema_version';
 const LOCK_KEY_HIGH = 0x5354524b;
 const LOCK_RETRY_MS = 500;
 
+/** Another session holds the single-writer lock (a leader is running): a standby can wait for it. */
+export class WriterLockTaken extends Error {
+  override name = 'WriterLockTaken';
+}
+
+/** The schema the journal lives in, and the advisory lock key of its single writer. */
+export interface SchemaLock {
+  schema: string;
+  /** The bigint key (as text: it passes 2^53) of the writer lock: fixed high half, schema oid low half. */
+  key: string;
+  /** The schema's oid: also names the journal's LISTEN/NOTIFY channel (journalChannel). */
+  oid: number;
+}
+
+/**
+ * The channel the writer notifies after each committed batch (payload: its last seq) and standbys
+ * LISTEN on. Per schema, so that exchanges in other schemas of the database do not wake them.
+ */
+export function journalChannel(oid: number): string {
+  return `strikebook_journal_${oid}`;
+}
+
 /** The server settings a commit's durability rests on, as `SHOW` prints them. */
 export interface PostgresDurability {
   fsync: string;
@@ -89,23 +111,36 @@ export async function detectDeadClient(client: pg.ClientBase): Promise<void> {
  * is refused at start instead: after waiting up to `waitMs` for the lock, which is what it takes
  * the server to end the session of a writer that died or lost the network (detectDeadClient).
  */
-export async function lockSchema(client: pg.ClientBase, where: string, waitMs: number): Promise<string> {
+export async function lockSchema(client: pg.ClientBase, where: string, waitMs: number, retryMs = LOCK_RETRY_MS, signal?: AbortSignal): Promise<SchemaLock> {
   const deadline = performance.now() + waitMs;
   for (;;) {
-    const res = await client.query<{ schema: string | null; locked: boolean | null }>(
-      `SELECT current_schema() AS schema,
-              (SELECT pg_try_advisory_lock(($1::bigint << 32) | n.oid::bigint)
-                 FROM pg_namespace n WHERE n.nspname = current_schema()) AS locked`,
+    signal?.throwIfAborted();
+    const res = await client.query<{ schema: string | null; locked: boolean | null; key: string | null; oid: string | null }>(
+      `SELECT current_schema() AS schema, n.oid::bigint::text AS oid, ((($1::bigint << 32) | n.oid::bigint))::text AS key,
+              pg_try_advisory_lock(($1::bigint << 32) | n.oid::bigint) AS locked
+         FROM (SELECT 1) AS one LEFT JOIN pg_namespace n ON n.nspname = current_schema()`,
       [LOCK_KEY_HIGH],
     );
-    const { schema, locked } = res.rows[0]!;
-    if (schema === null) throw new Error(`journal: no schema of search_path exists in the database at ${where}`);
-    if (locked === true) return schema;
+    const { schema, locked, key, oid } = res.rows[0]!;
+    if (schema === null || key === null || oid === null) throw new Error(`journal: no schema of search_path exists in the database at ${where}`);
+    if (locked === true) return { schema, key, oid: Number(oid) };
     if (performance.now() >= deadline) {
-      throw new Error(`journal: another Strikebook server is writing to this database (${where}, schema "${schema}"); stop it first`);
+      throw new WriterLockTaken(`journal: another Strikebook server is writing to this database (${where}, schema "${schema}"); stop it first`);
     }
-    await new Promise((resolve) => setTimeout(resolve, Math.min(LOCK_RETRY_MS, Math.max(0, deadline - performance.now()))));
+    await new Promise((resolve) => setTimeout(resolve, Math.min(retryMs, Math.max(0, deadline - performance.now()))));
   }
+}
+
+/** The schema and lock key of the journal `client`'s search_path points at, without locking. */
+export async function schemaLockOf(client: pg.ClientBase, where: string): Promise<SchemaLock> {
+  const res = await client.query<{ schema: string | null; key: string | null; oid: string | null }>(
+    `SELECT current_schema() AS schema, n.oid::bigint::text AS oid, ((($1::bigint << 32) | n.oid::bigint))::text AS key
+       FROM (SELECT 1) AS one LEFT JOIN pg_namespace n ON n.nspname = current_schema()`,
+    [LOCK_KEY_HIGH],
+  );
+  const { schema, key, oid } = res.rows[0]!;
+  if (schema === null || key === null || oid === null) throw new Error(`journal: no schema of search_path exists in the database at ${where}`);
+  return { schema, key, oid: Number(oid) };
 }
 
 /** Creates the tables if missing and records the schema version, refusing a newer one. */

@@ -24,6 +24,22 @@ import type { JournalRecord, JournalWriter } from '../journal/journal.ts';
  */
 export const MAX_WRITES_IN_FLIGHT = 2;
 
+/**
+ * A command submitted to a standby (src/app/standby.ts): only the leader sequences commands. The API
+ * answers it with 10040 naming the leader (docs/api-notes.md, "Standby").
+ */
+export class StandbyRefusal extends Error {
+  override name = 'StandbyRefusal';
+  constructor(readonly leaderUrl: string | null) {
+    super(`this server is a standby; the leader is ${leaderUrl ?? 'unknown'}`);
+  }
+}
+
+/** Who the leader is, as a standby knows it; null leader URL when no leader has announced itself. */
+export interface StandbyRole {
+  leaderUrl(): string | null;
+}
+
 export interface Clock {
   now(): number;
 }
@@ -38,8 +54,10 @@ export interface SequencerOptions {
   onFatal: (err: unknown) => void;
   onCommandError: (err: unknown, cmd: Sequenced) => void;
   /** Called after each batch is durable, with the commands it held (for event fan-out) and the
-   *  seconds from its hand-over to the journal until durable (for metrics). */
-  onCommitted?: (cmds: Sequenced[], seconds: number) => void;
+   *  seconds from its hand-over to the journal until durable (for metrics). `followed`: the batch
+   *  is the leader's, applied by a standby (follow()): this process wrote nothing, so it must not
+   *  count a commit or publish the batch anywhere but to its own clients. */
+  onCommitted?: (cmds: Sequenced[], seconds: number, followed: boolean) => void;
   /** The state could not be serialized for a snapshot (a bug, not fatal: the journal has it all). */
   onSnapshotError?: (err: unknown) => void;
   /**
@@ -107,10 +125,12 @@ export class Sequencer {
   /** Settles when a write fails, so that waiting for the drain does not hang on a dead journal. */
   private readonly failedSignal: Promise<void>;
   private signalFailed!: () => void;
+  /** Set while this process is a standby: commands are refused, records come from follow(). */
+  private standby: StandbyRole | null = null;
 
   constructor(
     readonly ex: Exchange,
-    private readonly journal: JournalWriter,
+    private journal: JournalWriter,
     private readonly clock: Clock,
     private readonly opts: SequencerOptions,
     private readonly snapshot: () => string,
@@ -127,6 +147,7 @@ export class Sequencer {
    * A `render` that throws (e.g. `unwrap` of a rejection) rejects the reply, also only once durable.
    */
   submit<R>(cmd: Command, render: (result: unknown) => R): Promise<R> {
+    if (this.standby !== null) return Promise.reject(new StandbyRefusal(this.standby.leaderUrl()));
     if (this.failed !== null) return Promise.reject(new Error('sequencer stopped: journal write failed', { cause: this.failed }));
     if (this.stopped) return Promise.reject(new Error('sequencer stopped'));
     // A refusal that changes nothing (a cancel of an unknown or closed order) is not sequenced: it
@@ -181,6 +202,59 @@ export class Sequencer {
       }
     }
     return waitFor.done.then(() => this.read(fn));
+  }
+
+  /** Whether this sequencer follows a leader's journal instead of sequencing commands. */
+  get isStandby(): boolean {
+    return this.standby !== null;
+  }
+
+  /** The last seq applied (sequenced here, or followed from the leader's journal). */
+  get appliedSeq(): number {
+    return this.lastSeq;
+  }
+
+  /** Throws the standby refusal on a standby: for a write that is not a command (operator settings in the meta table). */
+  assertLeader(): void {
+    if (this.standby !== null) throw new StandbyRefusal(this.standby.leaderUrl());
+  }
+
+  /** Makes this sequencer a standby: every submit is refused until promote(). */
+  becomeStandby(role: StandbyRole): void {
+    if (this.pending || this.lastHanded !== null) throw new Error('sequencer: only a sequencer that never sequenced a command can become a standby');
+    this.standby = role;
+  }
+
+  /**
+   * A standby applies the leader's durable records, in seq order, through the same applyCommand as
+   * recovery's replay (so its state hash equals the leader's at every seq), and hands them to
+   * onCommitted as a durable batch (live streams). A gap means records were missed: it throws.
+   */
+  follow(records: readonly { seq: number; ts: number; cmd: string }[]): void {
+    if (this.standby === null) throw new Error('sequencer: follow() is for a standby');
+    if (records.length === 0) return;
+    const cmds: Sequenced[] = [];
+    for (const r of records) {
+      if (r.seq !== this.lastSeq + 1) throw new Error(`standby: journal record ${r.seq} does not follow ${this.lastSeq}`);
+      const cmd = JSON.parse(r.cmd) as Sequenced;
+      applyCommand(this.ex, cmd, this.opts.onCommandError);
+      this.lastSeq = r.seq;
+      this.lastTs = Math.max(this.lastTs, r.ts);
+      cmds.push(cmd);
+    }
+    this.sinceSnapshot += records.length;
+    this.opts.onCommitted?.(cmds, 0, true);
+  }
+
+  /**
+   * A standby that took the writer lock becomes the leader: `journal` (which holds the lock) must
+   * end exactly where the followed records did, so the next command gets the next seq.
+   */
+  promote(journal: JournalWriter): void {
+    if (this.standby === null) throw new Error('sequencer: promote() is for a standby');
+    if (journal.lastSeq() !== this.lastSeq) throw new Error(`sequencer: the journal ends at ${journal.lastSeq()}, the state at ${this.lastSeq}`);
+    this.journal = journal;
+    this.standby = null;
   }
 
   /** Whether a command is waiting for its batch to become durable (for tests and shutdown). */
@@ -296,7 +370,7 @@ export class Sequencer {
   private committed(batch: Batch): void {
     this.sinceSnapshot += batch.records.length;
     for (const r of batch.resolvers) r();
-    this.opts.onCommitted?.(batch.cmds, (performance.now() - batch.handedAt) / 1000);
+    this.opts.onCommitted?.(batch.cmds, (performance.now() - batch.handedAt) / 1000, false);
     if (this.sinceSnapshot < this.opts.snapshotEvery) return;
     if (this.opts.snapshotDue === undefined) {
       this.takeSnapshot();

@@ -111,6 +111,29 @@ describe('credit rate limits', () => {
     }
   });
 
+  it('holds the refusals of a client that resends while refused (one refill step each), and answers a client that waited at once', async () => {
+    const user = await userToken(url, admin, 'impatient@example.com');
+    for (let i = 0; i < 20; i++) await ok(url, 'private/cancel_all', {}, user);
+    const first = await rpc(url, 'private/cancel_all', {}, user);
+    assertError(first, 10028);
+    assert.equal(first.body.error.data.retry_after_ms, 200, 'the first refusal: the full wait, answered at once');
+    // three resends at once, ignoring retry_after: queued 400, 600 and 800 ms behind it (real
+    // time; the exchange clock stands still, so no credit refills meanwhile)
+    const started = performance.now();
+    const resent = await Promise.all([0, 1, 2].map(async () => {
+      const r = await rpc(url, 'private/cancel_all', {}, user);
+      return { r, ms: performance.now() - started };
+    }));
+    for (const { r } of resent) {
+      assertError(r, 10028);
+      assert.equal(r.body.error.data.retry_after_ms, 1, 'the hold served the wait');
+    }
+    assert.ok(Math.max(...resent.map((x) => x.ms)) >= 790, `the last resend was held 800 ms (took ${Math.max(...resent.map((x) => x.ms))} ms)`);
+    // a client that waits as told (the clock moved past the horizon) passes, unheld
+    await advance(1000);
+    await ok(url, 'private/cancel_all', {}, user);
+  });
+
   it('charges unauthenticated calls to the client IP: 100 pass, the 101st is refused; another IP is unaffected', async () => {
     for (let i = 0; i < 100; i++) assert.equal((await getFrom(url, '127.0.0.21', '/api/v2/public/get_time')).status, 200, `call ${i + 1}`);
     const refused = await getFrom(url, '127.0.0.21', '/api/v2/public/get_time');

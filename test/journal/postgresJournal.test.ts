@@ -8,7 +8,7 @@ import net from 'node:net';
 import pg from 'pg';
 import type { JournalRecord } from '../../src/journal/journal.ts';
 import { detectDeadClient } from '../../src/journal/postgresSetup.ts';
-import { describeDatabaseUrl, durabilityProblem, openPostgresJournal, type PostgresJournal, type PostgresJournalOptions } from '../../src/journal/postgresJournal.ts';
+import { APPEND_SQL, WriterLockTaken, describeDatabaseUrl, durabilityProblem, openPostgresJournal, type PostgresJournal, type PostgresJournalOptions } from '../../src/journal/postgresJournal.ts';
 import { freshSchema, type TestSchema } from '../helpers/postgres.ts';
 
 function rec(seq: number): JournalRecord {
@@ -376,4 +376,48 @@ test('connection errors name the server without the password', async () => {
   );
   assert.match(err.message, /cannot connect to PostgreSQL at postgres:\/\/strike@127\.0\.0\.1:1\/book/);
   assert.doesNotMatch(err.message, /s3cret/);
+});
+
+test('the append is fenced: a session without the writer lock inserts nothing, and seqs already written are refused', async (t) => {
+  const s = await setup(t);
+  if (!s) return;
+  const { db, j } = s;
+  await j.append(range(1, 2));
+  // a stale leader's statement, exactly as the adapter sends it, from a session that lost the lock
+  const stale = new pg.Client({ connectionString: db.url });
+  await stale.connect();
+  try {
+    const r = rec(3);
+    const res = await stale.query<{ n: number }>(APPEND_SQL, [[r.seq], [r.ts], [r.cmd], 2, j.lockKey, j.channel]);
+    assert.equal(res.rows[0]!.n, 0, 'nothing inserted without the lock, although the seq follows');
+    // and with a stale idea of the journal's end (a seq written twice) the primary key and the end check refuse it
+    const again = await stale.query<{ n: number }>(APPEND_SQL, [[2], [r.ts], [r.cmd], 1, j.lockKey, j.channel]);
+    assert.equal(again.rows[0]!.n, 0);
+  } finally {
+    await stale.end();
+  }
+  const [count] = await db.query<{ n: number; max: string }>(`SELECT count(*)::int AS n, MAX(seq) AS max FROM ${db.name}.journal`);
+  assert.deepEqual([count!.n, count!.max], [2, '2']);
+  // the lock holder carries on
+  await j.append([rec(3)]);
+  assert.equal(j.lastSeq(), 3);
+  await assert.rejects(openPostgresJournal(db.url, { lockWaitMs: 0 }), WriterLockTaken);
+});
+
+test('each committed batch is announced on the journal channel with its last seq', async (t) => {
+  const s = await setup(t);
+  if (!s) return;
+  const { db, j } = s;
+  const listener = new pg.Client({ connectionString: db.url });
+  await listener.connect();
+  t.after(() => listener.end());
+  const payloads: string[] = [];
+  listener.on('notification', (m) => {
+    if (m.channel === j.channel) payloads.push(m.payload ?? '');
+  });
+  await listener.query(`LISTEN "${j.channel}"`);
+  await j.append(range(1, 3));
+  await j.append([rec(4)]);
+  for (let i = 0; i < 50 && payloads.length < 2; i++) await new Promise((r) => setTimeout(r, 20));
+  assert.deepEqual(payloads, ['3', '4']);
 });

@@ -448,3 +448,40 @@ test(`with an asynchronous journal, up to ${MAX_WRITES_IN_FLIGHT} batches are wr
   assert.deepEqual(await settledWithin(read), { value: 4 }, 'a read waits for every batch handed over before it');
   assert.equal(seq.pending, false);
 });
+
+// ---- standby (src/app/standby.ts) --------------------------------------------------------------
+
+test('a standby sequencer refuses commands naming the leader, follows records to the leader state, and continues the seqs once promoted', async () => {
+  const leader = rig();
+  await tradingScenario(leader.seq, leader.ex);
+  const records = [...leader.journal.records];
+
+  // a stub writer, as a standby's storage has: never written to
+  const stub: JournalWriter = { append: () => assert.fail('a standby writes nothing'), saveSnapshot: () => assert.fail('no snapshot'), lastSeq: () => 0 };
+  const followed: Array<[number, boolean]> = [];
+  const sb = { ex: new Exchange() };
+  const standby = new Sequencer(sb.ex, stub, fakeClock(), { snapshotEvery: 1_000_000, onFatal: () => undefined, onCommandError: () => undefined, onCommitted: (cmds, _s, f) => followed.push([cmds.length, f]) }, () => serialize(sb.ex));
+  standby.becomeStandby({ leaderUrl: () => 'https://a.example' });
+  assert.equal(standby.isStandby, true);
+  await assert.rejects(standby.submit(index(1), (r) => r), (e: Error & { leaderUrl?: string }) => e.name === 'StandbyRefusal' && e.leaderUrl === 'https://a.example');
+  assert.throws(() => standby.assertLeader(), { name: 'StandbyRefusal' });
+  assert.equal(sb.ex.seq, 0, 'a refused command changed nothing');
+
+  standby.follow(records.slice(0, 10));
+  assert.equal(stateHash(sb.ex), stateHash(fullReplay(leader.journal, 10)), 'the same state as the leader at seq 10');
+  assert.throws(() => standby.follow(records.slice(11, 12)), /does not follow 10/, 'a gap is refused');
+  standby.follow(records.slice(10));
+  assert.equal(standby.appliedSeq, leader.journal.lastSeq());
+  assert.equal(stateHash(sb.ex), stateHash(leader.ex), 'the same state as the leader at its last seq');
+  assert.deepEqual(followed, [[10, true], [records.length - 10, true]], 'handed to onCommitted as followed batches');
+
+  // promoted onto a journal that ends elsewhere: refused; onto the leader's journal: the next seq
+  const short = new MemoryJournal();
+  assert.throws(() => standby.promote(short), /ends at 0/);
+  standby.promote(leader.journal);
+  assert.equal(standby.isStandby, false);
+  await standby.submit(index(100_001), (r) => r);
+  assert.equal(leader.journal.lastSeq(), records.length + 1);
+  assert.equal(sb.ex.seq, records.length + 1);
+  assert.deepEqual(followed.at(-1), [1, false], 'its own batch is not a followed one');
+});

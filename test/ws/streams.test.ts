@@ -185,6 +185,7 @@ test('every registry operation answers over the socket with the HTTP result shap
   // access_token on a private call authenticates that call
   const pos = await ws.call('private/get_account_summary', { currency: 'BTC', access_token: tokA });
   assert.equal(pos.result.currency, 'BTC');
+  assert.equal((await ws.call('private/get_account_summary', { currency: 'BTC' })).error.code, 10000, 'that call only: the connection is still anonymous');
   const bad = await new Promise<any>((resolve) => {
     ws.ws.once('message', (d) => resolve(JSON.parse(d.toString())));
     ws.ws.send('{not json');

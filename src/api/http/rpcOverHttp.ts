@@ -79,7 +79,8 @@ export async function rpcOverHttp(s: Services, m: CompiledMethod, req: HttpRpcRe
       if (p === null || typeof p !== 'object' || Array.isArray(p)) {
         return answer(env, errorOut(ERR.INVALID_PARAMS, 'params must be an object'), testnet);
       }
-      params = { ...(p as Record<string, unknown>) };
+      // not a spread copy: see the WebSocket server's handle() (validating one was 90x slower)
+      params = p as Record<string, unknown>;
     } else params = obj;
   } else {
     params = { ...req.query };

@@ -169,8 +169,19 @@ export function buildHttpServer(s: Services, methods: MethodDef[]): FastifyInsta
     done();
   });
 
+  // role and, on a standby, how far behind the leader it is (docs/operations.md)
   app.get('/health', async (_req, reply) => {
-    reply.type('application/json').send(JSON.stringify({ status: 'ok', seq: s.ex.seq }));
+    const st = s.ha.role === 'standby' ? s.ha.follower?.status() : undefined;
+    const body =
+      st === undefined
+        ? { status: 'ok', seq: s.ex.seq, role: s.ha.role }
+        : { status: 'ok', seq: s.ex.seq, role: s.ha.role, leader: st.leaderUrl, lag: { seq: st.leaderSeq - st.appliedSeq, ms: st.lagMs, leader_seq: st.leaderSeq, since_last_read_ms: st.sinceLastReadMs } };
+    reply.type('application/json').send(JSON.stringify(body));
+  });
+  // for load balancers: only the leader takes traffic that writes
+  app.get('/ready', async (_req, reply) => {
+    const leader = s.ha.role === 'leader';
+    reply.code(leader ? 200 : 503).type('application/json').send(JSON.stringify({ ready: leader, role: s.ha.role }));
   });
   // users and orders are an exchange's internals: only this host may read them unless configured
   app.get('/metrics', async (req, reply) => {

@@ -6,6 +6,7 @@ import { parseScaled } from '../../domain/decimal.ts';
 import { ERR, reject } from '../../domain/errors.ts';
 import { AMOUNT_SCALE, PRICE_SCALE, expiryCode } from '../../domain/instrument.ts';
 import type { PlaceResult } from '../../engine/trading.ts';
+import type { TriggerPlaceResult } from '../../engine/triggers.ts';
 import type { Order, User } from '../../engine/types.ts';
 import type { Services } from '../../app/services.ts';
 import { refuseRiskIfDiskLow } from '../../app/diskGuard.ts';
@@ -87,6 +88,11 @@ export const deribitExtraMethods = [
       post_only: Type.Optional(Type.Boolean()),
       reject_post_only: Type.Optional(Type.Boolean()),
       reduce_only: Type.Optional(Type.Boolean()),
+      /** flags (true) or unflags (false) an ordinary order for market-maker protection */
+      mmp: Type.Optional(Type.Boolean()),
+      // untriggered trigger orders: a new trigger price, or a trailing stop's offset
+      trigger_price: Type.Optional(Type.Number()),
+      trigger_offset: Type.Optional(Type.Number()),
     }),
     async handler(ctx, p) {
       const c = caller(ctx);
@@ -96,7 +102,7 @@ export const deribitExtraMethods = [
       if (p.reduce_only !== undefined) {
         // an order's reduce-only flag is fixed when it is placed (it decides how the order is cut
         // as the position shrinks); an edit that asks for the other value is refused, not ignored
-        const current = await ctx.services.seq.read(() => userOf(ctx).orders.get(id)?.reduceOnly);
+        const current = await ctx.services.seq.read(() => userOf(ctx).orders.get(id)?.reduceOnly ?? ctx.services.ex.triggers.get(c.userId, id)?.cmd.reduceOnly);
         if (current !== undefined && current !== p.reduce_only) throw reject(ERR.INVALID_ARGUMENTS, 'reduce_only_not_editable', 'reduce_only');
       }
       const a = exactAmount(p.amount, 'amount');
@@ -111,10 +117,19 @@ export const deribitExtraMethods = [
         price = parseScaled(p.price, PRICE_SCALE);
         if (price === null) throw reject(ERR.PRICE_WRONG_TICK, 'price_wrong_tick', 'price');
       }
+      const trig: { triggerPrice?: number; triggerOffset?: number } = {};
+      for (const [k, param] of [['triggerPrice', 'trigger_price'], ['triggerOffset', 'trigger_offset']] as const) {
+        const v = p[param];
+        if (v === undefined) continue;
+        if (!(v > 0)) throw reject(ERR.INVALID_ARGUMENTS, param === 'trigger_price' ? 'invalid_trigger_price' : 'invalid_trigger_offset', param);
+        const u = parseScaled(v, PRICE_SCALE);
+        if (u === null) throw reject(ERR.PRICE_WRONG_TICK, `${param}_wrong_tick`, param);
+        trig[k] = u;
+      }
       return ctx.services.seq.submit(
-        { t: 'edit', userId: c.userId, orderId: id, lots, price, postOnly: p.post_only ?? null, rejectPostOnly: p.reject_post_only ?? null },
+        { t: 'edit', userId: c.userId, orderId: id, lots, price, postOnly: p.post_only ?? null, rejectPostOnly: p.reject_post_only ?? null, ...trig, ...(p.mmp !== undefined ? { mmp: p.mmp } : {}) },
         (r) => {
-          const res = unwrap(r) as PlaceResult;
+          const res = unwrap(r) as PlaceResult | TriggerPlaceResult;
           return { order: renderOrder(res.order), trades: res.trades.map((t) => renderUserTrade(t, c.userId)) };
         },
       );
@@ -127,7 +142,7 @@ export const deribitExtraMethods = [
     handler(ctx, p) {
       const id = orderIdOrReject(p.order_id);
       return ctx.services.seq.read(() => {
-        const o = userOf(ctx).orders.get(id);
+        const o = userOf(ctx).orders.get(id) ?? ctx.services.ex.triggers.get(caller(ctx).userId, id);
         if (!o) throw reject(ERR.ORDER_NOT_FOUND, undefined, 'order_id');
         return renderOrder(o);
       });

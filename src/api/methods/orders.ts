@@ -6,12 +6,14 @@ import { CURRENCIES } from '../../domain/currency.ts';
 import { ERR, reject } from '../../domain/errors.ts';
 import { BUY, SELL } from '../../engine/orderBook.ts';
 import type { Order, User } from '../../engine/types.ts';
+import { TriggerOrder } from '../../engine/triggers.ts';
 import { contractsOf } from '../../risk/accountRisk.ts';
 import { toMinorUp } from '../../risk/margin.ts';
 import type { Services } from '../../app/services.ts';
-import { money, orderId, parseOrderId, renderOrder } from '../render.ts';
+import { money, parseOrderId, renderOrder } from '../render.ts';
 import { defineMethod, type CallContext } from '../rpc/registry.ts';
 import { caller } from './common.ts';
+import { untriggeredOf } from './trading.ts';
 
 /** Most ids one get_order_margin_by_ids call takes. */
 export const MAX_MARGIN_IDS = 1000;
@@ -69,13 +71,14 @@ export const orderMethods = [
   defineMethod({
     name: 'private/get_open_orders',
     scope: 'trade:read',
-    summary: 'Every open order of the caller, all currencies, oldest first. `kind` option/any selects them (other kinds: none listed); `type` all/limit selects them (only limit orders rest: trigger types select none).',
+    summary: 'Every open order of the caller, all currencies, oldest first, then the untriggered trigger orders. `kind` option/any selects them (other kinds: none listed); `type` all selects both, limit the resting orders, trigger_all/stop_all/take_all/trailing_all or one trigger type the untriggered orders of that type.',
     params: Type.Object({ kind: OpenKind, type: OpenType }),
     handler(ctx, p) {
       return ctx.services.seq.read(() => {
         const user = userOf(ctx);
-        if ((p.kind !== 'option' && p.kind !== 'any') || (p.type !== 'all' && p.type !== 'limit')) return [];
-        return allOpen(user).map(renderOrder);
+        if (p.kind !== 'option' && p.kind !== 'any') return [];
+        const resting = p.type === 'all' || p.type === 'limit' ? allOpen(user) : [];
+        return [...resting, ...untriggeredOf(ctx, p.type, () => true)].map(renderOrder);
       });
     },
   }),
@@ -96,12 +99,13 @@ export const orderMethods = [
         const user = userOf(ctx);
         const orders = ids.map((text) => {
           const id = parseOrderId(text);
-          const o = id === null ? undefined : user.orders.get(id);
+          const o = id === null ? undefined : (user.orders.get(id) ?? s.ex.triggers.get(user.id, id));
           if (!o) throw reject(ERR.ORDER_NOT_FOUND, text, 'ids');
           return o;
         });
-        const margins = orderMargins(s, user, orders);
-        return orders.map((o) => ({ order_id: orderId(o), initial_margin: money(margins.get(o)!, o.inst.currency), initial_margin_currency: o.inst.currency }));
+        // a trigger order holds no margin until it fires (docs/api-notes.md "Trigger orders")
+        const margins = orderMargins(s, user, orders.filter((o): o is Order => !(o instanceof TriggerOrder)));
+        return orders.map((o) => ({ order_id: String(o.id), initial_margin: money(margins.get(o as Order) ?? 0, o.inst.currency), initial_margin_currency: o.inst.currency }));
       });
     },
   }),

@@ -57,6 +57,8 @@ export const rateLimitMethods = [
     async handler(ctx, p) {
       const s = ctx.services;
       knownUser(s, p.user_id);
+      // the overrides live in the meta table, which only the leader writes: refused before any change
+      s.seq.assertLeader();
       if (p.reset === true) s.credits.overrides.delete(p.user_id);
       else {
         const base = s.credits.limitsOf(p.user_id);

@@ -7,6 +7,7 @@ import { ERR, reject } from '../../domain/errors.ts';
 import { AMOUNT_SCALE, PRICE_SCALE, lotsToAmount } from '../../domain/instrument.ts';
 import { BUY, SELL } from '../../engine/orderBook.ts';
 import type { PlaceResult } from '../../engine/trading.ts';
+import { TriggerOrder, selectsType, type CancelTypeFilter, type TriggerOrderType, type TriggerPlaceResult, type TriggerSpec } from '../../engine/triggers.ts';
 import type { DepositRecord, Order, Trade, User } from '../../engine/types.ts';
 import { money, parseOrderId, renderOrder, renderUserTrade } from '../render.ts';
 import { defineMethod, type CallContext } from '../rpc/registry.ts';
@@ -17,7 +18,10 @@ const OrderParams = Type.Object({
   instrument_name: InstrumentName,
   amount: Type.Optional(Type.Number()),
   contracts: Type.Optional(Type.Number()),
-  type: Type.Union([Type.Literal('limit'), Type.Literal('market')], { default: 'limit' }),
+  type: Type.Union(
+    ['limit', 'market', 'stop_limit', 'stop_market', 'take_limit', 'take_market', 'trailing_stop'].map((k) => Type.Literal(k)),
+    { default: 'limit' },
+  ),
   price: Type.Optional(Type.Number()),
   time_in_force: Type.Union(
     [Type.Literal('good_til_cancelled'), Type.Literal('good_til_day'), Type.Literal('fill_or_kill'), Type.Literal('immediate_or_cancel')],
@@ -29,9 +33,15 @@ const OrderParams = Type.Object({
   label: SafeText({ maxLength: 64, default: '' }),
   advanced: Type.Optional(Type.Union([Type.Literal('usd'), Type.Literal('implv')])),
   client_order_id: Type.Optional(SafeText({ minLength: 1, maxLength: 64 })),
+  /** market-maker protection (private/set_mmp_config): limit orders only */
+  mmp: Type.Optional(Type.Boolean()),
+  // trigger orders (src/engine/triggers.ts; docs/api-notes.md "Trigger orders")
+  trigger: Type.Optional(Type.Union([Type.Literal('mark_price'), Type.Literal('index_price'), Type.Literal('last_price')])),
+  trigger_price: Type.Optional(Type.Number()),
+  trigger_offset: Type.Optional(Type.Number()),
 });
 
-export function renderPlaceResult(r: PlaceResult, userId: number) {
+export function renderPlaceResult(r: PlaceResult | TriggerPlaceResult, userId: number) {
   return { order: renderOrder(r.order), trades: r.trades.map((t) => renderUserTrade(t, userId)) };
 }
 
@@ -52,9 +62,11 @@ async function placeOrder(ctx: CallContext, p: Static<typeof OrderParams>, side:
   const c = caller(ctx);
   if (!p.reduce_only) refuseRiskIfDiskLow(ctx.services.disk);
   const lots = parseAmount(p);
+  const trig = triggerSpec(p);
+  const type = p.type === 'limit' || p.type === 'stop_limit' || p.type === 'take_limit' ? 'limit' : 'market';
   let price: number | null = null;
   let advPrice: number | null = null;
-  if (p.type === 'limit') {
+  if (type === 'limit') {
     if (p.price === undefined) throw reject(ERR.INVALID_PRICE, 'price_required', 'price');
     if (p.price <= 0) throw reject(ERR.INVALID_PRICE, 'price_not_positive', 'price');
     if (p.advanced !== undefined) advPrice = p.price;
@@ -73,19 +85,51 @@ async function placeOrder(ctx: CallContext, p: Static<typeof OrderParams>, side:
       side,
       instrument: p.instrument_name,
       price,
-      advanced: p.type === 'limit' ? (p.advanced ?? null) : null,
+      advanced: type === 'limit' ? (p.advanced ?? null) : null,
       advPrice,
       lots,
-      type: p.type,
+      type,
       tif: p.time_in_force,
       postOnly: p.post_only,
       rejectPostOnly: p.reject_post_only,
       reduceOnly: p.reduce_only,
       label: p.label,
       clientOrderId: p.client_order_id ?? null,
+      // only when set: journal records of ordinary orders stay as they were
+      ...(p.mmp === true ? { mmp: true } : {}),
+      ...(trig !== null ? { trig } : {}),
     },
-    (r) => renderPlaceResult(unwrap(r) as PlaceResult, c.userId),
+    (r) => renderPlaceResult(unwrap(r) as PlaceResult | TriggerPlaceResult, c.userId),
   );
+}
+
+/** A trigger price or offset as exact units of 10^-PRICE_SCALE (coin, or USD for the index). */
+function triggerUnits(v: number, param: string): number {
+  if (!(v > 0)) throw reject(ERR.INVALID_ARGUMENTS, param === 'trigger_price' ? 'invalid_trigger_price' : 'invalid_trigger_offset', param);
+  const u = parseScaled(v, PRICE_SCALE);
+  if (u === null) throw reject(ERR.PRICE_WRONG_TICK, `${param}_wrong_tick`, param);
+  return u;
+}
+
+/** The trigger part of buy/sell params, or null for a limit or market order. */
+function triggerSpec(p: Static<typeof OrderParams>): TriggerSpec | null {
+  if (p.type === 'limit' || p.type === 'market') {
+    // a trigger price on an ordinary order would be silently ignored: a client that sends one meant a stop
+    for (const k of ['trigger', 'trigger_price', 'trigger_offset'] as const) {
+      if (p[k] !== undefined) throw reject(ERR.INVALID_ARGUMENTS, 'trigger_needs_trigger_order_type', k);
+    }
+    return null;
+  }
+  if (p.trigger === undefined) throw reject(ERR.INVALID_PARAMS, 'missing required parameter', 'trigger');
+  const type = p.type as TriggerOrderType;
+  if (type === 'trailing_stop') {
+    if (p.trigger_price !== undefined) throw reject(ERR.INVALID_ARGUMENTS, 'trailing_stop_has_no_trigger_price', 'trigger_price');
+    if (p.trigger_offset === undefined) throw reject(ERR.INVALID_PARAMS, 'missing required parameter', 'trigger_offset');
+    return { type, source: p.trigger, price: null, offset: triggerUnits(p.trigger_offset, 'trigger_offset') };
+  }
+  if (p.trigger_offset !== undefined) throw reject(ERR.INVALID_ARGUMENTS, 'trigger_offset_only_for_trailing_stop', 'trigger_offset');
+  if (p.trigger_price === undefined) throw reject(ERR.INVALID_PARAMS, 'missing required parameter', 'trigger_price');
+  return { type, source: p.trigger, price: triggerUnits(p.trigger_price, 'trigger_price'), offset: null };
 }
 
 function userOf(ctx: CallContext): User {
@@ -108,17 +152,33 @@ function optionKind(kind: string | undefined): boolean {
   return kind === undefined || kind === 'option' || kind === 'any';
 }
 
-/** Deribit open-order `type` filters: only limit orders rest (no trigger orders), so other types select nothing. */
+/** Deribit open-order `type` filters: `all` and `limit` select resting orders (a fired trigger's among them). */
 function restingType(type: string | undefined): boolean {
   return type === undefined || type === 'all' || type === 'limit';
 }
 
-const CancelType = Type.Union([Type.Literal('all'), Type.Literal('limit')], { default: 'all' });
+/** The caller's untriggered orders a Deribit `type` filter selects (none for `limit`), oldest first. */
+export function untriggeredOf(ctx: CallContext, type: string | undefined, filter: (t: TriggerOrder) => boolean): TriggerOrder[] {
+  if (type === 'limit') return [];
+  return ctx.services.ex.triggers.openOf(caller(ctx).userId, (t) => selectsType(t, type ?? 'all') && filter(t));
+}
+
+/** Deribit's cancel types: `limit` cancels resting orders only, the others trigger orders only (`all`: both). */
+const CancelType = Type.Union(['all', 'limit', 'trigger_all', 'stop', 'take', 'trailing_stop'].map((k) => Type.Literal(k)), { default: 'all' });
 const Kind = Type.Union([Type.Literal('option'), Type.Literal('any')], { default: 'any' });
 
-function cancelReply(orders: Order[], detailed: boolean, currency: string | null, instrument: string | null) {
+function cancelReply(orders: (Order | TriggerOrder)[], detailed: boolean, currency: string | null, instrument: string | null) {
   if (!detailed) return orders.length;
-  return [{ currency: currency ?? 'any', type: 'limit', instrument_name: instrument ?? undefined, result: orders.map(renderOrder) }];
+  // Deribit's detailed report: one entry per kind, `limit` for resting orders and `trigger` for trigger orders
+  const limit = orders.filter((o) => !isTrigger(o));
+  const trigger = orders.filter(isTrigger);
+  const out = [{ currency: currency ?? 'any', type: 'limit', instrument_name: instrument ?? undefined, result: limit.map(renderOrder) }];
+  if (trigger.length > 0) out.push({ currency: currency ?? 'any', type: 'trigger', instrument_name: instrument ?? undefined, result: trigger.map(renderOrder) });
+  return out;
+}
+
+function isTrigger(o: Order | TriggerOrder): o is TriggerOrder {
+  return o instanceof TriggerOrder;
 }
 
 // ---- user trades --------------------------------------------------------------------------------
@@ -193,7 +253,7 @@ export const tradingMethods = [
     handler(ctx, p) {
       const c = caller(ctx);
       return ctx.services.seq.submit({ t: 'cancel_all', userId: c.userId, currency: null, instrument: null, side: null, label: null }, (r) =>
-        cancelReply(r as Order[], p.detailed, null, null),
+        cancelReply(r as (Order | TriggerOrder)[], p.detailed, null, null),
       );
     },
   }),
@@ -204,8 +264,8 @@ export const tradingMethods = [
     handler(ctx, p) {
       const c = caller(ctx);
       return ctx.services.seq.submit(
-        { t: 'cancel_all', userId: c.userId, currency: p.currency as CurrencyCode, instrument: null, side: null, label: null },
-        (r) => cancelReply(r as Order[], p.detailed, p.currency, null),
+        { t: 'cancel_all', userId: c.userId, currency: p.currency as CurrencyCode, instrument: null, side: null, label: null, ...(p.type !== 'all' ? { types: p.type as CancelTypeFilter } : {}) },
+        (r) => cancelReply(r as (Order | TriggerOrder)[], p.detailed, p.currency, null),
       );
     },
   }),
@@ -217,8 +277,8 @@ export const tradingMethods = [
       const c = caller(ctx);
       if (!ctx.services.ex.instruments.has(p.instrument_name)) throw reject(ERR.INVALID_INSTRUMENT, undefined, 'instrument_name');
       return ctx.services.seq.submit(
-        { t: 'cancel_all', userId: c.userId, currency: null, instrument: p.instrument_name, side: null, label: null },
-        (r) => cancelReply(r as Order[], p.detailed, null, p.instrument_name),
+        { t: 'cancel_all', userId: c.userId, currency: null, instrument: p.instrument_name, side: null, label: null, ...(p.type !== 'all' ? { types: p.type as CancelTypeFilter } : {}) },
+        (r) => cancelReply(r as (Order | TriggerOrder)[], p.detailed, null, p.instrument_name),
       );
     },
   }),
@@ -274,8 +334,11 @@ export const tradingMethods = [
     scope: 'trade:read',
     params: Type.Object({ currency: CurrencyParam, kind: Type.Optional(Type.String({ maxLength: 32 })), type: Type.Optional(Type.String({ maxLength: 32 })) }),
     handler(ctx, p) {
-      if (!optionKind(p.kind) || !restingType(p.type)) return [];
-      return ctx.services.seq.read(() => openOrders(userOf(ctx), (o) => o.inst.currency === p.currency).map(renderOrder));
+      if (!optionKind(p.kind)) return [];
+      return ctx.services.seq.read(() => {
+        const resting = restingType(p.type) ? openOrders(userOf(ctx), (o) => o.inst.currency === p.currency) : [];
+        return [...resting, ...untriggeredOf(ctx, p.type, (t) => t.inst.currency === p.currency)].map(renderOrder);
+      });
     },
   }),
   defineMethod({
@@ -289,7 +352,8 @@ export const tradingMethods = [
         const inst = ctx.services.ex.instruments.get(p.instrument_name);
         if (!inst) throw reject(ERR.INVALID_INSTRUMENT, undefined, 'instrument_name');
         const e = user.exposures.get(inst.id);
-        return e && restingType(p.type) ? [...e.openOrders].sort((a, b) => a.id - b.id).map(renderOrder) : [];
+        const resting = e && restingType(p.type) ? [...e.openOrders].sort((a, b) => a.id - b.id) : [];
+        return [...resting, ...untriggeredOf(ctx, p.type, (t) => t.inst === inst)].map(renderOrder);
       });
     },
   }),

@@ -6,7 +6,8 @@ import { apiKeyTagValid, verifyBasic, verifyHmac, type SignedRequest } from '../
 import { ERR, Reject, reject, tooManyRequests } from '../../domain/errors.ts';
 import { MATCHING_METHODS, callCost, type Charge } from '../../app/credits.ts';
 import type { Services } from '../../app/services.ts';
-import { errorBody, httpStatus } from './errors.ts';
+import { StandbyRefusal } from '../../sequencer/sequencer.ts';
+import { ERROR_TABLE, errorBody, httpStatus, standbyErrorBody } from './errors.ts';
 import { scopeAllows, type Caller, type MethodDef } from './registry.ts';
 import { compileValidators, validateParams, type Validators } from './validate.ts';
 
@@ -77,10 +78,17 @@ function chargeFor(s: Services, name: string, caller: Caller | null, ip: string)
   return { subjects, pool, limits: s.credits.poolLimits(caller.userId, pool) };
 }
 
-/** Takes a call's credits; throws 10028 with the wait when the pool is short. */
-function takeCredits(s: Services, charge: Charge): void {
-  const wait = s.credits.take(charge, callCost());
-  if (wait > 0) throw tooManyRequests('rate_limit_exceeded', wait);
+/**
+ * Takes a call's credits: undefined when taken, else the 10028 (with the wait still left), given
+ * once the refusal has been held as long as `refusalHold` says (credits.ts).
+ */
+function takeCredits(s: Services, charge: Charge): Promise<Reject> | undefined {
+  const cost = callCost();
+  const wait = s.credits.take(charge, cost);
+  if (wait <= 0) return undefined;
+  const hold = s.credits.refusalHold(charge, wait, cost);
+  if (hold <= 0) return Promise.resolve(tooManyRequests('rate_limit_exceeded', wait));
+  return new Promise((resolve) => setTimeout(resolve, hold, tooManyRequests('rate_limit_exceeded', Math.max(0, wait - hold))));
 }
 
 // Tokens carry one of a handful of scope strings; their parsed sets are shared (read-only) rather
@@ -126,7 +134,7 @@ export async function call(s: Services, m: CompiledMethod, input: CallInput): Pr
       const r = resolveCaller(s, { authorization: input.credentials.authorization, accessToken: accessToken ?? input.credentials.accessToken, signed: input.credentials.signed });
       if (r instanceof Reject) {
         // failed credentials cost the client IP, so they cannot be tried (or verified) for free
-        if (limited) takeCredits(s, chargeFor(s, def.name, null, input.ip));
+        if (limited) throw (await takeCredits(s, chargeFor(s, def.name, null, input.ip))) ?? r;
         throw r;
       }
       caller = r;
@@ -141,7 +149,8 @@ export async function call(s: Services, m: CompiledMethod, input: CallInput): Pr
         if (r !== null && !(r instanceof Reject)) payer = r;
       }
       charge = chargeFor(s, def.name, payer, input.ip);
-      takeCredits(s, charge);
+      const refused = takeCredits(s, charge);
+      if (refused !== undefined) throw await refused;
     }
     if (def.scope !== 'none') {
       if (!caller) throw reject(ERR.AUTHORIZATION_REQUIRED);
@@ -158,6 +167,10 @@ export async function call(s: Services, m: CompiledMethod, input: CallInput): Pr
     if (err instanceof Reject) {
       s.metrics.callFailed(m.def.name, err.code);
       return { status: httpStatus(err), error: errorBody(err) };
+    }
+    if (err instanceof StandbyRefusal) {
+      s.metrics.callFailed(m.def.name, ERR.RETRY);
+      return { status: ERROR_TABLE[ERR.RETRY].status, error: standbyErrorBody(err.leaderUrl) };
     }
     const correlationId = randomUUID();
     s.metrics.callFailed(m.def.name, ERR.INTERNAL);

@@ -23,6 +23,7 @@ export const ERROR_TABLE: Record<ErrorCode, ErrorInfo> = {
   [ERR.INVALID_AMOUNT]: { message: 'invalid_amount', status: 400 },
   [ERR.INVALID_PRICE]: { message: 'invalid_price', status: 400 },
   [ERR.TOO_MANY_REQUESTS]: { message: 'too_many_requests', status: 429 },
+  [ERR.RETRY]: { message: 'retry', status: 503 },
   [ERR.PRICE_WRONG_TICK]: { message: 'price_wrong_tick', status: 400 },
   [ERR.INVALID_ARGUMENTS]: { message: 'invalid_arguments', status: 400 },
   [ERR.OTHER_REJECT]: { message: 'other_reject', status: 400 },
@@ -38,7 +39,7 @@ export const ERROR_TABLE: Record<ErrorCode, ErrorInfo> = {
 export interface RpcErrorBody {
   code: number;
   message: string;
-  data?: { reason?: string; param?: string; retry_after_ms?: number };
+  data?: { reason?: string; param?: string; retry_after_ms?: number; leader?: string | null };
 }
 
 export function errorBody(r: Reject): RpcErrorBody {
@@ -51,6 +52,14 @@ export function errorBody(r: Reject): RpcErrorBody {
   }
   if (r.retryAfterMs !== undefined) (body.data ??= {}).retry_after_ms = r.retryAfterMs;
   return body;
+}
+
+/**
+ * A write sent to a standby: 10040 `retry` (ccxt: ExchangeNotAvailable, which a client retries),
+ * with the leader's advertised URL in data.leader (null while no leader has announced one).
+ */
+export function standbyErrorBody(leaderUrl: string | null): RpcErrorBody {
+  return { code: ERR.RETRY, message: ERROR_TABLE[ERR.RETRY].message, data: { reason: 'standby: send writes to the leader', leader: leaderUrl } };
 }
 
 export function httpStatus(r: Reject): number {

@@ -13,8 +13,15 @@ export interface Validators {
   body: ValidateFunction;
 }
 
+/**
+ * Compiled with `access_token` declared (any value): Deribit clients send it among the params of
+ * every private call, and an undeclared key is deleted by `removeAdditional`, which turns the
+ * params object into a slow dictionary: validating a private/buy took 1.4 us instead of 0.2, the
+ * largest single cost of an order over WebSocket. `validateParams` blanks it instead.
+ */
 export function compileValidators(schema: TObject): Validators {
-  return { query: coercing.compile(schema), body: strict.compile(schema) };
+  const withToken = { ...schema, properties: { ...schema.properties, access_token: {} } };
+  return { query: coercing.compile(withToken), body: strict.compile(withToken) };
 }
 
 /**
@@ -38,7 +45,11 @@ function describe(err: ErrorObject): { param: string; reason: string } {
 /** Validates (and, for queries, coerces) params in place; returns a -32602 Reject on failure. */
 export function validateParams(v: Validators, params: Record<string, unknown>, fromQuery: boolean): Reject | null {
   const fn = fromQuery ? v.query : v.body;
-  if (fn(params)) return null;
+  if (fn(params)) {
+    // read by the dispatcher already; a handler never sees it (an assignment keeps the object's shape)
+    if (params.access_token !== undefined) params.access_token = undefined;
+    return null;
+  }
   const d = describe(fn.errors![0]);
   return reject(ERR.INVALID_PARAMS, d.reason, d.param);
 }

@@ -15,8 +15,13 @@ import type { Services } from '../../app/services.ts';
 import type { CurrencyCode } from '../../domain/currency.ts';
 import { priceToNumber, type Instrument } from '../../domain/instrument.ts';
 import type { Sequenced } from '../../engine/commands.ts';
+import type { MmpTriggerEvent } from '../../engine/mmp.ts';
 import { BUY, SELL } from '../../engine/orderBook.ts';
 import type { Order, Trade, User } from '../../engine/types.ts';
+import type { TriggerOrder } from '../../engine/triggers.ts';
+
+/** A regular or an untriggered/closed trigger order: user.orders.* shows both. */
+type AnyOrder = Order | TriggerOrder;
 import { accountSummary, renderPosition } from '../methods/account.ts';
 import { candleAt, quoteOf, tickerOf } from '../methods/marketData.ts';
 import { expirationEstimate, lockedIndices } from '../methods/market.ts';
@@ -55,7 +60,7 @@ interface BookState {
 /** What changed since the last publish of a cadence. */
 interface Changes {
   trades: Trade[];
-  orders: Set<Order>;
+  orders: Set<AnyOrder>;
   users: Set<number>;
   /** currencies whose index or vol smile moved */
   currencies: Set<CurrencyCode>;
@@ -63,16 +68,19 @@ interface Changes {
   everyone: boolean;
   /** instrument life-cycle events (`instrument.state.*`), in order */
   states: Array<{ inst: Instrument; state: 'created' | 'started' | 'settled'; ts: number }>;
+  /** MMP triggers (`user.mmp_trigger.*`), in order */
+  mmp: MmpTriggerEvent[];
 }
 
 /** Commands whose effect on accounts the observer and the cases in onCommitted fully cover. */
 const TARGETED = new Set<string>([
   'place', 'cancel', 'cancel_all', 'cancel_orders', 'edit', 'liquidate', 'deposit', 'withdraw', 'index', 'set_vol', 'create_user',
   'issue_token', 'revoke_token', 'create_invite', 'revoke_invite', 'create_api_key', 'remove_api_key', 'halt', 'list', 'expire_orders',
+  'set_mmp_config', 'reset_mmp', 'mass_quote', 'cancel_quotes',
 ]);
 
 function emptyChanges(): Changes {
-  return { trades: [], orders: new Set(), users: new Set(), currencies: new Set(), everyone: false, states: [] };
+  return { trades: [], orders: new Set(), users: new Set(), currencies: new Set(), everyone: false, states: [], mmp: [] };
 }
 
 export interface HubOptions {
@@ -146,6 +154,9 @@ export class StreamHub {
       },
       trade: (t) => {
         this.current.trades.push(t);
+      },
+      mmpTrigger: (e) => {
+        this.current.mmp.push(e);
       },
     };
     this.timer = setInterval(() => this.tick(), opts.tickMs);
@@ -372,7 +383,7 @@ export class StreamHub {
     const touchedInst = new Set<Instrument>();
     for (const t of ch.trades) touchedInst.add(t.inst);
     for (const o of ch.orders) touchedInst.add(o.inst);
-    const ordersByUser = new Map<number, Order[]>();
+    const ordersByUser = new Map<number, AnyOrder[]>();
     for (const o of ch.orders) {
       let a = ordersByUser.get(o.userId);
       if (!a) ordersByUser.set(o.userId, (a = []));
@@ -389,8 +400,8 @@ export class StreamHub {
       addTrade(t.makerOrder.userId, t);
       addTrade(t.takerOrder.userId, t);
     }
-    const orderJson = new Map<Order, Record<string, unknown>>();
-    const rendered = (o: Order) => {
+    const orderJson = new Map<AnyOrder, Record<string, unknown>>();
+    const rendered = (o: AnyOrder) => {
       let r = orderJson.get(o);
       if (!r) orderJson.set(o, (r = renderOrder(o)));
       return r;
@@ -516,7 +527,7 @@ export class StreamHub {
           const uid = topic.userId!;
           const user = ex.users.get(uid);
           if (!user) break;
-          const byInst = new Map<Instrument, { orders: Order[]; trades: Trade[] }>();
+          const byInst = new Map<Instrument, { orders: AnyOrder[]; trades: Trade[] }>();
           const entry = (i: Instrument) => {
             let e = byInst.get(i);
             if (!e) byInst.set(i, (e = { orders: [], trades: [] }));
@@ -531,6 +542,15 @@ export class StreamHub {
               trades: e.trades.map((t) => renderUserTrade(t, uid)),
               positions: e.trades.length > 0 ? [this.position(user, inst)] : [],
             };
+            this.deliver(topic, notification(topic.channel, JSON.stringify(data)));
+          }
+          break;
+        }
+        case 'user.mmp_trigger': {
+          if (cadence !== 'raw') break;
+          for (const e of ch.mmp) {
+            if (e.userId !== topic.userId || e.indexName !== spec.indexName) continue;
+            const data = { index_name: e.indexName, ...(e.group !== null ? { mmp_group: e.group } : {}), frozen_until: e.frozenUntil };
             this.deliver(topic, notification(topic.channel, JSON.stringify(data)));
           }
           break;

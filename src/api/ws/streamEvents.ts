@@ -14,6 +14,7 @@ import type { CurrencyCode } from '../../domain/currency.ts';
 import { priceToNumber, type Instrument } from '../../domain/instrument.ts';
 import type { Exchange } from '../../engine/exchange.ts';
 import { BUY, SELL } from '../../engine/orderBook.ts';
+import type { TriggerOrder } from '../../engine/triggers.ts';
 import type { Order, Trade } from '../../engine/types.ts';
 import { renderPosition } from '../methods/account.ts';
 import { renderOrder, renderPublicTrade, renderUserTrade } from '../render.ts';
@@ -21,7 +22,7 @@ import { renderOrder, renderPublicTrade, renderUserTrade } from '../render.ts';
 /** What one durable batch touched (collected by the hub's engine observer). */
 export interface BatchTouched {
   trades: readonly Trade[];
-  orders: ReadonlySet<Order>;
+  orders: ReadonlySet<Order | TriggerOrder>;
   /** currencies whose index moved */
   currencies: ReadonlySet<CurrencyCode>;
 }
@@ -98,7 +99,7 @@ export class StreamEvents {
       if (idx) out.push({ subject: `${this.prefix}.public.index.${c}`, data: JSON.stringify({ index_name: INDEX_NAMES[c], price: idx.price, timestamp: idx.ts }) });
     }
     // private: per user, orders (by id) and trades (each once, as the user's side)
-    const perUser = new Map<number, { orders: Order[]; trades: Trade[] }>();
+    const perUser = new Map<number, { orders: Array<Order | TriggerOrder>; trades: Trade[] }>();
     const entry = (u: number) => {
       let e = perUser.get(u);
       if (!e) perUser.set(u, (e = { orders: [], trades: [] }));

@@ -1,0 +1,653 @@
+// Trigger orders (stop_limit, stop_market, take_limit, take_market, trailing_stop): held out of the
+// book until a reference price (mark, index or last trade) reaches their trigger level, then placed
+// as an ordinary order by the same command that moved the price. Placement, edits and cancels are
+// journaled commands; firing is not a command of its own but a consequence of the one that moved
+// the price, so a replay fires the same orders in the same order (docs/api-notes.md, "Trigger
+// orders").
+//
+// Untriggered orders wait in queues per price source (index per currency, mark and last price per
+// instrument): a min-heap of those that fire when the price rises to their level and a max-heap of
+// those that fire when it falls to it, ties broken by order id. A price move looks at the top of
+// each heap only, so it costs O(what fires), not a scan. Trailing stops move their level with the
+// price, which a heap cannot follow cheaply: they are kept in a set per source and each move looks
+// at all of them (bounded by the per-user limit).
+import type { CurrencyCode } from '../domain/currency.ts';
+import { ERR, isReject, reject, type Reject } from '../domain/errors.ts';
+import { PRICE_SCALE, isOnTick, type Instrument } from '../domain/instrument.ts';
+import type { Command } from './commands.ts';
+import type { Exchange } from './exchange.ts';
+import { BUY, type Side } from './orderBook.ts';
+import { IndexedHeap, type HeapItem } from './triggerQueue.ts';
+import type { Order, Trade } from './types.ts';
+
+export type TriggerOrderType = 'stop_limit' | 'stop_market' | 'take_limit' | 'take_market' | 'trailing_stop';
+export type TriggerSource = 'mark_price' | 'index_price' | 'last_price';
+export type TriggerState = 'untriggered' | 'triggered' | 'cancelled' | 'rejected';
+export type TriggerCancelReason = 'user_request' | 'settlement' | 'instrument_halted' | 'cancel_on_disconnect';
+/** Deribit's cancel `type` filters as they apply to trigger orders. */
+export type CancelTypeFilter = 'all' | 'limit' | 'trigger_all' | 'stop' | 'take' | 'trailing_stop';
+
+/** What a place command carries for a trigger order: prices in units of 10^-PRICE_SCALE (coin for
+ *  mark and last price, USD for the index). */
+export interface TriggerSpec {
+  type: TriggerOrderType;
+  source: TriggerSource;
+  price: number | null;
+  offset: number | null;
+}
+
+type PlaceCmd = Extract<Command, { t: 'place' }>;
+type EditCmd = Extract<Command, { t: 'edit' }>;
+type CancelAllCmd = Extract<Command, { t: 'cancel_all' }>;
+/** The order a trigger places when it fires: a place command without trigger and client id. */
+export type FiredCmd = Omit<PlaceCmd, 'trig'>;
+
+/** Untriggered orders one user may have at once (Deribit answers 11035 no_more_triggers). */
+export const DEFAULT_MAX_UNTRIGGERED_PER_USER = 200;
+/** Closed trigger orders kept per user for get_order_state, and history entries kept per user. */
+export const TRIGGER_CLOSED_KEPT = 1000;
+export const TRIGGER_HISTORY_KEPT = 1000;
+
+const UNIT = 10 ** PRICE_SCALE;
+
+export class TriggerOrder implements HeapItem {
+  heapPos = -1;
+  state: TriggerState = 'untriggered';
+  cancelReason: TriggerCancelReason | null = null;
+  /** Why the order it became was refused when it fired (the engine's reject reason). */
+  rejectReason: string | null = null;
+  /** The order it became when it fired. */
+  firedOrderId: number | null = null;
+  lastUpdate: number;
+  constructor(
+    readonly id: number,
+    readonly userId: number,
+    readonly inst: Instrument,
+    /** What it places when it fires (amount, limit price, flags; the type is limit or market). */
+    public cmd: FiredCmd,
+    readonly type: TriggerOrderType,
+    readonly source: TriggerSource,
+    /** The trigger level, coin (mark, last) or USD (index); a trailing stop's follows its peak. */
+    public level: number,
+    /** Trailing stops: the offset (same unit) and the best reference price since placement. */
+    public offset: number,
+    public peak: number,
+    readonly created: number,
+  ) {
+    this.lastUpdate = created;
+  }
+
+  get side(): Side {
+    return this.cmd.side as Side;
+  }
+
+  /** Fires when the price rises to its level (stop buys, take sells, trailing buys), else when it falls to it. */
+  get firesUp(): boolean {
+    if (this.type === 'trailing_stop' || this.type === 'stop_limit' || this.type === 'stop_market') return this.side === BUY;
+    return this.side !== BUY;
+  }
+
+  get trailing(): boolean {
+    return this.type === 'trailing_stop';
+  }
+}
+
+/** One line of private/get_trigger_order_history (plain data: part of the snapshot). */
+export interface TriggerHistoryEntry {
+  id: number;
+  ts: number;
+  triggerOrderId: number;
+  orderId: number | null;
+  instrument: string;
+  currency: CurrencyCode;
+  type: TriggerOrderType;
+  source: TriggerSource;
+  level: number;
+  offset: number;
+  side: 0 | 1;
+  lots: number;
+  price: number | null;
+  state: TriggerState;
+  /** `order` (placed), `edit`, `trigger:order` (fired), `cancel` */
+  request: string;
+  label: string;
+  reduceOnly: boolean;
+  postOnly: boolean;
+  reason: string | null;
+}
+
+interface Queues {
+  source: TriggerSource;
+  currency: CurrencyCode;
+  instId: number;
+  up: IndexedHeap<TriggerOrder>;
+  down: IndexedHeap<TriggerOrder>;
+  trailing: Set<TriggerOrder>;
+}
+
+const upFirst = (a: TriggerOrder, b: TriggerOrder) => a.level < b.level || (a.level === b.level && a.id < b.id);
+const downFirst = (a: TriggerOrder, b: TriggerOrder) => a.level > b.level || (a.level === b.level && a.id < b.id);
+
+function queueKey(source: TriggerSource, inst: Instrument): string {
+  return source === 'index_price' ? `i:${inst.currency}` : `${source === 'mark_price' ? 'm' : 'l'}:${inst.id}`;
+}
+
+export interface TriggerPlaceResult {
+  order: TriggerOrder;
+  trades: Trade[];
+}
+
+export class Triggers {
+  /** Every trigger order kept per user (untriggered ones and the latest closed), by id. */
+  readonly byUser = new Map<number, Map<number, TriggerOrder>>();
+  readonly history = new Map<number, TriggerHistoryEntry[]>();
+  nextHistoryId = 1;
+  // ---- derived (rebuilt on restore) ----
+  private readonly queues = new Map<string, Queues>();
+  /** Mark-price queues per currency: a mark refresh looks at these only. */
+  private readonly markKeys = new Map<CurrencyCode, Set<string>>();
+  /** Untriggered orders per instrument (settlement and halts cancel them). */
+  private readonly byInst = new Map<number, Set<TriggerOrder>>();
+  private readonly untriggered = new Map<number, number>();
+  /** Queues whose price moved in the current command, in the order they moved. */
+  private readonly dirty: string[] = [];
+  private readonly dirtySet = new Set<string>();
+
+  constructor(private readonly ex: Exchange) {}
+
+  // ---- price moves (hooks; the check runs at the end of the command) --------------------------
+
+  indexMoved(currency: CurrencyCode): void {
+    this.markDirty(`i:${currency}`);
+  }
+
+  marksMoved(currency: CurrencyCode): void {
+    const keys = this.markKeys.get(currency);
+    if (keys !== undefined) for (const k of keys) this.markDirty(k);
+  }
+
+  lastMoved(instId: number): void {
+    if (this.queues.size !== 0) this.markDirty(`l:${instId}`);
+  }
+
+  private markDirty(key: string): void {
+    if (!this.queues.has(key) || this.dirtySet.has(key)) return;
+    this.dirtySet.add(key);
+    this.dirty.push(key);
+  }
+
+  /**
+   * Fires every trigger the command's price moves reached, oldest id first per price source; their
+   * own trades may move the last price again, which is checked in turn. Each fired order leaves its
+   * queue, so this ends.
+   */
+  run(): void {
+    while (this.dirty.length > 0) {
+      const key = this.dirty.shift()!;
+      this.dirtySet.delete(key);
+      const q = this.queues.get(key);
+      if (q === undefined) continue;
+      const fired = this.reached(q);
+      if (fired.length === 0) continue;
+      this.dropIfEmpty(key, q);
+      fired.sort((a, b) => a.id - b.id);
+      for (const t of fired) this.fire(t);
+    }
+  }
+
+  private refPrice(q: Queues): number {
+    const ex = this.ex;
+    if (q.source === 'index_price') return ex.index[q.currency]?.price ?? NaN;
+    const m = ex.markets.get(q.instId);
+    if (m === undefined) return NaN;
+    if (q.source === 'mark_price') return m.markCoin;
+    return m.lastPrice === null ? NaN : m.lastPrice / UNIT;
+  }
+
+  /** Takes out of `q` every order its reference price has reached (trailing levels follow it first). */
+  private reached(q: Queues): TriggerOrder[] {
+    const x = this.refPrice(q);
+    const out: TriggerOrder[] = [];
+    if (!Number.isFinite(x)) return out;
+    for (let t = q.up.peek(); t !== undefined && x >= t.level; t = q.up.peek()) out.push(q.up.pop()!);
+    for (let t = q.down.peek(); t !== undefined && x <= t.level; t = q.down.peek()) out.push(q.down.pop()!);
+    for (const t of q.trailing) {
+      if (t.firesUp) {
+        if (x < t.peak) {
+          t.peak = x;
+          t.level = x + t.offset;
+        }
+        if (x >= t.level) out.push(t);
+      } else {
+        if (x > t.peak) {
+          t.peak = x;
+          t.level = x - t.offset;
+        }
+        if (x <= t.level) out.push(t);
+      }
+    }
+    for (const t of out) if (t.trailing) q.trailing.delete(t);
+    return out;
+  }
+
+  /** Places the order a reached trigger stands for; a refusal (funds, reduce-only, a closed book) is its end state. */
+  private fire(t: TriggerOrder): void {
+    const ex = this.ex;
+    this.forgetUntriggered(t);
+    t.lastUpdate = ex.now;
+    const r = ex.trading.place({ ...t.cmd });
+    if (isReject(r)) {
+      t.state = 'rejected';
+      t.rejectReason = r.reason ?? String(r.code);
+      this.record(t, 'trigger:order', null, t.rejectReason);
+    } else {
+      t.state = 'triggered';
+      t.firedOrderId = r.order.id;
+      r.order.origin = t;
+      this.record(t, 'trigger:order', r.order.id, null);
+    }
+    ex.observer?.order(t);
+    this.pruneClosed(t.userId);
+  }
+
+  // ---- entry -----------------------------------------------------------------------------------
+
+  untriggeredCount(userId: number): number {
+    return this.untriggered.get(userId) ?? 0;
+  }
+
+  get maxPerUser(): number {
+    return this.ex.limits.maxUntriggeredPerUser ?? DEFAULT_MAX_UNTRIGGERED_PER_USER;
+  }
+
+  place(c: PlaceCmd & { trig: TriggerSpec }): TriggerPlaceResult | Reject {
+    const ex = this.ex;
+    const checked = this.check(c);
+    if (isReject(checked)) return checked;
+    const { inst, levels } = checked;
+    const t = new TriggerOrder(ex.nextOrderId++, c.userId, inst, firedCmd(c), c.trig.type, c.trig.source, levels.level, levels.offset, levels.peak, ex.now);
+    this.add(t);
+    this.record(t, 'order', null, null);
+    ex.observer?.order(t);
+    return { order: t, trades: [] };
+  }
+
+  /**
+   * Whether a trigger placement is accepted, and at which levels; reads only. A refusal here is the
+   * answer place() would give (Exchange.refusalOf: such a placement is answered without being
+   * journaled; a later time can only refuse more, an expiry having passed).
+   */
+  check(c: PlaceCmd & { trig: TriggerSpec }): { inst: Instrument; levels: { level: number; offset: number; peak: number } } | Reject {
+    const ex = this.ex;
+    const user = ex.users.get(c.userId);
+    if (!user) return reject(ERR.UNAUTHORIZED);
+    if (c.clientOrderId !== null) return reject(ERR.INVALID_ARGUMENTS, 'client_order_id_not_supported_for_trigger_orders', 'client_order_id');
+    if (c.advanced !== null) return reject(ERR.INVALID_ARGUMENTS, 'advanced_not_supported_for_trigger_orders', 'advanced');
+    // market-maker protection is for resting quotes; a stop that becomes one would escape the group's limits
+    if (c.mmp === true) return reject(ERR.INVALID_ARGUMENTS, 'mmp_not_supported_for_trigger_orders', 'mmp');
+    const inst = ex.instruments.get(c.instrument);
+    if (!inst || inst.state === 'delivered') return reject(ERR.INVALID_INSTRUMENT, undefined, 'instrument_name');
+    if (inst.state !== 'open' || inst.halted || inst.expiry <= ex.now) return reject(ERR.BOOK_CLOSED, inst.halted ? 'instrument_halted' : 'instrument_not_open');
+    if (!(c.lots > 0)) return reject(ERR.INVALID_AMOUNT, 'amount_not_positive', 'amount');
+    if (c.lots < inst.lotScaled) return reject(ERR.QTY_TOO_LOW, 'below_min_trade_amount', 'amount');
+    if (c.lots % inst.lotScaled !== 0) return reject(ERR.INVALID_AMOUNT, 'not_multiple_of_min_trade_amount', 'amount');
+    const limitType = c.trig.type === 'stop_limit' || c.trig.type === 'take_limit';
+    if (limitType !== (c.type === 'limit')) return reject(ERR.INVALID_ARGUMENTS, 'order_type_mismatch', 'type');
+    if (limitType) {
+      // the price band moves with the mark: it is checked when the order fires, not now
+      if (c.price === null) return reject(ERR.INVALID_PRICE, 'price_required', 'price');
+      if (!(c.price > 0)) return reject(ERR.INVALID_PRICE, 'price_not_positive', 'price');
+      if (!isOnTick(inst, c.price)) return reject(ERR.PRICE_WRONG_TICK, undefined, 'price');
+    }
+    if (this.untriggeredCount(user.id) >= this.maxPerUser) return reject(ERR.INVALID_ARGUMENTS, 'no_more_triggers', undefined, String(this.maxPerUser));
+
+    const probe = new TriggerOrder(0, user.id, inst, firedCmd(c), c.trig.type, c.trig.source, 0, 0, 0, ex.now);
+    const levels = this.levels(probe, inst, c.trig);
+    if (isReject(levels)) return levels;
+    return { inst, levels };
+  }
+
+  /**
+   * The level (and for trailing stops offset and peak) of a trigger from its spec, refused when it
+   * would fire at once (Deribit refuses those too: a stop buy must be above the current price).
+   */
+  private levels(t: TriggerOrder, inst: Instrument, spec: { price: number | null; offset: number | null }): { level: number; offset: number; peak: number } | Reject {
+    const q = { source: t.source, currency: inst.currency, instId: inst.id } as Queues;
+    const x = this.refPrice(q);
+    if (t.trailing) {
+      if (spec.offset === null || !(spec.offset > 0) || !Number.isSafeInteger(spec.offset)) return reject(ERR.INVALID_ARGUMENTS, 'invalid_trigger_offset', 'trigger_offset');
+      if (!Number.isFinite(x)) return reject(ERR.INVALID_ARGUMENTS, 'no_reference_price', 'trigger');
+      const offset = spec.offset / UNIT;
+      return { level: t.firesUp ? x + offset : x - offset, offset, peak: x };
+    }
+    if (spec.price === null || !(spec.price > 0) || !Number.isSafeInteger(spec.price)) return reject(ERR.INVALID_ARGUMENTS, 'invalid_trigger_price', 'trigger_price');
+    if (t.source !== 'index_price' && !isOnTick(inst, spec.price)) return reject(ERR.PRICE_WRONG_TICK, 'trigger_price_wrong_tick', 'trigger_price');
+    const level = spec.price / UNIT;
+    // no last trade yet: a last-price trigger waits for the first one, whatever its level
+    if (Number.isFinite(x)) {
+      if (t.firesUp && x >= level) return reject(ERR.INVALID_ARGUMENTS, 'trigger_price_too_low', 'trigger_price', String(x));
+      if (!t.firesUp && x <= level) return reject(ERR.INVALID_ARGUMENTS, 'trigger_price_too_high', 'trigger_price', String(x));
+    }
+    return { level, offset: 0, peak: 0 };
+  }
+
+  /**
+   * private/edit of an untriggered order: amount, limit price, trigger price or offset. The order
+   * keeps its id and, at an equal level, its place among equal levels (ties go by id).
+   */
+  edit(c: EditCmd, t: TriggerOrder): TriggerPlaceResult | Reject {
+    const ex = this.ex;
+    if (t.state !== 'untriggered') return reject(ERR.ALREADY_CLOSED, undefined, 'order_id');
+    const inst = t.inst;
+    if (inst.state !== 'open' || inst.halted || inst.expiry <= ex.now) return reject(ERR.BOOK_CLOSED, inst.halted ? 'instrument_halted' : 'instrument_not_open');
+    if (!(c.lots > 0)) return reject(ERR.INVALID_AMOUNT, 'amount_not_positive', 'amount');
+    if (c.lots < inst.lotScaled) return reject(ERR.QTY_TOO_LOW, 'below_min_trade_amount', 'amount');
+    if (c.lots % inst.lotScaled !== 0) return reject(ERR.INVALID_AMOUNT, 'not_multiple_of_min_trade_amount', 'amount');
+    let price = t.cmd.price;
+    if (c.price !== null && t.cmd.type === 'limit') {
+      if (!(c.price > 0)) return reject(ERR.INVALID_PRICE, 'price_not_positive', 'price');
+      if (!isOnTick(inst, c.price)) return reject(ERR.PRICE_WRONG_TICK, undefined, 'price');
+      price = c.price;
+    }
+    let level = t.level;
+    let offset = t.offset;
+    const peak = t.peak;
+    const trigPrice = c.triggerPrice ?? null;
+    const trigOffset = c.triggerOffset ?? null;
+    if (t.trailing && trigPrice !== null) return reject(ERR.INVALID_ARGUMENTS, 'trailing_stop_has_no_trigger_price', 'trigger_price');
+    if (!t.trailing && trigOffset !== null) return reject(ERR.INVALID_ARGUMENTS, 'trigger_offset_only_for_trailing_stop', 'trigger_offset');
+    if (trigPrice !== null) {
+      const l = this.levels(t, inst, { price: trigPrice, offset: null });
+      if (isReject(l)) return l;
+      level = l.level;
+    }
+    if (trigOffset !== null) {
+      if (!(trigOffset > 0) || !Number.isSafeInteger(trigOffset)) return reject(ERR.INVALID_ARGUMENTS, 'invalid_trigger_offset', 'trigger_offset');
+      // the peak since placement stays; the level moves with the new offset
+      offset = trigOffset / UNIT;
+      level = t.firesUp ? peak + offset : peak - offset;
+    }
+    this.unqueue(t);
+    t.cmd = { ...t.cmd, lots: c.lots, price, postOnly: c.postOnly ?? t.cmd.postOnly, rejectPostOnly: c.rejectPostOnly ?? t.cmd.rejectPostOnly };
+    t.level = level;
+    t.offset = offset;
+    t.peak = peak;
+    t.lastUpdate = ex.now;
+    this.enqueue(t);
+    this.record(t, 'edit', null, null);
+    ex.observer?.order(t);
+    // a trailing stop whose new offset is already passed fires now, like one the price reached
+    if (t.trailing) this.markDirty(queueKey(t.source, inst));
+    return { order: t, trades: [] };
+  }
+
+  // ---- cancels ---------------------------------------------------------------------------------
+
+  get(userId: number, id: number): TriggerOrder | undefined {
+    return this.byUser.get(userId)?.get(id);
+  }
+
+  cancelRefusal(t: TriggerOrder): Reject | null {
+    return t.state === 'untriggered' ? null : reject(ERR.ALREADY_CLOSED, undefined, 'order_id');
+  }
+
+  cancel(t: TriggerOrder, reason: TriggerCancelReason): TriggerOrder {
+    this.forgetUntriggered(t);
+    t.state = 'cancelled';
+    t.cancelReason = reason;
+    t.lastUpdate = this.ex.now;
+    this.record(t, 'cancel', null, reason);
+    this.ex.observer?.order(t);
+    this.pruneClosed(t.userId);
+    return t;
+  }
+
+  /** private/cancel_all*: the user's untriggered orders the filters select, oldest first. */
+  cancelAll(c: CancelAllCmd, type: CancelTypeFilter): TriggerOrder[] {
+    if (type === 'limit') return [];
+    const mine = this.byUser.get(c.userId);
+    if (mine === undefined) return [];
+    const victims: TriggerOrder[] = [];
+    for (const t of mine.values()) {
+      if (t.state !== 'untriggered') continue;
+      if (c.currency !== null && t.inst.currency !== c.currency) continue;
+      if (c.instrument !== null && t.inst.name !== c.instrument) continue;
+      if (c.side !== null && t.side !== c.side) continue;
+      if (c.label !== null && t.cmd.label !== c.label) continue;
+      if (!selectsType(t, type)) continue;
+      victims.push(t);
+    }
+    for (const t of victims) this.cancel(t, 'user_request');
+    return victims;
+  }
+
+  cancelIds(userId: number, ids: number[], reason: TriggerCancelReason): TriggerOrder[] {
+    const out: TriggerOrder[] = [];
+    for (const id of new Set(ids)) {
+      const t = this.get(userId, id);
+      if (t !== undefined && t.state === 'untriggered') out.push(t);
+    }
+    out.sort((a, b) => a.id - b.id);
+    for (const t of out) this.cancel(t, reason);
+    return out;
+  }
+
+  cancelInstrument(inst: Instrument, reason: TriggerCancelReason): TriggerOrder[] {
+    const set = this.byInst.get(inst.id);
+    if (set === undefined) return [];
+    const victims = [...set].sort((a, b) => a.id - b.id);
+    for (const t of victims) this.cancel(t, reason);
+    return victims;
+  }
+
+  /** After a settlement: the untriggered orders of every instrument no longer open are cancelled. */
+  cancelClosedInstruments(reason: TriggerCancelReason): void {
+    const closed: Instrument[] = [];
+    for (const set of this.byInst.values()) {
+      const inst = set.values().next().value?.inst;
+      if (inst !== undefined && inst.state !== 'open') closed.push(inst);
+    }
+    closed.sort((a, b) => a.id - b.id);
+    for (const inst of closed) this.cancelInstrument(inst, reason);
+  }
+
+  // ---- bookkeeping -----------------------------------------------------------------------------
+
+  private add(t: TriggerOrder): void {
+    let mine = this.byUser.get(t.userId);
+    if (mine === undefined) this.byUser.set(t.userId, (mine = new Map()));
+    mine.set(t.id, t);
+    this.enqueue(t);
+    this.untriggered.set(t.userId, this.untriggeredCount(t.userId) + 1);
+    let set = this.byInst.get(t.inst.id);
+    if (set === undefined) this.byInst.set(t.inst.id, (set = new Set()));
+    set.add(t);
+  }
+
+  private enqueue(t: TriggerOrder): void {
+    const key = queueKey(t.source, t.inst);
+    let q = this.queues.get(key);
+    if (q === undefined) {
+      q = { source: t.source, currency: t.inst.currency, instId: t.inst.id, up: new IndexedHeap(upFirst), down: new IndexedHeap(downFirst), trailing: new Set() };
+      this.queues.set(key, q);
+      if (t.source === 'mark_price') {
+        let keys = this.markKeys.get(t.inst.currency);
+        if (keys === undefined) this.markKeys.set(t.inst.currency, (keys = new Set()));
+        keys.add(key);
+      }
+    }
+    if (t.trailing) q.trailing.add(t);
+    else if (t.firesUp) q.up.push(t);
+    else q.down.push(t);
+  }
+
+  private unqueue(t: TriggerOrder): void {
+    const key = queueKey(t.source, t.inst);
+    const q = this.queues.get(key);
+    if (q === undefined) return;
+    if (t.trailing) q.trailing.delete(t);
+    else if (t.firesUp) q.up.remove(t);
+    else q.down.remove(t);
+    this.dropIfEmpty(key, q);
+  }
+
+  private dropIfEmpty(key: string, q: Queues): void {
+    if (q.up.size !== 0 || q.down.size !== 0 || q.trailing.size !== 0) return;
+    this.queues.delete(key);
+    if (q.source === 'mark_price') {
+      const keys = this.markKeys.get(q.currency)!;
+      keys.delete(key);
+      if (keys.size === 0) this.markKeys.delete(q.currency);
+    }
+  }
+
+  /** Out of the queues and counts (fired or cancelled). */
+  private forgetUntriggered(t: TriggerOrder): void {
+    this.unqueue(t);
+    this.untriggered.set(t.userId, this.untriggeredCount(t.userId) - 1);
+    const set = this.byInst.get(t.inst.id);
+    if (set !== undefined) {
+      set.delete(t);
+      if (set.size === 0) this.byInst.delete(t.inst.id);
+    }
+  }
+
+  private record(t: TriggerOrder, request: string, orderId: number | null, reason: string | null): void {
+    let log = this.history.get(t.userId);
+    if (log === undefined) this.history.set(t.userId, (log = []));
+    log.push({
+      id: this.nextHistoryId++,
+      ts: this.ex.now,
+      triggerOrderId: t.id,
+      orderId,
+      instrument: t.inst.name,
+      currency: t.inst.currency,
+      type: t.type,
+      source: t.source,
+      level: t.level,
+      offset: t.offset,
+      side: t.cmd.side,
+      lots: t.cmd.lots,
+      price: t.cmd.type === 'limit' ? t.cmd.price : null,
+      state: t.state,
+      request,
+      label: t.cmd.label,
+      reduceOnly: t.cmd.reduceOnly,
+      postOnly: t.cmd.postOnly,
+      reason,
+    });
+    // trimmed in steps, so amortised O(1)
+    if (log.length > TRIGGER_HISTORY_KEPT * 2) log.splice(0, log.length - TRIGGER_HISTORY_KEPT);
+  }
+
+  /** Keeps a user's closed trigger orders bounded, oldest forgotten first. */
+  private pruneClosed(userId: number): void {
+    const mine = this.byUser.get(userId);
+    if (mine === undefined) return;
+    const open = this.untriggeredCount(userId);
+    if (mine.size <= TRIGGER_CLOSED_KEPT + open + 64) return;
+    let excess = mine.size - TRIGGER_CLOSED_KEPT - open;
+    const user = this.ex.users.get(userId);
+    for (const [id, t] of mine) {
+      if (excess <= 0) break;
+      if (t.state === 'untriggered') continue;
+      mine.delete(id);
+      // the order it became no longer names it (a restored engine would not know it either)
+      if (t.firedOrderId !== null) {
+        const o = user?.orders.get(t.firedOrderId);
+        if (o !== undefined) o.origin = null;
+      }
+      excess--;
+    }
+  }
+
+  // ---- queries ---------------------------------------------------------------------------------
+
+  /** A user's untriggered orders, oldest first. */
+  openOf(userId: number, filter: (t: TriggerOrder) => boolean = () => true): TriggerOrder[] {
+    const out: TriggerOrder[] = [];
+    const mine = this.byUser.get(userId);
+    if (mine !== undefined) for (const t of mine.values()) if (t.state === 'untriggered' && filter(t)) out.push(t);
+    return out;
+  }
+
+  // ---- snapshot --------------------------------------------------------------------------------
+
+  toJson(): unknown {
+    const orders: unknown[] = [];
+    for (const mine of this.byUser.values()) {
+      for (const t of mine.values()) {
+        orders.push([t.id, t.userId, t.inst.id, t.cmd, t.type, t.source, t.level, t.offset, t.peak, t.created, t.state, t.cancelReason, t.rejectReason, t.firedOrderId, t.lastUpdate]);
+      }
+    }
+    orders.sort((a, b) => (a as number[])[0] - (b as number[])[0]);
+    return { orders, history: [...this.history], next: this.nextHistoryId };
+  }
+
+  /** Rebuilds from toJson() (absent in snapshots taken before trigger orders existed). */
+  restore(json: unknown, orderOf: (id: number) => Order | undefined): void {
+    if (json === undefined || json === null) return;
+    const s = json as { orders: unknown[][]; history: [number, TriggerHistoryEntry[]][]; next: number };
+    for (const a of s.orders) {
+      const [id, userId, instId, cmd, type, source, level, offset, peak, created, state, cancelReason, rejectReason, firedOrderId, lastUpdate] = a as never[];
+      const t = new TriggerOrder(id, userId, this.ex.instrumentsById.get(instId)!, cmd, type, source, level, offset, peak, created);
+      t.state = state;
+      t.cancelReason = cancelReason;
+      t.rejectReason = rejectReason;
+      t.firedOrderId = firedOrderId;
+      t.lastUpdate = lastUpdate;
+      if (state === 'untriggered') this.add(t);
+      else {
+        let mine = this.byUser.get(t.userId);
+        if (mine === undefined) this.byUser.set(t.userId, (mine = new Map()));
+        mine.set(t.id, t);
+        if (firedOrderId !== null) {
+          const o = orderOf(firedOrderId);
+          if (o !== undefined) o.origin = t;
+        }
+      }
+    }
+    for (const [userId, log] of s.history) this.history.set(userId, log);
+    this.nextHistoryId = s.next;
+  }
+}
+
+/** Whether a Deribit cancel/open-order `type` filter selects an untriggered order. */
+export function selectsType(t: TriggerOrder, type: string): boolean {
+  switch (type) {
+    case 'all':
+    case 'trigger_all':
+      return true;
+    case 'stop':
+    case 'stop_all':
+      return t.type === 'stop_limit' || t.type === 'stop_market';
+    case 'take':
+    case 'take_all':
+      return t.type === 'take_limit' || t.type === 'take_market';
+    case 'trailing_stop':
+    case 'trailing_all':
+      return t.type === 'trailing_stop';
+    default:
+      return t.type === type;
+  }
+}
+
+function firedCmd(c: PlaceCmd): FiredCmd {
+  return {
+    t: 'place',
+    userId: c.userId,
+    side: c.side,
+    instrument: c.instrument,
+    price: c.type === 'limit' ? c.price : null,
+    advanced: null,
+    advPrice: null,
+    lots: c.lots,
+    type: c.type,
+    tif: c.tif,
+    postOnly: c.postOnly,
+    rejectPostOnly: c.rejectPostOnly,
+    reduceOnly: c.reduceOnly,
+    label: c.label,
+    clientOrderId: null,
+  };
+}
