@@ -24,6 +24,7 @@ import type { StreamHub } from '../api/ws/hub.ts';
 import { StreamEvents, type EventMessage } from '../api/ws/streamEvents.ts';
 import type { Exchange } from '../engine/exchange.ts';
 import type { Config } from './config.ts';
+import { startTsWorker } from '../journal/tsWorker.ts';
 
 export interface NatsEventsOptions {
   url: string;
@@ -241,25 +242,57 @@ function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-/** With `NATS_URL` set, publishes every durable batch the hub sees; null (nothing changes) without. */
-export function startNatsEvents(config: Config, log: Logger, ex: Exchange, hub: StreamHub, isLeader: () => boolean = () => true): NatsEventPublisher | null {
+/** The running publisher as the engine thread sees it. */
+export interface NatsEvents {
+  /** As last reported by the publisher's thread (a few times a second). */
+  readonly counts: NatsEventStats;
+  /** Gives the backlog up to `ms` to drain, then closes the connection and the thread. */
+  close(ms?: number): Promise<void>;
+}
+
+/**
+ * With `NATS_URL` set, publishes every durable batch the hub sees (rendered on the engine thread,
+ * published by a thread of its own: src/app/natsEventsWorker.ts); null (nothing changes) without.
+ */
+export function startNatsEvents(config: Config, log: Logger, ex: Exchange, hub: StreamHub, isLeader: () => boolean = () => true): NatsEvents | null {
   if (!config.natsUrl) return null;
   const events = new StreamEvents(ex, config.natsSubjectPrefix ?? 'strikebook');
-  const pub = new NatsEventPublisher({
+  const worker = startTsWorker(new URL('./natsEventsWorker.ts', import.meta.url), {
     url: config.natsUrl,
     stream: config.natsStream ?? 'STRIKEBOOK',
     prefix: events.prefix,
     backlogMax: config.natsBacklogMax ?? 100_000,
     maxAgeSec: config.natsMaxAgeSec ?? 3600,
-    log,
+    logLevel: config.logLevel,
   });
+  let counts: NatsEventStats = { backlog: 0, published: 0, dropped: 0, gaps: 0, connected: false };
+  let closed: (() => void) | null = null;
+  worker.on('message', (m: { stats?: NatsEventStats; closed?: boolean }) => {
+    if (m.stats) counts = m.stats;
+    if (m.closed) closed?.();
+  });
+  worker.on('error', (err) => log.error({ err }, 'NATS event thread failed; events are not published'));
   hub.onBatch = (batch, cmds) => {
     if (cmds.length === 0) return;
     // rendered on a standby too (its followed batches): the book state the next change is diffed
     // against stays current, so the first change it publishes after a takeover chains on
     const msgs = events.render(batch);
-    if (isLeader()) pub.enqueue(msgs, cmds[0]!.seq, cmds[cmds.length - 1]!.seq);
+    if (isLeader() && msgs.length > 0) worker.postMessage({ batch: { msgs, first: cmds[0]!.seq, last: cmds[cmds.length - 1]!.seq } });
   };
-  pub.start();
-  return pub;
+  let closing: Promise<void> | null = null;
+  return {
+    get counts() {
+      return counts;
+    },
+    close(ms = 2000) {
+      closing ??= (async () => {
+        hub.onBatch = null;
+        const done = new Promise<void>((resolve) => (closed = resolve));
+        worker.postMessage({ close: ms });
+        await Promise.race([done, new Promise((r) => setTimeout(r, ms + 3000))]);
+        await worker.terminate();
+      })();
+      return closing;
+    },
+  };
 }

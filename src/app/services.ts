@@ -29,7 +29,7 @@ import { MarketViews } from '../views/marketViews.ts';
 import { openStorage, type JournalHandles, type OpenedStorage } from './storage.ts';
 import { DEFAULT_READ_LIMITS, configureReads } from '../api/reads/sharedReads.ts';
 import { DiskGuard } from './diskGuard.ts';
-import { startNatsEvents, type NatsEventPublisher } from './natsEvents.ts';
+import { startNatsEvents, type NatsEvents } from './natsEvents.ts';
 import { LEADER_URL_META, awaitMeta, type StandbyFollower } from './standby.ts';
 
 export { recover, recoverAsync } from './recovery.ts';
@@ -131,7 +131,7 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
   let http: FastifyInstance | null = null;
   let ws: WsTransport | null = null;
   let stopDisk: () => void = () => undefined;
-  let nats: NatsEventPublisher | null = null;
+  let nats: NatsEvents | null = null;
   try {
     const testClock = config.testClock ? new TestClock(config.testStart) : null;
     // a test clock moved ahead before a restart resumes where the journal left it
