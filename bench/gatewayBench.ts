@@ -16,6 +16,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { performance as nodePerformance } from 'node:perf_hooks';
 import pino from 'pino';
 import { connect } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
@@ -43,6 +44,8 @@ interface RunResult {
   p99: number;
   unmatched: number;
   engineCpu: number;
+  /** the engine thread's busy time (event loop utilization), seconds: process CPU also counts the journal and NATS threads */
+  engineBusy: number;
   gatewayCpu: number[];
   clientCpu: number;
   cmdsPerSec: number;
@@ -189,6 +192,7 @@ async function run(label: string, gateways: number): Promise<RunResult> {
     await new Promise((r) => setTimeout(r, WARMUP_MS));
     const start = performance.timeOrigin + performance.now();
     const cpu0 = process.cpuUsage();
+    const elu0 = nodePerformance.eventLoopUtilization();
     const gwCpu0 = await Promise.all(gws.map((g) => gatewayCpuSeconds(g.url)));
     const cmds0 = s.ex.seq;
     for (const c of clients) c.send({ window: [start, start + MEASURE_MS] });
@@ -198,6 +202,7 @@ async function run(label: string, gateways: number): Promise<RunResult> {
       if (process.env.BENCH_GW_DEBUG) for (const g of gws) console.log(g.url, (await (await fetch(`${g.url}/metrics`)).text()).split('\n').filter((l) => l.startsWith('strikebook_')).join(' '), JSON.stringify(await (await fetch(`${g.url}/health`)).json()));
     }
     const cpu = process.cpuUsage(cpu0);
+    const elu = nodePerformance.eventLoopUtilization(elu0);
     const gwCpu = (await Promise.all(gws.map((g) => gatewayCpuSeconds(g.url)))).map((v, i) => v - gwCpu0[i]!);
     const cmdsIn = s.ex.seq - cmds0;
     for (const t of flow) clearInterval(t);
@@ -220,6 +225,7 @@ async function run(label: string, gateways: number): Promise<RunResult> {
       p99: quantile(0.99),
       unmatched: parts.reduce((a, p) => a + p.unmatched, 0),
       engineCpu: (cpu.user + cpu.system) / 1e6,
+      engineBusy: elu.active / 1000,
       gatewayCpu: gwCpu,
       clientCpu: parts.reduce((a, p) => a + p.cpu, 0),
       cmdsPerSec: cmdsIn / (MEASURE_MS / 1000),
@@ -253,14 +259,15 @@ export async function runGatewayBench(): Promise<{ lines: string[]; ok: boolean 
   const base = runs.find((r) => r.label === 'no subscribers');
   /** engine CPU seconds above the no-subscriber run's, per command, for this run's order flow */
   const streamingCpu = (r: RunResult) => (base ? r.engineCpu - (base.engineCpu / base.cmdsPerSec) * r.cmdsPerSec : NaN);
+  const streamingBusy = (r: RunResult) => (base ? r.engineBusy - (base.engineBusy / base.cmdsPerSec) * r.cmdsPerSec : NaN);
   const lines = [`${CONNECTIONS} connections (${CLIENT_PROCESSES} client processes) on book.X.raw + trades.X.raw, ${INSTRUMENTS} instruments; delay = arrival - the batch's commit on the engine; CPU in core-seconds per 1,000 deliveries`];
   for (const r of runs) {
     const k = (r.perSec * (MEASURE_MS / 1000)) / 1000;
-    const streaming = k > 0 ? `; engine CPU above no subscribers ${((streamingCpu(r) / k) * 1000).toFixed(2)} ms per 1,000 deliveries` : '';
+    const streaming = k > 0 ? `; above the no-subscriber run, per 1,000 deliveries: process CPU ${((streamingCpu(r) / k) * 1000).toFixed(2)} ms, engine thread busy ${((streamingBusy(r) / k) * 1000).toFixed(2)} ms` : '';
     const gw = r.gatewayCpu.length === 0 ? '-' : r.gatewayCpu.map((c) => `${((c / k) * 1000).toFixed(1)} ms`).join(' + ');
     lines.push(
       `${r.label.padEnd(15)} ${Math.round(r.perSec)} deliveries/s, p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms, unmatched ${r.unmatched}; order flow ${Math.round(r.cmdsPerSec)} cmds/s; ` +
-        `engine CPU ${Math.round((r.engineCpu / (MEASURE_MS / 1000)) * 100)}%${k > 0 ? ` = ${((r.engineCpu / k) * 1000).toFixed(1)} ms per 1,000 deliveries` : ''}; gateways ${gw} per 1,000; clients ${Math.round(r.clientCpu * 100)}% of a core${streaming}`,
+        `engine process CPU ${Math.round((r.engineCpu / (MEASURE_MS / 1000)) * 100)}%, engine thread busy ${Math.round((r.engineBusy / (MEASURE_MS / 1000)) * 100)}%${k > 0 ? ` = ${((r.engineCpu / k) * 1000).toFixed(1)} ms per 1,000 deliveries` : ''}; gateways ${gw} per 1,000; clients ${Math.round(r.clientCpu * 100)}% of a core${streaming}`,
     );
   }
   const single = runs.find((r) => r.label === 'single process');
