@@ -136,3 +136,11 @@ test('with NATS down orders are still acknowledged; the backlog is bounded, coun
   assert.ok(gapAt < lastAt, 'the gap comes before what followed it');
   assert.ok(events.length <= 10 + 1 + 2, 'only the bounded backlog, the gap and the new batch were sent');
 });
+
+test('NATS settings are checked at start: a stream name or subject prefix with dots or wildcards is refused', async () => {
+  const { loadConfig, ConfigError } = await import('../../src/app/config.ts');
+  assert.throws(() => loadConfig({ NATS_URL: 'nats://127.0.0.1:4222', STRIKEBOOK_NATS_SUBJECT_PREFIX: 'a.>' }), ConfigError);
+  assert.throws(() => loadConfig({ NATS_URL: 'nats://127.0.0.1:4222', STRIKEBOOK_NATS_STREAM: 'has space' }), ConfigError);
+  assert.throws(() => loadConfig({ STRIKEBOOK_NATS_BACKLOG_MAX: '0' }), ConfigError);
+  assert.equal(loadConfig({}).natsUrl, null, 'without NATS_URL nothing is published');
+});
