@@ -12,6 +12,7 @@
 // Runs alone: `node --import tsx bench/gatewayBench.ts` (needs NATS at NATS_URL or 127.0.0.1:4222).
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -58,7 +59,15 @@ async function gatewayCpuSeconds(url: string): Promise<number> {
 }
 
 async function spawnGateway(env: Record<string, string>): Promise<{ url: string; proc: ChildProcess }> {
-  const port = 20000 + Math.floor(Math.random() * 20000);
+  // a port the OS just gave out (free a moment ago)
+  const port = await new Promise<number>((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const a = srv.address();
+      srv.close(() => resolve(typeof a === 'object' && a !== null ? a.port : 0));
+    });
+  });
   const proc = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src/gateway/main.ts')], {
     cwd: ROOT,
     env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', STRIKEBOOK_WS_MAX_BUFFERED: String(16 * 1024 * 1024) },

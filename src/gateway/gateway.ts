@@ -170,6 +170,18 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     for (const c of corked) if (!c.closed) c.socket.uncork();
     corked.clear();
   };
+  // stream messages that arrive together (one batch is several subjects) leave in one write per
+  // connection: uncorked once the event-loop turn is over, not after each message (a write per
+  // message and connection cost the gateway and its clients ~4x the CPU per delivery)
+  let flushDue = false;
+  const flushSoon = () => {
+    if (flushDue) return;
+    flushDue = true;
+    setImmediate(() => {
+      flushDue = false;
+      flush();
+    });
+  };
 
   // ---- books ---------------------------------------------------------------------------------------
   const syncing = new Map<string, Promise<void>>();
@@ -327,7 +339,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
       log.warn({ gap: text }, 'the leader dropped events; re-reading every book');
       for (const [name, m] of mirrors) resync(name, m);
     }
-    flush();
+    flushSoon();
   };
 
   const nc: NatsConnection = await connect({ servers: opts.natsUrl, name: 'strikebook-gateway', maxReconnectAttempts: -1, reconnectTimeWait: 250 });
