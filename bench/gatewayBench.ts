@@ -29,9 +29,9 @@ import type { User } from '../src/engine/types.ts';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(HERE, '..');
-const CONNECTIONS = Number(process.env.BENCH_GW_CONNECTIONS || 500);
+const CONNECTIONS = Number(process.env.BENCH_GW_CONNECTIONS || 1000);
 /** Order flow: every FLOW_MS, on every instrument, a resting ask and a buy taking the best ask. */
-const FLOW_MS = Number(process.env.BENCH_GW_FLOW_MS || 20);
+const FLOW_MS = Number(process.env.BENCH_GW_FLOW_MS || 50);
 const INSTRUMENTS = 10;
 const CLIENT_PROCESSES = 2;
 const WARMUP_MS = 2_000;
