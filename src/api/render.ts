@@ -146,6 +146,7 @@ export function renderTriggerOrder(t: TriggerOrder): Record<string, unknown> {
   if (t.cancelReason !== null) out.cancel_reason = t.cancelReason;
   if (t.rejectReason !== null) out.reject_reason = t.rejectReason;
   if (t.firedOrderId !== null) out.triggered_order_id = String(t.firedOrderId);
+  if (t.clientOrderId !== null) out.client_order_id = t.clientOrderId;
   return out;
 }
 

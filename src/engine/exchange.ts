@@ -143,8 +143,9 @@ export class Exchange {
       const t = this.triggers.get(cmd.userId, cmd.orderId);
       return t !== undefined ? this.triggers.cancelRefusal(t) : this.trading.cancelRefusal(cmd.userId, cmd.orderId);
     }
-    // a refused trigger placement touches nothing (no exposure is made for it)
-    if (cmd.t === 'place' && cmd.trig !== undefined) {
+    // a refused trigger placement touches nothing (no exposure is made for it); one with a
+    // client_order_id is left to apply, which may answer a retry with the first order instead
+    if (cmd.t === 'place' && cmd.trig !== undefined && cmd.clientOrderId === null) {
       const r = this.triggers.check({ ...cmd, trig: cmd.trig });
       return isReject(r) ? r : null;
     }

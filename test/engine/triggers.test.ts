@@ -197,6 +197,31 @@ describe('trigger orders: refusals at placement', () => {
   });
 });
 
+describe('trigger orders: client_order_id', () => {
+  it('a retry gets the first trigger order, another request with the id is refused, and the id survives a snapshot', () => {
+    const h = Harness.market([CALL]);
+    const u = h.user('10');
+    const cmd = { ...trigCmd(u, 'sell', CALL.name, { type: 'stop_market', source: 'index_price', at: '95000' }), clientOrderId: 'k1' } as Command;
+    const first = (h.apply(cmd) as TriggerPlaceResult).order;
+    const ids = h.ex.nextOrderId;
+    assert.equal((h.apply(cmd) as TriggerPlaceResult).order, first);
+    assert.equal(h.ex.nextOrderId, ids, 'no second order');
+    assert.equal(h.ex.triggers.untriggeredCount(u), 1);
+    assert.equal(h.ex.refusalOf(cmd), null, 'a placement with a client_order_id is left to apply');
+    const other = { ...trigCmd(u, 'sell', CALL.name, { type: 'stop_market', source: 'index_price', at: '94000' }), clientOrderId: 'k1' } as Command;
+    assert.equal((h.apply(other) as Reject).reason, 'client_order_id_reused');
+    const plain = h.place(u, 'sell', CALL.name, '0.1', '1', { clientOrderId: 'k1' }) as Reject;
+    assert.equal(plain.reason, 'client_order_id_in_use');
+    // the price moves past the level: a late retry still answers the first order (now triggered)
+    setIndex(h, 95_000);
+    assert.equal(first.state, 'triggered');
+    assert.equal((h.apply(cmd) as TriggerPlaceResult).order, first);
+    const restored = restore(serialize(h.ex));
+    assert.equal(restored.triggers.get(u, first.id)!.clientOrderId, 'k1');
+    assert.equal(stateHash(restored), stateHash(h.ex));
+  });
+});
+
 describe('trigger orders: the order a trigger becomes passes the usual checks', () => {
   it('holds no margin while untriggered; a fired buy that exceeds the funds is rejected and moves nothing', () => {
     const h = Harness.market([CALL]);
