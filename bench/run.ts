@@ -12,6 +12,7 @@ import { runClientOrderIdBench } from './clientOrderIdBench.ts';
 import { runAbuseBench } from './abuseBench.ts';
 import { runTriggerBench } from './triggerBench.ts';
 import { runFailoverBench } from './failoverBench.ts';
+import { runMassQuoteBench } from './massQuoteBench.ts';
 
 export interface BenchSection {
   name: string;
@@ -32,11 +33,18 @@ export const sections: BenchSection[] = [
   { name: 'abuse: victim order latency (open loop) alone and under three floods, p99 <= 3x baseline', run: () => runAbuseBench() },
   { name: 'trigger orders: index updates and trades with 20,000 unreached triggers vs none (ratio <= 1.5), cost of firing', run: () => runTriggerBench() },
   { name: 'failover on PostgreSQL: leader SIGKILLed with a hot standby, kill -> first accepted order (p50 <= 3 s) vs a restart without one', run: () => runFailoverBench() },
+  { name: 'mass quotes: 100 instruments x 2 sides per message, quotes/s vs the same quotes as private/edit on one socket', run: () => runMassQuoteBench() },
 ];
 
-export async function main(): Promise<boolean> {
+/**
+ * `npm run bench -- abuse failover` runs only the sections whose name contains one of the words
+ * (case-insensitive); no words: every section.
+ */
+export async function main(words: string[] = []): Promise<boolean> {
   let allOk = true;
+  const wanted = words.map((w) => w.toLowerCase());
   for (const section of sections) {
+    if (wanted.length > 0 && !wanted.some((w) => section.name.toLowerCase().includes(w))) continue;
     console.log(`== ${section.name}`);
     // a section that throws is a failed section; the others still run and print
     const { lines, ok } = await section.run().catch((err: unknown) => ({ lines: [`FAILED: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`], ok: false }));
@@ -48,5 +56,5 @@ export async function main(): Promise<boolean> {
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  main().then((ok) => { process.exitCode = ok ? 0 : 1; }, (err: unknown) => { console.error(err); process.exitCode = 1; });
+  main(process.argv.slice(2)).then((ok) => { process.exitCode = ok ? 0 : 1; }, (err: unknown) => { console.error(err); process.exitCode = 1; });
 }

@@ -68,6 +68,16 @@ export function renderOrder(o: Order | TriggerOrder): Record<string, unknown> {
   if (o.advanced !== null) out.advanced = o.advanced;
   if (o.clientOrderId !== null) out.client_order_id = o.clientOrderId;
   if (o.expiresAt > 0) out.expiration_timestamp = o.expiresAt;
+  if (o.mmp !== null) {
+    out.mmp = true;
+    out.mmp_cancelled = o.cancelReason === 'mmp_trigger';
+    if (o.mmp.quoteId !== null) {
+      out.quote = true;
+      out.quote_id = o.mmp.quoteId;
+      out.mmp_group = o.mmp.group;
+      if (o.mmp.quoteSetId !== null) out.quote_set_id = o.mmp.quoteSetId;
+    }
+  }
   if (o.origin !== null) {
     // placed by a trigger order: Deribit keeps the trigger's type and fields on the order it became
     out.order_type = o.origin.type;
@@ -173,7 +183,11 @@ export function renderUserTrade(t: Trade, userId: number): Record<string, unknow
   out.reduce_only = order.reduceOnly;
   out.underlying_price = t.indexPrice;
   out.api = true;
-  out.mmp = false;
+  out.mmp = order.mmp !== null;
+  if (order.mmp !== null && order.mmp.quoteId !== null) {
+    out.quote_id = order.mmp.quoteId;
+    if (order.mmp.quoteSetId !== null) out.quote_set_id = order.mmp.quoteSetId;
+  }
   out.risk_reducing = false;
   out.matching_id = null;
   out.self_trade = false;

@@ -46,6 +46,8 @@ export type Command =
       reduceOnly: boolean;
       label: string;
       clientOrderId: string | null;
+      /** market-maker protection (src/engine/mmp.ts); absent in records from before it */
+      mmp?: boolean;
       /** A trigger order (src/engine/triggers.ts): held until its price is reached, then placed. */
       trig?: TriggerSpec;
     }
@@ -71,11 +73,56 @@ export type Command =
   | { t: 'create_api_key'; userId: number; clientId: string; encSecret: string; scope: string; name: string }
   | { t: 'remove_api_key'; userId: number; id: number }
   /** private/edit: `lots` is the new total amount scaled by 10^AMOUNT_SCALE; `price` null keeps the price. */
-  | { t: 'edit'; userId: number; orderId: number; lots: number; price: number | null; postOnly: boolean | null; rejectPostOnly: boolean | null; triggerPrice?: number | null; triggerOffset?: number | null }
+  | { t: 'edit'; userId: number; orderId: number; lots: number; price: number | null; postOnly: boolean | null; rejectPostOnly: boolean | null; triggerPrice?: number | null; triggerOffset?: number | null; mmp?: boolean }
   /** One liquidation step for an account below maintenance margin (API.md 5.3; src/engine/liquidation.ts). */
   | { t: 'liquidate'; userId: number; currency: CurrencyCode }
   /** Settles one expiry of one currency (src/engine/settlement.ts). */
-  | { t: 'settle'; currency: CurrencyCode; expiry: number };
+  | { t: 'settle'; currency: CurrencyCode; expiry: number }
+  /** Market-maker protection config of one index (and mass-quote group); interval 0 removes it. */
+  | {
+      t: 'set_mmp_config';
+      userId: number;
+      indexName: string;
+      group: string | null;
+      interval: number;
+      frozenTime: number;
+      /** at 10^-8 */
+      quantityLimit: number;
+      deltaLimit: number;
+      /** at 10^-8; 0 = none */
+      maxQuoteQuantity: number;
+    }
+  | { t: 'reset_mmp'; userId: number; indexName: string; group: string | null }
+  /** private/mass_quote: every quote of the message in one command (src/engine/massQuote.ts). */
+  | { t: 'mass_quote'; userId: number; quoteId: string; group: string; quotes: QuoteItem[] }
+  /** private/cancel_quotes: the user's mass quotes selected by one criterion. */
+  | {
+      t: 'cancel_quotes';
+      userId: number;
+      cancelType: CancelQuotesType;
+      instrument: string | null;
+      currency: CurrencyCode | null;
+      quoteSetId: string | null;
+      minDelta: number | null;
+      maxDelta: number | null;
+    };
+
+/** One side of a quote: price units, amount at 10^-8 (0 removes the side's quote). */
+export interface QuoteSide {
+  price: number;
+  lots: number;
+  postOnly: boolean;
+  rejectPostOnly: boolean;
+}
+
+export interface QuoteItem {
+  instrument: string;
+  quoteSetId: string | null;
+  bid: QuoteSide | null;
+  ask: QuoteSide | null;
+}
+
+export type CancelQuotesType = 'all' | 'instrument' | 'currency' | 'quote_set_id' | 'delta' | 'kind';
 
 export type CommandType = Command['t'];
 /** A command with the time the sequencer assigned to it. */

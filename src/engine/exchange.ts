@@ -1,7 +1,7 @@
 // The exchange state machine: the single writer applies sequenced commands here, one at a time.
 // Deterministic: time comes from the command, ids from counters in the state; no I/O.
 import { CURRENCIES, CURRENCY_CODES, type CurrencyCode } from '../domain/currency.ts';
-import { ERR, reject, type Reject } from '../domain/errors.ts';
+import { ERR, isReject, reject, type Reject } from '../domain/errors.ts';
 import type { Instrument } from '../domain/instrument.ts';
 import { AuthState } from '../auth/authState.ts';
 import { ApiKeys } from '../auth/apiKeys.ts';
@@ -13,6 +13,8 @@ import { TriggerOrder, Triggers } from './triggers.ts';
 import { recordIndex, settleExpiry, type DeliveryRecord, type IndexPoint } from './settlement.ts';
 import { liquidate, liquidationKey } from './liquidation.ts';
 import { post, type InsuranceFund } from './defaults.ts';
+import { MmpState, type MmpTriggerEvent } from './mmp.ts';
+import { cancelQuotes, massQuote } from './massQuote.ts';
 import type { Account, DepositRecord, IndexState, InstrumentMarket, User, VolState } from './types.ts';
 
 export const SYSTEM_FEES = 'fees';
@@ -59,6 +61,8 @@ export const DEFAULT_LIMITS: ExchangeLimits = {
 export interface EngineObserver {
   order(o: import('./types.ts').Order | TriggerOrder): void;
   trade(t: import('./types.ts').Trade): void;
+  /** An MMP group triggered (its orders were cancelled in the same command). */
+  mmpTrigger?(e: MmpTriggerEvent): void;
 }
 
 export function newAccount(currency: CurrencyCode): Account {
@@ -103,12 +107,20 @@ export class Exchange {
   indexHistory = {} as Record<CurrencyCode, IndexPoint[]>;
   /** Delivery prices of settled expiries, in settlement order. */
   deliveries: DeliveryRecord[] = [];
+  /**
+   * The latest trades of every instrument in id order (at most 2 x RECENT_TRADES_KEPT; derived, not
+   * part of the state): read models take a command's new trades from its end instead of scanning
+   * every instrument's list (1,400 of them on a busy venue) after each command that traded.
+   */
+  readonly recentTrades: import('./types.ts').Trade[] = [];
   /** Read models (src/views) see every applied command, live and in replay; they must not mutate. */
   viewObserver: ((cmd: Sequenced, result: unknown) => void) | null = null;
   withdrawals = {} as Record<CurrencyCode, number>;
   /** Accounts in liquidation, `userId:currency` (src/engine/liquidation.ts), in the order flagged. */
   liquidating = new Set<string>();
   readonly trading: Trading;
+  /** Market-maker protection: configs, counters, freezes (src/engine/mmp.ts). */
+  readonly mmp: MmpState;
   /** Untriggered stop/take/trailing orders and their history (src/engine/triggers.ts). */
   readonly triggers: Triggers;
   /** Sees every order and trade change as it is applied (live event fan-out; not part of the state). */
@@ -120,6 +132,7 @@ export class Exchange {
       this.withdrawals[c] = 0;
     }
     this.trading = new Trading(this);
+    this.mmp = new MmpState(this);
     this.triggers = new Triggers(this);
   }
 
@@ -136,6 +149,11 @@ export class Exchange {
       const t = this.triggers.get(cmd.userId, cmd.orderId);
       return t !== undefined ? this.triggers.cancelRefusal(t) : this.trading.cancelRefusal(cmd.userId, cmd.orderId);
     }
+    // a refused trigger placement touches nothing (no exposure is made for it)
+    if (cmd.t === 'place' && cmd.trig !== undefined) {
+      const r = this.triggers.check({ ...cmd, trig: cmd.trig });
+      return isReject(r) ? r : null;
+    }
     return null;
   }
 
@@ -144,8 +162,12 @@ export class Exchange {
     if (cmd.ts > this.now) this.now = cmd.ts;
     this.seq = cmd.seq;
     const result = this.dispatch(cmd);
-    // trigger orders the command's price moves reached are placed within the same command
+    // an MMP trigger during the command cancels its group's orders within the same command, before
+    // trigger orders the command's price moves reached are placed (they must not meet those quotes),
+    // and again after them (their fills count too)
+    this.mmp.fire();
     this.triggers.run();
+    this.mmp.fire();
     this.viewObserver?.(cmd, result);
     return result;
   }
@@ -251,6 +273,14 @@ export class Exchange {
       }
       case 'liquidate':
         return liquidate(this, c.userId, c.currency);
+      case 'set_mmp_config':
+        return this.mmp.setConfig(c);
+      case 'reset_mmp':
+        return this.mmp.reset(c.userId, c.indexName, c.group);
+      case 'mass_quote':
+        return massQuote(this, c);
+      case 'cancel_quotes':
+        return cancelQuotes(this, c);
     }
   }
 

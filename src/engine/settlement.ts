@@ -11,7 +11,8 @@ import type { Instrument } from '../domain/instrument.ts';
 import { intrinsicCoin } from '../domain/pricing.ts';
 import type { Exchange } from './exchange.ts';
 import { post, resolveDeficit, socializeShortfall } from './defaults.ts';
-import type { User } from './types.ts';
+import { BUY } from './orderBook.ts';
+import type { Order, User } from './types.ts';
 
 export const TWAP_WINDOW_MS = 30 * 60_000;
 /** Delivery fee per contract: min(DELIVERY_FEE_COIN, DELIVERY_FEE_CAP x intrinsic), on ITM exercise. */
@@ -103,6 +104,21 @@ export function deliveryFeeMinor(contractsScaled: number, payoffCoin: number, de
   return Math.min(payout, Math.ceil((contractsScaled * perContract * 10 ** decimals) / 1e8 - 1e-6));
 }
 
+/** Cancels a user's open buys in `currency`, newest first, until the cash they promise fits the balance. */
+function cancelUnfundedBuys(ex: Exchange, user: User, currency: CurrencyCode): void {
+  if (user.openOrderCount === 0 || ex.trading.risk.freeCash(user, currency) >= 0) return;
+  const buys: Order[] = [];
+  for (const e of user.exposures.values()) {
+    if (e.inst.currency !== currency || e.buyReserved === 0) continue;
+    for (const o of e.openOrders) if (o.side === BUY && o.reserved > 0) buys.push(o);
+  }
+  buys.sort((a, b) => b.id - a.id);
+  for (const o of buys) {
+    if (ex.trading.risk.freeCash(user, currency) >= 0) break;
+    ex.trading.cancelOrders(user.id, [o.id], 'risk_mitigation');
+  }
+}
+
 /** Settles every instrument of `currency` expiring at `expiry`. One command, all or nothing. */
 export function settleExpiry(ex: Exchange, currency: CurrencyCode, expiry: number): SettleResult | Reject {
   if (ex.now < expiry) return reject(ERR.INVALID_ARGUMENTS, 'not_expired', 'expiry');
@@ -168,6 +184,9 @@ export function settleExpiry(ex: Exchange, currency: CurrencyCode, expiry: numbe
   for (const user of ex.users.values()) if (user.accounts[currency].balance < 0) resolveDeficit(ex, user, currency);
   // what the insurance account could not cover is shared by this settlement's payouts
   socializeShortfall(ex, currency, payouts);
+  // a delivery debit (or a shared shortfall) may have taken cash that open buys were accepted
+  // against; their fills pay without a further check, so those bids go, newest first
+  for (const user of ex.users.values()) cancelUnfundedBuys(ex, user, currency);
   // longs' payouts are paid from the shorts' debits through the fee account, which keeps the
   // rounding residue (debits round up, payouts down): every minor unit stays accounted for
   ex.deliveries.push({ currency, expiry, price: S });

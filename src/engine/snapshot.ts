@@ -118,6 +118,8 @@ export function serialize(ex: Exchange): string {
       depositIds: [...u.depositIds.values()],
       log: ledgerToJson(u.log),
     })),
+    // market-maker protection (src/engine/mmp.ts): last, and absent from older snapshots
+    mmp: ex.mmp.toJson(orders.values()),
     // last, and optional on restore: snapshots from before trigger orders have none
     triggers: ex.triggers.toJson(),
   };
@@ -212,6 +214,7 @@ export function restore(text: string, limits: ExchangeLimits = DEFAULT_LIMITS): 
     ex.usersByEmail.set(user.email.toLowerCase(), user);
   }
   for (const o of orders.values()) if (o.state === 'open' && o.expiresAt > 0) ex.trading.gtdOrders.add(o);
+  ex.mmp.restore(s.mmp, orders);
   ex.triggers.restore(s.triggers, (id) => orders.get(id));
   return ex;
 }

@@ -8,6 +8,7 @@ import { toMinorUp } from '../risk/margin.ts';
 import type { Command } from './commands.ts';
 import type { Exchange } from './exchange.ts';
 import { appendEntry } from './ledger.ts';
+import type { MmpTag } from './mmp.ts';
 import { BUY, SELL, type OrderBook, type Side } from './orderBook.ts';
 import { Order, type CancelReason, type OrderExposure, type Position, type Trade, type User } from './types.ts';
 
@@ -24,6 +25,8 @@ const DAY_MS = 24 * 3600 * 1000;
 const PRICE_UNIT = 10 ** PRICE_SCALE;
 /** Public trades kept per instrument in memory for market-data queries. */
 const PUBLIC_TRADES_KEPT = 10_000;
+/** Trades kept in `Exchange.recentTrades` (twice this before it is cut back). */
+export const RECENT_TRADES_KEPT = 4_096;
 
 /** Next 08:00 UTC strictly after `ts` (good_til_day expiry). */
 export function nextEightUtc(ts: number): number {
@@ -49,7 +52,8 @@ export class Trading {
 
   // ---- entry -----------------------------------------------------------------------------------
 
-  place(c: PlaceCmd): PlaceResult | Reject {
+  /** `tag` marks a mass quote (src/engine/massQuote.ts); `c.mmp` an ordinary MMP order. */
+  place(c: PlaceCmd, tag: MmpTag | null = null): PlaceResult | Reject {
     const ex = this.ex;
     const user = ex.users.get(c.userId);
     if (!user) return reject(ERR.UNAUTHORIZED);
@@ -75,6 +79,12 @@ export class Trading {
     if (!idx || (!idx.manual && ex.now - idx.ts > ex.limits.indexStaleMs)) return reject(ERR.BOOK_CLOSED, 'index_stale');
     const market = ex.markets.get(inst.id)!;
     if (!(market.markCoin >= 0)) return reject(ERR.BOOK_CLOSED, 'no_mark_price');
+    const mmpTag = tag ?? (c.mmp === true ? { group: null, quoteId: null, quoteSetId: null } : null);
+    if (mmpTag !== null) {
+      if (c.type !== 'limit') return reject(ERR.INVALID_ARGUMENTS, 'mmp_limit_only', 'mmp');
+      const refused = ex.mmp.refusal(user.id, inst.currency, mmpTag.group);
+      if (refused !== null) return refused;
+    }
 
     // amount -> lots (c.lots is the amount scaled by 10^AMOUNT_SCALE)
     if (!(c.lots > 0)) return reject(ERR.INVALID_AMOUNT, 'amount_not_positive', 'amount');
@@ -106,6 +116,10 @@ export class Trading {
     if (mayRest) {
       if (exposure.openOrders.size >= ex.limits.maxOpenOrdersPerInstrument) return reject(ERR.INVALID_ARGUMENTS, 'max_open_orders_per_instrument');
       if (user.openOrderCount >= ex.limits.maxOpenOrdersPerUser) return reject(ERR.INVALID_ARGUMENTS, 'max_open_orders');
+    }
+    if (mmpTag !== null) {
+      const refused = ex.mmp.sizeRefusal(user.id, exposure, side, lots, mmpTag.group);
+      if (refused !== null) return refused;
     }
 
     // reduce_only: the excess over what reduces the position is cut (Deribit). Reduce-only orders
@@ -200,6 +214,7 @@ export class Trading {
       c.advanced,
       false,
     );
+    order.mmp = mmpTag;
     user.orders.set(order.id, order);
     if (c.clientOrderId !== null) {
       // delete first so that a re-used (expired) id moves to the end: the map stays in time order,
@@ -466,11 +481,16 @@ export class Trading {
     ex.triggers.lastMoved(inst.id);
     market.trades.push(trade);
     if (market.trades.length > PUBLIC_TRADES_KEPT * 2) market.trades.splice(0, market.trades.length - PUBLIC_TRADES_KEPT);
+    ex.recentTrades.push(trade);
+    if (ex.recentTrades.length > RECENT_TRADES_KEPT * 2) ex.recentTrades.splice(0, ex.recentTrades.length - RECENT_TRADES_KEPT);
     maker.tradeIds.push(trade.id);
     taker.tradeIds.push(trade.id);
     recordUserTrade(makerUser, trade, ex.limits.userTradesKept);
     if (takerUser !== makerUser) recordUserTrade(takerUser, trade, ex.limits.userTradesKept);
     this.fills.push(trade);
+    // market-maker protection counts the fills of MMP orders (a trigger is acted on after the match)
+    if (maker.mmp !== null) ex.mmp.onFill(maker, qty);
+    if (taker.mmp !== null) ex.mmp.onFill(taker, qty);
     this.ex.observer?.trade(trade);
     this.ex.observer?.order(maker);
     if (makerDone) this.closeResting(makerUser, maker, 'filled', null, false);
@@ -539,9 +559,17 @@ export class Trading {
       if (remaining <= 0) return reject(ERR.OTHER_REJECT, 'reduce_only', 'reduce_only');
     }
     const book = ex.books.get(inst.id)!;
+    // `mmp` on an edit flags or unflags an ordinary order; a mass quote stays in its group
+    let mmpTag = order.mmp;
+    if (c.mmp === true && mmpTag === null) {
+      const refused = ex.mmp.refusal(user.id, inst.currency, null);
+      if (refused !== null) return refused;
+      mmpTag = { group: null, quoteId: null, quoteSetId: null };
+    } else if (c.mmp === false && mmpTag !== null && mmpTag.quoteId === null) mmpTag = null;
 
     // same price, smaller: in place, keeping time priority
     if (price === order.price && remaining <= order.remaining) {
+      order.mmp = mmpTag;
       const cut = order.remaining - remaining;
       if (cut > 0) {
         this.releaseExposure(user, order, cut);
@@ -597,6 +625,7 @@ export class Trading {
     if (!Number.isFinite(required) || available - required < 0) return reject(ERR.NOT_ENOUGH_FUNDS, 'not_enough_funds');
 
     // out of the book and its exposure, then in again as a taker that may rest: loses priority
+    order.mmp = mmpTag;
     book.remove(order);
     this.releaseExposure(user, order, order.remaining);
     e.openOrders.delete(order);

@@ -262,10 +262,29 @@ export class Triggers {
 
   place(c: PlaceCmd & { trig: TriggerSpec }): TriggerPlaceResult | Reject {
     const ex = this.ex;
+    const checked = this.check(c);
+    if (isReject(checked)) return checked;
+    const { inst, levels } = checked;
+    const t = new TriggerOrder(ex.nextOrderId++, c.userId, inst, firedCmd(c), c.trig.type, c.trig.source, levels.level, levels.offset, levels.peak, ex.now);
+    this.add(t);
+    this.record(t, 'order', null, null);
+    ex.observer?.order(t);
+    return { order: t, trades: [] };
+  }
+
+  /**
+   * Whether a trigger placement is accepted, and at which levels; reads only. A refusal here is the
+   * answer place() would give (Exchange.refusalOf: such a placement is answered without being
+   * journaled; a later time can only refuse more, an expiry having passed).
+   */
+  check(c: PlaceCmd & { trig: TriggerSpec }): { inst: Instrument; levels: { level: number; offset: number; peak: number } } | Reject {
+    const ex = this.ex;
     const user = ex.users.get(c.userId);
     if (!user) return reject(ERR.UNAUTHORIZED);
     if (c.clientOrderId !== null) return reject(ERR.INVALID_ARGUMENTS, 'client_order_id_not_supported_for_trigger_orders', 'client_order_id');
     if (c.advanced !== null) return reject(ERR.INVALID_ARGUMENTS, 'advanced_not_supported_for_trigger_orders', 'advanced');
+    // market-maker protection is for resting quotes; a stop that becomes one would escape the group's limits
+    if (c.mmp === true) return reject(ERR.INVALID_ARGUMENTS, 'mmp_not_supported_for_trigger_orders', 'mmp');
     const inst = ex.instruments.get(c.instrument);
     if (!inst || inst.state === 'delivered') return reject(ERR.INVALID_INSTRUMENT, undefined, 'instrument_name');
     if (inst.state !== 'open' || inst.halted || inst.expiry <= ex.now) return reject(ERR.BOOK_CLOSED, inst.halted ? 'instrument_halted' : 'instrument_not_open');
@@ -285,11 +304,7 @@ export class Triggers {
     const probe = new TriggerOrder(0, user.id, inst, firedCmd(c), c.trig.type, c.trig.source, 0, 0, 0, ex.now);
     const levels = this.levels(probe, inst, c.trig);
     if (isReject(levels)) return levels;
-    const t = new TriggerOrder(ex.nextOrderId++, user.id, inst, firedCmd(c), c.trig.type, c.trig.source, levels.level, levels.offset, levels.peak, ex.now);
-    this.add(t);
-    this.record(t, 'order', null, null);
-    ex.observer?.order(t);
-    return { order: t, trades: [] };
+    return { inst, levels };
   }
 
   /**

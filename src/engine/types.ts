@@ -3,6 +3,7 @@ import type { CurrencyCode } from '../domain/currency.ts';
 import type { Instrument } from '../domain/instrument.ts';
 import type { BookNode, PriceLevel, Side } from './orderBook.ts';
 import type { LedgerEntry } from './ledger.ts';
+import type { MmpTag } from './mmp.ts';
 import type { TriggerOrder } from './triggers.ts';
 
 export type OrderType = 'limit' | 'market' | 'liquidation';
@@ -16,7 +17,11 @@ export type CancelReason =
   | 'good_til_day'
   | 'instrument_halted'
   /** a reduce-only order left with no position to reduce (Strikebook; Deribit has no name for it) */
-  | 'reduce_only';
+  | 'reduce_only'
+  /** market-maker protection triggered in the order's group (src/engine/mmp.ts) */
+  | 'mmp_trigger'
+  /** a settlement took the cash an open buy was accepted against (src/engine/settlement.ts) */
+  | 'risk_mitigation';
 
 /** An order; while open it is also the intrusive queue node of its book. */
 export class Order implements BookNode {
@@ -35,6 +40,8 @@ export class Order implements BookNode {
   lastUpdate: number;
   /** Trade ids of this order, in order. */
   tradeIds: number[] = [];
+  /** Set for MMP orders and mass quotes (src/engine/mmp.ts); kept in the snapshot's `mmp` part. */
+  mmp: MmpTag | null = null;
   /** The trigger order this order was placed by when it fired (src/engine/triggers.ts). */
   origin: TriggerOrder | null = null;
   constructor(

@@ -148,7 +148,9 @@ describe('trigger orders over HTTP and WebSocket', () => {
       [{ type: 'stop_market', trigger: 'mark_price', trigger_price: 0.00051 }, 10043, 'trigger_price_wrong_tick'],
       [{ type: 'stop_market', trigger: 'index_price', trigger_price: index - 10, client_order_id: 'x1' }, 11029, 'client_order_id_not_supported_for_trigger_orders'],
       [{ type: 'stop_market', trigger: 'bogus_price', trigger_price: index - 10 }, -32602, ''],
+      [{ type: 'stop_limit', price: p, trigger: 'index_price', trigger_price: index - 10, mmp: true }, 11029, 'mmp_not_supported_for_trigger_orders'],
     ];
+    const seqBefore = (await ok(url, 'private/get_state_hash', {}, admin)).seq;
     for (const [params, code, reason] of cases) {
       const r = await rpc(url, 'private/sell', { ...base, ...params }, alice);
       assert.equal(r.body.error?.code, code, `${JSON.stringify(params)}: ${JSON.stringify(r.body)}`);
@@ -157,6 +159,8 @@ describe('trigger orders over HTTP and WebSocket', () => {
       assert.ok(r.status < 500);
     }
     assert.deepEqual(await ok(url, 'private/get_open_orders', { type: 'trigger_all' }, alice), []);
+    // refused before they are sequenced: nothing was journaled
+    assert.equal((await ok(url, 'private/get_state_hash', {}, admin)).seq, seqBefore);
   });
 
   it('another user\'s trigger id is not found; cancel by type and the detailed report; edit of the trigger price', async () => {

@@ -182,6 +182,18 @@ describe('trigger orders: refusals at placement', () => {
     assert.equal(r6.code, 11029);
     assert.equal(r6.reason, 'no_more_triggers');
     assert.equal(h.ex.triggers.untriggeredCount(u), 2);
+    // each refusal is decided by reading only: the sequencer answers it without journaling it
+    const readOnly = (cmd: Command, why: string) => {
+      const before = stateHash(h.ex);
+      assert.equal((h.ex.refusalOf(cmd) as Reject).reason, why);
+      assert.equal(stateHash(h.ex), before, 'refusalOf changed nothing');
+      assert.equal((h.apply(cmd) as Reject).reason, why, 'apply gives the same answer');
+    };
+    readOnly(trigCmd(u, 'buy', CALL.name, { type: 'stop_market', source: 'index_price', at: '112000' }), 'no_more_triggers');
+    h.apply({ t: 'cancel', userId: u, orderId: h.ex.triggers.openOf(u)[0].id });
+    readOnly(trigCmd(u, 'sell', CALL.name, { type: 'stop_market', source: 'index_price', at: '100000' }), 'trigger_price_too_high');
+    readOnly(trigCmd(u, 'buy', CALL.name, { type: 'trailing_stop', source: 'index_price' }), 'invalid_trigger_offset');
+    assert.equal(h.ex.refusalOf(trigCmd(u, 'buy', CALL.name, { type: 'stop_market', source: 'index_price', at: '112000' })), null, 'an acceptable one is applied');
   });
 });
 
@@ -282,6 +294,66 @@ describe('trigger orders: the order a trigger becomes passes the usual checks', 
     assert.equal(mar.state, 'cancelled');
     assert.equal(mar.cancelReason, 'instrument_halted');
     assert.equal(h.ex.triggers.untriggeredCount(a), 0);
+  });
+});
+
+describe('trigger orders: the queues against a plain scan', () => {
+  it('every index and vol move fires exactly the orders a scan of all untriggered orders says it reached', () => {
+    const rand = mulberry32(0x5ca9);
+    const h = Harness.market([CALL, PUT], { ...DEFAULT_LIMITS, maxUntriggeredPerUser: 1000 });
+    const u = h.user('1000');
+    let index = 100_000;
+    let vol = 0.6;
+    /** The reference: level and direction of each untriggered order, trailing peaks followed by hand. */
+    const model = new Map<number, { t: TriggerOrder; level: number; up: boolean; trailing: boolean; offset: number; peak: number }>();
+    const ref = (t: TriggerOrder) => (t.source === 'index_price' ? index : mark(h, t.inst.name));
+    let fired = 0;
+    for (let step = 0; step < 400; step++) {
+      // a few new orders around the current prices (market orders: nothing rests, nothing trades)
+      for (let k = 0; k < 3; k++) {
+        const inst = rand() < 0.5 ? CALL.name : PUT.name;
+        const source: TriggerSource = rand() < 0.5 ? 'index_price' : 'mark_price';
+        const types: TriggerOrderType[] = ['stop_market', 'take_market', 'trailing_stop'];
+        const type = types[Math.floor(rand() * 3)];
+        const side = rand() < 0.5 ? 'buy' : 'sell';
+        const x = source === 'index_price' ? index : mark(h, inst);
+        const dist = source === 'index_price' ? 50 + Math.floor(rand() * 3000) : 0.0005 * (1 + Math.floor(rand() * 30));
+        const cmd = trigCmd(u, side, inst, { type, source, at: '1', offset: source === 'index_price' ? String(dist) : dist.toFixed(4) });
+        const spec = (cmd as { trig: { price: number | null } }).trig;
+        const up = type === 'take_market' ? side === 'sell' : side === 'buy';
+        const level = up ? x + dist : x - dist;
+        spec.price = source === 'index_price' ? Math.round(level) * 1e4 : Math.max(5, Math.round((level * 1e4) / 5) * 5);
+        const r = h.apply(cmd) as TriggerPlaceResult | Reject;
+        if (isReject(r)) continue;
+        const t = r.order;
+        model.set(t.id, { t, level: type === 'trailing_stop' ? t.level : spec.price / 1e4, up, trailing: type === 'trailing_stop', offset: t.offset, peak: t.peak });
+      }
+      // a move of the index or of the vol smile (the marks move with both)
+      if (rand() < 0.7) {
+        index = Math.max(80_000, Math.min(120_000, index + Math.round((rand() - 0.5) * 3000)));
+        h.apply({ t: 'index', currency: 'BTC', price: index, manual: true, by: null });
+      } else {
+        vol = Math.max(0.3, Math.min(1.2, vol + (rand() - 0.5) * 0.1));
+        h.apply({ t: 'set_vol', currency: 'BTC', atmVol: vol, skew: -0.1, curvature: 0.5, by: 1 });
+      }
+      for (const [id, m] of model) {
+        const x = ref(m.t);
+        if (m.trailing) {
+          if (m.up ? x < m.peak : x > m.peak) {
+            m.peak = x;
+            m.level = m.up ? x + m.offset : x - m.offset;
+          }
+        }
+        const reached = m.up ? x >= m.level : x <= m.level;
+        assert.equal(m.t.state !== 'untriggered', reached, `step ${step}: order ${id} (${m.t.type} ${m.t.source} ${m.up ? 'up' : 'down'} at ${m.level}, price ${x}) ${m.t.state}`);
+        if (reached) {
+          model.delete(id);
+          fired++;
+        } else assert.equal(m.t.level, m.level, 'the trailing level follows the peak');
+      }
+    }
+    assert.ok(fired > 100, `orders fired (${fired})`);
+    assert.ok(model.size > 20, `orders still waiting (${model.size})`);
   });
 });
 

@@ -104,7 +104,47 @@ class Generator {
       out.push({ t: 'deposit', userId: id, currency: 'ETH', amount: 3e8 + this.int(10e8), depositId: null, by: id });
     }
     for (const c of CURRENCIES) for (const k of [1, 2]) out.push(this.listSeries(c, T0 + k * SERIES_EVERY_MS));
+    // market-maker protection for everyone: ordinary mmp orders and mass quotes of group g trigger now and then
+    for (let id = 1; id <= THIN[THIN.length - 1]!; id++) for (const indexName of ['btc_usd', 'eth_usd']) for (const group of [null, 'g']) out.push(this.mmpConfig(id, indexName, group));
     return out;
+  }
+
+  private mmpConfig(userId: number, indexName: string, group: string | null): Command {
+    return {
+      t: 'set_mmp_config', userId, indexName, group, interval: this.chance(0.05) ? 0 : 1 + this.int(10), frozenTime: this.int(6),
+      quantityLimit: (1 + this.int(20)) * 1e8, deltaLimit: this.chance(0.5) ? 0 : 0.5 + 5 * this.r(), maxQuoteQuantity: this.chance(0.7) ? 0 : (1 + this.int(10)) * 1e8,
+    };
+  }
+
+  /** Mass quotes (sometimes with bad prices and amounts), their cancels, MMP resets and config changes. */
+  private mmpCommand(ex: Exchange): Command {
+    const userId = this.user();
+    const y = this.r();
+    if (y < 0.7) {
+      const names = new Set<string>();
+      const n = 1 + this.int(6);
+      for (let i = 0; i < n; i++) names.add(this.pick(this.active).name);
+      const side = (name: string) => {
+        if (this.chance(0.2)) return null;
+        const inst = ex.instruments.get(name)!;
+        const market = ex.markets.get(inst.id)!;
+        const mark = Number.isFinite(market.markCoin) ? market.markCoin * 1e4 : 100;
+        let price = roundToTick(inst, Math.min(Math.max(mark * (0.8 + 0.4 * this.r()), market.minPrice), market.maxPrice), 'nearest');
+        if (this.chance(0.03)) price = market.maxPrice + 5; // outside the band
+        const lots = this.chance(0.1) ? 0 : (1 + this.int(6)) * inst.lotScaled;
+        return { price: Math.max(1, price), lots, postOnly: this.chance(0.1), rejectPostOnly: false };
+      };
+      return {
+        t: 'mass_quote', userId, quoteId: `q${this.int(100)}`, group: this.chance(0.95) ? 'g' : 'h',
+        quotes: [...names].map((name) => ({ instrument: name, quoteSetId: this.pick(['A', 'B', null]), bid: side(name), ask: side(name) })),
+      };
+    }
+    if (y < 0.85) {
+      const type = this.pick(['all', 'instrument', 'currency', 'quote_set_id', 'delta', 'kind'] as const);
+      return { t: 'cancel_quotes', userId, cancelType: type, instrument: this.pick(this.active).name, currency: this.pick(CURRENCIES), quoteSetId: this.pick(['A', 'B']), minDelta: -1 + this.r(), maxDelta: this.r() };
+    }
+    if (y < 0.95) return { t: 'reset_mmp', userId, indexName: this.pick(['btc_usd', 'eth_usd']), group: this.pick([null, 'g']) };
+    return this.mmpConfig(userId, this.pick(['btc_usd', 'eth_usd']), this.pick([null, 'g']));
   }
 
   /** Lists a short-lived series around the current index (strikes made unique per series: names carry only the date). */
@@ -155,6 +195,7 @@ class Generator {
         return ladder[0]!;
       }
     }
+    if (x >= 0.57 && x < 0.62) return this.mmpCommand(ex);
     if (x < 0.62) return this.order(ex);
     if (x < 0.77) {
       const userId = this.user();
@@ -296,6 +337,7 @@ class Generator {
       reduceOnly: this.chance(0.1),
       label: this.pick(['', 'a', 'b']),
       clientOrderId: this.chance(0.08) ? `c${this.int(10)}` : null,
+      ...(type === 'limit' && this.chance(0.2) ? { mmp: true } : {}),
     };
   }
 }
@@ -594,7 +636,7 @@ function stream(SEED: number, limits: ExchangeLimits): void {
   for (const u of ex.users.values()) for (const e of u.log) kinds.set(`user:${e.type}`, (kinds.get(`user:${e.type}`) ?? 0) + 1);
   assert.ok((kinds.get('user:takeover') ?? 0) > 0, 'no account was taken over by the insurance account');
   assert.ok((kinds.get('user:conversion') ?? 0) + (kinds.get('user:insurance_cover') ?? 0) > 0, 'no deficit went through the waterfall');
-  for (const r of ['user_request', 'good_til_day', 'instrument_halted', 'reduce_only', 'autoliquidation'] as const) assert.ok(reasons.has(r), `no order was cancelled for ${r}`);
+  for (const r of ['user_request', 'good_til_day', 'instrument_halted', 'reduce_only', 'autoliquidation', 'mmp_trigger'] as const) assert.ok(reasons.has(r), `no order was cancelled for ${r}`);
 
   // determinism: the same commands on a fresh engine give the same state
   const replay = new Exchange(limits);

@@ -147,7 +147,7 @@ test('public/get_channels lists every channel of API.md 6 and issue 17, each one
     'ticker.{instrument_name}.{interval}', 'deribit_price_index.{index_name}', 'markprice.options.{index_name}', 'user.orders.{instrument_name}.{interval}',
     'user.orders.{kind}.{currency}.{interval}', 'user.trades.{instrument_name}.{interval}', 'user.trades.{kind}.{currency}.{interval}', 'user.portfolio.{currency}',
     'user.changes.{kind}.{currency}.{interval}', 'user.changes.{instrument_name}.{interval}', 'quote.{instrument_name}', 'chart.trades.{instrument_name}.{resolution}',
-    'estimated_expiration_price.{index_name}', 'instrument.state.{kind}.{currency}', 'platform_state',
+    'estimated_expiration_price.{index_name}', 'instrument.state.{kind}.{currency}', 'platform_state', 'user.mmp_trigger.{index_name}',
   ]) assert.ok(names.includes(want), `${want} is listed`);
   const ws = await WsClient.open(srv.url);
   await ws.auth('alice@example.com');

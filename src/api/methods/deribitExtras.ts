@@ -88,6 +88,8 @@ export const deribitExtraMethods = [
       post_only: Type.Optional(Type.Boolean()),
       reject_post_only: Type.Optional(Type.Boolean()),
       reduce_only: Type.Optional(Type.Boolean()),
+      /** flags (true) or unflags (false) an ordinary order for market-maker protection */
+      mmp: Type.Optional(Type.Boolean()),
       // untriggered trigger orders: a new trigger price, or a trailing stop's offset
       trigger_price: Type.Optional(Type.Number()),
       trigger_offset: Type.Optional(Type.Number()),
@@ -125,7 +127,7 @@ export const deribitExtraMethods = [
         trig[k] = u;
       }
       return ctx.services.seq.submit(
-        { t: 'edit', userId: c.userId, orderId: id, lots, price, postOnly: p.post_only ?? null, rejectPostOnly: p.reject_post_only ?? null, ...trig },
+        { t: 'edit', userId: c.userId, orderId: id, lots, price, postOnly: p.post_only ?? null, rejectPostOnly: p.reject_post_only ?? null, ...trig, ...(p.mmp !== undefined ? { mmp: p.mmp } : {}) },
         (r) => {
           const res = unwrap(r) as PlaceResult | TriggerPlaceResult;
           return { order: renderOrder(res.order), trades: res.trades.map((t) => renderUserTrade(t, c.userId)) };

@@ -16,9 +16,10 @@ import { marginMethods } from './margins.ts';
 import { marketMethods } from './market.ts';
 import { rateLimitMethods } from './rateLimits.ts';
 import { tradingMethods } from './trading.ts';
+import { mmpMethods } from './mmp.ts';
 import { triggerOrderMethods } from './triggerOrders.ts';
 
-export const allMethods: MethodDef[] = [...accountMethods, ...authMethods, ...inviteMethods, ...tradingMethods, ...adminMethods, ...marketMethods, ...apiKeyMethods, ...deribitExtraMethods, ...fundsMethods, ...channelMethods, ...cancelOnDisconnectMethods, ...marginMethods, ...orderMethods, ...settlementMethods, ...volatilityMethods, ...rateLimitMethods, ...triggerOrderMethods];
+export const allMethods: MethodDef[] = [...accountMethods, ...authMethods, ...inviteMethods, ...tradingMethods, ...adminMethods, ...marketMethods, ...apiKeyMethods, ...deribitExtraMethods, ...fundsMethods, ...channelMethods, ...cancelOnDisconnectMethods, ...marginMethods, ...orderMethods, ...settlementMethods, ...volatilityMethods, ...rateLimitMethods, ...triggerOrderMethods, ...mmpMethods];
 
 /** Operations grouped as in API.md section 3, for the inventory tests. */
 export const methodGroups = {
@@ -38,5 +39,6 @@ export const methodGroups = {
   settlements: settlementMethods,
   volatility: volatilityMethods,
   rateLimits: rateLimitMethods,
+  mmp: mmpMethods,
   triggerOrders: triggerOrderMethods,
 };

@@ -33,6 +33,8 @@ const OrderParams = Type.Object({
   label: SafeText({ maxLength: 64, default: '' }),
   advanced: Type.Optional(Type.Union([Type.Literal('usd'), Type.Literal('implv')])),
   client_order_id: Type.Optional(SafeText({ minLength: 1, maxLength: 64 })),
+  /** market-maker protection (private/set_mmp_config): limit orders only */
+  mmp: Type.Optional(Type.Boolean()),
   // trigger orders (src/engine/triggers.ts; docs/api-notes.md "Trigger orders")
   trigger: Type.Optional(Type.Union([Type.Literal('mark_price'), Type.Literal('index_price'), Type.Literal('last_price')])),
   trigger_price: Type.Optional(Type.Number()),
@@ -93,6 +95,8 @@ async function placeOrder(ctx: CallContext, p: Static<typeof OrderParams>, side:
       reduceOnly: p.reduce_only,
       label: p.label,
       clientOrderId: p.client_order_id ?? null,
+      // only when set: journal records of ordinary orders stay as they were
+      ...(p.mmp === true ? { mmp: true } : {}),
       ...(trig !== null ? { trig } : {}),
     },
     (r) => renderPlaceResult(unwrap(r) as PlaceResult | TriggerPlaceResult, c.userId),

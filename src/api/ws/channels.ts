@@ -31,6 +31,8 @@ export type ChannelSpec =
   | { k: 'user.trades'; sel: Selector; cadence: Cadence }
   | { k: 'user.changes'; sel: Selector; cadence: Cadence }
   | { k: 'user.portfolio'; currency: CurrencyCode | null }
+  /** user.mmp_trigger.{index_name}: the caller's MMP triggers of that index (any group) */
+  | { k: 'user.mmp_trigger'; currency: CurrencyCode; indexName: string }
   /** `user.portfolio.{currency}` of a Deribit currency Strikebook keeps no accounts in: accepted,
    *  never notified (ccxt's watchBalance subscribes BTC, ETH, SOL and USDC in one request) */
   | { k: 'user.portfolio.none'; currency: string };
@@ -137,6 +139,10 @@ export function parseChannel(name: string, known: (instrument: string) => boolea
         if (c === undefined && p.length === 3 && FOREIGN_CURRENCIES.has(p[2].toUpperCase())) return { k: 'user.portfolio.none', currency: p[2].toUpperCase() };
         return c === undefined ? null : { k: 'user.portfolio', currency: c };
       }
+      if (p[1] === 'mmp_trigger') {
+        const c = p.length === 3 ? indexCurrency(p[2]) : null;
+        return c ? { k: 'user.mmp_trigger', currency: c, indexName: p[2] } : null;
+      }
       if (p[1] !== 'orders' && p[1] !== 'trades' && p[1] !== 'changes') return null;
       const s = selector(p.slice(2), known);
       return s ? { k: `user.${p[1]}`, ...s } : null;
@@ -187,4 +193,5 @@ export const CHANNELS: ChannelInfo[] = [
   { channel: 'user.changes.{instrument_name}.{interval}', access: 'private', params: { instrument_name: INST, interval: IV }, data: '{instrument_name, orders, trades, positions}' },
   { channel: 'user.changes.{kind}.{currency}.{interval}', access: 'private', params: { kind: KIND, currency: CCY, interval: IV }, data: '{instrument_name, orders, trades, positions}' },
   { channel: 'user.portfolio.{currency}', access: 'private', params: { currency: ['BTC', 'ETH', 'USDC', 'any'] }, data: 'account summary (private/get_account_summary)' },
+  { channel: 'user.mmp_trigger.{index_name}', access: 'private', params: { index_name: IDX }, data: '{index_name, mmp_group?, frozen_until} when market-maker protection triggers (frozen_until 0: until reset_mmp)' },
 ];

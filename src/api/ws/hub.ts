@@ -15,6 +15,7 @@ import type { Services } from '../../app/services.ts';
 import type { CurrencyCode } from '../../domain/currency.ts';
 import { priceToNumber, type Instrument } from '../../domain/instrument.ts';
 import type { Sequenced } from '../../engine/commands.ts';
+import type { MmpTriggerEvent } from '../../engine/mmp.ts';
 import { BUY, SELL } from '../../engine/orderBook.ts';
 import type { Order, Trade, User } from '../../engine/types.ts';
 import type { TriggerOrder } from '../../engine/triggers.ts';
@@ -66,16 +67,19 @@ interface Changes {
   everyone: boolean;
   /** instrument life-cycle events (`instrument.state.*`), in order */
   states: Array<{ inst: Instrument; state: 'created' | 'started' | 'settled'; ts: number }>;
+  /** MMP triggers (`user.mmp_trigger.*`), in order */
+  mmp: MmpTriggerEvent[];
 }
 
 /** Commands whose effect on accounts the observer and the cases in onCommitted fully cover. */
 const TARGETED = new Set<string>([
   'place', 'cancel', 'cancel_all', 'cancel_orders', 'edit', 'liquidate', 'deposit', 'withdraw', 'index', 'set_vol', 'create_user',
   'issue_token', 'revoke_token', 'create_invite', 'revoke_invite', 'create_api_key', 'remove_api_key', 'halt', 'list', 'expire_orders',
+  'set_mmp_config', 'reset_mmp', 'mass_quote', 'cancel_quotes',
 ]);
 
 function emptyChanges(): Changes {
-  return { trades: [], orders: new Set(), users: new Set(), currencies: new Set(), everyone: false, states: [] };
+  return { trades: [], orders: new Set(), users: new Set(), currencies: new Set(), everyone: false, states: [], mmp: [] };
 }
 
 export interface HubOptions {
@@ -146,6 +150,9 @@ export class StreamHub {
       },
       trade: (t) => {
         this.current.trades.push(t);
+      },
+      mmpTrigger: (e) => {
+        this.current.mmp.push(e);
       },
     };
     this.timer = setInterval(() => this.tick(), opts.tickMs);
@@ -530,6 +537,15 @@ export class StreamHub {
               trades: e.trades.map((t) => renderUserTrade(t, uid)),
               positions: e.trades.length > 0 ? [this.position(user, inst)] : [],
             };
+            this.deliver(topic, notification(topic.channel, JSON.stringify(data)));
+          }
+          break;
+        }
+        case 'user.mmp_trigger': {
+          if (cadence !== 'raw') break;
+          for (const e of ch.mmp) {
+            if (e.userId !== topic.userId || e.indexName !== spec.indexName) continue;
+            const data = { index_name: e.indexName, ...(e.group !== null ? { mmp_group: e.group } : {}), frozen_until: e.frozenUntil };
             this.deliver(topic, notification(topic.channel, JSON.stringify(data)));
           }
           break;

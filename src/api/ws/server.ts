@@ -58,7 +58,7 @@ export const DEFAULT_WS_OPTIONS: WsOptions = {
 };
 
 /** Methods that place orders: the ids they return are tracked for cancel-on-disconnect. */
-const PLACING = new Set(['private/buy', 'private/sell', 'private/edit']);
+const PLACING = new Set(['private/buy', 'private/sell', 'private/edit', 'private/mass_quote']);
 
 /**
  * Methods whose next request on the connection may start as soon as their command is applied,
@@ -78,6 +78,8 @@ const PIPELINED = new Set([
   'private/cancel_all_by_currency',
   'private/cancel_all_by_instrument',
   'private/cancel_by_label',
+  'private/mass_quote',
+  'private/cancel_quotes',
 ]);
 
 /** An answer waiting for the ones before it: its frame and, for a subscribe, the frames after it. */
@@ -338,14 +340,20 @@ export function attachWebSocket(s: Services, server: Server, methods: MethodDef[
   }
 
   const track = (c: Connection, userId: number, result: unknown) => {
-    const order = (result as { order?: { order_id?: string; order_state?: string } } | null)?.order;
-    // untriggered trigger orders are cancelled on disconnect too
-    if (!order || typeof order.order_id !== 'string' || (order.order_state !== 'open' && order.order_state !== 'untriggered')) return;
-    const id = parseOrderId(order.order_id);
-    if (id === null) return;
+    type Placed = { order_id?: string; order_state?: string };
+    const r = result as { order?: Placed; orders?: Placed[] } | null;
+    // buy/sell/edit answer one `order`, mass_quote a list of `orders`
+    const orders = r?.order !== undefined ? [r.order] : Array.isArray(r?.orders) ? r.orders : [];
     let set = c.placed.get(userId);
-    if (!set) c.placed.set(userId, (set = new Set()));
-    set.add(id);
+    for (const order of orders) {
+      // untriggered trigger orders are cancelled on disconnect too
+      if (!order || typeof order.order_id !== 'string' || (order.order_state !== 'open' && order.order_state !== 'untriggered')) continue;
+      const id = parseOrderId(order.order_id);
+      if (id === null) continue;
+      if (!set) c.placed.set(userId, (set = new Set()));
+      set.add(id);
+    }
+    if (!set) return;
     if (set.size > 1000) {
       // forget orders that are no longer open, so the set stays as small as the open orders
       const user = s.ex.users.get(userId);
