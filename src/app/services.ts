@@ -204,7 +204,7 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
       catalog,
       bootstrapToken: null,
       // a standby cannot write the key: it waits for the leader's (written once, at its first start)
-      serverKey: await (standby ? awaitMeta(storage.meta as { getMeta(k: string): Promise<string | null> }, SERVER_KEY_META, SERVER_KEY_WAIT_MS).then(() => loadServerKey(storage.meta)) : loadServerKey(storage.meta)),
+      serverKey: await (standby ? awaitMeta(storage.meta, SERVER_KEY_META, SERVER_KEY_WAIT_MS).then(() => loadServerKey(storage.meta)) : loadServerKey(storage.meta)),
       views,
       metrics,
       snapshots,
@@ -301,6 +301,8 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
           await reloadCreditOverrides(services.credits, journal);
           services.ha.role = 'leader';
           services.ha.tookOverAt = performance.now();
+          // a shutdown that began during the takeover has stopped the timers already: none to start
+          if (closing !== null) return;
           timers = startLeaderWork(services);
           await timers.ready;
           log.info({ seq: ex.seq, url: advertised }, 'took over as the leader');

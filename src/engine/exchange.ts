@@ -107,6 +107,12 @@ export class Exchange {
   indexHistory = {} as Record<CurrencyCode, IndexPoint[]>;
   /** Delivery prices of settled expiries, in settlement order. */
   deliveries: DeliveryRecord[] = [];
+  /**
+   * The latest trades of every instrument in id order (at most 2 x RECENT_TRADES_KEPT; derived, not
+   * part of the state): read models take a command's new trades from its end instead of scanning
+   * every instrument's list (1,400 of them on a busy venue) after each command that traded.
+   */
+  readonly recentTrades: import('./types.ts').Trade[] = [];
   /** Read models (src/views) see every applied command, live and in replay; they must not mutate. */
   viewObserver: ((cmd: Sequenced, result: unknown) => void) | null = null;
   withdrawals = {} as Record<CurrencyCode, number>;

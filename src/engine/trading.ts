@@ -25,6 +25,8 @@ const DAY_MS = 24 * 3600 * 1000;
 const PRICE_UNIT = 10 ** PRICE_SCALE;
 /** Public trades kept per instrument in memory for market-data queries. */
 const PUBLIC_TRADES_KEPT = 10_000;
+/** Trades kept in `Exchange.recentTrades` (twice this before it is cut back). */
+export const RECENT_TRADES_KEPT = 4_096;
 
 /** Next 08:00 UTC strictly after `ts` (good_til_day expiry). */
 export function nextEightUtc(ts: number): number {
@@ -479,6 +481,8 @@ export class Trading {
     ex.triggers.lastMoved(inst.id);
     market.trades.push(trade);
     if (market.trades.length > PUBLIC_TRADES_KEPT * 2) market.trades.splice(0, market.trades.length - PUBLIC_TRADES_KEPT);
+    ex.recentTrades.push(trade);
+    if (ex.recentTrades.length > RECENT_TRADES_KEPT * 2) ex.recentTrades.splice(0, ex.recentTrades.length - RECENT_TRADES_KEPT);
     maker.tradeIds.push(trade.id);
     taker.tradeIds.push(trade.id);
     recordUserTrade(makerUser, trade, ex.limits.userTradesKept);

@@ -142,13 +142,25 @@ export class MarketViews {
     return out;
   }
 
+  /**
+   * Adds the trades since the last one seen, in id order: from the end of `ex.recentTrades` (O(new
+   * trades)), or, when that does not reach back far enough (after a snapshot restore, or a command
+   * with more trades than it keeps), from every instrument's list.
+   */
   private collectTrades(ex: Exchange): void {
-    const fresh: Trade[] = [];
-    for (const m of ex.markets.values()) {
-      for (let i = m.trades.length - 1; i >= 0 && m.trades[i].id > this.lastTradeId; i--) fresh.push(m.trades[i]);
+    const recent = ex.recentTrades;
+    if (recent.length > 0 && recent[0]!.id <= this.lastTradeId + 1) {
+      let i = recent.length;
+      while (i > 0 && recent[i - 1]!.id > this.lastTradeId) i--;
+      for (; i < recent.length; i++) this.addVolume(recent[i]!);
+    } else {
+      const fresh: Trade[] = [];
+      for (const m of ex.markets.values()) {
+        for (let i = m.trades.length - 1; i >= 0 && m.trades[i].id > this.lastTradeId; i--) fresh.push(m.trades[i]);
+      }
+      fresh.sort((a, b) => a.id - b.id);
+      for (const t of fresh) this.addVolume(t);
     }
-    fresh.sort((a, b) => a.id - b.id);
-    for (const t of fresh) this.addVolume(t);
     this.lastTradeId = ex.nextTradeId - 1;
   }
 

@@ -278,6 +278,20 @@ describe('mass quotes', () => {
     assert.equal(plain.order.state, 'open', 'ordinary orders are not quotes');
   });
 
+  it('cancel_quotes by delta selects instruments by their delta at the mark: calls (~0.5) and not puts (~-0.5)', () => {
+    const h = market();
+    const mm = h.user('10');
+    ok(cfg(h, mm, { group: 'g1' }) as object);
+    ok(quote(h, mm, [twoSided(CALL.name, near(h, CALL.name, -4), near(h, CALL.name, 4)), twoSided(PUT.name, near(h, PUT.name, -4), near(h, PUT.name, 4))]));
+    const base = { instrument: null, currency: null, quoteSetId: null } as const;
+    const calls = h.apply({ t: 'cancel_quotes', userId: mm, cancelType: 'delta', ...base, minDelta: 0, maxDelta: 1 }) as Order[];
+    assert.deepEqual(calls.map((o) => o.inst.name), [CALL.name, CALL.name]);
+    const none = h.apply({ t: 'cancel_quotes', userId: mm, cancelType: 'delta', ...base, minDelta: 0, maxDelta: 1 }) as Order[];
+    assert.equal(none.length, 0);
+    const puts = h.apply({ t: 'cancel_quotes', userId: mm, cancelType: 'delta', ...base, minDelta: -1, maxDelta: -0.1 }) as Order[];
+    assert.deepEqual(puts.map((o) => o.inst.name), [PUT.name, PUT.name]);
+  });
+
   it('snapshots keep MMP state: a restored engine hashes equal and behaves the same; old snapshots restore', () => {
     const h = market();
     const mm = h.user('10');
