@@ -251,7 +251,7 @@ export class Exchange {
       case 'list':
         return this.list(c.instruments);
       case 'expire_orders':
-        return this.trading.expireOrders();
+        return this.trading.expireOrders() + this.triggers.expire().length;
       case 'settle': {
         const r = settleExpiry(this, c.currency, c.expiry);
         // trigger orders of the delivered series can never fire: cancelled with the expiry

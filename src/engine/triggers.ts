@@ -16,7 +16,7 @@ import { ERR, isReject, reject, type Reject } from '../domain/errors.ts';
 import { PRICE_SCALE, isOnTick, type Instrument } from '../domain/instrument.ts';
 import type { Command } from './commands.ts';
 import type { Exchange } from './exchange.ts';
-import { forgetOldestClientOrderIds, requestPrint } from './trading.ts';
+import { forgetOldestClientOrderIds, nextEightUtc, requestPrint } from './trading.ts';
 import { BUY, type Side } from './orderBook.ts';
 import { IndexedHeap, type HeapItem } from './triggerQueue.ts';
 import type { Order, Trade } from './types.ts';
@@ -24,7 +24,7 @@ import type { Order, Trade } from './types.ts';
 export type TriggerOrderType = 'stop_limit' | 'stop_market' | 'take_limit' | 'take_market' | 'trailing_stop';
 export type TriggerSource = 'mark_price' | 'index_price' | 'last_price';
 export type TriggerState = 'untriggered' | 'triggered' | 'cancelled' | 'rejected';
-export type TriggerCancelReason = 'user_request' | 'settlement' | 'instrument_halted' | 'cancel_on_disconnect';
+export type TriggerCancelReason = 'user_request' | 'settlement' | 'instrument_halted' | 'cancel_on_disconnect' | 'good_til_day';
 /** Deribit's cancel `type` filters as they apply to trigger orders. */
 export type CancelTypeFilter = 'all' | 'limit' | 'trigger_all' | 'stop' | 'take' | 'trailing_stop';
 
@@ -93,6 +93,11 @@ export class TriggerOrder implements HeapItem {
   get trailing(): boolean {
     return this.type === 'trailing_stop';
   }
+
+  /** good_til_day: an untriggered order expires at the next 08:00 UTC after its placement (0: never). */
+  get expiresAt(): number {
+    return this.cmd.tif === 'good_til_day' ? nextEightUtc(this.created) : 0;
+  }
 }
 
 /** One line of private/get_trigger_order_history (plain data: part of the snapshot). */
@@ -152,6 +157,8 @@ export class Triggers {
   /** Untriggered orders per instrument (settlement and halts cancel them). */
   private readonly byInst = new Map<number, Set<TriggerOrder>>();
   private readonly untriggered = new Map<number, number>();
+  /** Untriggered good_til_day orders (expired by the `expire_orders` command). */
+  private readonly gtd = new Set<TriggerOrder>();
   /** Queues whose price moved in the current command, in the order they moved. */
   private readonly dirty: string[] = [];
   private readonly dirtySet = new Set<string>();
@@ -461,6 +468,23 @@ export class Triggers {
     return victims;
   }
 
+  /** Earliest expiry of an untriggered good_til_day order, or Infinity. */
+  nextExpiry(): number {
+    let t = Infinity;
+    for (const o of this.gtd) if (o.expiresAt < t) t = o.expiresAt;
+    return t;
+  }
+
+  /** Cancels the untriggered good_til_day orders whose day is over (oldest first). */
+  expire(): TriggerOrder[] {
+    const now = this.ex.now;
+    const victims: TriggerOrder[] = [];
+    for (const t of this.gtd) if (t.expiresAt <= now) victims.push(t);
+    victims.sort((a, b) => a.id - b.id);
+    for (const t of victims) this.cancel(t, 'good_til_day');
+    return victims;
+  }
+
   /** After a settlement: the untriggered orders of every instrument no longer open are cancelled. */
   cancelClosedInstruments(reason: TriggerCancelReason): void {
     const closed: Instrument[] = [];
@@ -483,6 +507,7 @@ export class Triggers {
     let set = this.byInst.get(t.inst.id);
     if (set === undefined) this.byInst.set(t.inst.id, (set = new Set()));
     set.add(t);
+    if (t.cmd.tif === 'good_til_day') this.gtd.add(t);
   }
 
   private enqueue(t: TriggerOrder): void {
@@ -526,6 +551,7 @@ export class Triggers {
   private forgetUntriggered(t: TriggerOrder): void {
     this.unqueue(t);
     this.untriggered.set(t.userId, this.untriggeredCount(t.userId) - 1);
+    this.gtd.delete(t);
     const set = this.byInst.get(t.inst.id);
     if (set !== undefined) {
       set.delete(t);

@@ -197,6 +197,26 @@ describe('trigger orders: refusals at placement', () => {
   });
 });
 
+describe('trigger orders: good_til_day', () => {
+  it('an untriggered good_til_day order expires at the next 08:00 UTC by the expire_orders command', () => {
+    const h = Harness.market([CALL]);
+    const u = h.user('10');
+    const gtd = trig(h, u, 'sell', CALL.name, { type: 'stop_market', source: 'index_price', at: '90000' });
+    const day = { ...trigCmd(u, 'sell', CALL.name, { type: 'stop_market', source: 'index_price', at: '91000' }) } as Extract<Command, { t: 'place' }>;
+    day.tif = 'good_til_day';
+    const t = (h.apply(day) as TriggerPlaceResult).order;
+    const eight = Date.UTC(2026, 0, 6, 8);
+    assert.equal(t.expiresAt, eight);
+    assert.equal(h.ex.trading.nextExpiry(), eight, 'the expiry scheduler sees it');
+    h.apply({ t: 'expire_orders' }, eight - 1);
+    assert.equal(t.state, 'untriggered');
+    assert.equal(h.apply({ t: 'expire_orders' }, eight), 1);
+    assert.deepEqual([t.state, t.cancelReason], ['cancelled', 'good_til_day']);
+    assert.equal(gtd.state, 'untriggered', 'good_til_cancelled stays');
+    assert.equal(h.ex.trading.nextExpiry(), Infinity);
+  });
+});
+
 describe('trigger orders: client_order_id', () => {
   it('a retry gets the first trigger order, another request with the id is refused, and the id survives a snapshot', () => {
     const h = Harness.market([CALL]);
