@@ -3,6 +3,7 @@ import { pathToFileURL } from 'node:url';
 import { runEngineBench } from './engineBench.ts';
 import { runHttpBench } from './httpBench.ts';
 import { runWsBench } from './wsBench.ts';
+import { runGatewayBench } from './gatewayBench.ts';
 import { runBookBench } from './bookBench.ts';
 import { runAccountBench } from './accountBench.ts';
 import { runOpenLoopBench } from './openLoopBench.ts';
@@ -26,6 +27,7 @@ export const sections: BenchSection[] = [
   { name: 'http: crossing orders, and open-loop latency at half capacity with 10,000 resting orders, 2,000 positions and the index feed moving', run: () => runOpenLoopBench() },
   { name: 'websocket: crossing orders from 100 connections vs a bare ws echo server', run: () => runWsOrdersBench() },
   { name: 'websocket fan-out: 1,000 connections on book.X.100ms + trades.X.100ms, steady order flow', run: () => runWsBench() },
+  { name: 'gateways: fan-out through 1 and 2 stream gateways on NATS JetStream beside the single process (deliveries/s, p99, engine CPU per 1,000 deliveries)', run: () => runGatewayBench() },
   { name: 'http: get_order_book depth 20 (100 connections) vs bare node:http', run: () => runBookBench() },
   { name: 'account queries: 200 positions and 500 open orders, p99 <= 2 ms', run: () => runAccountBench() },
   { name: 'web app: BTC chain in Chromium with the demo maker (first render <= 1.5 s, trade on screen <= 300 ms, no task over 100 ms)', run: () => runWebBench() },

@@ -7,6 +7,8 @@ interface Start {
   url: string;
   connections: number;
   channels: string[];
+  /** Sent with the subscribe (raw channels need an authenticated connection). */
+  accessToken?: string;
 }
 
 const wall = () => performance.timeOrigin + performance.now();
@@ -76,7 +78,7 @@ async function start(msg: Start): Promise<void> {
       sockets.push(ws);
       ws.on('error', reject);
       ws.on('open', () => {
-        ws.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'public/subscribe', params: { channels: msg.channels } }));
+        ws.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'public/subscribe', params: { channels: msg.channels, ...(msg.accessToken ? { access_token: msg.accessToken } : {}) } }));
         if (++opened === msg.connections) resolve();
       });
       ws.on('message', (data) => {

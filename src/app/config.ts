@@ -76,6 +76,12 @@ export interface Config {
   advertisedUrl: string | null;
   /** GET /metrics answers every client, not only loopback ones (the metrics show users and orders). */
   metricsPublic: boolean;
+  /** NATS JetStream events (src/app/natsEvents.ts): null = not published. */
+  natsUrl?: string | null;
+  natsStream?: string;
+  natsSubjectPrefix?: string;
+  natsBacklogMax?: number;
+  natsMaxAgeSec?: number;
 }
 
 export class ConfigError extends Error {}
@@ -101,6 +107,14 @@ function parseTestStart(raw: string | undefined): number | null {
   const ms = /^\d+$/.test(raw) ? Number(raw) : /^\d{4}-\d\d-\d\dT[\d:.]+(Z|[+-]\d\d:\d\d)$/.test(raw) ? Date.parse(raw) : NaN;
   if (!Number.isSafeInteger(ms)) throw new ConfigError(`STRIKEBOOK_TEST_START must be an ISO 8601 time with a zone or milliseconds, got "${raw}"`);
   return ms;
+}
+
+/** A stream name or subject token: letters, digits, `_` and `-` (no dots, wildcards or spaces). */
+function natsName(env: NodeJS.ProcessEnv, key: string, def: string): string {
+  const raw = env[key];
+  if (raw === undefined || raw === '') return def;
+  if (!/^[A-Za-z0-9_-]{1,64}$/.test(raw)) throw new ConfigError(`${key} must be 1-64 letters, digits, _ or -, got "${raw}"`);
+  return raw;
 }
 
 /** An http(s) URL without credentials: standbys hand it to every client they refuse. */
@@ -171,5 +185,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     standbyPollMs: int(env, 'STRIKEBOOK_STANDBY_POLL_MS', 1_000, 10, 60_000),
     advertisedUrl: advertisedUrl(env.STRIKEBOOK_ADVERTISED_URL),
     metricsPublic: oneOf(env, 'STRIKEBOOK_METRICS_PUBLIC', ['0', '1'] as const, '0') === '1',
+    natsUrl: env.NATS_URL || null,
+    natsStream: natsName(env, 'STRIKEBOOK_NATS_STREAM', 'STRIKEBOOK'),
+    natsSubjectPrefix: natsName(env, 'STRIKEBOOK_NATS_SUBJECT_PREFIX', 'strikebook'),
+    natsBacklogMax: int(env, 'STRIKEBOOK_NATS_BACKLOG_MAX', 100_000, 10, 1e8),
+    natsMaxAgeSec: int(env, 'STRIKEBOOK_NATS_MAX_AGE', 3600, 1, 365 * 86400),
   };
 }

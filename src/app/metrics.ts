@@ -9,6 +9,7 @@ import type { Exchange } from '../engine/exchange.ts';
 import type { SnapshotCounts } from './backgroundSnapshots.ts';
 import { LatencySeries, histogramText } from './latencyHistogram.ts';
 import { loopStalls } from './loopStalls.ts';
+import type { NatsEventStats } from './natsEvents.ts';
 
 export interface MetricSources {
   ex: Exchange;
@@ -18,6 +19,8 @@ export interface MetricSources {
   snapshots(): SnapshotCounts;
   /** Free disk below the floor (src/app/diskGuard.ts). */
   diskLow?(): boolean;
+  /** The NATS event publisher's counts (src/app/natsEvents.ts); absent without NATS_URL. */
+  nats?(): NatsEventStats | null;
   /** Leader or hot standby, and a standby's lag (src/app/standby.ts); absent: always the leader. */
   ha?(): { leader: boolean; lagRecords: number; lagSeconds: number };
 }
@@ -61,6 +64,36 @@ function processMetrics(): Registry {
     collectDefaultMetrics({ register: processRegistry });
   }
   return processRegistry;
+}
+
+/** The NATS event publisher's backlog and counts; none without NATS_URL. */
+function natsMetrics(register: Registry, read: () => NatsEventStats | null): void {
+  const gauge = (name: string, help: string, value: (n: NatsEventStats) => number) =>
+    new Gauge({
+      name,
+      help,
+      registers: [register],
+      collect() {
+        const n = read();
+        if (n !== null) this.set(value(n));
+      },
+    });
+  const counter = (name: string, help: string, value: (n: NatsEventStats) => number) =>
+    new Counter({
+      name,
+      help,
+      registers: [register],
+      collect() {
+        const n = read();
+        this.reset();
+        if (n !== null) this.inc(value(n));
+      },
+    });
+  gauge('strikebook_nats_backlog', 'Event messages waiting to be published to NATS JetStream (bounded by STRIKEBOOK_NATS_BACKLOG_MAX).', (n) => n.backlog);
+  gauge('strikebook_nats_connected', '1 while the event publisher is connected to NATS.', (n) => (n.connected ? 1 : 0));
+  counter('strikebook_nats_published_total', 'Event messages acknowledged by JetStream.', (n) => n.published);
+  counter('strikebook_nats_dropped_total', 'Event messages dropped because the backlog was full.', (n) => n.dropped);
+  counter('strikebook_nats_gaps_total', 'Runs of dropped batches (each announced on <prefix>.control.gap).', (n) => n.gaps);
 }
 
 export function createMetrics(src: MetricSources): Metrics {
@@ -180,6 +213,7 @@ export function createMetrics(src: MetricSources): Metrics {
       for (const how of ['inline', 'background', 'failed'] as const) this.inc({ how }, counts[how]);
     },
   });
+  natsMetrics(register, () => src.nats?.() ?? null);
   new Gauge({
     name: 'strikebook_ws_connections',
     help: 'Open WebSocket connections.',

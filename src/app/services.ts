@@ -29,6 +29,7 @@ import { MarketViews } from '../views/marketViews.ts';
 import { openStorage, type JournalHandles, type OpenedStorage } from './storage.ts';
 import { DEFAULT_READ_LIMITS, configureReads } from '../api/reads/sharedReads.ts';
 import { DiskGuard } from './diskGuard.ts';
+import { startNatsEvents, type NatsEvents } from './natsEvents.ts';
 import { LEADER_URL_META, awaitMeta, type StandbyFollower } from './standby.ts';
 
 export { recover, recoverAsync } from './recovery.ts';
@@ -130,6 +131,7 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
   let http: FastifyInstance | null = null;
   let ws: WsTransport | null = null;
   let stopDisk: () => void = () => undefined;
+  let nats: NatsEvents | null = null;
   try {
     const testClock = config.testClock ? new TestClock(config.testStart) : null;
     // a test clock moved ahead before a restart resumes where the journal left it
@@ -148,6 +150,7 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
         const st = services.ha.role === 'standby' ? services.ha.follower?.status() : undefined;
         return st === undefined ? { leader: true, lagRecords: 0, lagSeconds: 0 } : { leader: false, lagRecords: st.leaderSeq - st.appliedSeq, lagSeconds: st.lagMs / 1000 };
       },
+      nats: () => nats?.counts ?? null,
     });
     const catalog = loadCatalogConfig(config.catalogPath ?? undefined);
     const sequencer = new Sequencer(
@@ -238,6 +241,8 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
       idleTimeoutMs: config.wsIdleTimeoutMs ?? DEFAULT_WS_OPTIONS.idleTimeoutMs,
     });
     const wsTransport = ws;
+    // only the leader publishes; a standby keeps the book state so that its first batch as leader chains on
+    nats = startNatsEvents(config, log, ex, ws.hub, () => services.ha.role === 'leader');
     const address = await http.listen({ port: config.port, host: config.host });
     const url = address.replace('[::1]', '127.0.0.1');
     const advertised = config.advertisedUrl ?? url;
@@ -276,6 +281,8 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
             clearTimeout(force);
           }
           await sequencer.stop();
+          // the last batches' events, if NATS takes them soon (a backlog left is lost: docs/operations.md)
+          await nats?.close();
           // a snapshot being built is saved if it finishes soon, before the journal closes
           await snapshots.close();
           await storage.close();
@@ -321,6 +328,7 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
     await ws?.close();
     await http?.close().catch(() => undefined);
     await seq?.stop(); // writes what the start already applied, before the journal closes under it
+    await nats?.close(0);
     await stopSnapshots?.();
     await storage.close();
     throw err;

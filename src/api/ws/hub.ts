@@ -26,6 +26,7 @@ import { accountSummary, renderPosition } from '../methods/account.ts';
 import { candleAt, quoteOf, tickerOf } from '../methods/marketData.ts';
 import { expirationEstimate, lockedIndices } from '../methods/market.ts';
 import { coin, renderOrder, renderPublicTrade, renderUserTrade } from '../render.ts';
+import type { BatchTouched } from './streamEvents.ts';
 import { isPrivate, parseChannel, selects, type Cadence, type ChannelSpec } from './channels.ts';
 
 /** A connection as the hub sees it. */
@@ -137,6 +138,9 @@ export class StreamHub {
   private lockedLast = '';
   /** Observer of publish rounds (benchmarks): cadence, wall time (ms) the round started, deliveries. */
   onRound: ((cadence: Cadence, at: number, deliveries: number) => void) | null = null;
+  /** Receives what each durable batch touched, before the hub's own publish (the NATS event
+   *  publisher, src/app/natsEvents.ts: once per batch, whatever the subscribers). */
+  onBatch: ((batch: BatchTouched, cmds: Sequenced[]) => void) | null = null;
   private deliveries = 0;
 
   constructor(
@@ -303,6 +307,7 @@ export class StreamHub {
         }
       }
     }
+    this.onBatch?.(batch, cmds);
     if (this.topics.size > 0) this.publish('raw', batch);
     const w = this.window;
     for (const t of batch.trades) w.trades.push(t);

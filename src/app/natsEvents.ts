@@ -1,0 +1,298 @@
+// The leader's publisher of durable batches to NATS JetStream (`NATS_URL`): the gateways of
+// src/gateway/ serve the WebSocket streams from it, so the engine renders each event once per batch
+// instead of once per subscriber.
+//
+// Rules (docs/operations.md, "Gateways and NATS"):
+// - called from the hub after the sequencer's onCommitted: nothing is published before its batch is
+//   durable;
+// - publishing never holds up an acknowledgement: messages go to an in-memory backlog that a pump
+//   sends in order (a window of messages in flight, each acknowledged by JetStream), so the engine
+//   thread only renders and queues;
+// - every message carries `Nats-Msg-Id` = `<last seq of its batch>:<subject>`: a publish retried
+//   after a lost acknowledgement (NATS restarted, connection cut) is stored once (the stream's
+//   duplicate window);
+// - the backlog is bounded (`STRIKEBOOK_NATS_BACKLOG_MAX` messages). While it is full the events of
+//   new batches are dropped and the seq range is remembered; once there is room again a message on
+//   `<prefix>.control.gap` names the range first, and gateways resynchronize their books from the
+//   leader's snapshot (the dropped trades and private events are gone: they are in the journal and
+//   in the read methods). Counted in /metrics: strikebook_nats_backlog, _published_total,
+//   _dropped_total, _gaps_total, _connected.
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { jetstream, jetstreamManager, StorageType, type JetStreamClient } from '@nats-io/jetstream';
+import type { Logger } from 'pino';
+import type { StreamHub } from '../api/ws/hub.ts';
+import { StreamEvents, type EventMessage } from '../api/ws/streamEvents.ts';
+import type { Exchange } from '../engine/exchange.ts';
+import type { Config } from './config.ts';
+import { startTsWorker } from '../journal/tsWorker.ts';
+
+export interface NatsEventsOptions {
+  url: string;
+  /** JetStream stream name; created with subjects `<prefix>.>` when missing. */
+  stream: string;
+  prefix: string;
+  /** Messages the backlog may hold; past it new batches' events are dropped (a gap). */
+  backlogMax: number;
+  /** How long the stream keeps messages, seconds (how far back a gateway or consumer can resume). */
+  maxAgeSec: number;
+  log: Logger;
+}
+
+export interface NatsEventStats {
+  backlog: number;
+  published: number;
+  dropped: number;
+  gaps: number;
+  connected: boolean;
+}
+
+interface Pending {
+  subject: string;
+  data: string;
+  id: string;
+}
+
+/** Messages sent before their acknowledgements are awaited (in order on one connection). */
+const WINDOW = 256;
+/** Pause before a failed window is sent again (its stored messages are deduplicated). */
+const RETRY_MS = 250;
+/** JetStream duplicate window: longer than any retry of one message can take. */
+const DUPLICATE_WINDOW_S = 120;
+
+export class NatsEventPublisher {
+  private nc: NatsConnection | null = null;
+  private js: JetStreamClient | null = null;
+  private readonly backlog: Pending[] = [];
+  /** Index of the first message not yet acknowledged (the backlog is compacted now and then). */
+  private head = 0;
+  private pumping = false;
+  private closed = false;
+  private streamReady = false;
+  private gap: { from: number; to: number } | null = null;
+  private stats = { published: 0, dropped: 0, gaps: 0 };
+  private connected = false;
+  private wake: (() => void) | null = null;
+
+  constructor(private readonly opts: NatsEventsOptions) {}
+
+  /** Connects in the background (a server started with NATS down keeps running and queues). */
+  start(): void {
+    void this.run();
+  }
+
+  private async run(): Promise<void> {
+    // first connection: tried until it succeeds or the server closes (the client's own
+    // waitOnFirstConnect could not be stopped by close); later reconnects are the client's
+    for (let attempt = 0; this.nc === null; attempt++) {
+      if (this.closed) return;
+      try {
+        this.nc = await connect({ servers: this.opts.url, name: 'strikebook-leader', maxReconnectAttempts: -1, reconnectTimeWait: 250, timeout: 2000 });
+      } catch (err) {
+        if (attempt === 0) this.opts.log.warn({ err, url: this.opts.url }, 'NATS not reachable; events wait in the backlog');
+        await sleep(500);
+      }
+    }
+    if (this.closed) {
+      await this.nc.close();
+      return;
+    }
+    this.connected = true;
+    this.js = jetstream(this.nc, { timeout: 2000 });
+    this.opts.log.info({ url: this.opts.url, stream: this.opts.stream }, 'publishing events to NATS JetStream');
+    void (async () => {
+      for await (const st of this.nc!.status()) {
+        if (st.type === 'disconnect') this.connected = false;
+        else if (st.type === 'reconnect') {
+          this.connected = true;
+          // a restarted server without its storage has no stream: make sure again
+          this.streamReady = false;
+          this.kick();
+        }
+      }
+    })();
+    this.kick();
+  }
+
+  private async ensureStream(): Promise<void> {
+    if (this.streamReady) return;
+    await ensureEventStream(this.nc!, this.opts.stream, this.opts.prefix, this.opts.maxAgeSec);
+    this.streamReady = true;
+  }
+
+  get counts(): NatsEventStats {
+    return { backlog: this.backlog.length - this.head, ...this.stats, connected: this.connected };
+  }
+
+  /** Queues one durable batch's messages (engine thread; never waits). */
+  enqueue(msgs: EventMessage[], firstSeq: number, lastSeq: number): void {
+    if (this.closed || msgs.length === 0) return;
+    const size = this.backlog.length - this.head;
+    if (this.gap !== null || size + msgs.length > this.opts.backlogMax) {
+      if (size + msgs.length + 1 > this.opts.backlogMax) {
+        if (this.gap === null) {
+          this.gap = { from: firstSeq, to: lastSeq };
+          this.stats.gaps++;
+          this.opts.log.warn({ backlog: size, seq: firstSeq }, 'NATS event backlog full; dropping events (gap)');
+        } else this.gap.to = lastSeq;
+        this.stats.dropped += msgs.length;
+        return;
+      }
+      // room again: the gap is announced before anything after it
+      this.announceGap();
+    }
+    for (const m of msgs) this.backlog.push({ subject: m.subject, data: m.data, id: `${lastSeq}:${m.subject}` });
+    this.kick();
+  }
+
+  private announceGap(): void {
+    const g = this.gap;
+    if (g === null) return;
+    this.backlog.push({ subject: `${this.opts.prefix}.control.gap`, data: JSON.stringify({ from_seq: g.from, to_seq: g.to }), id: `gap:${g.from}-${g.to}` });
+    this.gap = null;
+  }
+
+  private kick(): void {
+    if (this.wake) {
+      const w = this.wake;
+      this.wake = null;
+      w();
+    }
+    if (!this.pumping && this.js !== null) void this.pump();
+  }
+
+  private async pump(): Promise<void> {
+    this.pumping = true;
+    try {
+      while (!this.closed) {
+        if (this.head >= this.backlog.length) {
+          this.backlog.length = 0;
+          this.head = 0;
+          // drained with a gap pending: announced now, not only with the next batch
+          if (this.gap === null) return;
+          this.announceGap();
+        }
+        if (!this.connected) {
+          await new Promise<void>((resolve) => (this.wake = resolve));
+          continue;
+        }
+        try {
+          await this.ensureStream();
+        } catch (err) {
+          this.opts.log.warn({ err }, 'NATS stream not available; retrying');
+          await sleep(RETRY_MS);
+          continue;
+        }
+        const end = Math.min(this.backlog.length, this.head + WINDOW);
+        const sent: Array<Promise<unknown>> = [];
+        for (let i = this.head; i < end; i++) {
+          const m = this.backlog[i]!;
+          sent.push(this.js!.publish(m.subject, m.data, { msgID: m.id, timeout: 2000 }));
+        }
+        const results = await Promise.allSettled(sent);
+        const firstFailed = results.findIndex((r) => r.status === 'rejected');
+        const ok = firstFailed === -1 ? results.length : firstFailed;
+        // a message after a failed one may be stored already: it is sent again with its id, and
+        // the stream keeps one copy
+        this.stats.published += ok;
+        this.head += ok;
+        if (this.head > 4096 && this.head * 2 > this.backlog.length) {
+          this.backlog.splice(0, this.head);
+          this.head = 0;
+        }
+        if (firstFailed !== -1) {
+          const reason = (results[firstFailed] as PromiseRejectedResult).reason as unknown;
+          this.opts.log.warn({ err: reason, backlog: this.backlog.length - this.head }, 'NATS publish failed; retrying');
+          this.streamReady = false;
+          await sleep(RETRY_MS);
+        }
+      }
+    } finally {
+      this.pumping = false;
+    }
+  }
+
+  /** Waits (up to `ms`) for the backlog to drain, then closes the connection. */
+  async close(ms = 2000): Promise<void> {
+    const until = performance.now() + ms;
+    while (this.connected && this.head < this.backlog.length && performance.now() < until) await sleep(20);
+    this.closed = true;
+    this.kick();
+    // the backlog was given its chance above; close() (not drain()) also ends a reconnecting connection
+    await this.nc?.close().catch(() => undefined);
+  }
+}
+
+/** Creates the event stream (subjects `<prefix>.>`, file storage) unless it exists. */
+export async function ensureEventStream(nc: NatsConnection, stream: string, prefix: string, maxAgeSec: number): Promise<void> {
+  const jsm = await jetstreamManager(nc, { timeout: 2000 });
+  try {
+    await jsm.streams.info(stream);
+  } catch {
+    await jsm.streams.add({
+      name: stream,
+      subjects: [`${prefix}.>`],
+      storage: StorageType.File,
+      max_age: maxAgeSec * 1e9,
+      duplicate_window: Math.min(DUPLICATE_WINDOW_S, maxAgeSec) * 1e9,
+    });
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** The running publisher as the engine thread sees it. */
+export interface NatsEvents {
+  /** As last reported by the publisher's thread (a few times a second). */
+  readonly counts: NatsEventStats;
+  /** Gives the backlog up to `ms` to drain, then closes the connection and the thread. */
+  close(ms?: number): Promise<void>;
+}
+
+/**
+ * With `NATS_URL` set, publishes every durable batch the hub sees (rendered on the engine thread,
+ * published by a thread of its own: src/app/natsEventsWorker.ts); null (nothing changes) without.
+ */
+export function startNatsEvents(config: Config, log: Logger, ex: Exchange, hub: StreamHub, isLeader: () => boolean = () => true): NatsEvents | null {
+  if (!config.natsUrl) return null;
+  const events = new StreamEvents(ex, config.natsSubjectPrefix ?? 'strikebook');
+  const worker = startTsWorker(new URL('./natsEventsWorker.ts', import.meta.url), {
+    url: config.natsUrl,
+    stream: config.natsStream ?? 'STRIKEBOOK',
+    prefix: events.prefix,
+    backlogMax: config.natsBacklogMax ?? 100_000,
+    maxAgeSec: config.natsMaxAgeSec ?? 3600,
+    logLevel: config.logLevel,
+  });
+  let counts: NatsEventStats = { backlog: 0, published: 0, dropped: 0, gaps: 0, connected: false };
+  let closed: (() => void) | null = null;
+  worker.on('message', (m: { stats?: NatsEventStats; closed?: boolean }) => {
+    if (m.stats) counts = m.stats;
+    if (m.closed) closed?.();
+  });
+  worker.on('error', (err) => log.error({ err }, 'NATS event thread failed; events are not published'));
+  hub.onBatch = (batch, cmds) => {
+    if (cmds.length === 0) return;
+    // rendered on a standby too (its followed batches): the book state the next change is diffed
+    // against stays current, so the first change it publishes after a takeover chains on
+    const msgs = events.render(batch);
+    if (isLeader() && msgs.length > 0) worker.postMessage({ batch: { msgs, first: cmds[0]!.seq, last: cmds[cmds.length - 1]!.seq } });
+  };
+  let closing: Promise<void> | null = null;
+  return {
+    get counts() {
+      return counts;
+    },
+    close(ms = 2000) {
+      closing ??= (async () => {
+        hub.onBatch = null;
+        const done = new Promise<void>((resolve) => (closed = resolve));
+        worker.postMessage({ close: ms });
+        await Promise.race([done, new Promise((r) => setTimeout(r, ms + 3000))]);
+        await worker.terminate();
+      })();
+      return closing;
+    },
+  };
+}

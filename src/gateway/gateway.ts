@@ -1,0 +1,657 @@
+// A stream gateway (`npm run gateway`): serves the WebSocket API of API.md 1.3/6 from the leader's
+// events on NATS JetStream (src/app/natsEvents.ts), so that fan-out to subscribers costs the engine
+// nothing per subscriber. It can run on any machine that reaches NATS and the leader.
+//
+// - Streams: book (raw and conflated, full and `none.N` depth), trades, deribit_price_index and the
+//   private user.orders / user.trades / user.changes channels are served here. A book is followed
+//   from a snapshot read from the leader (get_order_book) and then the stream's changes that chain on
+//   to its change_id (src/gateway/bookMirror.ts): gap-free across a gateway restart, and re-read
+//   when a change does not chain. Other channels are refused (-32602, "not served by the gateway").
+// - Every other request is forwarded to the leader over one upstream WebSocket per client
+//   connection (opened on the first such request), ids rewritten and answers relayed as they are;
+//   cancel-on-disconnect works because the upstream closes with the client.
+// - Private channels: the user is the one the leader authenticated on that upstream connection.
+//   After a successful public/auth the gateway asks the leader, on the same connection,
+//   private/get_account_summary (extended) for its `id`, before it relays the auth answer; a
+//   private/subscribe is answered only after every request before it, so it sees that user. Every
+//   STRIKEBOOK_GATEWAY_RECHECK_MS the gateway asks again; an answer that is an error (logout,
+//   token expired or revoked) drops the private subscriptions, as the leader does with its own.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { Logger } from 'pino';
+import WebSocket, { WebSocketServer } from 'ws';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { DeliverPolicy, jetstream, type ConsumerMessages } from '@nats-io/jetstream';
+import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { isPrivate, parseChannel, selects, type ChannelSpec } from '../api/ws/channels.ts';
+import { textFrame } from '../api/ws/hub.ts';
+import { WS_PATHS } from '../api/ws/server.ts';
+import { Reject, errorBody } from '../api/rpc/errors.ts';
+import { ERR, type ErrorCode } from '../domain/errors.ts';
+import { ensureEventStream } from '../app/natsEvents.ts';
+import { BookMirror, L2, type BookChange, type BookSnapshot } from './bookMirror.ts';
+
+export interface GatewayOptions {
+  /** The leader's HTTP base URL (its WebSocket is the same host, /ws/api/v2). */
+  leaderUrl: string;
+  natsUrl: string;
+  stream: string;
+  prefix: string;
+  port: number;
+  host: string;
+  log: Logger;
+  tickMs?: number;
+  maxBufferedBytes?: number;
+  maxSubscriptions?: number;
+  /** How often an authenticated connection's user is confirmed with the leader, ms. */
+  recheckMs?: number;
+}
+
+export interface RunningGateway {
+  url: string;
+  readonly connections: number;
+  readonly deliveries: number;
+  close(): Promise<void>;
+}
+
+/** Channel kinds this gateway serves (others are answered -32602). */
+const SERVED = new Set(['book', 'book_depth', 'trades', 'index', 'user.orders', 'user.trades', 'user.changes']);
+/** Methods handled by the gateway itself; everything else goes to the leader. */
+const LOCAL = new Set(['public/subscribe', 'private/subscribe', 'public/unsubscribe', 'private/unsubscribe', 'public/unsubscribe_all', 'private/unsubscribe_all', 'public/set_heartbeat', 'public/disable_heartbeat']);
+
+function notification(channel: string, dataJson: string): Buffer {
+  return Buffer.from(`{"jsonrpc":"2.0","method":"subscription","params":{"channel":${JSON.stringify(channel)},"data":${dataJson}}}`);
+}
+
+function currencyOf(instrument: string): string {
+  return instrument.slice(0, instrument.indexOf('-'));
+}
+
+interface Topic {
+  channel: string;
+  spec: ChannelSpec;
+  userId: number | null;
+  subs: Set<ClientConn>;
+}
+
+interface PrivateEvent {
+  orders: Array<Record<string, unknown> & { order_id: string; instrument_name: string }>;
+  trades: Array<Record<string, unknown> & { instrument_name: string }>;
+  positions: Array<Record<string, unknown> & { instrument_name: string }>;
+}
+
+class ClientConn {
+  userId: number | null = null;
+  readonly subs = new Map<string, Topic>();
+  upstream: WebSocket | null = null;
+  upstreamOpen: Promise<void> | null = null;
+  /** upstream id -> [client id, resolve] */
+  readonly waiting = new Map<number, { id: unknown; done: (text: string) => void }>();
+  nextUp = 1;
+  chain: Promise<unknown> = Promise.resolve();
+  /** Forwarded requests not answered yet (a local request waits for them). */
+  outstanding = new Set<Promise<unknown>>();
+  heartbeat: NodeJS.Timeout | null = null;
+  awaitingTest = false;
+  closed = false;
+  corked = false;
+
+  constructor(
+    readonly ws: WebSocket,
+    readonly socket: Duplex,
+    private readonly maxBuffered: number,
+  ) {}
+
+  send(data: string | Buffer): void {
+    if (this.closed) return;
+    const len = typeof data === 'string' ? Buffer.byteLength(data) : data.length;
+    if (this.ws.bufferedAmount + len > this.maxBuffered) {
+      this.ws.terminate();
+      return;
+    }
+    this.ws.send(data);
+  }
+
+  sendFrame(frame: Buffer): void {
+    if (this.closed || this.ws.readyState !== WebSocket.OPEN) return;
+    if (this.ws.bufferedAmount + frame.length > this.maxBuffered) {
+      this.ws.terminate();
+      return;
+    }
+    this.socket.write(frame);
+  }
+}
+
+export async function startGateway(opts: GatewayOptions): Promise<RunningGateway> {
+  const log = opts.log;
+  const tickMs = opts.tickMs ?? 100;
+  const maxBuffered = opts.maxBufferedBytes ?? 4 * 1024 * 1024;
+  const maxSubs = opts.maxSubscriptions ?? 500;
+  const leaderWs = `${opts.leaderUrl.replace(/^http/, 'ws')}/ws/api/v2`;
+  const topics = new Map<string, Topic>();
+  const mirrors = new Map<string, BookMirror>();
+  const conns = new Set<ClientConn>();
+  let deliveries = 0;
+  let closing = false;
+
+  // ---- instruments known (for channel names) -----------------------------------------------------
+  const known = new Set<string>();
+  let knownAt = 0;
+  const leaderGet = async (method: string, params: Record<string, string | number>): Promise<unknown> => {
+    const qs = new URLSearchParams(Object.entries(params).map(([k, v]) => [k, String(v)])).toString();
+    const r = await fetch(`${opts.leaderUrl}/api/v2/${method}?${qs}`);
+    const body = (await r.json()) as { result?: unknown; error?: { message: string } };
+    if (body.error) throw new Error(`${method}: ${body.error.message}`);
+    return body.result;
+  };
+  const refreshKnown = async () => {
+    knownAt = performance.now();
+    for (const currency of ['BTC', 'ETH']) {
+      const list = (await leaderGet('public/get_instruments', { currency })) as Array<{ instrument_name: string }>;
+      for (const i of list) known.add(i.instrument_name);
+    }
+  };
+  await refreshKnown();
+
+  // ---- fan-out -------------------------------------------------------------------------------------
+  const corked = new Set<ClientConn>();
+  const deliver = (topic: Topic, data: string) => {
+    const frame = textFrame(notification(topic.channel, data));
+    for (const c of topic.subs) {
+      if (!corked.has(c) && !c.closed) {
+        corked.add(c);
+        c.socket.cork();
+      }
+      c.sendFrame(frame);
+      deliveries++;
+    }
+  };
+  const flush = () => {
+    for (const c of corked) if (!c.closed) c.socket.uncork();
+    corked.clear();
+  };
+
+  // ---- books ---------------------------------------------------------------------------------------
+  const syncing = new Map<string, Promise<void>>();
+  const sync = (name: string, m: BookMirror): Promise<void> => {
+    let p = syncing.get(name);
+    if (p) return p;
+    p = (async () => {
+      for (let attempt = 0; ; attempt++) {
+        const s = (await leaderGet('public/get_order_book', { instrument_name: name, depth: 10000 })) as BookSnapshot;
+        if (m.install(s)) return;
+        // the snapshot fell between a batch's changes: read again once the stream has caught up
+        await new Promise((r) => setTimeout(r, Math.min(1000, 20 * 2 ** attempt)));
+      }
+    })().finally(() => syncing.delete(name));
+    syncing.set(name, p);
+    return p;
+  };
+  const mirrorOf = (name: string): BookMirror => {
+    let m = mirrors.get(name);
+    if (!m) {
+      m = new BookMirror();
+      mirrors.set(name, m);
+    }
+    return m;
+  };
+  const onBookChange = (name: string, text: string) => {
+    const m = mirrors.get(name);
+    if (!m) return;
+    const c = JSON.parse(text) as BookChange;
+    const r = m.offer(c);
+    if (r === 'gap') {
+      log.warn({ instrument: name, change_id: c.change_id }, 'book change does not chain; reading a new snapshot');
+      resync(name, m);
+      return;
+    }
+    if (r !== 'applied') return;
+    for (const t of topics.values()) {
+      const spec = t.spec;
+      if (spec.k === 'book' && spec.cadence === 'raw' && spec.instrument === name) deliver(t, text);
+      else if (spec.k === 'book_depth' && spec.cadence === 'raw' && spec.instrument === name) deliver(t, JSON.stringify(m.book!.depthView(name, spec.depth, c.timestamp)));
+    }
+  };
+  const resync = (name: string, m: BookMirror) => {
+    m.reset();
+    sync(name, m).then(
+      () => {
+        // raw subscribers start over from the new snapshot (conflated ones go on chaining from the
+        // state they last got: the next tick diffs it against the new book)
+        for (const t of topics.values()) {
+          if (t.spec.k === 'book' && t.spec.cadence === 'raw' && t.spec.instrument === name && m.book !== null) deliver(t, JSON.stringify(m.book.snapshot(name, Date.now())));
+        }
+        flush();
+      },
+      (err: unknown) => log.error({ err, instrument: name }, 'book snapshot failed'),
+    );
+  };
+
+  // ---- conflated (100 ms) channels -----------------------------------------------------------------
+  const tradeWindow: Array<{ inst: string; text: string; trades: unknown[] }> = [];
+  const orderWindow = new Map<number, Map<string, Record<string, unknown>>>();
+  const tradeUserWindow = new Map<number, Array<Record<string, unknown> & { instrument_name: string }>>();
+  const tick = setInterval(() => {
+    const now = Date.now();
+    for (const [name, m] of mirrors) {
+      if (m.book === null || m.agg === null || m.book.changeId === m.agg.changeId) continue;
+      const next = m.book.copy();
+      const change = JSON.stringify(m.agg.diffTo(next, name, now));
+      m.agg = next;
+      for (const t of topics.values()) {
+        const spec = t.spec;
+        if (spec.k === 'book' && spec.cadence === 'agg' && spec.instrument === name) deliver(t, change);
+        else if (spec.k === 'book_depth' && spec.cadence === 'agg' && spec.instrument === name) deliver(t, JSON.stringify(next.depthView(name, spec.depth, now)));
+      }
+    }
+    if (tradeWindow.length > 0) {
+      for (const t of topics.values()) {
+        const spec = t.spec;
+        if (spec.k !== 'trades' || spec.cadence !== 'agg') continue;
+        const sel = tradeWindow.filter((w) => selects(spec.sel, w.inst, currencyOf(w.inst) as never)).flatMap((w) => w.trades);
+        if (sel.length > 0) deliver(t, JSON.stringify(sel));
+      }
+      tradeWindow.length = 0;
+    }
+    for (const t of topics.values()) {
+      const spec = t.spec;
+      if (t.userId === null || !('cadence' in spec) || spec.cadence !== 'agg' || !('sel' in spec)) continue;
+      if (spec.k === 'user.orders') {
+        const mine = [...(orderWindow.get(t.userId)?.values() ?? [])].filter((o) => selects(spec.sel, o.instrument_name as string, currencyOf(o.instrument_name as string) as never));
+        if (mine.length > 0) deliver(t, JSON.stringify(mine));
+      } else if (spec.k === 'user.trades') {
+        const mine = (tradeUserWindow.get(t.userId) ?? []).filter((x) => selects(spec.sel, x.instrument_name, currencyOf(x.instrument_name) as never));
+        if (mine.length > 0) deliver(t, JSON.stringify(mine));
+      }
+    }
+    orderWindow.clear();
+    tradeUserWindow.clear();
+    flush();
+  }, tickMs);
+  tick.unref();
+
+  // ---- the stream ----------------------------------------------------------------------------------
+  const onPrivate = (uid: number, text: string) => {
+    let ev: PrivateEvent | null = null;
+    const parsed = () => (ev ??= JSON.parse(text) as PrivateEvent);
+    for (const t of topics.values()) {
+      if (t.userId !== uid) continue;
+      const spec = t.spec;
+      if (!('sel' in spec)) continue;
+      const sel = spec.sel;
+      const pick = <T extends { instrument_name: string }>(a: T[]) => a.filter((x) => selects(sel, x.instrument_name, currencyOf(x.instrument_name) as never));
+      if (spec.cadence === 'agg') continue;
+      if (spec.k === 'user.orders') for (const o of pick(parsed().orders)) deliver(t, JSON.stringify(o));
+      else if (spec.k === 'user.trades') {
+        const mine = pick(parsed().trades);
+        if (mine.length > 0) deliver(t, JSON.stringify(mine));
+      } else if (spec.k === 'user.changes') {
+        const e = parsed();
+        const insts = new Set([...pick(e.orders), ...pick(e.trades)].map((x) => x.instrument_name));
+        for (const inst of insts) {
+          const data = { instrument_name: inst, orders: e.orders.filter((o) => o.instrument_name === inst), trades: e.trades.filter((x) => x.instrument_name === inst), positions: e.positions.filter((p) => p.instrument_name === inst) };
+          deliver(t, JSON.stringify(data));
+        }
+      }
+    }
+    // conflated private channels: kept for the tick only when someone of that user listens
+    if ([...topics.values()].some((t) => t.userId === uid && 'cadence' in t.spec && t.spec.cadence === 'agg')) {
+      const e = parsed();
+      let om = orderWindow.get(uid);
+      if (!om) orderWindow.set(uid, (om = new Map()));
+      for (const o of e.orders) om.set(o.order_id, o);
+      let tw = tradeUserWindow.get(uid);
+      if (!tw) tradeUserWindow.set(uid, (tw = []));
+      tw.push(...e.trades);
+    }
+  };
+
+  const onMessage = (subject: string, text: string) => {
+    const rest = subject.slice(opts.prefix.length + 1);
+    if (rest.startsWith('public.book.')) onBookChange(rest.slice(12), text);
+    else if (rest.startsWith('public.trades.')) {
+      const inst = rest.slice(14);
+      let parsed: unknown[] | null = null;
+      for (const t of topics.values()) {
+        const spec = t.spec;
+        if (spec.k !== 'trades' || !selects(spec.sel, inst, currencyOf(inst) as never)) continue;
+        if (spec.cadence === 'raw') deliver(t, text);
+        else parsed ??= JSON.parse(text) as unknown[];
+      }
+      if (parsed !== null) tradeWindow.push({ inst, text, trades: parsed });
+    } else if (rest.startsWith('public.index.')) {
+      const ccy = rest.slice(13);
+      for (const t of topics.values()) if (t.spec.k === 'index' && t.spec.currency === ccy) deliver(t, text);
+    } else if (rest.startsWith('private.')) onPrivate(Number(rest.slice(8)), text);
+    else if (rest === 'control.gap') {
+      log.warn({ gap: text }, 'the leader dropped events; re-reading every book');
+      for (const [name, m] of mirrors) resync(name, m);
+    }
+    flush();
+  };
+
+  const nc: NatsConnection = await connect({ servers: opts.natsUrl, name: 'strikebook-gateway', maxReconnectAttempts: -1, reconnectTimeWait: 250 });
+  const js = jetstream(nc);
+  // the leader creates the stream with its first batch; a gateway started first creates it alike
+  await ensureEventStream(nc, opts.stream, opts.prefix, 3600);
+  // an ordered consumer from now on: it resumes after the last message it saw when NATS comes back
+  const consumer = await js.consumers.get(opts.stream, { filter_subjects: `${opts.prefix}.>`, deliver_policy: DeliverPolicy.New });
+  const messages: ConsumerMessages = await consumer.consume();
+  void (async () => {
+    for await (const m of messages) {
+      try {
+        onMessage(m.subject, m.string());
+      } catch (err) {
+        log.error({ err, subject: m.subject }, 'stream message failed');
+      }
+    }
+  })();
+
+  // ---- metrics ---------------------------------------------------------------------------------------
+  const register = new Registry();
+  collectDefaultMetrics({ register });
+  new Counter({
+    name: 'strikebook_gateway_deliveries_total',
+    help: 'Notifications written to subscribers.',
+    registers: [register],
+    collect() {
+      this.reset();
+      this.inc(deliveries);
+    },
+  });
+  new Gauge({
+    name: 'strikebook_ws_connections',
+    help: 'Open WebSocket connections.',
+    registers: [register],
+    collect() {
+      this.set(conns.size);
+    },
+  });
+
+  // ---- client connections ------------------------------------------------------------------------------
+  const envelope = (id: unknown, body: string) => `{"jsonrpc":"2.0","id":${JSON.stringify(id ?? null)},${body},"testnet":true}`;
+  const failure = (code: ErrorCode, reason?: string, param?: string) => `"error":${JSON.stringify(errorBody(new Reject(code, reason, param)))}`;
+
+  const openUpstream = (c: ClientConn): Promise<void> => {
+    if (c.upstreamOpen) return c.upstreamOpen;
+    const up = new WebSocket(leaderWs, { perMessageDeflate: false });
+    c.upstream = up;
+    c.upstreamOpen = new Promise((resolve, reject) => {
+      up.once('open', () => resolve());
+      up.once('error', reject);
+    });
+    up.on('message', (raw) => {
+      const text = raw.toString();
+      const m = /^\{"jsonrpc":"2\.0","id":(\d+),/.exec(text);
+      if (!m) return;
+      const w = c.waiting.get(Number(m[1]));
+      if (!w) return;
+      c.waiting.delete(Number(m[1]));
+      w.done(text);
+    });
+    up.on('close', () => {
+      // the leader closed it (logout, shutdown): so does the gateway, as the leader would have
+      for (const w of c.waiting.values()) w.done(`{"jsonrpc":"2.0","id":0,"error":{"code":${ERR.INTERNAL},"message":"internal_server_error","data":{"reason":"leader connection closed"}}}`);
+      c.waiting.clear();
+      c.ws.close(1000, 'leader connection closed');
+    });
+    up.on('error', () => undefined);
+    return c.upstreamOpen;
+  };
+
+  /** Sends `method` upstream with a gateway id; resolves with the leader's answer text. */
+  const upstreamCall = async (c: ClientConn, method: string, params: unknown): Promise<string> => {
+    await openUpstream(c);
+    const upId = c.nextUp++;
+    return new Promise((resolve) => {
+      c.waiting.set(upId, { id: upId, done: resolve });
+      c.upstream!.send(JSON.stringify({ jsonrpc: '2.0', id: upId, method, params }));
+    });
+  };
+
+  /** The id the leader names for this connection's credentials, or null. */
+  const whoAmI = async (c: ClientConn, accessToken?: string): Promise<number | null> => {
+    const params: Record<string, unknown> = { currency: 'BTC', extended: true };
+    // a token given as a param authenticates the leader's side of the connection too (as there)
+    if (accessToken !== undefined) params.access_token = accessToken;
+    const text = await upstreamCall(c, 'private/get_account_summary', params);
+    const body = JSON.parse(text) as { result?: { id?: unknown } };
+    return typeof body.result?.id === 'number' ? body.result.id : null;
+  };
+
+  /** Relays a client's request to the leader; its answer goes back with the client's id. */
+  const forward = (c: ClientConn, id: unknown, method: string, params: unknown): Promise<void> => {
+    const p = upstreamCall(c, method, params).then(async (text) => {
+      let answer = text.replace(/^\{"jsonrpc":"2\.0","id":\d+,/, `{"jsonrpc":"2.0","id":${JSON.stringify(id ?? null)},`);
+      if ((method === 'public/auth' || method === 'private/logout') && !c.closed) {
+        const ok = !text.includes('"error":');
+        if (method === 'public/auth' && ok) c.userId = await whoAmI(c);
+        if (method === 'private/logout' && ok) dropPrivate(c);
+      }
+      if (!c.closed) c.send(answer);
+      answer = '';
+    });
+    const tracked = p.catch((err: unknown) => {
+      log.warn({ err }, 'forwarding to the leader failed');
+      c.send(envelope(id, failure(ERR.INTERNAL, 'leader unreachable')));
+    });
+    c.outstanding.add(tracked);
+    void tracked.finally(() => c.outstanding.delete(tracked));
+    return Promise.resolve();
+  };
+
+  const unsubscribeOne = (c: ClientConn, channel: string) => {
+    const t = c.subs.get(channel);
+    if (!t) return false;
+    c.subs.delete(channel);
+    t.subs.delete(c);
+    if (t.subs.size === 0) {
+      topics.delete(isPrivate(t.spec) ? `${t.userId}\u0000${channel}` : channel);
+      if (t.spec.k === 'book' || t.spec.k === 'book_depth') {
+        const name = t.spec.instrument;
+        if (![...topics.values()].some((x) => (x.spec.k === 'book' || x.spec.k === 'book_depth') && x.spec.instrument === name)) mirrors.delete(name);
+      }
+    }
+    return true;
+  };
+  const dropPrivate = (c: ClientConn) => {
+    c.userId = null;
+    for (const [ch, t] of [...c.subs]) if (t.userId !== null) unsubscribeOne(c, ch);
+  };
+
+  const subscribe = async (c: ClientConn, id: unknown, params: Record<string, unknown>, priv: boolean): Promise<void> => {
+    const channels = params.channels;
+    if (!Array.isArray(channels) || channels.length === 0 || channels.some((x) => typeof x !== 'string')) return c.send(envelope(id, failure(ERR.INVALID_PARAMS, 'channels must be a non-empty array of strings', 'channels')));
+    if (typeof params.access_token === 'string' && c.userId === null) c.userId = await whoAmI(c, params.access_token).catch(() => null);
+    if (priv && c.userId === null) return c.send(envelope(id, failure(ERR.AUTHORIZATION_REQUIRED)));
+    const parse = (n: string) => parseChannel(n, (i) => known.has(i));
+    if ((channels as string[]).some((n) => parse(n) === null) && performance.now() - knownAt > 5000) await refreshKnown().catch(() => undefined);
+    const specs: Array<[string, ChannelSpec]> = [];
+    const unknown: string[] = [];
+    for (const n of channels as string[]) {
+      const spec = parse(n);
+      if (spec === null || !SERVED.has(spec.k)) unknown.push(n);
+      else specs.push([n, spec]);
+    }
+    if (unknown.length > 0) return c.send(envelope(id, failure(ERR.INVALID_PARAMS, `unknown channel or not served by the gateway: ${unknown.slice(0, 5).join(', ')}`, 'channels')));
+    // books first (each may wait for a snapshot from the leader); the subscriptions below are then
+    // made, answered and given their snapshots without a pause, so no change can reach a
+    // subscriber before its snapshot
+    for (const [, spec] of specs) {
+      if (spec.k !== 'book' && spec.k !== 'book_depth') continue;
+      const m = mirrorOf(spec.instrument);
+      if (m.book === null) await sync(spec.instrument, m);
+    }
+    const done: string[] = [];
+    const after: string[] = [];
+    for (const [n, spec] of specs) {
+      if (c.subs.has(n)) {
+        done.push(n);
+        continue;
+      }
+      if (isPrivate(spec) && (!priv || c.userId === null)) continue;
+      // raw intervals need an authenticated connection, as on the leader (silently left out)
+      if ('cadence' in spec && spec.cadence === 'raw' && c.userId === null) continue;
+      if (c.subs.size >= maxSubs) continue;
+      // a gap may have reset a book meanwhile: it is left out (the client can subscribe again)
+      if ((spec.k === 'book' || spec.k === 'book_depth') && (mirrors.get(spec.instrument)?.book ?? null) === null) continue;
+      const userId = isPrivate(spec) ? c.userId : null;
+      const key = userId !== null ? `${userId}\u0000${n}` : n;
+      let t = topics.get(key);
+      if (!t) topics.set(key, (t = { channel: n, spec, userId, subs: new Set() }));
+      t.subs.add(c);
+      c.subs.set(n, t);
+      done.push(n);
+      if (spec.k === 'book' || spec.k === 'book_depth') {
+        const m = mirrors.get(spec.instrument)!;
+        // the state of the cadence the subscriber follows, so its next change chains on to it
+        const st: L2 = spec.cadence === 'raw' ? m.book! : m.agg!;
+        const data = spec.k === 'book' ? st.snapshot(spec.instrument, Date.now()) : st.depthView(spec.instrument, spec.depth, Date.now());
+        after.push(`{"jsonrpc":"2.0","method":"subscription","params":{"channel":${JSON.stringify(n)},"data":${JSON.stringify(data)}}}`);
+      }
+    }
+    if (done.length === 0 && c.subs.size >= maxSubs) return c.send(envelope(id, failure(ERR.INVALID_ARGUMENTS, `at most ${maxSubs} subscriptions per connection`, 'channels')));
+    c.send(envelope(id, `"result":${JSON.stringify(done)}`));
+    for (const a of after) c.send(a);
+  };
+
+  const local = async (c: ClientConn, id: unknown, method: string, params: Record<string, unknown>): Promise<void> => {
+    switch (method) {
+      case 'public/subscribe':
+        return subscribe(c, id, params, false);
+      case 'private/subscribe':
+        return subscribe(c, id, params, true);
+      case 'public/unsubscribe':
+      case 'private/unsubscribe': {
+        const chs = Array.isArray(params.channels) ? (params.channels as unknown[]) : [];
+        c.send(envelope(id, `"result":${JSON.stringify(chs.filter((ch) => typeof ch === 'string' && unsubscribeOne(c, ch)))}`));
+        return;
+      }
+      case 'public/unsubscribe_all':
+      case 'private/unsubscribe_all':
+        for (const ch of [...c.subs.keys()]) unsubscribeOne(c, ch);
+        c.send(envelope(id, '"result":"ok"'));
+        return;
+      case 'public/set_heartbeat': {
+        const iv = params.interval;
+        if (typeof iv !== 'number' || !Number.isFinite(iv) || iv < 10 || iv > 3600) return c.send(envelope(id, failure(ERR.INVALID_PARAMS, 'interval must be a number of seconds >= 10', 'interval')));
+        if (c.heartbeat) clearInterval(c.heartbeat);
+        c.awaitingTest = false;
+        c.heartbeat = setInterval(() => {
+          if (c.awaitingTest) return c.ws.terminate();
+          c.awaitingTest = true;
+          c.send('{"jsonrpc":"2.0","method":"heartbeat","params":{"type":"test_request"}}');
+        }, iv * 1000);
+        c.heartbeat.unref();
+        c.send(envelope(id, '"result":"ok"'));
+        return;
+      }
+      case 'public/disable_heartbeat':
+        if (c.heartbeat) clearInterval(c.heartbeat);
+        c.heartbeat = null;
+        c.send(envelope(id, '"result":"ok"'));
+        return;
+    }
+  };
+
+  const handle = async (c: ClientConn, text: string): Promise<void> => {
+    let msg: { id?: unknown; method?: unknown; params?: unknown };
+    try {
+      msg = JSON.parse(text) as typeof msg;
+    } catch {
+      return c.send(envelope(null, failure(ERR.PARSE, 'frame is not valid JSON')));
+    }
+    if (msg === null || typeof msg !== 'object' || typeof msg.method !== 'string') return c.send(envelope(null, failure(ERR.INVALID_REQUEST, 'method is required')));
+    const method = msg.method.replace(/^\//, '');
+    if (method === 'public/test') c.awaitingTest = false;
+    const params = (msg.params ?? {}) as Record<string, unknown>;
+    if (typeof params !== 'object' || Array.isArray(params)) return c.send(envelope(msg.id, failure(ERR.INVALID_PARAMS, 'params must be an object')));
+    if (!LOCAL.has(method)) return forward(c, msg.id, method, params);
+    // a subscribe sees every request before it answered (the user of a public/auth, first of all)
+    await Promise.allSettled([...c.outstanding]);
+    return local(c, msg.id, method, params);
+  };
+
+  const recheckMs = opts.recheckMs ?? 10_000;
+  const recheck = setInterval(() => {
+    for (const c of conns) {
+      if (c.userId === null || c.closed) continue;
+      whoAmI(c).then(
+        (uid) => {
+          if (uid !== c.userId) dropPrivate(c);
+        },
+        () => undefined,
+      );
+    }
+  }, recheckMs);
+  recheck.unref();
+
+  const wss = new WebSocketServer({ noServer: true, maxPayload: 1024 * 1024, perMessageDeflate: false });
+  const onClose = (c: ClientConn) => {
+    if (c.closed) return;
+    c.closed = true;
+    conns.delete(c);
+    if (c.heartbeat) clearInterval(c.heartbeat);
+    for (const ch of [...c.subs.keys()]) unsubscribeOne(c, ch);
+    // the leader sees the client go: its cancel-on-disconnect runs there
+    c.upstream?.close();
+  };
+  const http: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    if (req.url === '/health') {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ status: 'ok', role: 'gateway', connections: conns.size, books: mirrors.size }));
+      return;
+    }
+    if (req.url === '/metrics') {
+      register.metrics().then((text) => {
+        res.writeHead(200, { 'content-type': register.contentType });
+        res.end(text);
+      }, () => res.writeHead(500).end());
+      return;
+    }
+    res.writeHead(404, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ error: 'a gateway serves only the WebSocket API (/ws/api/v2); send HTTP requests to the leader' }));
+  });
+  http.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    if (closing || !WS_PATHS.has((req.url ?? '').split('?')[0]!)) {
+      socket.destroy();
+      return;
+    }
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      const c = new ClientConn(ws, socket, maxBuffered);
+      conns.add(c);
+      ws.on('message', (data) => {
+        const text = data.toString();
+        c.chain = c.chain.then(() => handle(c, text)).catch((err: unknown) => log.error({ err }, 'gateway request failed'));
+      });
+      ws.on('close', () => onClose(c));
+      ws.on('error', () => onClose(c));
+    });
+  });
+  await new Promise<void>((resolve) => http.listen(opts.port, opts.host, resolve));
+  const addr = http.address();
+  const url = `http://${opts.host}:${typeof addr === 'object' && addr ? addr.port : opts.port}`;
+
+  return {
+    url,
+    get connections() {
+      return conns.size;
+    },
+    get deliveries() {
+      return deliveries;
+    },
+    async close() {
+      closing = true;
+      clearInterval(tick);
+      clearInterval(recheck);
+      for (const c of [...conns]) {
+        c.ws.terminate();
+        onClose(c);
+      }
+      wss.close();
+      await new Promise<void>((resolve) => http.close(() => resolve()));
+      await messages.close().catch(() => undefined);
+      await nc.close();
+    },
+  };
+}

@@ -1,0 +1,115 @@
+// The stream gateway (src/gateway/): the WebSocket stream behaviour of test/ws/ through a gateway
+// fed by NATS JetStream, requests forwarded to the leader, private channels per user.
+import { test, type TestContext } from 'node:test';
+import assert from 'node:assert/strict';
+import pino from 'pino';
+import { startGateway, type RunningGateway } from '../../src/gateway/gateway.ts';
+import { adminToken, login, ok, startServer, userToken, type TestServer } from '../helpers/server.ts';
+import { atmCall, type Market } from '../helpers/market.ts';
+import { freshStream } from '../helpers/nats.ts';
+import { WsClient } from '../helpers/ws.ts';
+import { applyBook, bookOf, until } from '../helpers/gateway.ts';
+
+interface Pair {
+  srv: TestServer;
+  gw: RunningGateway;
+  admin: string;
+  m: Market;
+}
+
+async function pair(t: TestContext): Promise<Pair | null> {
+  const ns = await freshStream(t);
+  if (!ns) return null;
+  const srv = await startServer(ns.env);
+  t.after(() => srv.stop());
+  const gw = await startGateway({ leaderUrl: srv.url, natsUrl: ns.url, stream: ns.stream, prefix: ns.prefix, port: 0, host: '127.0.0.1', log: pino({ level: 'silent' }), recheckMs: 300 });
+  t.after(() => gw.close());
+  const admin = await adminToken(srv.url);
+  return { srv, gw, admin, m: await atmCall(srv.url) };
+}
+
+test('through a gateway: book snapshot + changes rebuild get_order_book, trades arrive, orders go to the leader', async (t) => {
+  const p = await pair(t);
+  if (!p) return;
+  const { srv, gw, m } = p;
+  await userToken(srv.url, p.admin, 'maker@example.com', { currency: 'BTC', amount: 10 });
+  await userToken(srv.url, p.admin, 'taker@example.com', { currency: 'BTC', amount: 10 });
+  const watcher = await WsClient.open(gw.url);
+  const maker = await WsClient.open(gw.url);
+  const taker = await WsClient.open(gw.url);
+  t.after(() => [watcher, maker, taker].forEach((c) => c.ws.close()));
+  const chans = [`book.${m.name}.raw`, `book.${m.name}.100ms`, `trades.${m.name}.raw`, `trades.option.BTC.100ms`, `book.${m.name}.none.10.100ms`];
+  // raw channels need an authenticated connection, as on the leader
+  assert.deepEqual(await watcher.ok('public/subscribe', { channels: chans }), chans.filter((c) => !c.endsWith('.raw')));
+  await watcher.auth('admin@example.com', 'admin-password-1');
+  assert.deepEqual(await watcher.ok('public/subscribe', { channels: chans }), chans);
+  await maker.auth('maker@example.com');
+  await taker.auth('taker@example.com');
+  const hi = m.prices.length - 1;
+  for (let i = 0; i < 5; i++) await maker.ok('private/sell', { instrument_name: m.name, amount: 0.2, price: m.prices[hi - i] });
+  await maker.ok('private/buy', { instrument_name: m.name, amount: 0.3, price: m.prices[2] });
+  const buy = await taker.ok('private/buy', { instrument_name: m.name, amount: 0.3, price: m.prices[hi - 3] });
+  assert.ok(buy.trades.length > 0, 'the taker order traded (forwarded to the leader)');
+  const cancel = await maker.ok('private/cancel_all', {});
+  assert.ok(cancel > 0);
+
+  const leader = await ok(srv.url, 'public/get_order_book', { instrument_name: m.name, depth: 100 });
+  for (const cadence of ['raw', '100ms']) {
+    const ch = `book.${m.name}.${cadence}`;
+    await until(`${ch} reaches change ${leader.change_id}`, () => watcher.notes.some((n) => n.channel === ch && n.data.change_id === leader.change_id));
+    const book = applyBook(watcher.notes.filter((n) => n.channel === ch).map((n) => n.data));
+    assert.deepEqual(book, bookOf(leader), `${ch} equals get_order_book`);
+  }
+  const tradeIds = buy.trades.map((x: any) => x.trade_id).sort();
+  await until('trades.raw', () => watcher.notes.filter((n) => n.channel === `trades.${m.name}.raw`).flatMap((n) => n.data).length === tradeIds.length);
+  assert.deepEqual(watcher.notes.filter((n) => n.channel === `trades.${m.name}.raw`).flatMap((n) => n.data.map((x: any) => x.trade_id)).sort(), tradeIds);
+  await until('trades.option.BTC.100ms', () => watcher.notes.filter((n) => n.channel === 'trades.option.BTC.100ms').flatMap((n) => n.data).length === tradeIds.length);
+  const depth = watcher.notes.filter((n) => n.channel === `book.${m.name}.none.10.100ms`).pop()!.data;
+  assert.deepEqual({ bids: depth.bids, asks: depth.asks }, { bids: leader.bids.slice(0, 10), asks: leader.asks.slice(0, 10) });
+});
+
+test('through a gateway: private channels carry only the authenticated user\'s orders and trades; without auth they are refused', async (t) => {
+  const p = await pair(t);
+  if (!p) return;
+  const { srv, gw, m } = p;
+  await userToken(srv.url, p.admin, 'alice@example.com', { currency: 'BTC', amount: 10 });
+  await userToken(srv.url, p.admin, 'bob@example.com', { currency: 'BTC', amount: 10 });
+  const alice = await WsClient.open(gw.url);
+  const bob = await WsClient.open(gw.url);
+  const anon = await WsClient.open(gw.url);
+  t.after(() => [alice, bob, anon].forEach((c) => c.ws.close()));
+  const refused = await anon.call('private/subscribe', { channels: [`user.orders.${m.name}.raw`] });
+  assert.equal(refused.error.code, 10000, 'private/subscribe without auth: authorization_required');
+  const unknown = await anon.call('public/subscribe', { channels: ['book.NOPE-1JAN30-1-C.raw'] });
+  assert.equal(unknown.error.code, -32602);
+  await alice.auth('alice@example.com');
+  await bob.auth('bob@example.com');
+  const chans = [`user.orders.${m.name}.raw`, 'user.trades.option.BTC.raw', `user.changes.${m.name}.raw`, 'user.orders.any.any.100ms'];
+  assert.deepEqual(await alice.ok('private/subscribe', { channels: chans }), chans);
+  assert.deepEqual(await bob.ok('private/subscribe', { channels: chans }), chans);
+  const hi = m.prices.length - 1;
+  const sell = await alice.ok('private/sell', { instrument_name: m.name, amount: 0.2, price: m.prices[hi] });
+  const buy = await bob.ok('private/buy', { instrument_name: m.name, amount: 0.1, price: m.prices[hi] });
+  assert.equal(buy.trades.length, 1);
+  const aliceOrders = () => alice.notes.filter((n) => n.channel === `user.orders.${m.name}.raw`).map((n) => n.data);
+  await until('alice sees her fill', () => aliceOrders().some((o) => o.order_id === sell.order.order_id && o.filled_amount === 0.1));
+  await until("bob's trade", () => bob.notes.some((n) => n.channel === 'user.trades.option.BTC.raw'));
+  await until('conflated orders', () => alice.notes.some((n) => n.channel === 'user.orders.any.any.100ms'));
+  const aliceChange = await until('user.changes', async () => alice.notes.find((n) => n.channel === `user.changes.${m.name}.raw` && n.data.trades.length > 0));
+  assert.equal(aliceChange.data.positions[0].size, -0.1, "alice's position after the fill");
+  for (const n of alice.notes) {
+    const orders = n.channel.startsWith('user.orders') ? [n.data].flat() : n.channel.startsWith('user.changes') ? n.data.orders : [];
+    for (const o of orders) assert.notEqual(o.order_id, buy.order.order_id, "alice never sees bob's order");
+  }
+  for (const n of bob.notes.filter((x) => x.channel.startsWith('user.orders'))) for (const o of [n.data].flat()) assert.notEqual(o.order_id, sell.order.order_id, "bob never sees alice's order");
+  const bobTrades = bob.notes.filter((n) => n.channel === 'user.trades.option.BTC.raw').flatMap((n) => n.data);
+  assert.deepEqual(bobTrades.map((x: any) => [x.trade_id, x.direction]), [[buy.trades[0].trade_id, 'buy']]);
+
+  // logout: the leader ends the session, the gateway drops the private subscriptions with it
+  await alice.call('private/logout', {});
+  await alice.closedP;
+  const before = bob.notes.length;
+  const bobHttp = await login(srv.url, 'bob@example.com', 'user-password-1');
+  const late = await ok(srv.url, 'private/buy', { instrument_name: m.name, amount: 0.1, price: m.prices[0] }, bobHttp);
+  await until('bob still served', () => bob.notes.slice(before).some((n) => n.channel === `user.orders.${m.name}.raw` && n.data.order_id === late.order.order_id));
+});
