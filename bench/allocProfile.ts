@@ -2,8 +2,10 @@
 // order over HTTP, by function. Scavenges run once the young generation fills, so the bytes an
 // order allocates set how often the engine thread stops for them; this names what to cut.
 //
-//   node --import tsx bench/allocProfile.ts [seconds=8] [top=30]
+//   node --import tsx bench/allocProfile.ts [seconds=8] [top=30] [--live]
 //
+// With --live only what is still alive after the load (and a full GC) is counted: what each order
+// leaves behind, which is what scavenges copy and major GCs mark.
 // The server runs with --inspect on a loopback port; V8's sampling heap profiler is started over
 // the DevTools protocol with the objects collected by minor and major GCs kept in the samples (by
 // default it reports only what is still alive), during a closed-loop load of crossing orders from
@@ -59,7 +61,7 @@ function selfSizes(root: ProfileNode): Map<string, number> {
   return out;
 }
 
-export async function runAllocProfile(seconds = 8, top = 30): Promise<{ lines: string[]; ok: boolean }> {
+export async function runAllocProfile(seconds = 8, top = 30, live = false): Promise<{ lines: string[]; ok: boolean }> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'strikebook-alloc-'));
   const port = 21000 + Math.floor(Math.random() * 10000);
   const inspectPort = port + 1;
@@ -74,14 +76,19 @@ export async function runAllocProfile(seconds = 8, top = 30): Promise<{ lines: s
     const dt = await devtools(inspectPort);
     await dt.send('HeapProfiler.enable');
     await dt.send('HeapProfiler.collectGarbage');
-    await dt.send('HeapProfiler.startSampling', { samplingInterval: 1024, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+    await dt.send('HeapProfiler.startSampling', { samplingInterval: 1024, includeObjectsCollectedByMajorGC: !live, includeObjectsCollectedByMinorGC: !live });
     const load = await leanLoad(port, plans, seconds);
+    if (live) {
+      await new Promise((r) => setTimeout(r, 500)); // the last batches' replies are out
+      await dt.send('HeapProfiler.collectGarbage');
+    }
     const { profile } = (await dt.send('HeapProfiler.stopSampling')) as { profile: { head: ProfileNode } };
     dt.close();
     const orders = Math.round(load.rps * seconds);
     const sizes = [...selfSizes(profile.head)].sort((a, b) => b[1] - a[1]);
     const total = sizes.reduce((s, [, v]) => s + v, 0);
-    lines.push(`${orders} crossing orders over HTTP in ${seconds} s: ${(total / orders / 1024).toFixed(1)} KiB allocated per order on the engine thread (sampled every 1 KiB)`);
+    const what = live ? 'still alive after the load, per order' : 'allocated per order on the engine thread';
+    lines.push(`${orders} crossing orders over HTTP in ${seconds} s: ${(total / orders / 1024).toFixed(2)} KiB ${what} (sampled every 1 KiB)`);
     for (const [k, v] of sizes.slice(0, top)) lines.push(`  ${(v / orders).toFixed(0).padStart(6)} B/order  ${((v / total) * 100).toFixed(1).padStart(5)}%  ${k}`);
     return { lines, ok: true };
   } finally {
@@ -90,4 +97,7 @@ export async function runAllocProfile(seconds = 8, top = 30): Promise<{ lines: s
   }
 }
 
-runIfMain(import.meta.url, () => runAllocProfile(Number(process.argv[2] ?? 8), Number(process.argv[3] ?? 30)));
+runIfMain(import.meta.url, () => {
+  const args = process.argv.slice(2).filter((a) => a !== '--live');
+  return runAllocProfile(Number(args[0] ?? 8), Number(args[1] ?? 30), process.argv.includes('--live'));
+});

@@ -146,6 +146,8 @@ export function renderTriggerOrder(t: TriggerOrder): Record<string, unknown> {
   if (t.cancelReason !== null) out.cancel_reason = t.cancelReason;
   if (t.rejectReason !== null) out.reject_reason = t.rejectReason;
   if (t.firedOrderId !== null) out.triggered_order_id = String(t.firedOrderId);
+  if (t.clientOrderId !== null) out.client_order_id = t.clientOrderId;
+  if (t.expiresAt > 0) out.expiration_timestamp = t.expiresAt;
   return out;
 }
 

@@ -17,7 +17,7 @@ async function main(): Promise<void> {
   const app = await startExchange(config, log);
   const s = app.services;
   // storage, not DATABASE_URL: the URL may hold a password (the journal logs it without one)
-  log.info({ url: app.url, mode: config.mode, storage: app.storage, dataDir: config.dataDir, indexFeed: config.indexFeed }, `Strikebook listening on ${app.url}`);
+  log.info({ url: app.url, mode: config.mode, storage: app.storage, role: s.ha.role, dataDir: config.dataDir, indexFeed: config.indexFeed }, `Strikebook listening on ${app.url}`);
   if (s.bootstrapToken !== null) {
     // Printed once, on purpose: it is the only way to create the first administrator.
     const cmd = `curl -s -X POST ${app.url}/v1/private/create_admin -H 'Content-Type: application/json' -d '{"email":"admin@example.com","password":"change-me-please","bootstrap_token":"${s.bootstrapToken}"}'`;

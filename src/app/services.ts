@@ -207,7 +207,7 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
       catalog,
       bootstrapToken: null,
       // a standby cannot write the key: it waits for the leader's (written once, at its first start)
-      serverKey: await (standby ? awaitMeta(storage.meta as { getMeta(k: string): Promise<string | null> }, SERVER_KEY_META, SERVER_KEY_WAIT_MS).then(() => loadServerKey(storage.meta)) : loadServerKey(storage.meta)),
+      serverKey: await (standby ? awaitMeta(storage.meta, SERVER_KEY_META, SERVER_KEY_WAIT_MS).then(() => loadServerKey(storage.meta)) : loadServerKey(storage.meta)),
       views,
       metrics,
       snapshots,

@@ -8,6 +8,7 @@
 import pg from 'pg';
 import type { Logger } from 'pino';
 import { openPostgresJournal, type PostgresJournal, type PostgresJournalOptions } from '../journal/postgresJournal.ts';
+import type { MetaStore } from '../journal/journal.ts';
 import type { Sequencer } from '../sequencer/sequencer.ts';
 
 /** The meta key the leader writes its advertised URL under, for standbys to name in their refusals. */
@@ -246,7 +247,7 @@ class FollowGap extends Error {
 }
 
 /** Waits until the leader has written meta `key` (the API-key server key, written once at its start). */
-export async function awaitMeta(meta: { getMeta(key: string): Promise<string | null> }, key: string, timeoutMs: number): Promise<string> {
+export async function awaitMeta(meta: MetaStore, key: string, timeoutMs: number): Promise<string> {
   const deadline = performance.now() + timeoutMs;
   for (;;) {
     const v = await meta.getMeta(key);

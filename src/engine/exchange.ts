@@ -149,8 +149,9 @@ export class Exchange {
       const t = this.triggers.get(cmd.userId, cmd.orderId);
       return t !== undefined ? this.triggers.cancelRefusal(t) : this.trading.cancelRefusal(cmd.userId, cmd.orderId);
     }
-    // a refused trigger placement touches nothing (no exposure is made for it)
-    if (cmd.t === 'place' && cmd.trig !== undefined) {
+    // a refused trigger placement touches nothing (no exposure is made for it); one with a
+    // client_order_id is left to apply, which may answer a retry with the first order instead
+    if (cmd.t === 'place' && cmd.trig !== undefined && cmd.clientOrderId === null) {
       const r = this.triggers.check({ ...cmd, trig: cmd.trig });
       return isReject(r) ? r : null;
     }
@@ -250,7 +251,7 @@ export class Exchange {
       case 'list':
         return this.list(c.instruments);
       case 'expire_orders':
-        return this.trading.expireOrders();
+        return this.trading.expireOrders() + this.triggers.expire().length;
       case 'settle': {
         const r = settleExpiry(this, c.currency, c.expiry);
         // trigger orders of the delivered series can never fire: cancelled with the expiry

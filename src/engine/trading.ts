@@ -739,7 +739,8 @@ export class Trading {
 
   /** Earliest good_til_day expiry among open orders, or Infinity. */
   nextExpiry(): number {
-    let t = Infinity;
+    // untriggered good_til_day trigger orders expire by the same command (src/engine/triggers.ts)
+    let t = this.ex.triggers.nextExpiry();
     for (const o of this.gtdOrders) if (o.expiresAt < t) t = o.expiresAt;
     return t;
   }
@@ -802,7 +803,7 @@ export class Trading {
  * A 32-bit FNV-1a hash of what a place request asks for: instrument, side, type, amount and price
  * (or advanced price). Two requests with one client_order_id are the same order when it is equal.
  */
-function requestPrint(c: PlaceCmd): number {
+export function requestPrint(c: PlaceCmd): number {
   const text = `${c.instrument}|${c.side}|${c.type}|${c.lots}|${c.price ?? ''}|${c.advanced ?? ''}|${c.advPrice ?? ''}`;
   let h = 0x811c9dc5;
   for (let i = 0; i < text.length; i++) {
@@ -818,7 +819,7 @@ function requestPrint(c: PlaceCmd): number {
  * Deterministic (a count and the engine's clock), so live, replayed and restored engines forget
  * the same ids.
  */
-function forgetOldestClientOrderIds(user: User, kept: number, cutoff: number): void {
+export function forgetOldestClientOrderIds(user: User, kept: number, cutoff: number): void {
   let excess = user.clientOrderIds.size - kept;
   for (const [k, v] of user.clientOrderIds) {
     if (excess <= 0 && v.ts >= cutoff) break;

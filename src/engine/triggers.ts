@@ -16,6 +16,7 @@ import { ERR, isReject, reject, type Reject } from '../domain/errors.ts';
 import { PRICE_SCALE, isOnTick, type Instrument } from '../domain/instrument.ts';
 import type { Command } from './commands.ts';
 import type { Exchange } from './exchange.ts';
+import { forgetOldestClientOrderIds, nextEightUtc, requestPrint } from './trading.ts';
 import { BUY, type Side } from './orderBook.ts';
 import { IndexedHeap, type HeapItem } from './triggerQueue.ts';
 import type { Order, Trade } from './types.ts';
@@ -23,7 +24,7 @@ import type { Order, Trade } from './types.ts';
 export type TriggerOrderType = 'stop_limit' | 'stop_market' | 'take_limit' | 'take_market' | 'trailing_stop';
 export type TriggerSource = 'mark_price' | 'index_price' | 'last_price';
 export type TriggerState = 'untriggered' | 'triggered' | 'cancelled' | 'rejected';
-export type TriggerCancelReason = 'user_request' | 'settlement' | 'instrument_halted' | 'cancel_on_disconnect';
+export type TriggerCancelReason = 'user_request' | 'settlement' | 'instrument_halted' | 'cancel_on_disconnect' | 'good_til_day';
 /** Deribit's cancel `type` filters as they apply to trigger orders. */
 export type CancelTypeFilter = 'all' | 'limit' | 'trigger_all' | 'stop' | 'take' | 'trailing_stop';
 
@@ -58,6 +59,8 @@ export class TriggerOrder implements HeapItem {
   rejectReason: string | null = null;
   /** The order it became when it fired. */
   firedOrderId: number | null = null;
+  /** The client's idempotency key (the order it fires carries none of its own). */
+  clientOrderId: string | null = null;
   lastUpdate: number;
   constructor(
     readonly id: number,
@@ -89,6 +92,11 @@ export class TriggerOrder implements HeapItem {
 
   get trailing(): boolean {
     return this.type === 'trailing_stop';
+  }
+
+  /** good_til_day: an untriggered order expires at the next 08:00 UTC after its placement (0: never). */
+  get expiresAt(): number {
+    return this.cmd.tif === 'good_til_day' ? nextEightUtc(this.created) : 0;
   }
 }
 
@@ -149,6 +157,8 @@ export class Triggers {
   /** Untriggered orders per instrument (settlement and halts cancel them). */
   private readonly byInst = new Map<number, Set<TriggerOrder>>();
   private readonly untriggered = new Map<number, number>();
+  /** Untriggered good_til_day orders (expired by the `expire_orders` command). */
+  private readonly gtd = new Set<TriggerOrder>();
   /** Queues whose price moved in the current command, in the order they moved. */
   private readonly dirty: string[] = [];
   private readonly dirtySet = new Set<string>();
@@ -262,10 +272,28 @@ export class Triggers {
 
   place(c: PlaceCmd & { trig: TriggerSpec }): TriggerPlaceResult | Reject {
     const ex = this.ex;
+    const user = ex.users.get(c.userId);
+    if (user !== undefined && c.clientOrderId !== null) {
+      // an idempotent retry gets the first request's order, never a second one (as for orders)
+      const rec = user.clientOrderIds.get(c.clientOrderId);
+      if (rec !== undefined && rec.ts >= ex.now - ex.limits.clientOrderIdTtlMs) {
+        const prev = this.get(user.id, rec.orderId);
+        if (prev === undefined) return reject(ERR.INVALID_ARGUMENTS, 'client_order_id_in_use', 'client_order_id');
+        if (rec.fp !== undefined && rec.fp !== triggerPrint(c)) return reject(ERR.INVALID_ARGUMENTS, 'client_order_id_reused', 'client_order_id');
+        return { order: prev, trades: [] };
+      }
+    }
     const checked = this.check(c);
     if (isReject(checked)) return checked;
     const { inst, levels } = checked;
     const t = new TriggerOrder(ex.nextOrderId++, c.userId, inst, firedCmd(c), c.trig.type, c.trig.source, levels.level, levels.offset, levels.peak, ex.now);
+    if (user !== undefined && c.clientOrderId !== null) {
+      t.clientOrderId = c.clientOrderId;
+      // delete first so that the map stays in time order (see Trading.place)
+      user.clientOrderIds.delete(c.clientOrderId);
+      user.clientOrderIds.set(c.clientOrderId, { orderId: t.id, ts: ex.now, fp: triggerPrint(c) });
+      forgetOldestClientOrderIds(user, ex.limits.clientOrderIdsKept, ex.now - ex.limits.clientOrderIdTtlMs);
+    }
     this.add(t);
     this.record(t, 'order', null, null);
     ex.observer?.order(t);
@@ -274,14 +302,14 @@ export class Triggers {
 
   /**
    * Whether a trigger placement is accepted, and at which levels; reads only. A refusal here is the
-   * answer place() would give (Exchange.refusalOf: such a placement is answered without being
-   * journaled; a later time can only refuse more, an expiry having passed).
+   * answer place() would give to a request without client_order_id (Exchange.refusalOf: such a
+   * placement is answered without being journaled; a later time can only refuse more, an expiry
+   * having passed). With a client_order_id a retry may be answered with the first order instead.
    */
   check(c: PlaceCmd & { trig: TriggerSpec }): { inst: Instrument; levels: { level: number; offset: number; peak: number } } | Reject {
     const ex = this.ex;
     const user = ex.users.get(c.userId);
     if (!user) return reject(ERR.UNAUTHORIZED);
-    if (c.clientOrderId !== null) return reject(ERR.INVALID_ARGUMENTS, 'client_order_id_not_supported_for_trigger_orders', 'client_order_id');
     if (c.advanced !== null) return reject(ERR.INVALID_ARGUMENTS, 'advanced_not_supported_for_trigger_orders', 'advanced');
     // market-maker protection is for resting quotes; a stop that becomes one would escape the group's limits
     if (c.mmp === true) return reject(ERR.INVALID_ARGUMENTS, 'mmp_not_supported_for_trigger_orders', 'mmp');
@@ -440,6 +468,23 @@ export class Triggers {
     return victims;
   }
 
+  /** Earliest expiry of an untriggered good_til_day order, or Infinity. */
+  nextExpiry(): number {
+    let t = Infinity;
+    for (const o of this.gtd) if (o.expiresAt < t) t = o.expiresAt;
+    return t;
+  }
+
+  /** Cancels the untriggered good_til_day orders whose day is over (oldest first). */
+  expire(): TriggerOrder[] {
+    const now = this.ex.now;
+    const victims: TriggerOrder[] = [];
+    for (const t of this.gtd) if (t.expiresAt <= now) victims.push(t);
+    victims.sort((a, b) => a.id - b.id);
+    for (const t of victims) this.cancel(t, 'good_til_day');
+    return victims;
+  }
+
   /** After a settlement: the untriggered orders of every instrument no longer open are cancelled. */
   cancelClosedInstruments(reason: TriggerCancelReason): void {
     const closed: Instrument[] = [];
@@ -462,6 +507,7 @@ export class Triggers {
     let set = this.byInst.get(t.inst.id);
     if (set === undefined) this.byInst.set(t.inst.id, (set = new Set()));
     set.add(t);
+    if (t.cmd.tif === 'good_til_day') this.gtd.add(t);
   }
 
   private enqueue(t: TriggerOrder): void {
@@ -505,6 +551,7 @@ export class Triggers {
   private forgetUntriggered(t: TriggerOrder): void {
     this.unqueue(t);
     this.untriggered.set(t.userId, this.untriggeredCount(t.userId) - 1);
+    this.gtd.delete(t);
     const set = this.byInst.get(t.inst.id);
     if (set !== undefined) {
       set.delete(t);
@@ -577,7 +624,7 @@ export class Triggers {
     const orders: unknown[] = [];
     for (const mine of this.byUser.values()) {
       for (const t of mine.values()) {
-        orders.push([t.id, t.userId, t.inst.id, t.cmd, t.type, t.source, t.level, t.offset, t.peak, t.created, t.state, t.cancelReason, t.rejectReason, t.firedOrderId, t.lastUpdate]);
+        orders.push([t.id, t.userId, t.inst.id, t.cmd, t.type, t.source, t.level, t.offset, t.peak, t.created, t.state, t.cancelReason, t.rejectReason, t.firedOrderId, t.lastUpdate, t.clientOrderId]);
       }
     }
     orders.sort((a, b) => (a as number[])[0] - (b as number[])[0]);
@@ -589,13 +636,14 @@ export class Triggers {
     if (json === undefined || json === null) return;
     const s = json as { orders: unknown[][]; history: [number, TriggerHistoryEntry[]][]; next: number };
     for (const a of s.orders) {
-      const [id, userId, instId, cmd, type, source, level, offset, peak, created, state, cancelReason, rejectReason, firedOrderId, lastUpdate] = a as never[];
+      const [id, userId, instId, cmd, type, source, level, offset, peak, created, state, cancelReason, rejectReason, firedOrderId, lastUpdate, clientOrderId] = a as never[];
       const t = new TriggerOrder(id, userId, this.ex.instrumentsById.get(instId)!, cmd, type, source, level, offset, peak, created);
       t.state = state;
       t.cancelReason = cancelReason;
       t.rejectReason = rejectReason;
       t.firedOrderId = firedOrderId;
       t.lastUpdate = lastUpdate;
+      t.clientOrderId = clientOrderId ?? null;
       if (state === 'untriggered') this.add(t);
       else {
         let mine = this.byUser.get(t.userId);
@@ -630,6 +678,11 @@ export function selectsType(t: TriggerOrder, type: string): boolean {
     default:
       return t.type === type;
   }
+}
+
+/** What a trigger placement asks for (Trading's print of the order, with the trigger in it). */
+function triggerPrint(c: PlaceCmd & { trig: TriggerSpec }): number {
+  return requestPrint({ ...c, instrument: `${c.instrument}|${c.trig.type}|${c.trig.source}|${c.trig.price ?? ''}|${c.trig.offset ?? ''}` });
 }
 
 function firedCmd(c: PlaceCmd): FiredCmd {

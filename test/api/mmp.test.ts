@@ -228,4 +228,24 @@ describe('MMP over WebSocket', () => {
     await ws.close();
     await spy.close();
   });
+
+  it('mass quotes placed over a socket with cancel-on-disconnect are cancelled when it closes', async () => {
+    const g = 'codg';
+    await ok(srv.url, 'private/set_mmp_config', { index_name: 'btc_usd', mmp_group: g, interval: 60, frozen_time: 0, quantity_limit: 10 }, other);
+    const ws = await WsClient.open(srv.url);
+    await ws.auth('other@example.com');
+    await ws.ok('private/enable_cancel_on_disconnect');
+    const m = series[5];
+    const q = await ws.ok('private/mass_quote', { quote_id: 'c', mmp_group: g, quotes: [{ instrument_name: m.name, bid: { price: px(m, -6), amount: 0.2 }, ask: { price: px(m, 6), amount: 0.2 } }] });
+    assert.deepEqual(q.orders.map((o: any) => o.order_state), ['open', 'open']);
+    await ws.close();
+    const deadline = Date.now() + 5000;
+    let states: any[] = [];
+    while (Date.now() < deadline) {
+      states = await Promise.all(q.orders.map((o: any) => ok(srv.url, 'private/get_order_state', { order_id: o.order_id }, other)));
+      if (states.every((s) => s.order_state === 'cancelled')) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    assert.deepEqual(states.map((s) => [s.order_state, s.cancel_reason]), [['cancelled', 'cancel_on_disconnect'], ['cancelled', 'cancel_on_disconnect']]);
+  });
 });

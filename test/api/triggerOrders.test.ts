@@ -146,7 +146,6 @@ describe('trigger orders over HTTP and WebSocket', () => {
       [{ type: 'trailing_stop', trigger: 'index_price', trigger_offset: -5 }, 11029, 'invalid_trigger_offset'],
       [{ type: 'stop_market', trigger: 'mark_price', trigger_price: 0.00001 }, 10043, 'trigger_price_wrong_tick'],
       [{ type: 'stop_market', trigger: 'mark_price', trigger_price: 0.00051 }, 10043, 'trigger_price_wrong_tick'],
-      [{ type: 'stop_market', trigger: 'index_price', trigger_price: index - 10, client_order_id: 'x1' }, 11029, 'client_order_id_not_supported_for_trigger_orders'],
       [{ type: 'stop_market', trigger: 'bogus_price', trigger_price: index - 10 }, -32602, ''],
       [{ type: 'stop_limit', price: p, trigger: 'index_price', trigger_price: index - 10, mmp: true }, 11029, 'mmp_not_supported_for_trigger_orders'],
     ];
@@ -161,6 +160,18 @@ describe('trigger orders over HTTP and WebSocket', () => {
     assert.deepEqual(await ok(url, 'private/get_open_orders', { type: 'trigger_all' }, alice), []);
     // refused before they are sequenced: nothing was journaled
     assert.equal((await ok(url, 'private/get_state_hash', {}, admin)).seq, seqBefore);
+  });
+
+  it('client_order_id makes a trigger placement safe to retry: the same request gets the first order, another one is refused', async () => {
+    const req = { instrument_name: x.name, amount: 0.1, type: 'stop_market', trigger: 'index_price', trigger_price: index - 4000, client_order_id: 'stop-1' };
+    const first = (await ok(url, 'private/sell', req, alice)).order;
+    assert.equal(first.client_order_id, 'stop-1');
+    const again = (await ws.ok('private/sell', req)).order;
+    assert.deepEqual(again, first, 'the retry answers the first order');
+    assert.equal((await rpc(url, 'private/sell', { ...req, trigger_price: index - 4100 }, alice)).body.error.data.reason, 'client_order_id_reused');
+    assert.equal((await rpc(url, 'private/sell', { instrument_name: x.name, amount: 0.1, price: nearMark(x), client_order_id: 'stop-1' }, alice)).body.error.data.reason, 'client_order_id_in_use');
+    assert.deepEqual((await ok(url, 'private/get_open_orders', { type: 'trigger_all' }, alice)).map((o: any) => o.order_id), [first.order_id]);
+    await ok(url, 'private/cancel', { order_id: first.order_id }, alice);
   });
 
   it('another user\'s trigger id is not found; cancel by type and the detailed report; edit of the trigger price', async () => {

@@ -197,6 +197,51 @@ describe('trigger orders: refusals at placement', () => {
   });
 });
 
+describe('trigger orders: good_til_day', () => {
+  it('an untriggered good_til_day order expires at the next 08:00 UTC by the expire_orders command', () => {
+    const h = Harness.market([CALL]);
+    const u = h.user('10');
+    const gtd = trig(h, u, 'sell', CALL.name, { type: 'stop_market', source: 'index_price', at: '90000' });
+    const day = { ...trigCmd(u, 'sell', CALL.name, { type: 'stop_market', source: 'index_price', at: '91000' }) } as Extract<Command, { t: 'place' }>;
+    day.tif = 'good_til_day';
+    const t = (h.apply(day) as TriggerPlaceResult).order;
+    const eight = Date.UTC(2026, 0, 6, 8);
+    assert.equal(t.expiresAt, eight);
+    assert.equal(h.ex.trading.nextExpiry(), eight, 'the expiry scheduler sees it');
+    h.apply({ t: 'expire_orders' }, eight - 1);
+    assert.equal(t.state, 'untriggered');
+    assert.equal(h.apply({ t: 'expire_orders' }, eight), 1);
+    assert.deepEqual([t.state, t.cancelReason], ['cancelled', 'good_til_day']);
+    assert.equal(gtd.state, 'untriggered', 'good_til_cancelled stays');
+    assert.equal(h.ex.trading.nextExpiry(), Infinity);
+  });
+});
+
+describe('trigger orders: client_order_id', () => {
+  it('a retry gets the first trigger order, another request with the id is refused, and the id survives a snapshot', () => {
+    const h = Harness.market([CALL]);
+    const u = h.user('10');
+    const cmd = { ...trigCmd(u, 'sell', CALL.name, { type: 'stop_market', source: 'index_price', at: '95000' }), clientOrderId: 'k1' } as Command;
+    const first = (h.apply(cmd) as TriggerPlaceResult).order;
+    const ids = h.ex.nextOrderId;
+    assert.equal((h.apply(cmd) as TriggerPlaceResult).order, first);
+    assert.equal(h.ex.nextOrderId, ids, 'no second order');
+    assert.equal(h.ex.triggers.untriggeredCount(u), 1);
+    assert.equal(h.ex.refusalOf(cmd), null, 'a placement with a client_order_id is left to apply');
+    const other = { ...trigCmd(u, 'sell', CALL.name, { type: 'stop_market', source: 'index_price', at: '94000' }), clientOrderId: 'k1' } as Command;
+    assert.equal((h.apply(other) as Reject).reason, 'client_order_id_reused');
+    const plain = h.place(u, 'sell', CALL.name, '0.1', '1', { clientOrderId: 'k1' }) as Reject;
+    assert.equal(plain.reason, 'client_order_id_in_use');
+    // the price moves past the level: a late retry still answers the first order (now triggered)
+    setIndex(h, 95_000);
+    assert.equal(first.state, 'triggered');
+    assert.equal((h.apply(cmd) as TriggerPlaceResult).order, first);
+    const restored = restore(serialize(h.ex));
+    assert.equal(restored.triggers.get(u, first.id)!.clientOrderId, 'k1');
+    assert.equal(stateHash(restored), stateHash(h.ex));
+  });
+});
+
 describe('trigger orders: the order a trigger becomes passes the usual checks', () => {
   it('holds no margin while untriggered; a fired buy that exceeds the funds is rejected and moves nothing', () => {
     const h = Harness.market([CALL]);
