@@ -113,3 +113,41 @@ test('through a gateway: private channels carry only the authenticated user\'s o
   const late = await ok(srv.url, 'private/buy', { instrument_name: m.name, amount: 0.1, price: m.prices[0] }, bobHttp);
   await until('bob still served', () => bob.notes.slice(before).some((n) => n.channel === `user.orders.${m.name}.raw` && n.data.order_id === late.order.order_id));
 });
+
+test('through a gateway: forwarded requests keep the client ids and the leader answers, errors and envelope', async (t) => {
+  const p = await pair(t);
+  if (!p) return;
+  const { srv, gw, m } = p;
+  const ws = await WsClient.open(gw.url);
+  t.after(() => ws.ws.close());
+  const r = await ws.call('public/get_order_book', { instrument_name: m.name, depth: 5 });
+  assert.equal(r.jsonrpc, '2.0');
+  assert.equal(r.id, 1, 'the client id, not the gateway id upstream');
+  assert.equal(typeof r.usIn, 'number');
+  assert.equal(r.testnet, true);
+  assert.deepEqual(r.result.bids, (await ok(srv.url, 'public/get_order_book', { instrument_name: m.name, depth: 5 })).bids);
+  assert.equal((await ws.call('private/get_positions', { currency: 'BTC' })).error.code, 10000);
+  assert.equal((await ws.call('public/no_such_method')).error.code, -32601);
+  // a string id and a burst of pipelined requests: each answer carries its own request's id
+  const ids = await new Promise<unknown[]>((resolve) => {
+    const got: unknown[] = [];
+    ws.ws.on('message', (d) => {
+      const msg = JSON.parse(d.toString());
+      if (typeof msg.id === 'string') got.push(msg.id);
+      if (got.length === 5) resolve(got);
+    });
+    for (let k = 0; k < 5; k++) ws.ws.send(JSON.stringify({ jsonrpc: '2.0', id: `req-${k}`, method: 'public/get_time', params: {} }));
+  });
+  assert.deepEqual(ids, ['req-0', 'req-1', 'req-2', 'req-3', 'req-4'], 'answers in request order, ids kept');
+  const bad = await new Promise<any>((resolve) => {
+    ws.ws.once('message', (d) => resolve(JSON.parse(d.toString())));
+    ws.ws.send('{not json');
+  });
+  assert.equal(bad.error.code, -32700);
+  const badParams = await new Promise<any>((resolve) => {
+    ws.ws.once('message', (d) => resolve(JSON.parse(d.toString())));
+    ws.ws.send(JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'public/subscribe', params: { channels: 'book' } }));
+  });
+  assert.equal(badParams.error.code, -32602, 'a malformed subscribe is answered, never dropped');
+  assert.equal(badParams.id, 9);
+});
