@@ -56,6 +56,8 @@ export interface RunningGateway {
 
 /** Channel kinds this gateway serves (others are answered -32602). */
 const SERVED = new Set(['book', 'book_depth', 'trades', 'index', 'user.orders', 'user.trades', 'user.changes']);
+/** Requests one connection may have waiting (Deribit-style 10028 past it, as on the leader). */
+const MAX_QUEUED = 100;
 /** Methods handled by the gateway itself; everything else goes to the leader. */
 const LOCAL = new Set(['public/subscribe', 'private/subscribe', 'public/unsubscribe', 'private/unsubscribe', 'public/unsubscribe_all', 'private/unsubscribe_all', 'public/set_heartbeat', 'public/disable_heartbeat']);
 
@@ -91,6 +93,8 @@ class ClientConn {
   chain: Promise<unknown> = Promise.resolve();
   /** Forwarded requests not answered yet (a local request waits for them). */
   outstanding = new Set<Promise<unknown>>();
+  /** Frames received and not yet handled (bounded like the leader's per-connection queue). */
+  queued = 0;
   heartbeat: NodeJS.Timeout | null = null;
   awaitingTest = false;
   closed = false;
@@ -634,7 +638,22 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
       conns.add(c);
       ws.on('message', (data) => {
         const text = data.toString();
-        c.chain = c.chain.then(() => handle(c, text)).catch((err: unknown) => log.error({ err }, 'gateway request failed'));
+        // frames waiting here plus requests waiting at the leader: past the bound, refused at once
+        if (c.queued + c.waiting.size >= MAX_QUEUED) {
+          let id: unknown = null;
+          try {
+            id = (JSON.parse(text) as { id?: unknown }).id ?? null;
+          } catch {
+            // no id to echo
+          }
+          c.send(envelope(id, failure(ERR.TOO_MANY_REQUESTS, `more than ${MAX_QUEUED} requests waiting on this connection`)));
+          return;
+        }
+        c.queued++;
+        c.chain = c.chain
+          .then(() => handle(c, text))
+          .catch((err: unknown) => log.error({ err }, 'gateway request failed'))
+          .finally(() => c.queued--);
       });
       ws.on('close', () => onClose(c));
       ws.on('error', () => onClose(c));

@@ -150,4 +150,19 @@ test('through a gateway: forwarded requests keep the client ids and the leader a
   });
   assert.equal(badParams.error.code, -32602, 'a malformed subscribe is answered, never dropped');
   assert.equal(badParams.id, 9);
+
+  // a burst past 100 waiting requests: the rest are refused at once (10028), every frame answered
+  const answers = await new Promise<any[]>((resolve) => {
+    const got: any[] = [];
+    ws.ws.on('message', (d) => {
+      const msg = JSON.parse(d.toString());
+      if (typeof msg.id === 'string' && msg.id.startsWith('burst-')) got.push(msg);
+      if (got.length === 300) resolve(got);
+    });
+    const frames = Array.from({ length: 300 }, (_, k) => JSON.stringify({ jsonrpc: '2.0', id: `burst-${k}`, method: 'public/get_time', params: {} }));
+    for (const f of frames) ws.ws.send(f);
+  });
+  const refused = answers.filter((a) => a.error?.code === 10028).length;
+  assert.ok(refused > 0, 'past the bound, refused');
+  assert.ok(answers.filter((a) => typeof a.result === 'number').length >= 100, 'the first hundred answered');
 });
