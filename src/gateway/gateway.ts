@@ -45,6 +45,10 @@ export interface GatewayOptions {
   maxSubscriptions?: number;
   /** How often an authenticated connection's user is confirmed with the leader, ms. */
   recheckMs?: number;
+  /** Open WebSocket connections from one address (429 past it). */
+  maxConnectionsPerIp?: number;
+  /** A connection silent this long (no frame, no pong to the pings sent every half of it) is closed, ms; 0: never. */
+  idleTimeoutMs?: number;
 }
 
 export interface RunningGateway {
@@ -100,10 +104,14 @@ class ClientConn {
   closed = false;
   corked = false;
 
+  /** Something (a frame or a pong) arrived since the last idle check. */
+  heard = true;
+
   constructor(
     readonly ws: WebSocket,
     readonly socket: Duplex,
     private readonly maxBuffered: number,
+    readonly ip: string,
   ) {}
 
   send(data: string | Buffer): void {
@@ -588,6 +596,24 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     return local(c, msg.id, method, params);
   };
 
+  const maxPerIp = opts.maxConnectionsPerIp ?? 256;
+  // idle connections (as on the leader): one silent since the last check, not even a pong, is closed
+  const idleMs = opts.idleTimeoutMs ?? 60_000;
+  const idleSweep =
+    idleMs > 0
+      ? setInterval(() => {
+          for (const c of conns) {
+            if (!c.heard) {
+              c.ws.terminate();
+              onClose(c);
+              continue;
+            }
+            c.heard = false;
+            c.ws.ping();
+          }
+        }, Math.max(1, Math.floor(idleMs / 2)))
+      : null;
+  idleSweep?.unref();
   const recheckMs = opts.recheckMs ?? 10_000;
   const recheck = setInterval(() => {
     for (const c of conns) {
@@ -633,10 +659,19 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
       socket.destroy();
       return;
     }
+    const ip = req.socket.remoteAddress ?? '';
+    let fromIp = 0;
+    for (const c of conns) if (c.ip === ip) fromIp++;
+    if (fromIp >= maxPerIp) {
+      socket.end('HTTP/1.1 429 Too Many Requests\r\nConnection: close\r\n\r\n');
+      return;
+    }
     wss.handleUpgrade(req, socket, head, (ws) => {
-      const c = new ClientConn(ws, socket, maxBuffered);
+      const c = new ClientConn(ws, socket, maxBuffered, ip);
       conns.add(c);
+      ws.on('pong', () => (c.heard = true));
       ws.on('message', (data) => {
+        c.heard = true;
         const text = data.toString();
         // frames waiting here plus requests waiting at the leader: past the bound, refused at once
         if (c.queued + c.waiting.size >= MAX_QUEUED) {
@@ -675,6 +710,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
       closing = true;
       clearInterval(tick);
       clearInterval(recheck);
+      if (idleSweep) clearInterval(idleSweep);
       for (const c of [...conns]) {
         c.ws.terminate();
         onClose(c);

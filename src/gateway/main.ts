@@ -33,6 +33,8 @@ async function main(): Promise<void> {
     host: process.env.HOST || '127.0.0.1',
     maxBufferedBytes: int('STRIKEBOOK_WS_MAX_BUFFERED', 4 * 1024 * 1024, 1024, 2 ** 30),
     recheckMs: int('STRIKEBOOK_GATEWAY_RECHECK_MS', 10_000, 100, 3_600_000),
+    maxConnectionsPerIp: int('STRIKEBOOK_WS_MAX_CONNECTIONS_PER_IP', 256, 1, 1e6),
+    idleTimeoutMs: int('STRIKEBOOK_WS_IDLE_TIMEOUT_MS', 60_000, 0, 86_400_000),
     log,
   });
   log.info({ url: gw.url }, `Strikebook gateway listening on ${gw.url}`);

@@ -166,3 +166,17 @@ test('through a gateway: forwarded requests keep the client ids and the leader a
   assert.ok(refused > 0, 'past the bound, refused');
   assert.ok(answers.filter((a) => typeof a.result === 'number').length >= 100, 'the first hundred answered');
 });
+
+test('a gateway caps the WebSocket connections from one address (429 past it), as the leader does', async (t) => {
+  const ns = await freshStream(t);
+  if (!ns) return;
+  const srv = await startServer(ns.env);
+  t.after(() => srv.stop());
+  const gw = await startGateway({ leaderUrl: srv.url, natsUrl: ns.url, stream: ns.stream, prefix: ns.prefix, port: 0, host: '127.0.0.1', log: pino({ level: 'silent' }), maxConnectionsPerIp: 2 });
+  t.after(() => gw.close());
+  const a = await WsClient.open(gw.url);
+  const b = await WsClient.open(gw.url);
+  t.after(() => [a, b].forEach((c) => c.ws.close()));
+  await assert.rejects(WsClient.open(gw.url), /429/);
+  assert.equal(gw.connections, 2);
+});
