@@ -58,5 +58,6 @@ export async function main(words: string[] = []): Promise<boolean> {
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  main(process.argv.slice(2)).then((ok) => { process.exitCode = ok ? 0 : 1; }, (err: unknown) => { console.error(err); process.exitCode = 1; });
+  // exits explicitly: a section that failed half-way may leave a timer or a client behind
+  main(process.argv.slice(2)).then((ok) => process.exit(ok ? 0 : 1), (err: unknown) => { console.error(err); process.exit(1); });
 }
