@@ -23,9 +23,7 @@ import { connect } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { loadConfig } from '../src/app/config.ts';
 import { startExchange } from '../src/app/services.ts';
-import { roundToTick, stepTick, type Instrument } from '../src/domain/instrument.ts';
-import type { Command } from '../src/engine/commands.ts';
-import type { User } from '../src/engine/types.ts';
+import { fanoutMarket } from './fanoutMarket.ts';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(HERE, '..');
@@ -102,41 +100,11 @@ async function run(label: string, gateways: number): Promise<RunResult> {
   });
   const app = await startExchange(config, pino({ level: 'silent' }));
   const s = app.services;
-  const submit = (cmd: Command) => s.seq.submit(cmd, (r) => r);
-  const flow: NodeJS.Timeout[] = [];
+  const flow: Array<() => void> = [];
   const gws: Array<{ url: string; proc: ChildProcess }> = [];
   const clients: ChildProcess[] = [];
   try {
-    const mk = async (email: string) => {
-      const u = (await submit({ t: 'create_user', email, passwordHash: 'x', role: 'user', inviteCode: null, by: null })) as User;
-      await submit({ t: 'deposit', userId: u.id, currency: 'BTC', amount: 1e14, depositId: null, by: u.id });
-      return u.id;
-    };
-    const maker = await mk('bench-maker@example.com');
-    const taker = await mk('bench-taker@example.com');
-    const index = s.ex.indexPrice('BTC');
-    const insts: Instrument[] = [...s.ex.instruments.values()]
-      .filter((i) => i.currency === 'BTC' && i.optionType === 'call' && i.state === 'open')
-      .sort((a, b) => Math.abs(a.strike - index) - Math.abs(b.strike - index) || b.expiry - a.expiry)
-      .slice(0, INSTRUMENTS);
-    const place = (userId: number, side: 0 | 1, inst: Instrument, price: number, lots: number, tif: 'good_til_cancelled' | 'immediate_or_cancel' = 'good_til_cancelled'): Command => ({
-      t: 'place', userId, side, instrument: inst.name, price, advanced: null, advPrice: null, lots, type: 'limit', tif,
-      postOnly: false, rejectPostOnly: false, reduceOnly: false, label: '', clientOrderId: null,
-    });
-    const ladders = insts.map((inst) => {
-      const m = s.ex.markets.get(inst.id)!;
-      const mid = Math.min(Math.max(roundToTick(inst, m.markCoin * 1e4, 'nearest'), m.minPrice + 20 * inst.tick), m.maxPrice - 20 * inst.tick);
-      const asks: number[] = [];
-      let p = mid;
-      for (let k = 0; k < 5; k++) asks.push((p = stepTick(inst, p, 1)));
-      return { inst, mid, asks, top: asks[asks.length - 1]! };
-    });
-    for (const l of ladders) {
-      let p = l.mid;
-      for (let k = 0; k < 5; k++) void submit(place(maker, 0, l.inst, (p = stepTick(l.inst, p, -1)), l.inst.lotScaled * 2));
-      for (const a of l.asks) void submit(place(maker, 1, l.inst, a, l.inst.lotScaled));
-    }
-    await s.seq.read(() => undefined);
+    const { ladders, startFlow } = await fanoutMarket(s, INSTRUMENTS);
 
     // commit time of every book change and last trade of a batch: the delay's reference in every mode
     const published = new Map<string, number>();
@@ -188,16 +156,7 @@ async function run(label: string, gateways: number): Promise<RunResult> {
     clients.forEach((c, i) => c.send({ url: targets[i % targets.length]!.replace(/^http/, 'ws') + '/ws/api/v2', connections: CONNECTIONS / CLIENT_PROCESSES, channels, accessToken }));
     await ready;
 
-    let step = 0;
-    flow.push(
-      setInterval(() => {
-        for (const l of ladders) {
-          void submit(place(maker, 1, l.inst, l.asks[step % l.asks.length]!, l.inst.lotScaled)).catch(() => undefined);
-          void submit(place(taker, 0, l.inst, l.top, l.inst.lotScaled, 'immediate_or_cancel')).catch(() => undefined);
-        }
-        step++;
-      }, FLOW_MS),
-    );
+    flow.push(startFlow(FLOW_MS));
     await new Promise((r) => setTimeout(r, WARMUP_MS));
     const start = performance.timeOrigin + performance.now();
     const cpu0 = process.cpuUsage();
@@ -214,7 +173,7 @@ async function run(label: string, gateways: number): Promise<RunResult> {
     const elu = nodePerformance.eventLoopUtilization(elu0);
     const gwCpu = (await Promise.all(gws.map((g) => gatewayCpuSeconds(g.url)))).map((v, i) => v - gwCpu0[i]!);
     const cmdsIn = s.ex.seq - cmds0;
-    for (const t of flow) clearInterval(t);
+    for (const stop of flow) stop();
     await new Promise((r) => setTimeout(r, 500));
     const results = fromClients((m) => m.result as { deliveries: number; unmatched: number; hist: number[]; cpu: number } | undefined);
     for (const c of clients) c.send({ publish: [...published] });
@@ -240,7 +199,7 @@ async function run(label: string, gateways: number): Promise<RunResult> {
       cmdsPerSec: cmdsIn / (MEASURE_MS / 1000),
     };
   } finally {
-    for (const t of flow) clearInterval(t);
+    for (const stop of flow) stop();
     for (const c of clients) c.kill('SIGKILL');
     for (const g of gws) g.proc.kill('SIGTERM');
     await app.close();

@@ -15,9 +15,7 @@ import { fileURLToPath } from 'node:url';
 import pino from 'pino';
 import { loadConfig } from '../src/app/config.ts';
 import { startExchange } from '../src/app/services.ts';
-import { roundToTick, stepTick, type Instrument } from '../src/domain/instrument.ts';
-import type { Command } from '../src/engine/commands.ts';
-import type { User } from '../src/engine/types.ts';
+import { fanoutMarket } from './fanoutMarket.ts';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 export const WS_CONNECTIONS = 1000;
@@ -47,40 +45,9 @@ export async function runWsBench(): Promise<{ lines: string[]; ok: boolean }> {
   });
   const app = await startExchange(config, pino({ level: 'silent' }));
   const s = app.services;
-  const submit = (cmd: Command) => s.seq.submit(cmd, (r) => r);
-  const flow: NodeJS.Timeout[] = [];
+  const flow: Array<() => void> = [];
   try {
-    const mk = async (email: string) => {
-      const u = (await submit({ t: 'create_user', email, passwordHash: 'x', role: 'user', inviteCode: null, by: null })) as User;
-      await submit({ t: 'deposit', userId: u.id, currency: 'BTC', amount: 1e14, depositId: null, by: u.id });
-      return u.id;
-    };
-    const maker = await mk('bench-maker@example.com');
-    const taker = await mk('bench-taker@example.com');
-    const index = s.ex.indexPrice('BTC');
-    const insts: Instrument[] = [...s.ex.instruments.values()]
-      .filter((i) => i.currency === 'BTC' && i.optionType === 'call' && i.state === 'open')
-      .sort((a, b) => Math.abs(a.strike - index) - Math.abs(b.strike - index) || b.expiry - a.expiry)
-      .slice(0, WS_INSTRUMENTS);
-    const place = (userId: number, side: 0 | 1, inst: Instrument, price: number, lots: number, tif: 'good_til_cancelled' | 'immediate_or_cancel' = 'good_til_cancelled'): Command => ({
-      t: 'place', userId, side, instrument: inst.name, price, advanced: null, advPrice: null, lots, type: 'limit', tif,
-      postOnly: false, rejectPostOnly: false, reduceOnly: false, label: '', clientOrderId: null,
-    });
-    const ladders = insts.map((inst) => {
-      const m = s.ex.markets.get(inst.id)!;
-      const mid = Math.min(Math.max(roundToTick(inst, m.markCoin * 1e4, 'nearest'), m.minPrice + 20 * inst.tick), m.maxPrice - 20 * inst.tick);
-      const asks: number[] = [];
-      let p = mid;
-      for (let k = 0; k < 5; k++) asks.push((p = stepTick(inst, p, 1)));
-      return { inst, mid, asks, top: asks[asks.length - 1] };
-    });
-    // a standing book: five bids and five asks per instrument
-    for (const l of ladders) {
-      let p = l.mid;
-      for (let k = 0; k < 5; k++) void submit(place(maker, 0, l.inst, (p = stepTick(l.inst, p, -1)), l.inst.lotScaled * 2));
-      for (const a of l.asks) void submit(place(maker, 1, l.inst, a, l.inst.lotScaled));
-    }
-    await s.seq.read(() => undefined);
+    const { ladders, startFlow } = await fanoutMarket(s, WS_INSTRUMENTS);
 
     // rounds: start time per published key (channel|change_id, channel|last trade id)
     const published = new Map<string, number>();
@@ -138,17 +105,7 @@ export async function runWsBench(): Promise<{ lines: string[]; ok: boolean }> {
     const connectMs = performance.now() - t0;
 
     // steady order flow: every 10 ms on every instrument, a new ask and a buy taking the best ask
-    let step = 0;
-    flow.push(
-      setInterval(() => {
-        for (const l of ladders) {
-          const price = l.asks[step % l.asks.length];
-          void submit(place(maker, 1, l.inst, price, l.inst.lotScaled)).catch(() => undefined);
-          void submit(place(taker, 0, l.inst, l.top, l.inst.lotScaled, 'immediate_or_cancel')).catch(() => undefined);
-        }
-        step++;
-      }, 10),
-    );
+    flow.push(startFlow(10));
     await new Promise((r) => setTimeout(r, WARMUP_MS));
     const wall = () => performance.timeOrigin + performance.now();
     const start = wall();
@@ -161,7 +118,7 @@ export async function runWsBench(): Promise<{ lines: string[]; ok: boolean }> {
     const cpu = process.cpuUsage(cpu0);
     const serverCpu = (cpu.user + cpu.system) / 1000 / MEASURE_MS;
     const cmdsIn = s.ex.seq - cmdsBefore;
-    for (const t of flow) clearInterval(t);
+    for (const stop of flow) stop();
     await new Promise((r) => setTimeout(r, 300));
     const results = fromClients((m) => m.result as ClientResult | undefined);
     broadcast({ publish: [...published] });
@@ -194,7 +151,7 @@ export async function runWsBench(): Promise<{ lines: string[]; ok: boolean }> {
       ],
     };
   } finally {
-    for (const t of flow) clearInterval(t);
+    for (const stop of flow) stop();
     await app.close();
     rmSync(dataDir, { recursive: true, force: true });
   }
