@@ -12,6 +12,7 @@ import type { Instrument } from '../domain/instrument.ts';
 import { yearFraction } from '../domain/pricing.ts';
 import { optionGreeksCoin } from '../market/smile.ts';
 import { contractsOf } from '../risk/accountRisk.ts';
+import type { Command } from './commands.ts';
 import type { Exchange } from './exchange.ts';
 import { BUY, type Side } from './orderBook.ts';
 import type { Order, OrderExposure } from './types.ts';
@@ -68,16 +69,8 @@ export interface MmpTriggerEvent {
 /** Deribit allows 16 MMP groups per account (mass-quote groups; the per-index configs come on top). */
 export const MAX_MMP_GROUPS = 16;
 
-export interface MmpConfigInput {
-  userId: number;
-  indexName: string;
-  group: string | null;
-  interval: number;
-  frozenTime: number;
-  quantityLimit: number;
-  deltaLimit: number;
-  maxQuoteQuantity: number;
-}
+/** A config as the `set_mmp_config` command carries it. */
+export type MmpConfigInput = Omit<Extract<Command, { t: 'set_mmp_config' }>, 't'>;
 
 function key(userId: number, indexName: string, group: string | null): string {
   return `${userId}|${indexName}|${group ?? ''}`;
