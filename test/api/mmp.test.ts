@@ -195,9 +195,11 @@ describe('mass quotes over HTTP', () => {
 describe('MMP over WebSocket', () => {
   it('a mass quote filled past its limit cancels the group, notifies user.mmp_trigger to its owner only, and quoting is refused until reset', async () => {
     const g = 'wsg';
-    await ok(srv.url, 'private/set_mmp_config', { index_name: 'btc_usd', mmp_group: g, interval: 60, frozen_time: 0, quantity_limit: 0.4 }, mm);
     const ws = await WsClient.open(srv.url);
     await ws.auth('mm@example.com');
+    const set = await ws.ok('private/set_mmp_config', { index_name: 'btc_usd', mmp_group: g, interval: 60, frozen_time: 0, quantity_limit: 0.4 });
+    assert.deepEqual(set, { index_name: 'btc_usd', mmp_group: g, interval: 60, frozen_time: 0, quantity_limit: 0.4, delta_limit: 0 });
+    assert.deepEqual(await ws.ok('private/get_mmp_status', { index_name: 'btc_usd', mmp_group: g }), [], 'not frozen yet');
     const spy = await WsClient.open(srv.url);
     await spy.auth('other@example.com');
     const ch = 'user.mmp_trigger.btc_usd';
@@ -218,6 +220,7 @@ describe('MMP over WebSocket', () => {
     const frozen = await ws.call('private/mass_quote', { quote_id: 'w2', mmp_group: g, quotes: [{ instrument_name: m1.name, ask: { price: px(m1, 3), amount: 0.1 } }] });
     assert.equal(frozen.error.code, 11030);
     assert.equal(frozen.error.data.reason, 'mmp_frozen');
+    assert.deepEqual(await ws.ok('private/get_mmp_status', { index_name: 'btc_usd', mmp_group: g }), [{ index_name: 'btc_usd', mmp_group: g, frozen_until: 0 }]);
     assert.equal(await ws.ok('private/reset_mmp', { index_name: 'btc_usd', mmp_group: g }), 'ok');
     const after = await ws.ok('private/mass_quote', { quote_id: 'w3', mmp_group: g, quotes: [{ instrument_name: m1.name, ask: { price: px(m1, 3), amount: 0.1 } }] });
     assert.equal(after.orders[0].order_state, 'open');
