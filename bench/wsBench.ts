@@ -1,8 +1,18 @@
 // WebSocket fan-out benchmark: 1,000 connections subscribed to `book.X.100ms` and `trades.X.100ms`
 // for several instruments X, with a steady order flow (every 10 ms, on every instrument, a resting
 // ask and a buy that takes the best ask). Reports deliveries per second (notifications received by
-// the clients) and the delivery delay: arrival time at the client minus the start of the server's
-// publish round that sent it (the 100 ms conflation wait is by design and not counted).
+// the clients) and the delivery delay.
+//
+// What the delay counts: a `100ms` channel sends, every 100 ms, what changed in the interval that
+// just closed (Deribit: "notifications ... aggregated over 100ms"). A trade early in the interval
+// waits up to 100 ms by design; that wait is the channel's definition, not delivery, and is not
+// counted. The delay counts from the moment the interval's message is due: the hub's tick that
+// closes the window (`RoundTimes.due`) to the client's read of the bytes. That includes the wait for
+// a journal batch still being committed when the tick fires (nothing is published before it is
+// durable), building and serializing the messages, the writes to 1,000 sockets, and the client
+// reading them. It is the figure held to the 50 ms target. Printed beside it: the delay from the start
+// of the publish round (what the earlier version of this bench reported), and per round the commit
+// wait and the time from its start to the last write, to tell which part a slow figure comes from.
 //
 // The server runs in this process (in-process sequencer and journal on disk, order flow submitted
 // to the sequencer directly, so the load is the fan-out and not HTTP order entry); the clients run in
@@ -49,19 +59,28 @@ export async function runWsBench(): Promise<{ lines: string[]; ok: boolean }> {
   try {
     const { ladders, startFlow } = await fanoutMarket(s, WS_INSTRUMENTS);
 
-    // rounds: start time per published key (channel|change_id, channel|last trade id)
-    const published = new Map<string, number>();
+    // rounds: due and start time per published key (channel|change_id, channel|last trade id)
+    const published = new Map<string, [number, number]>();
     let rounds = 0;
     let lastTradeSeen = s.ex.nextTradeId - 1;
-    app.ws.hub.onRound = (cadence, at) => {
+    // per round in the measured window: commit wait (start - due) and send time (end - start)
+    const waits: number[] = [];
+    const sends: number[] = [];
+    let measuring = false;
+    app.ws.hub.onRound = (cadence, t) => {
       if (cadence !== 'agg') return;
       rounds++;
+      if (measuring) {
+        waits.push(t.start - t.due);
+        sends.push(t.end - t.start);
+      }
+      const at: [number, number] = [t.due, t.start];
       for (const l of ladders) published.set(`book.${l.inst.name}.100ms|${s.ex.markets.get(l.inst.id)!.changeId}`, at);
       const lastTrade = s.ex.nextTradeId - 1;
       if (lastTrade !== lastTradeSeen) {
         for (const l of ladders) {
           const tr = s.ex.markets.get(l.inst.id)!.trades;
-          if (tr.length && tr[tr.length - 1].id > lastTradeSeen) published.set(`trades.${l.inst.name}.100ms|${tr[tr.length - 1].id}`, at);
+          if (tr.length && tr[tr.length - 1]!.id > lastTradeSeen) published.set(`trades.${l.inst.name}.100ms|${tr[tr.length - 1]!.id}`, at);
         }
         lastTradeSeen = lastTrade;
       }
@@ -71,6 +90,7 @@ export async function runWsBench(): Promise<{ lines: string[]; ok: boolean }> {
       deliveries: number;
       unmatched: number;
       hist: number[];
+      hist2: number[];
       max: number;
       cpu: number;
     }
@@ -113,7 +133,9 @@ export async function runWsBench(): Promise<{ lines: string[]; ok: boolean }> {
     const cpu0 = process.cpuUsage();
     const cmdsBefore = s.ex.seq;
     broadcast({ window: [start, start + MEASURE_MS] });
+    measuring = true;
     await new Promise((r) => setTimeout(r, MEASURE_MS));
+    measuring = false;
     const roundsIn = rounds - roundsBefore;
     const cpu = process.cpuUsage(cpu0);
     const serverCpu = (cpu.user + cpu.system) / 1000 / MEASURE_MS;
@@ -121,33 +143,42 @@ export async function runWsBench(): Promise<{ lines: string[]; ok: boolean }> {
     for (const stop of flow) stop();
     await new Promise((r) => setTimeout(r, 300));
     const results = fromClients((m) => m.result as ClientResult | undefined);
-    broadcast({ publish: [...published] });
+    broadcast({ publish: [...published].map(([k, [due, started]]) => [k, due, started]) });
     const parts = await results;
-    const hist = parts[0].hist.map((_, b) => parts.reduce((sum, p) => sum + p.hist[b], 0));
-    const total = hist.reduce((a, b) => a + b, 0);
-    const quantile = (q: number) => {
+    const merged = (pick: (p: ClientResult) => number[]) => pick(parts[0]!).map((_, b) => parts.reduce((sum, p) => sum + pick(p)[b]!, 0));
+    const quantile = (hist: number[], q: number) => {
+      const total = hist.reduce((a, b) => a + b, 0);
       let acc = 0;
-      for (let b = 0; b < hist.length; b++) if ((acc += hist[b]) >= q * total) return (b + 1) / 10;
+      for (let b = 0; b < hist.length; b++) if ((acc += hist[b]!) >= q * total) return (b + 1) / 10;
       return NaN;
     };
+    const fromDue = merged((p) => p.hist);
+    const fromStart = merged((p) => p.hist2);
     const r = {
       deliveries: parts.reduce((a, p) => a + p.deliveries, 0),
       unmatched: parts.reduce((a, p) => a + p.unmatched, 0),
-      p50: quantile(0.5),
-      p99: quantile(0.99),
+      p50: quantile(fromDue, 0.5),
+      p99: quantile(fromDue, 0.99),
       max: Math.max(...parts.map((p) => p.max)),
       cpu: parts.reduce((a, p) => a + p.cpu, 0),
     };
     const perSec = r.deliveries / (MEASURE_MS / 1000);
     const ok = perSec >= TARGET_DELIVERIES && r.p99 <= TARGET_P99_MS && r.unmatched === 0;
+    const ms = (v: number) => v.toFixed(1);
+    const spread = (v: number[]) => {
+      const o = [...v].sort((a, b) => a - b);
+      return o.length === 0 ? 'none' : `p50 ${ms(o[Math.floor(o.length / 2)]!)}, p99 ${ms(o[Math.min(o.length - 1, Math.floor(o.length * 0.99))]!)}, max ${ms(o[o.length - 1]!)} ms`;
+    };
     return {
       ok,
       lines: [
         `connections ${WS_CONNECTIONS} (${CLIENT_PROCESSES} client processes), channels per connection ${channels.length} (book + trades, 100ms, ${ladders.length} instruments); connect + subscribe ${Math.round(connectMs)} ms`,
-        `order flow ${Math.round(cmdsIn / (MEASURE_MS / 1000))} commands/s; publish rounds ${roundsIn} in ${MEASURE_MS / 1000} s; CPU: server ${Math.round(serverCpu * 100)}%, ${CLIENT_PROCESSES} client processes ${Math.round(r.cpu * 100)}% of a core`,
+        `order flow ${Math.round(cmdsIn / (MEASURE_MS / 1000))} commands/s; publish rounds ${roundsIn} in ${MEASURE_MS / 1000} s; CPU: server ${Math.round(serverCpu * 100)}%, ${CLIENT_PROCESSES} client processes ${Math.round(r.cpu * 100)}% of a core (${((r.cpu * MEASURE_MS * 1000) / Math.max(1, r.deliveries)).toFixed(2)} µs per delivery)`,
         `deliveries ${r.deliveries} in ${MEASURE_MS / 1000} s = ${Math.round(perSec)}/s (target >= ${TARGET_DELIVERIES})`,
-        `delivery delay after the publish round starts: p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms, max ${r.max.toFixed(1)} ms (target p99 <= ${TARGET_P99_MS}); unmatched ${r.unmatched}`,
-        ok ? 'OK' : 'FAIL',
+        `per round: waiting for a pending commit ${spread(waits)}; start to last socket write ${spread(sends)}`,
+        `delivery delay after the publish round starts: p50 ${ms(quantile(fromStart, 0.5))} ms, p99 ${ms(quantile(fromStart, 0.99))} ms`,
+        `delivery delay after the interval's tick (due): p50 ${ms(r.p50)} ms, p99 ${ms(r.p99)} ms, max ${ms(r.max)} ms; unmatched ${r.unmatched}`,
+        `${ok ? 'PASS' : 'FAIL'}: p99 ${ms(r.p99)} ms vs target <= ${TARGET_P99_MS} ms, ${Math.round(perSec)} deliveries/s vs >= ${TARGET_DELIVERIES}${r.unmatched > 0 ? `, ${r.unmatched} unmatched` : ''}`,
       ],
     };
   } finally {

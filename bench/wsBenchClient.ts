@@ -1,7 +1,17 @@
-// Client side of the WebSocket fan-out benchmark (bench/wsBench.ts), run as a child process so the
-// server keeps its own core: opens N connections, subscribes each to the channels it is sent, and
-// records for every notification its key (channel + change_id / last trade id) and arrival time.
-import WebSocket from 'ws';
+// Client side of the WebSocket fan-out benchmarks (bench/wsBench.ts, bench/gatewayBench.ts), run as
+// a child process so the server keeps its own core: opens N connections, subscribes each to the
+// channels it is sent, and records for every notification its key (channel + change_id / last trade
+// id) and arrival time.
+//
+// It speaks WebSocket itself over `net` instead of using the `ws` client: on a 2-core machine the
+// clients share the cores with the server, and `ws`'s per-message work (a Buffer, an event and
+// UTF-8 checks per message, 200,000 messages/s) took CPU the server was being timed on. Here a
+// socket read is timestamped once, the frames in it are split in place and only the bytes that
+// name the message are read. It is still checked: every timed message's key must be one the server
+// published (`unmatched` otherwise), and a frame that is not a server text/ping/close frame of the
+// protocol fails the run.
+import { randomBytes } from 'node:crypto';
+import net from 'node:net';
 
 interface Start {
   url: string;
@@ -27,22 +37,29 @@ let cpu0 = process.cpuUsage();
 const HIST_BUCKETS = 50_000;
 const QUOTE = 0x22;
 const COMMA = 0x2c;
+const CHANNEL = Buffer.from('"channel":"');
+const CHANGE_ID = Buffer.from(',"change_id":');
+const TRADE_ID = Buffer.from('"trade_id":"');
+/** notifications start {"jsonrpc":"2.0","method":"subscription"; replies {"jsonrpc":"2.0","id": */
+const METHOD_AT = 18;
 
-/** Reads the message key straight from the bytes (no decode of the whole message). */
-function record(buf: Buffer): void {
-  const t = wall();
+/** Reads the key of the notification in buf[start, end) straight from its bytes; `t` is when the read that brought it returned. */
+function record(buf: Buffer, start: number, end: number, t: number): void {
   if (t < windowStart || t > windowEnd) {
     outside++;
     return;
   }
-  const c0 = buf.indexOf('"channel":"') + 11;
-  const channel = buf.toString('latin1', c0, buf.indexOf(QUOTE, c0));
+  const c0 = buf.indexOf(CHANNEL, start) + CHANNEL.length;
+  const c1 = buf.indexOf(QUOTE, c0);
+  if (c0 < CHANNEL.length || c1 < 0 || c1 >= end) throw new Error('notification without a channel');
+  const channel = buf.toString('latin1', c0, c1);
   let key: string;
   if (channel.startsWith('book.')) {
-    const i = buf.indexOf(',"change_id":', c0) + 13;
+    const i = buf.indexOf(CHANGE_ID, c1) + CHANGE_ID.length;
     key = channel + '|' + buf.toString('latin1', i, buf.indexOf(COMMA, i));
   } else {
-    const i = buf.lastIndexOf('"trade_id":"') + 12;
+    // the last trade of the message (trades are in id order)
+    const i = buf.lastIndexOf(TRADE_ID, end) + TRADE_ID.length;
     key = channel + '|' + buf.toString('latin1', i, buf.indexOf(QUOTE, i));
   }
   let id = keyIds.get(key);
@@ -68,52 +85,166 @@ function cpuOf(u: NodeJS.CpuUsage, ms: number): number {
   return (u.user + u.system) / 1000 / ms;
 }
 
+/** A client frame (RFC 6455 5.2): masked, with a zero key, so the payload goes out as is. */
+function clientFrame(opcode: number, payload: Buffer): Buffer {
+  const n = payload.length;
+  const head = n < 126 ? 6 : 8;
+  if (n >= 65536) throw new Error('client frame too large');
+  const f = Buffer.alloc(head + n);
+  f[0] = 0x80 | opcode;
+  if (n < 126) f[1] = 0x80 | n;
+  else {
+    f[1] = 0x80 | 126;
+    f.writeUInt16BE(n, 2);
+  }
+  payload.copy(f, head);
+  return f;
+}
+
+/** One connection: the upgrade, then server frames parsed in place from each read. */
+class Conn {
+  private rest: Buffer | null = null;
+  private upgraded = false;
+  onReply: (() => void) | null = null;
+
+  constructor(
+    private readonly sock: net.Socket,
+    private readonly onOpen: () => void,
+    private readonly onError: (e: Error) => void,
+  ) {
+    sock.setNoDelay(true);
+    sock.on('data', (chunk: Buffer) => {
+      try {
+        this.data(chunk);
+      } catch (err) {
+        onError(err as Error);
+      }
+    });
+    sock.on('error', onError);
+  }
+
+  send(text: string): void {
+    this.sock.write(clientFrame(0x1, Buffer.from(text)));
+  }
+
+  close(): void {
+    this.sock.destroy();
+  }
+
+  private data(chunk: Buffer): void {
+    const t = wall();
+    let buf = this.rest === null ? chunk : Buffer.concat([this.rest, chunk]);
+    this.rest = null;
+    let at = 0;
+    if (!this.upgraded) {
+      const end = buf.indexOf('\r\n\r\n');
+      if (end < 0) {
+        this.rest = buf;
+        return;
+      }
+      if (!buf.toString('latin1', 0, 12).startsWith('HTTP/1.1 101')) throw new Error(`upgrade refused: ${buf.toString('latin1', 0, Math.min(end, 200))}`);
+      this.upgraded = true;
+      at = end + 4;
+      this.onOpen();
+    }
+    while (at + 2 <= buf.length) {
+      const b0 = buf[at]!;
+      let len = buf[at + 1]!;
+      if (len & 0x80) throw new Error('masked server frame');
+      let head = 2;
+      if (len === 126) {
+        if (at + 4 > buf.length) break;
+        len = buf.readUInt16BE(at + 2);
+        head = 4;
+      } else if (len === 127) {
+        if (at + 10 > buf.length) break;
+        len = buf.readUInt32BE(at + 2) * 2 ** 32 + buf.readUInt32BE(at + 6);
+        head = 10;
+      }
+      if (at + head + len > buf.length) break;
+      const p = at + head;
+      const opcode = b0 & 0x0f;
+      if ((b0 & 0x80) === 0) throw new Error('fragmented server frame');
+      if (opcode === 0x1) {
+        if (buf[p + METHOD_AT] === 0x6d) record(buf, p, p + len, t);
+        else if (buf.indexOf('"result"', p) >= 0 && buf.indexOf('"result"', p) < p + len) this.onReply?.();
+        else throw new Error(`unexpected answer: ${buf.toString('latin1', p, Math.min(p + len, p + 300))}`);
+      } else if (opcode === 0x9) this.sock.write(clientFrame(0xa, buf.subarray(p, p + len)));
+      else if (opcode === 0x8) this.sock.destroy();
+      else throw new Error(`unexpected opcode ${opcode}`);
+      at = p + len;
+    }
+    // a frame split across reads: keep its start (rare; a copy, since `buf` may be reused)
+    if (at < buf.length) this.rest = Buffer.from(buf.subarray(at));
+  }
+
+  static open(url: string, onOpen: () => void, onError: (e: Error) => void): Conn {
+    const u = new URL(url);
+    const sock = net.connect(Number(u.port), u.hostname);
+    const c = new Conn(sock, onOpen, onError);
+    sock.on('connect', () => {
+      sock.write(
+        `GET ${u.pathname} HTTP/1.1\r\nHost: ${u.host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
+          `Sec-WebSocket-Key: ${randomBytes(16).toString('base64')}\r\nSec-WebSocket-Version: 13\r\n\r\n`,
+      );
+    });
+    return c;
+  }
+}
+
 async function start(msg: Start): Promise<void> {
-  const sockets: WebSocket[] = [];
+  const conns: Conn[] = [];
   let subscribed = 0;
-  await new Promise<void>((resolve, reject) => {
+  const subscribe = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'public/subscribe', params: { channels: msg.channels, ...(msg.accessToken ? { access_token: msg.accessToken } : {}) } });
+  const fail = (err: Error) => {
+    console.error(err);
+    process.exit(1);
+  };
+  await new Promise<void>((resolve) => {
     let opened = 0;
     for (let i = 0; i < msg.connections; i++) {
-      const ws = new WebSocket(msg.url, { perMessageDeflate: false, skipUTF8Validation: true });
-      sockets.push(ws);
-      ws.on('error', reject);
-      ws.on('open', () => {
-        ws.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'public/subscribe', params: { channels: msg.channels, ...(msg.accessToken ? { access_token: msg.accessToken } : {}) } }));
-        if (++opened === msg.connections) resolve();
-      });
-      ws.on('message', (data) => {
-        const buf = data as Buffer;
-        // notifications start {"jsonrpc":"2.0","method":"subscription"; replies {"jsonrpc":"2.0","id":
-        if (buf[18] === 0x6d) record(buf);
-        else if (buf.includes('"result"')) subscribed++;
-      });
+      const c = Conn.open(
+        msg.url,
+        () => {
+          c.send(subscribe);
+          if (++opened === msg.connections) resolve();
+        },
+        fail,
+      );
+      c.onReply = () => subscribed++;
+      conns.push(c);
     }
   });
   while (subscribed < msg.connections) await new Promise((r) => setTimeout(r, 20));
   process.send!({ ready: true });
-  process.on('message', (m: { window?: [number, number]; publish?: Array<[string, number]> }) => {
+  let cpu = NaN;
+  // publish: per key the time the delay counts from, and optionally a second reference (`hist2`)
+  process.on('message', (m: { window?: [number, number]; publish?: Array<[string, number, number?]> }) => {
     if (m.window) {
       [windowStart, windowEnd] = m.window;
       cpu0 = process.cpuUsage();
+      setTimeout(() => (cpu = cpuOf(process.cpuUsage(cpu0), windowEnd - windowStart)), windowEnd - wall());
     }
     if (m.publish) {
-      const pub = new Map(m.publish);
+      const pub = new Map(m.publish.map(([k, a, b]) => [k, [a, b] as const]));
       // delays in 0.1 ms buckets (the last bucket collects everything beyond), merged by the bench
       const hist = new Array<number>(HIST_BUCKETS).fill(0);
+      const hist2 = new Array<number>(HIST_BUCKETS).fill(0);
       let unmatched = 0;
       let max = 0;
       for (let i = 0; i < n; i++) {
-        const at = pub.get(keys[keyOf[i]]);
+        const at = pub.get(keys[keyOf[i]!]!);
         if (at === undefined) {
           unmatched++;
           continue;
         }
-        const d = Math.max(0, recvAt[i] - at);
+        const d = Math.max(0, recvAt[i]! - at[0]);
         if (d > max) max = d;
         hist[Math.min(HIST_BUCKETS - 1, Math.floor(d * 10))]++;
+        if (at[1] !== undefined) hist2[Math.min(HIST_BUCKETS - 1, Math.floor(Math.max(0, recvAt[i]! - at[1]) * 10))]++;
       }
-      process.send!({ result: { deliveries: n, unmatched, outside, hist, max, cpu: cpuOf(process.cpuUsage(cpu0), windowEnd - windowStart) } });
-      for (const ws of sockets) ws.terminate();
+      process.send!({ result: { deliveries: n, unmatched, outside, hist, hist2, max, cpu } });
+      for (const c of conns) c.close();
       setTimeout(() => process.exit(0), 50);
     }
   });
