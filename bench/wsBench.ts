@@ -66,6 +66,7 @@ export async function runWsBench(): Promise<{ lines: string[]; ok: boolean }> {
     // per round in the measured window: commit wait (start - due) and send time (end - start)
     const waits: number[] = [];
     const sends: number[] = [];
+    const roundCpu: number[] = [];
     let measuring = false;
     app.ws.hub.onRound = (cadence, t) => {
       if (cadence !== 'agg') return;
@@ -73,6 +74,7 @@ export async function runWsBench(): Promise<{ lines: string[]; ok: boolean }> {
       if (measuring) {
         waits.push(t.start - t.due);
         sends.push(t.end - t.start);
+        roundCpu.push(t.cpu / 1000);
       }
       const at: [number, number] = [t.due, t.start];
       for (const l of ladders) published.set(`book.${l.inst.name}.100ms|${s.ex.markets.get(l.inst.id)!.changeId}`, at);
@@ -95,7 +97,8 @@ export async function runWsBench(): Promise<{ lines: string[]; ok: boolean }> {
       cpu: number;
     }
     const clients = Array.from({ length: CLIENT_PROCESSES }, () =>
-      fork(path.join(HERE, 'wsBenchClient.ts'), [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }),
+      // BENCH_CLIENT_ARGS: node flags for the client processes (e.g. "--cpu-prof --cpu-prof-dir=prof")
+      fork(path.join(HERE, 'wsBenchClient.ts'), [], { execArgv: [...(process.env.BENCH_CLIENT_ARGS?.split(/\s+/).filter(Boolean) ?? []), '--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }),
     );
     const fromClients = <T>(pick: (m: any) => T | undefined) =>
       Promise.all(
@@ -175,7 +178,7 @@ export async function runWsBench(): Promise<{ lines: string[]; ok: boolean }> {
         `connections ${WS_CONNECTIONS} (${CLIENT_PROCESSES} client processes), channels per connection ${channels.length} (book + trades, 100ms, ${ladders.length} instruments); connect + subscribe ${Math.round(connectMs)} ms`,
         `order flow ${Math.round(cmdsIn / (MEASURE_MS / 1000))} commands/s; publish rounds ${roundsIn} in ${MEASURE_MS / 1000} s; CPU: server ${Math.round(serverCpu * 100)}%, ${CLIENT_PROCESSES} client processes ${Math.round(r.cpu * 100)}% of a core (${((r.cpu * MEASURE_MS * 1000) / Math.max(1, r.deliveries)).toFixed(2)} µs per delivery)`,
         `deliveries ${r.deliveries} in ${MEASURE_MS / 1000} s = ${Math.round(perSec)}/s (target >= ${TARGET_DELIVERIES})`,
-        `per round: waiting for a pending commit ${spread(waits)}; start to last socket write ${spread(sends)}`,
+        `per round: waiting for a pending commit ${spread(waits)}; start to last socket write ${spread(sends)}; CPU ${spread(roundCpu)}`,
         `delivery delay after the publish round starts: p50 ${ms(quantile(fromStart, 0.5))} ms, p99 ${ms(quantile(fromStart, 0.99))} ms`,
         `delivery delay after the interval's tick (due): p50 ${ms(r.p50)} ms, p99 ${ms(r.p99)} ms, max ${ms(r.max)} ms; unmatched ${r.unmatched}`,
         `${ok ? 'PASS' : 'FAIL'}: p99 ${ms(r.p99)} ms vs target <= ${TARGET_P99_MS} ms, ${Math.round(perSec)} deliveries/s vs >= ${TARGET_DELIVERIES}${r.unmatched > 0 ? `, ${r.unmatched} unmatched` : ''}`,

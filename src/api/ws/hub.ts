@@ -74,6 +74,8 @@ export interface RoundTimes {
   /** when the last subscriber's write was handed to its socket */
   end: number;
   deliveries: number;
+  /** CPU time of the process during the round, µs (user + system) */
+  cpu: number;
 }
 
 interface BookState {
@@ -444,6 +446,7 @@ export class StreamHub {
   private publish(cadence: Cadence, ch: Changes, dueAt = 0): void {
     this.deliveries = 0;
     const startedAt = this.onRound !== null ? performance.timeOrigin + performance.now() : 0;
+    const cpu0 = this.onRound !== null ? process.cpuUsage() : null;
     this.regroupChanged();
     const ex = this.s.ex;
     // book diffs, once per instrument and cadence
@@ -677,7 +680,10 @@ export class StreamHub {
       }
     }
     this.flush();
-    if (this.onRound !== null) this.onRound(cadence, { due: dueAt || startedAt, start: startedAt, end: performance.timeOrigin + performance.now(), deliveries: this.deliveries });
+    if (this.onRound !== null) {
+      const cpu = process.cpuUsage(cpu0!);
+      this.onRound(cadence, { due: dueAt || startedAt, start: startedAt, end: performance.timeOrigin + performance.now(), deliveries: this.deliveries, cpu: cpu.user + cpu.system });
+    }
   }
 
   private diff(st: BookState, before: Map<number, number>, after: Map<number, number>, desc: boolean): Array<[string, number, number]> {
