@@ -156,7 +156,7 @@ class Conn {
 
   private data(chunk: Buffer): void {
     const t = wall();
-    let buf = this.rest === null ? chunk : Buffer.concat([this.rest, chunk]);
+    const buf = this.rest === null ? chunk : Buffer.concat([this.rest, chunk]);
     this.rest = null;
     let at = 0;
     if (!this.upgraded) {
