@@ -153,3 +153,36 @@ test('a connection that changes its channels moves to the group of its new set a
   await unsubscribe(a, [book]);
   assert.equal(srv.app.ws.hub.groupCount, 0);
 });
+
+test('a round to many connections is written a slice a turn, all of it before a later subscribe answers', async () => {
+  const X = m.name;
+  const book = `book.${X}.100ms`;
+  const hub = srv.app.ws.hub;
+  const subs = Array.from({ length: 450 }, recorder);
+  for (const s of subs) await subscribe(s, [book]);
+  const written = () => subs.filter((s) => s.writes.length > 0).length;
+  let atRoundEnd = -1;
+  let afterSubscribe = -1;
+  hub.onRound = (cadence) => {
+    if (cadence !== 'agg' || atRoundEnd >= 0 || written() === 0) return;
+    // the round's first turn has ended: only the first slice is written
+    atRoundEnd = written();
+    // a subscribe now (its answer would follow) first writes everything queued
+    hub.subscribe(subs[449]!, `trades.${X}.100ms`, hub.parse(`trades.${X}.100ms`)!, null);
+    afterSubscribe = written();
+  };
+  try {
+    await trade(3);
+    await until(() => atRoundEnd >= 0, 'the round');
+  } finally {
+    hub.onRound = null;
+  }
+  assert.ok(atRoundEnd > 0 && atRoundEnd < 450, `first turn wrote ${atRoundEnd} of 450`);
+  assert.equal(afterSubscribe, 450, 'the subscribe wrote the rest of the round first');
+  const bytes = subs[0]!.writes[0]!;
+  assert.ok(subs.every((s) => s.writes[0] === bytes), 'the same Buffer to all 450');
+  assert.equal(frames(bytes)[0]!.data.type, 'change');
+  await unsubscribe(subs[449]!, [`trades.${X}.100ms`]);
+  for (const s of subs) await unsubscribe(s, [book]);
+  assert.equal(hub.groupCount, 0);
+});

@@ -65,13 +65,29 @@ interface Group {
   round: Buffer[];
 }
 
+/** A round's bytes for one group, written to its members `WRITES_PER_TURN` sockets a turn. */
+interface Pending {
+  bytes: Buffer;
+  subs: Subscriber[];
+  next: number;
+}
+
+/**
+ * Socket writes per event-loop turn. A write to a loopback socket costs ~10 µs of kernel time, so a
+ * conflated round to 1,000 connections held the engine thread for 10-15 ms in one turn; written 200
+ * a turn, orders and commits run between the slices (each ~2 ms). Raw rounds (after a commit) are
+ * written at once: they are small and their order against the commands' answers matters.
+ */
+const WRITES_PER_TURN = 200;
+
 /** Times of one publish round (wall clock ms, performance.timeOrigin + performance.now()). */
 export interface RoundTimes {
   /** when its content was due: the 100 ms tick that closed the window (agg), or the commit (raw) */
   due: number;
   /** when the round started (after the tick waited for a pending batch to commit, if one was) */
   start: number;
-  /** when the last subscriber's write was handed to its socket */
+  /** when the round's first turn ended (its first `WRITES_PER_TURN` writes made; the rest follow in
+   *  the next turns) */
   end: number;
   deliveries: number;
   /** CPU time of the process during the round, µs (user + system) */
@@ -171,6 +187,9 @@ export class StreamHub {
   private readonly regroup = new Set<Subscriber>();
   /** topics with frames in the current round, in the order they were published */
   private readonly roundTopics: Topic[] = [];
+  /** writes of earlier rounds still to be made, oldest first */
+  private readonly outbox: Pending[] = [];
+  private draining: NodeJS.Immediate | null = null;
   /** Instruments already announced `settled` (a repeated settle command announces nothing). */
   private readonly settledSeen = new Set<number>();
   /** platform_state: the locked indices last published, as text */
@@ -204,6 +223,8 @@ export class StreamHub {
 
   close(): void {
     clearInterval(this.timer);
+    if (this.draining !== null) clearImmediate(this.draining);
+    this.outbox.length = 0;
     if (this.s.ex.observer !== null) this.s.ex.observer = null;
   }
 
@@ -218,6 +239,8 @@ export class StreamHub {
    * for this subscriber (book snapshot), if any. Must run with no batch pending (inside seq.read).
    */
   subscribe(sub: Subscriber, channel: string, spec: ChannelSpec, userId: number | null): Buffer | Buffer[] | null {
+    // the answer (and its snapshot) goes after every message queued before it
+    this.drain(Infinity);
     const key = isPrivate(spec) ? `${userId}\u0000${channel}` : channel;
     let topic = this.topics.get(key);
     if (!topic) {
@@ -266,6 +289,8 @@ export class StreamHub {
   }
 
   unsubscribe(sub: Subscriber, channel: string, spec: ChannelSpec, userId: number | null): void {
+    // nothing of the channel may follow the answer
+    this.drain(Infinity);
     const key = isPrivate(spec) ? `${userId}\u0000${channel}` : channel;
     const topic = this.topics.get(key);
     if (!topic || !topic.subs.delete(sub)) return;
@@ -422,8 +447,9 @@ export class StreamHub {
     this.deliveries += topic.subs.size;
   }
 
-  /** Writes the round: per group its frames joined once, the same Buffer to each member. */
-  private flush(): void {
+  /** Writes the round: per group its frames joined once, the same Buffer to each member; an `agg`
+   *  round `WRITES_PER_TURN` sockets a turn, after what earlier rounds still have to write. */
+  private flush(cadence: Cadence): void {
     if (this.roundTopics.length === 0) return;
     const touched: Group[] = [];
     // topics were published in `this.topics` order, which is `ord` order: each group's frames come
@@ -439,7 +465,31 @@ export class StreamHub {
     for (const g of touched) {
       const bytes = g.round.length === 1 ? g.round[0]! : Buffer.concat(g.round);
       g.round = [];
-      for (const sub of g.subs) sub.sendFrame(bytes);
+      // the members as of this round (one array per group, not an object per subscriber)
+      this.outbox.push({ bytes, subs: Array.from(g.subs), next: 0 });
+    }
+    this.drain(cadence === 'raw' ? Infinity : WRITES_PER_TURN);
+  }
+
+  /** Makes up to `limit` queued writes, oldest first; what is left is written in the next turns. */
+  private drain(limit: number): void {
+    let left = limit;
+    while (this.outbox.length > 0 && left > 0) {
+      const p = this.outbox[0]!;
+      const end = Math.min(p.subs.length, p.next + left);
+      for (let i = p.next; i < end; i++) p.subs[i]!.sendFrame(p.bytes);
+      left -= end - p.next;
+      p.next = end;
+      if (end === p.subs.length) this.outbox.shift();
+    }
+    if (this.outbox.length === 0) {
+      if (this.draining !== null) clearImmediate(this.draining);
+      this.draining = null;
+    } else if (this.draining === null) {
+      this.draining = setImmediate(() => {
+        this.draining = null;
+        this.drain(WRITES_PER_TURN);
+      });
     }
   }
 
@@ -679,7 +729,7 @@ export class StreamHub {
         }
       }
     }
-    this.flush();
+    this.flush(cadence);
     if (this.onRound !== null) {
       const cpu = process.cpuUsage(cpu0!);
       this.onRound(cadence, { due: dueAt || startedAt, start: startedAt, end: performance.timeOrigin + performance.now(), deliveries: this.deliveries, cpu: cpu.user + cpu.system });
