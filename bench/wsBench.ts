@@ -134,12 +134,15 @@ export async function runWsBench(): Promise<{ lines: string[]; ok: boolean }> {
     const start = wall();
     const roundsBefore = rounds;
     const cpu0 = process.cpuUsage();
+    const queuedCpu0 = app.ws.hub.queuedWriteCpu;
     const cmdsBefore = s.ex.seq;
     broadcast({ window: [start, start + MEASURE_MS] });
     measuring = true;
     await new Promise((r) => setTimeout(r, MEASURE_MS));
     measuring = false;
     const roundsIn = rounds - roundsBefore;
+    // the fan-out's own CPU: rounds (building, serializing, first turn of writes) and the writes after
+    const fanoutCpuMs = (roundCpu.reduce((a, b) => a + b, 0) + (app.ws.hub.queuedWriteCpu - queuedCpu0) / 1000);
     const cpu = process.cpuUsage(cpu0);
     const serverCpu = (cpu.user + cpu.system) / 1000 / MEASURE_MS;
     const cmdsIn = s.ex.seq - cmdsBefore;
@@ -178,7 +181,8 @@ export async function runWsBench(): Promise<{ lines: string[]; ok: boolean }> {
         `connections ${WS_CONNECTIONS} (${CLIENT_PROCESSES} client processes), channels per connection ${channels.length} (book + trades, 100ms, ${ladders.length} instruments); connect + subscribe ${Math.round(connectMs)} ms`,
         `order flow ${Math.round(cmdsIn / (MEASURE_MS / 1000))} commands/s; publish rounds ${roundsIn} in ${MEASURE_MS / 1000} s; CPU: server ${Math.round(serverCpu * 100)}%, ${CLIENT_PROCESSES} client processes ${Math.round(r.cpu * 100)}% of a core (${((r.cpu * MEASURE_MS * 1000) / Math.max(1, r.deliveries)).toFixed(2)} µs per delivery)`,
         `deliveries ${r.deliveries} in ${MEASURE_MS / 1000} s = ${Math.round(perSec)}/s (target >= ${TARGET_DELIVERIES})`,
-        `per round: waiting for a pending commit ${spread(waits)}; start to last socket write ${spread(sends)}; CPU ${spread(roundCpu)}`,
+        `per round: waiting for a pending commit ${spread(waits)}; start to end of its first turn ${spread(sends)}; CPU of that turn ${spread(roundCpu)}`,
+        `fan-out CPU (rounds and their queued writes) ${(fanoutCpuMs / Math.max(1, roundsIn)).toFixed(1)} ms per round, ${((fanoutCpuMs * 1000) / Math.max(1, r.deliveries)).toFixed(2)} µs per delivery`,
         `delivery delay after the publish round starts: p50 ${ms(quantile(fromStart, 0.5))} ms, p99 ${ms(quantile(fromStart, 0.99))} ms`,
         `delivery delay after the interval's tick (due): p50 ${ms(r.p50)} ms, p99 ${ms(r.p99)} ms, max ${ms(r.max)} ms; unmatched ${r.unmatched}`,
         `${ok ? 'PASS' : 'FAIL'}: p99 ${ms(r.p99)} ms vs target <= ${TARGET_P99_MS} ms, ${Math.round(perSec)} deliveries/s vs >= ${TARGET_DELIVERIES}${r.unmatched > 0 ? `, ${r.unmatched} unmatched` : ''}`,

@@ -200,6 +200,8 @@ export class StreamHub {
    *  publisher, src/app/natsEvents.ts: once per batch, whatever the subscribers). */
   onBatch: ((batch: BatchTouched, cmds: Sequenced[]) => void) | null = null;
   private deliveries = 0;
+  /** CPU time (µs) of the writes made after their round's first turn; counted only while `onRound` is set */
+  queuedWriteCpu = 0;
 
   constructor(
     private readonly s: Services,
@@ -488,7 +490,12 @@ export class StreamHub {
     } else if (this.draining === null) {
       this.draining = setImmediate(() => {
         this.draining = null;
+        const cpu0 = this.onRound !== null ? process.cpuUsage() : null;
         this.drain(WRITES_PER_TURN);
+        if (cpu0 !== null) {
+          const cpu = process.cpuUsage(cpu0);
+          this.queuedWriteCpu += cpu.user + cpu.system;
+        }
       });
     }
   }
