@@ -11,12 +11,14 @@
 // a journal batch still being committed when the tick fires (nothing is published before it is
 // durable), building and serializing the messages, the writes to 1,000 sockets, and the client
 // reading them. It is the figure held to the 50 ms target. Printed beside it: the delay from the start
-// of the publish round (what the earlier version of this bench reported), and per round the commit
-// wait and the time from its start to the last write, to tell which part a slow figure comes from.
+// of the publish round (what the earlier version of this bench reported), per round the commit wait,
+// its first turn (the hub writes 200 sockets a turn) and that turn's CPU, and the fan-out's CPU per
+// delivery, to tell which part a slow figure comes from: on these shared 2-core machines the delays
+// follow the machine's load, the CPU figures much less.
 //
 // The server runs in this process (in-process sequencer and journal on disk, order flow submitted
 // to the sequencer directly, so the load is the fan-out and not HTTP order entry); the clients run in
-// a child process, so each side has one of the machine's two cores.
+// two child processes (bench/wsBenchClient.ts), whose CPU is printed beside the delays.
 import { fork } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
