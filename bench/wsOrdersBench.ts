@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import WebSocket from 'ws';
 import { benchAdmin, crossingPlans, tradableBooks } from './benchAccounts.ts';
-import { benchServerArgs, runIfMain, spawnNode, spawnStrikebook, stopGracefully, waitHttp } from './support.ts';
+import { benchServerArgs, processCpuSeconds, runIfMain, spawnNode, spawnStrikebook, stopGracefully, waitHttp } from './support.ts';
 
 const TARGET_RATIO = 0.5;
 /** Requests a connection keeps outstanding. */
@@ -28,6 +28,9 @@ interface WsLoad {
   p50: number;
   p99: number;
   errors: number;
+  /** CPU microseconds per answer of the load generator (this process) and of the server process. */
+  clientCpuUs: number;
+  serverCpuUs: number;
 }
 
 function spawnEchoServer(port: number) {
@@ -48,9 +51,13 @@ async function open(url: string): Promise<WebSocket> {
 }
 
 /** Every connection sends its request, then the next as soon as an answer arrives, for `seconds`. */
-async function drive(url: string, plans: WsPlan[], seconds: number): Promise<WsLoad> {
+async function drive(url: string, plans: WsPlan[], seconds: number, serverPid?: number): Promise<WsLoad> {
   const sockets = await Promise.all(plans.map(() => open(url)));
   const latencies: number[] = [];
+  // both sides' CPU: if the generator spends as much per answer as the echo server, the echo rate
+  // says as much about the generator as about the server (the ratio would flatter Strikebook)
+  const client0 = process.cpuUsage();
+  const server0 = processCpuSeconds(serverPid);
   let errors = 0;
   const end = performance.now() + seconds * 1000;
   await Promise.all(
@@ -82,10 +89,21 @@ async function drive(url: string, plans: WsPlan[], seconds: number): Promise<WsL
         }),
     ),
   );
+  const client = process.cpuUsage(client0);
+  const server1 = processCpuSeconds(serverPid);
   for (const ws of sockets) ws.terminate();
   latencies.sort((a, b) => a - b);
   const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * q))] ?? NaN;
-  return { messages: latencies.length, perSec: latencies.length / seconds, p50: at(0.5), p99: at(0.99), errors };
+  const n = Math.max(1, latencies.length);
+  return {
+    messages: latencies.length,
+    perSec: latencies.length / seconds,
+    p50: at(0.5),
+    p99: at(0.99),
+    errors,
+    clientCpuUs: (client.user + client.system) / n,
+    serverCpuUs: server0 === null || server1 === null ? NaN : ((server1 - server0) * 1e6) / n,
+  };
 }
 
 /** The journal's counters from /metrics: batches, records, and the seconds batches took to commit. */
@@ -96,7 +114,8 @@ async function journalStats(base: string): Promise<{ batches: number; records: n
 }
 
 const fmt = (label: string, r: WsLoad) =>
-  `${label.padEnd(32)} ${Math.round(r.perSec).toString().padStart(7)} msg/s  p50 ${r.p50.toFixed(2)} ms  p99 ${r.p99.toFixed(2)} ms  (${r.messages} answers, ${r.errors} errors)`;
+  `${label.padEnd(32)} ${Math.round(r.perSec).toString().padStart(7)} msg/s  p50 ${r.p50.toFixed(2)} ms  p99 ${r.p99.toFixed(2)} ms  (${r.messages} answers, ${r.errors} errors)  ` +
+  `CPU per answer: server ${r.serverCpuUs.toFixed(1)} us, load generator ${r.clientCpuUs.toFixed(1)} us`;
 
 export async function runWsOrdersBench(opts: { seconds?: number } = {}): Promise<{ lines: string[]; ok: boolean }> {
   const seconds = opts.seconds ?? 10;
@@ -121,10 +140,10 @@ export async function runWsOrdersBench(opts: { seconds?: number } = {}): Promise
     const echoPlans = plans;
     await waitHttp(`http://127.0.0.1:${echoPort}`).catch(() => undefined);
     await drive(`ws://127.0.0.1:${echoPort}`, echoPlans, 2);
-    const bare = await drive(`ws://127.0.0.1:${echoPort}`, echoPlans, seconds);
+    const bare = await drive(`ws://127.0.0.1:${echoPort}`, echoPlans, seconds, echo.pid);
     await drive(`${base.replace('http', 'ws')}/ws/api/v2`, plans, 2);
     const journal0 = await journalStats(base);
-    const sb = await drive(`${base.replace('http', 'ws')}/ws/api/v2`, plans, seconds);
+    const sb = await drive(`${base.replace('http', 'ws')}/ws/api/v2`, plans, seconds, server.pid);
     const journal1 = await journalStats(base);
     const batches = journal1.batches - journal0.batches;
     const ratio = sb.perSec / bare.perSec;
