@@ -10,7 +10,8 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import type { Services } from '../../app/services.ts';
 import { replyCost } from '../../app/credits.ts';
 import { ERR } from '../../domain/errors.ts';
-import { call, compileMethod, resolveCaller, type CallOutput, type CompiledMethod } from '../rpc/dispatch.ts';
+import { sha256Hex } from '../../auth/crypto.ts';
+import { call, compileMethod, tokenCaller, type CallOutput, type CompiledMethod } from '../rpc/dispatch.ts';
 import { ERROR_TABLE, Reject, errorBody } from '../rpc/errors.ts';
 import { scopeAllows, type Caller, type MethodDef } from '../rpc/registry.ts';
 import { validRpcId } from '../rpc/validate.ts';
@@ -126,6 +127,23 @@ class Connection implements Subscriber {
   private nextAnswer = 0;
   private readonly held = new Map<number, HeldAnswer>();
   private readonly turnWaiters = new Map<number, () => void>();
+
+  /**
+   * The last access token this connection resolved and its SHA-256: a bot sends the same token in
+   * every frame (or authenticates the socket once), and hashing it was 3.6% of the engine thread
+   * under the WebSocket orders bench (twice per order). Only the hash is saved; the token is still
+   * looked up, and its expiry, user and key checked, on every call.
+   */
+  private hashedToken: string | undefined;
+  private tokenHash = '';
+
+  hashOf(token: string): string {
+    if (token !== this.hashedToken) {
+      this.tokenHash = sha256Hex(token);
+      this.hashedToken = token;
+    }
+    return this.tokenHash;
+  }
 
   constructor(
     readonly ws: WebSocket,
@@ -259,8 +277,8 @@ export function attachWebSocket(s: Services, server: Server, methods: MethodDef[
   const credentialSweep = setInterval(() => {
     for (const c of conns) {
       if (!c.caller || c.token === undefined) continue;
-      const r = resolveCaller(s, { authorization: undefined, accessToken: c.token });
-      if (r && !(r instanceof Reject)) continue;
+      const r = tokenCaller(s, c.hashOf(c.token));
+      if (!(r instanceof Reject)) continue;
       c.caller = null;
       c.token = undefined;
       for (const [channel, sub] of c.subs) {
@@ -361,16 +379,17 @@ export function attachWebSocket(s: Services, server: Server, methods: MethodDef[
     }
   };
 
-  /** A call's caller: its `access_token` param (that call only), else the connection's. */
+  /** A call's caller: its `access_token` param (that call only), else the connection's. (As
+   *  resolveCaller would answer for these credentials, with the token hashed once per connection.) */
   const authOf = (c: Connection, params: Record<string, unknown>): Caller | Reject | null => {
-    if (typeof params.access_token === 'string') return resolveCaller(s, { authorization: undefined, accessToken: params.access_token });
+    if (typeof params.access_token === 'string') return tokenCaller(s, c.hashOf(params.access_token));
     if (c.token === undefined) return null;
-    return resolveCaller(s, { authorization: undefined, accessToken: c.token });
+    return tokenCaller(s, c.hashOf(c.token));
   };
 
   const setAuth = (c: Connection, token: string) => {
-    const r = resolveCaller(s, { authorization: undefined, accessToken: token });
-    if (r && !(r instanceof Reject)) {
+    const r = tokenCaller(s, c.hashOf(token));
+    if (!(r instanceof Reject)) {
       c.token = token;
       c.caller = r;
       if (accountCod.has(r.userId)) c.cod = true;
@@ -580,9 +599,11 @@ export function attachWebSocket(s: Services, server: Server, methods: MethodDef[
     }
     const m = byName.get(method);
     if (!m) return reply(fail(ERR.METHOD_NOT_FOUND));
-    const callerBefore = m.def.scope !== 'none' ? authOf(c, params) : null;
+    // resolved once here, for the call and for cancel-on-disconnect (`track`); a public method that
+    // reads no credentials leaves it to call()
+    const callerBefore = m.def.scope !== 'none' || m.def.optionalAuth === true ? authOf(c, params) : undefined;
     const appliedBefore = s.ex.seq;
-    const pending = call(s, m, { params, fromQuery: false, credentials: { authorization: undefined, accessToken: c.token }, ip: c.ip });
+    const pending = call(s, m, { params, fromQuery: false, credentials: { authorization: undefined, accessToken: c.token }, ip: c.ip, resolved: callerBefore });
     if (pipelined && s.ex.seq !== appliedBefore) release();
     const out = await pending;
     if (!out.error) {
@@ -590,7 +611,7 @@ export function attachWebSocket(s: Services, server: Server, methods: MethodDef[
         const token = (out.result as { access_token?: unknown } | null)?.access_token;
         if (typeof token === 'string') setAuth(c, token);
       }
-      if (PLACING.has(m.def.name) && callerBefore && !(callerBefore instanceof Reject)) track(c, callerBefore.userId, out.result);
+      if (PLACING.has(m.def.name) && callerBefore !== undefined && callerBefore !== null && !(callerBefore instanceof Reject)) track(c, callerBefore.userId, out.result);
     }
     reply(out);
     if (m.def.name === 'private/logout' && !out.error) {
