@@ -15,6 +15,7 @@ import { call, compileMethod, tokenCaller, type CallOutput, type CompiledMethod 
 import { ERROR_TABLE, Reject, errorBody } from '../rpc/errors.ts';
 import { scopeAllows, type Caller, type MethodDef } from '../rpc/registry.ts';
 import { validRpcId } from '../rpc/validate.ts';
+import { PlacedJson } from '../orderJson.ts';
 import { parseOrderId } from '../render.ts';
 import { resultText } from '../reads/rendered.ts';
 import { isPrivate, type ChannelSpec } from './channels.ts';
@@ -359,17 +360,24 @@ export function attachWebSocket(s: Services, server: Server, methods: MethodDef[
 
   const track = (c: Connection, userId: number, result: unknown) => {
     type Placed = { order_id?: string; order_state?: string };
-    const r = result as { order?: Placed; orders?: Placed[] } | null;
-    // buy/sell/edit answer one `order`, mass_quote a list of `orders`
-    const orders = r?.order !== undefined ? [r.order] : Array.isArray(r?.orders) ? r.orders : [];
     let set = c.placed.get(userId);
-    for (const order of orders) {
-      // untriggered trigger orders are cancelled on disconnect too
-      if (!order || typeof order.order_id !== 'string' || (order.order_state !== 'open' && order.order_state !== 'untriggered')) continue;
-      const id = parseOrderId(order.order_id);
-      if (id === null) continue;
+    // untriggered trigger orders are cancelled on disconnect too
+    const stays = (state: unknown) => state === 'open' || state === 'untriggered';
+    if (result instanceof PlacedJson) {
+      // buy/sell/edit: their answer is text, with the order's id and state beside it
+      if (!stays(result.orderState)) return;
       if (!set) c.placed.set(userId, (set = new Set()));
-      set.add(id);
+      set.add(result.orderId);
+    } else {
+      // mass_quote answers a list of `orders`
+      const orders = (result as { orders?: Placed[] } | null)?.orders;
+      for (const order of Array.isArray(orders) ? orders : []) {
+        if (!order || typeof order.order_id !== 'string' || !stays(order.order_state)) continue;
+        const id = parseOrderId(order.order_id);
+        if (id === null) continue;
+        if (!set) c.placed.set(userId, (set = new Set()));
+        set.add(id);
+      }
     }
     if (!set) return;
     if (set.size > 1000) {
