@@ -3,7 +3,11 @@
 // and the echo reference run side by side and are driven in turn (echo, A, B, B, A, echo, ...), so
 // every round compares them under nearly the same load.
 //
-//   node --import tsx bench/wsOrdersAB.ts <dirA> <dirB> [rounds=4] [seconds=5]
+//   node --import tsx bench/wsOrdersAB.ts <dirA> <dirB> [rounds=4] [seconds=5] [--together]
+//
+// --together drives A and B at the same time instead (each with its 100 connections): both then
+// run under the same machine load at every instant and the ratio of their rates is the ratio of
+// their costs per order; on a machine shared with other work this was far steadier than turns.
 //
 // <dir> is a checkout with its node_modules (a `git worktree add --detach` of the base commit with
 // node_modules linked from this one will do). Prints each round, then medians per side: messages/s,
@@ -51,7 +55,7 @@ function spawnFrom(root: string, port: number, dataDir: string): ChildProcess {
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
 
-export async function runWsOrdersAB(dirA: string, dirB: string, rounds: number, seconds: number): Promise<{ lines: string[]; ok: boolean }> {
+export async function runWsOrdersAB(dirA: string, dirB: string, rounds: number, seconds: number, together = false): Promise<{ lines: string[]; ok: boolean }> {
   const port = 31000 + Math.floor(Math.random() * 10000);
   const echo = spawnEchoServer(port);
   const echoUrl = `ws://127.0.0.1:${port}`;
@@ -76,7 +80,12 @@ export async function runWsOrdersAB(dirA: string, dirB: string, rounds: number, 
       const order = r % 2 === 0 ? sides : [...sides].reverse();
       const e1 = await drive(echoUrl, echoPlans, seconds, echo.pid);
       const got = new Map<Side, WsLoad>();
-      for (const s of order) got.set(s, await drive(s.url, s.plans, seconds, s.child.pid));
+      if (together) {
+        // both at once: they share the machine's cores at the same instant, so the load the other
+        // engineers put on it weighs on both alike, and the cheaper server answers more
+        const both = await Promise.all(sides.map((s) => drive(s.url, s.plans, seconds, s.child.pid)));
+        sides.forEach((s, k) => got.set(s, both[k]!));
+      } else for (const s of order) got.set(s, await drive(s.url, s.plans, seconds, s.child.pid));
       const e2 = await drive(echoUrl, echoPlans, seconds, echo.pid);
       const echoRate = (e1.perSec + e2.perSec) / 2;
       lines.push(`round ${r + 1}: ${fmt('echo', e1)}`);
@@ -95,6 +104,8 @@ export async function runWsOrdersAB(dirA: string, dirB: string, rounds: number, 
       );
     }
     const [a, b] = sides;
+    const perRound = b!.runs.map((x, r) => x.perSec / a!.runs[r]!.perSec);
+    lines.push(`B/A per round: ${perRound.map((x) => x.toFixed(3)).join(' ')}`);
     lines.push(`B/A: msg/s ${(median(b!.runs.map((x) => x.perSec)) / median(a!.runs.map((x) => x.perSec))).toFixed(3)}, server CPU per answer ${(median(b!.runs.map((x) => x.serverCpuUs)) / median(a!.runs.map((x) => x.serverCpuUs))).toFixed(3)}, main thread ${(median(b!.runs.map((x) => x.engineCpuUs)) / median(a!.runs.map((x) => x.engineCpuUs))).toFixed(3)}`);
     return { lines, ok: true };
   } finally {
@@ -107,7 +118,8 @@ export async function runWsOrdersAB(dirA: string, dirB: string, rounds: number, 
 }
 
 runIfMain(import.meta.url, () => {
-  const [a, b, rounds, seconds] = process.argv.slice(2);
-  if (a === undefined || b === undefined) throw new Error('usage: bench/wsOrdersAB.ts <dirA> <dirB> [rounds] [seconds]');
-  return runWsOrdersAB(a, b, Number(rounds ?? 4), Number(seconds ?? 5));
+  const args = process.argv.slice(2).filter((x) => x !== '--together');
+  const [a, b, rounds, seconds] = args;
+  if (a === undefined || b === undefined) throw new Error('usage: bench/wsOrdersAB.ts <dirA> <dirB> [rounds] [seconds] [--together]');
+  return runWsOrdersAB(a, b, Number(rounds ?? 4), Number(seconds ?? 5), process.argv.includes('--together'));
 });
