@@ -286,6 +286,8 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
   const tradeWindow: Array<{ inst: string; text: string; trades: unknown[] }> = [];
   const orderWindow = new Map<number, Map<string, Record<string, unknown>>>();
   const tradeUserWindow = new Map<number, Array<Record<string, unknown> & { instrument_name: string }>>();
+  /** per user, the latest position of each instrument traded in the window */
+  const positionWindow = new Map<number, Map<string, Record<string, unknown>>>();
   /** the latest ticker per instrument in the window (conflated ticker channels) */
   const tickerWindow = new Map<string, string>();
   /** the window's candles per `instrument|resolution`, by bucket: the last state of each wins */
@@ -315,12 +317,30 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     for (const t of topics.values()) {
       const spec = t.spec;
       if (t.userId === null || !('cadence' in spec) || spec.cadence !== 'agg' || !('sel' in spec)) continue;
+      // the window's orders in order id order, each in its last state (as the hub sorts them)
+      const orders = () => [...(orderWindow.get(t.userId!)?.values() ?? [])].sort((a, b) => Number(a.order_id) - Number(b.order_id)).filter((o) => selects(spec.sel, o.instrument_name as string, currencyOf(o.instrument_name as string) as never));
+      const trades = () => (tradeUserWindow.get(t.userId!) ?? []).filter((x) => selects(spec.sel, x.instrument_name, currencyOf(x.instrument_name) as never));
       if (spec.k === 'user.orders') {
-        const mine = [...(orderWindow.get(t.userId)?.values() ?? [])].filter((o) => selects(spec.sel, o.instrument_name as string, currencyOf(o.instrument_name as string) as never));
+        const mine = orders();
         if (mine.length > 0) deliver(t, JSON.stringify(mine));
       } else if (spec.k === 'user.trades') {
-        const mine = (tradeUserWindow.get(t.userId) ?? []).filter((x) => selects(spec.sel, x.instrument_name, currencyOf(x.instrument_name) as never));
+        const mine = trades();
         if (mine.length > 0) deliver(t, JSON.stringify(mine));
+      } else if (spec.k === 'user.changes') {
+        // per instrument, orders first then trades (the hub's grouping); the position as it is now
+        const byInst = new Map<string, { orders: unknown[]; trades: unknown[] }>();
+        const entry = (i: string) => {
+          let e = byInst.get(i);
+          if (!e) byInst.set(i, (e = { orders: [], trades: [] }));
+          return e;
+        };
+        for (const o of orders()) entry(o.instrument_name as string).orders.push(o);
+        for (const x of trades()) entry(x.instrument_name).trades.push(x);
+        const pos = positionWindow.get(t.userId);
+        for (const [inst, e] of byInst) {
+          const p = pos?.get(inst);
+          deliver(t, JSON.stringify({ instrument_name: inst, orders: e.orders, trades: e.trades, positions: e.trades.length > 0 && p !== undefined ? [p] : [] }));
+        }
       }
     }
     for (const t of topics.values()) {
@@ -340,6 +360,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     chartWindow.clear();
     orderWindow.clear();
     tradeUserWindow.clear();
+    positionWindow.clear();
     flush();
   }, tickMs);
 
@@ -422,6 +443,9 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
       let tw = tradeUserWindow.get(uid);
       if (!tw) tradeUserWindow.set(uid, (tw = []));
       tw.push(...e.trades);
+      let pw = positionWindow.get(uid);
+      if (!pw) positionWindow.set(uid, (pw = new Map()));
+      for (const x of e.positions) pw.set(x.instrument_name, x);
     }
   };
 
