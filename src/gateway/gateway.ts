@@ -64,6 +64,8 @@ export interface RunningGateway {
   url: string;
   readonly connections: number;
   readonly deliveries: number;
+  /** Connections terminated for passing STRIKEBOOK_WS_MAX_BUFFERED. */
+  readonly overflows: number;
   close(): Promise<void>;
 }
 
@@ -142,22 +144,33 @@ class ClientConn {
     readonly socket: Duplex,
     private readonly maxBuffered: number,
     readonly ip: string,
+    private readonly onOverflow: () => void,
   ) {}
 
   send(data: string | Buffer): void {
     if (this.closed) return;
     const len = typeof data === 'string' ? Buffer.byteLength(data) : data.length;
     if (this.ws.bufferedAmount + len > this.maxBuffered) {
-      this.ws.terminate();
+      this.overflow();
       return;
     }
     this.ws.send(data);
   }
 
+  private cut = false;
+
+  private overflow(): void {
+    // counted once: frames keep coming until the terminated socket reports its close
+    if (this.closed || this.cut) return;
+    this.cut = true;
+    this.onOverflow();
+    this.ws.terminate();
+  }
+
   sendFrame(frame: Buffer): void {
     if (this.closed || this.ws.readyState !== WebSocket.OPEN) return;
     if (this.ws.bufferedAmount + frame.length > this.maxBuffered) {
-      this.ws.terminate();
+      this.overflow();
       return;
     }
     this.socket.write(frame);
@@ -175,6 +188,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
   const mirrors = new Map<string, BookMirror>();
   const conns = new Set<ClientConn>();
   let deliveries = 0;
+  let overflows = 0;
   let closing = false;
 
   // ---- instruments known (for channel names) -----------------------------------------------------
@@ -911,7 +925,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
       return;
     }
     wss.handleUpgrade(req, socket, head, (ws) => {
-      const c = new ClientConn(ws, socket, maxBuffered, ip);
+      const c = new ClientConn(ws, socket, maxBuffered, ip, () => overflows++);
       conns.add(c);
       ws.on('pong', () => (c.heard = true));
       ws.on('message', (data) => {
@@ -946,6 +960,9 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     url,
     get connections() {
       return conns.size;
+    },
+    get overflows() {
+      return overflows;
     },
     get deliveries() {
       return deliveries;

@@ -33,6 +33,10 @@ export interface Target {
   /** Base URL the WebSocket clients connect to (the engine's or the gateway's). */
   ws: string;
   gw: RunningGateway | null;
+  /** Open client WebSocket connections of the target (the engine's, or the gateway's). */
+  connections(): number;
+  /** Client connections cut for passing their send-buffer bound. */
+  overflows(): number;
   /** Stops the engine and starts it again on the same data (and port: the gateway's leader URL). */
   restart(): Promise<TestServer>;
   stop(): Promise<void>;
@@ -81,6 +85,8 @@ export async function startTarget(kind: TargetKind, env: Record<string, string> 
       },
       ws: srv.url,
       gw: null,
+      connections: () => srv.app.ws.connections,
+      overflows: () => srv.app.ws.overflows,
       async restart() {
         const dir = srv.dataDir;
         await srv.stop({ keepData: true });
@@ -119,6 +125,8 @@ export async function startTarget(kind: TargetKind, env: Record<string, string> 
     },
     ws: gw.url,
     gw,
+    connections: () => gw.connections,
+    overflows: () => gw.overflows,
     async restart() {
       await srv.stop();
       srv = await startServer({ ...leaderEnv, PORT: port }, tempDir());
