@@ -5,10 +5,13 @@
 // - Streams: every channel of the leader's hub (src/api/ws/channels.ts) is served here from the
 //   stream. A book is followed from a snapshot read from the leader (get_order_book) and then the
 //   stream's changes that chain on to its change_id (src/gateway/bookMirror.ts): gap-free across a
-//   gateway restart, and re-read when a change does not chain. Tickers, quotes, candles, marks,
-//   expiration estimates, instrument and platform states come rendered from the leader (one message
-//   per batch, src/api/ws/streamEvents.ts); the conflated ones (`100ms`, `agg2`, chart) are kept for
-//   the gateway's own 100 ms tick. What a channel sends on subscribe (the current ticker, quote,
+//   gateway restart, and re-read when a change does not chain. Candles, marks, expiration
+//   estimates, instrument and platform states come rendered from the leader (one message per batch,
+//   src/api/ws/streamEvents.ts); the conflated ones (`100ms`, `agg2`, chart) are kept for the
+//   gateway's own 100 ms tick. A quote is the best bid and ask of the gateway's mirror of the book. A
+//   ticker is read from the leader (public/ticker, once per instrument and tick, whatever the
+//   subscribers) on the tick after the stream showed it moved: a book change, a trade, an index or
+//   vol print of its currency. What a channel sends on subscribe (the current ticker, quote,
 //   candle, estimate, platform state) is asked of the leader on a connection of the gateway's own
 //   (subscribe, then unsubscribe at once), so it is the leader's own first message.
 //   user.portfolio is read from the leader (private/get_account_summary, on the subscriber's own
@@ -97,10 +100,16 @@ interface Topic {
   reading?: boolean;
 }
 
-/** What a quote notification says apart from its timestamp (sent only when this changes), as the hub. */
-function quoteOfTicker(t: Record<string, unknown>): Record<string, unknown> {
-  return { timestamp: t.timestamp, instrument_name: t.instrument_name, best_bid_price: t.best_bid_price, best_bid_amount: t.best_bid_amount, best_ask_price: t.best_ask_price, best_ask_amount: t.best_ask_amount };
+/** `quote.*` data of a mirrored book (0 where a side is empty, as the leader's), and its key. */
+function quoteOf(book: L2, name: string, timestamp: number): { data: string; key: string } {
+  let bid = 0;
+  let ask = 0;
+  for (const p of book.bids.keys()) if (p > bid) bid = p;
+  for (const p of book.asks.keys()) if (ask === 0 || p < ask) ask = p;
+  const q = { timestamp, instrument_name: name, best_bid_price: bid, best_bid_amount: book.bids.get(bid) ?? 0, best_ask_price: ask, best_ask_amount: book.asks.get(ask) ?? 0 };
+  return { data: JSON.stringify(q), key: quoteKey(q) };
 }
+/** What a quote notification says apart from its timestamp (sent only when this changes), as the hub. */
 function quoteKey(q: Record<string, unknown>): string {
   return `${q.best_bid_price}/${q.best_bid_amount}/${q.best_ask_price}/${q.best_ask_amount}`;
 }
@@ -275,9 +284,15 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
       return;
     }
     if (r !== 'applied') return;
+    let quote: { data: string; key: string } | null = null;
     for (const t of topics.values()) {
       const spec = t.spec;
-      if (spec.k === 'book' && spec.cadence === 'raw' && spec.instrument === name) deliver(t, text);
+      if (spec.k === 'quote' && spec.instrument === name) {
+        quote ??= quoteOf(m.book!, name, c.timestamp);
+        if (quote.key === t.last) continue;
+        t.last = quote.key;
+        deliver(t, quote.data);
+      } else if (spec.k === 'book' && spec.cadence === 'raw' && spec.instrument === name) deliver(t, text);
       else if (spec.k === 'book_depth' && spec.cadence === 'raw' && spec.instrument === name) deliver(t, JSON.stringify(m.book!.depthView(name, spec.depth, c.timestamp)));
     }
   };
@@ -302,8 +317,9 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
   const tradeUserWindow = new Map<number, Array<Record<string, unknown> & { instrument_name: string }>>();
   /** per user, the latest position of each instrument traded in the window */
   const positionWindow = new Map<number, Map<string, Record<string, unknown>>>();
-  /** the latest ticker per instrument in the window (conflated ticker channels) */
-  const tickerWindow = new Map<string, string>();
+  /** instruments whose ticker may have moved since the last tick (and has subscribers) */
+  const tickerDue = new Set<string>();
+  const tickerReading = new Set<string>();
   /** the window's candles per `instrument|resolution`, by bucket: the last state of each wins */
   const chartWindow = new Map<string, Map<number, Record<string, unknown>>>();
   const tick = setInterval(() => {
@@ -359,24 +375,40 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     }
     for (const t of topics.values()) {
       const spec = t.spec;
-      if (spec.k === 'ticker' && spec.cadence === 'agg') {
-        const data = tickerWindow.get(spec.instrument);
-        if (data === undefined || data === t.last) continue;
-        t.last = data;
-        deliver(t, data);
-      } else if (spec.k === 'chart') {
+      if (spec.k === 'chart') {
         const w = chartWindow.get(`${spec.instrument}|${spec.resolution}`);
         if (w === undefined) continue;
         for (const tick of [...w.keys()].sort((a, b) => a - b)) deliver(t, JSON.stringify(w.get(tick)));
       } else if (spec.k === 'user.portfolio' && t.due !== undefined && t.due.size > 0 && !t.reading) refreshPortfolio(t);
     }
-    tickerWindow.clear();
+    for (const inst of tickerDue) if (!tickerReading.has(inst)) readTicker(inst);
+    tickerDue.clear();
     chartWindow.clear();
     orderWindow.clear();
     tradeUserWindow.clear();
     positionWindow.clear();
     flush();
   }, tickMs);
+
+  /** Reads an instrument's ticker from the leader and sends it where it changed. */
+  const readTicker = (inst: string) => {
+    tickerReading.add(inst);
+    leaderGet('public/ticker', { instrument_name: inst })
+      .then((r) => {
+        const text = JSON.stringify(r);
+        for (const t of topics.values()) {
+          if (t.spec.k !== 'ticker' || t.spec.instrument !== inst || text === t.last) continue;
+          t.last = text;
+          deliver(t, text);
+        }
+        flushSoon();
+      })
+      .catch((err: unknown) => log.warn({ err, instrument: inst }, 'ticker read from the leader failed'))
+      .finally(() => tickerReading.delete(inst));
+  };
+  const tickerMoved = (inst: string | null, currency: string | null) => {
+    for (const t of topics.values()) if (t.spec.k === 'ticker' && (t.spec.instrument === inst || currencyOf(t.spec.instrument) === currency)) tickerDue.add(t.spec.instrument);
+  };
 
   /** Reads the user's summaries that are due from the leader, on a subscriber's own connection
    *  (the hub computes them in the engine; here they are the same method's answer). */
@@ -463,35 +495,14 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     }
   };
 
-  const onTicker = (inst: string, text: string) => {
-    let q: { data: string; key: string } | null = null;
-    let agg = false;
-    for (const t of topics.values()) {
-      const spec = t.spec;
-      if (spec.k === 'ticker' && spec.instrument === inst) {
-        if (spec.cadence === 'agg') agg = true;
-        else if (text !== t.last) {
-          t.last = text;
-          deliver(t, text);
-        }
-      } else if (spec.k === 'quote' && spec.instrument === inst) {
-        if (q === null) {
-          const quote = quoteOfTicker(JSON.parse(text) as Record<string, unknown>);
-          q = { data: JSON.stringify(quote), key: quoteKey(quote) };
-        }
-        if (q.key === t.last) continue;
-        t.last = q.key;
-        deliver(t, q.data);
-      }
-    }
-    if (agg) tickerWindow.set(inst, text);
-  };
-
   const onMessage = (subject: string, text: string) => {
     const rest = subject.slice(opts.prefix.length + 1);
-    if (rest.startsWith('public.book.')) onBookChange(rest.slice(12), text);
-    else if (rest.startsWith('public.trades.')) {
+    if (rest.startsWith('public.book.')) {
+      tickerMoved(rest.slice(12), null);
+      onBookChange(rest.slice(12), text);
+    } else if (rest.startsWith('public.trades.')) {
       const inst = rest.slice(14);
+      tickerMoved(inst, null);
       let parsed: unknown[] | null = null;
       for (const t of topics.values()) {
         const spec = t.spec;
@@ -504,8 +515,8 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
       const ccy = rest.slice(13);
       for (const t of topics.values()) if (t.spec.k === 'index' && t.spec.currency === ccy) deliver(t, text);
       portfolioDue(null, ccy);
-    } else if (rest.startsWith('public.ticker.')) onTicker(rest.slice(14), text);
-    else if (rest.startsWith('public.chart.')) {
+      tickerMoved(null, ccy);
+    } else if (rest.startsWith('public.chart.')) {
       const inst = rest.slice(13);
       if (![...topics.values()].some((t) => t.spec.k === 'chart' && t.spec.instrument === inst)) return flushSoon();
       for (const [res, candles] of Object.entries(JSON.parse(text) as Record<string, Array<Record<string, unknown> & { tick: number }>>)) {
@@ -523,7 +534,10 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     } else if (rest.startsWith('public.instrument_state.')) {
       const ccy = rest.slice(24);
       const states = (JSON.parse(text) as unknown[]).map((e) => JSON.stringify(e));
-      for (const t of topics.values()) if (t.spec.k === 'instrument_state' && (t.spec.currency === null || t.spec.currency === ccy)) for (const e of states) deliver(t, e);
+      const subs = [...topics.values()].filter((t) => t.spec.k === 'instrument_state' && (t.spec.currency === null || t.spec.currency === ccy));
+      // state by state to every channel (not channel by channel): a client that has one channel's
+      // last state has the others' too, up to one frame
+      for (const e of states) for (const t of subs) deliver(t, e);
     } else if (rest === 'public.platform_state') {
       const changes = (JSON.parse(text) as unknown[]).map((e) => JSON.stringify(e));
       for (const t of topics.values()) if (t.spec.k === 'platform_state') for (const e of changes) deliver(t, e);
@@ -719,9 +733,9 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     t.subs.delete(c);
     if (t.subs.size === 0) {
       topics.delete(isPrivate(t.spec) ? `${t.userId}\u0000${channel}` : channel);
-      if (t.spec.k === 'book' || t.spec.k === 'book_depth') {
+      if (t.spec.k === 'book' || t.spec.k === 'book_depth' || t.spec.k === 'quote') {
         const name = t.spec.instrument;
-        if (![...topics.values()].some((x) => (x.spec.k === 'book' || x.spec.k === 'book_depth') && x.spec.instrument === name)) mirrors.delete(name);
+        if (![...topics.values()].some((x) => (x.spec.k === 'book' || x.spec.k === 'book_depth' || x.spec.k === 'quote') && x.spec.instrument === name)) mirrors.delete(name);
       }
     }
     return true;
@@ -750,7 +764,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     // made, answered and given their snapshots without a pause, so no change can reach a
     // subscriber before its snapshot
     for (const [, spec] of specs) {
-      if (spec.k !== 'book' && spec.k !== 'book_depth') continue;
+      if (spec.k !== 'book' && spec.k !== 'book_depth' && spec.k !== 'quote') continue;
       const m = mirrorOf(spec.instrument);
       if (m.book === null) await sync(spec.instrument, m);
     }

@@ -83,7 +83,10 @@ export async function startTarget(kind: TargetKind, env: Record<string, string> 
       get srv() {
         return srv;
       },
-      ws: srv.url,
+      // a restarted engine listens on another port
+      get ws() {
+        return srv.url;
+      },
       gw: null,
       connections: () => srv.app.ws.connections,
       overflows: () => srv.app.ws.overflows,

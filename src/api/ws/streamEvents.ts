@@ -6,9 +6,6 @@
 //                                   prev_change_id; one per batch that moved the book
 //   <p>.public.trades.<instrument>  the batch's public trades in that instrument (array)
 //   <p>.public.index.<currency>     `deribit_price_index` data, when an index command committed
-//   <p>.public.ticker.<instrument>  `ticker.*` data (public/ticker) of each instrument the batch
-//                                   touched (orders, trades) or whose currency's index/vol moved
-//                                   (also the gateway's `quote.*`: its fields are the ticker's)
 //   <p>.public.chart.<instrument>   {resolution: [candles]}: each `chart.trades.*` candle the
 //                                   batch's trades touched, in its state after the batch
 //   <p>.public.markprice.<currency> `markprice.options.*` data, when an index/vol command committed
@@ -32,7 +29,7 @@ import type { Order, Trade } from '../../engine/types.ts';
 import type { MmpTriggerEvent } from '../../engine/mmp.ts';
 import { renderPosition } from '../methods/account.ts';
 import { expirationEstimate, lockedIndices } from '../methods/market.ts';
-import { RESOLUTIONS, candleAt, foldTradeInto, tickerOf, type Candle } from '../methods/marketData.ts';
+import { RESOLUTIONS, candleAt, foldTradeInto, type Candle } from '../methods/marketData.ts';
 import { coin } from '../render.ts';
 import { renderOrder, renderPublicTrade, renderUserTrade } from '../render.ts';
 
@@ -172,16 +169,14 @@ export class StreamEvents {
     return out;
   }
 
-  /** Tickers, candles, marks, expiration estimates, instrument and platform states of a batch:
-   *  what the hub sends on those channels, rendered once whatever the subscribers. */
+  /** Candles, marks, expiration estimates, instrument and platform states of a batch: what the hub
+   *  sends on those channels, rendered once whatever the subscribers. Tickers are not rendered here:
+   *  an index print moves every instrument's (882 BTC options in the default catalog: ~85 ms of
+   *  engine thread per print, measured), so gateways read the few that have subscribers
+   *  (public/ticker) when the stream says they moved. */
   private renderMarket(batch: BatchTouched, tradesByInst: Map<Instrument, Trade[]>, out: EventMessage[]): void {
     const ex = this.ex;
     const p = this.prefix;
-    const tickers = new Set<Instrument>();
-    for (const inst of tradesByInst.keys()) tickers.add(inst);
-    for (const o of batch.orders) tickers.add(o.inst);
-    if (batch.currencies.size > 0) for (const m of ex.markets.values()) if (m.inst.state === 'open' && batch.currencies.has(m.inst.currency)) tickers.add(m.inst);
-    for (const inst of tickers) out.push({ subject: `${p}.public.ticker.${inst.name}`, data: JSON.stringify(tickerOf(ex, inst)) });
     for (const [inst, ts] of tradesByInst) {
       let byWidth = this.candles.get(inst.id);
       if (!byWidth) this.candles.set(inst.id, (byWidth = new Map()));
