@@ -2,8 +2,10 @@
 // order over HTTP, by function. Scavenges run once the young generation fills, so the bytes an
 // order allocates set how often the engine thread stops for them; this names what to cut.
 //
-//   node --import tsx bench/allocProfile.ts [seconds=8] [top=30] [--live]
+//   node --import tsx bench/allocProfile.ts [seconds=8] [top=30] [--live] [--ws]
 //
+// With --ws the orders come over WebSocket instead, as in the WebSocket orders section
+// (bench/wsOrdersBench.ts: 100 connections, 8 requests outstanding on each).
 // With --live only what is still alive after the load (and a full GC) is counted: what each order
 // leaves behind, which is what scavenges copy and major GCs mark.
 // The server runs with --inspect on a loopback port; V8's sampling heap profiler is started over
@@ -17,6 +19,7 @@ import WebSocket from 'ws';
 import { benchAdmin, crossingPlans, tradableBooks } from './benchAccounts.ts';
 import { leanLoad } from './leanLoad.ts';
 import { runIfMain, spawnStrikebook, stopGracefully, waitHttp } from './support.ts';
+import { drive, wsPlans } from './wsOrdersBench.ts';
 
 interface ProfileNode {
   callFrame: { functionName: string; url: string; lineNumber: number };
@@ -61,34 +64,37 @@ function selfSizes(root: ProfileNode): Map<string, number> {
   return out;
 }
 
-export async function runAllocProfile(seconds = 8, top = 30, live = false): Promise<{ lines: string[]; ok: boolean }> {
+export async function runAllocProfile(seconds = 8, top = 30, live = false, ws = false): Promise<{ lines: string[]; ok: boolean }> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'strikebook-alloc-'));
   const port = 21000 + Math.floor(Math.random() * 10000);
   const inspectPort = port + 1;
   const base = `http://127.0.0.1:${port}`;
-  const server = spawnStrikebook(port, dataDir, [`--inspect=127.0.0.1:${inspectPort}`]);
+  const server = spawnStrikebook(port, dataDir, [`--inspect=127.0.0.1:${inspectPort}`], { STRIKEBOOK_WS_MAX_CONNECTIONS_PER_IP: '1000' });
+  const wsUrl = `ws://127.0.0.1:${port}/ws/api/v2`;
   const lines: string[] = [];
   try {
     await waitHttp(`${base}/health`);
     const admin = await benchAdmin(base);
-    const plans = await crossingPlans(base, admin, (await tradableBooks(base)).slice(0, 10));
-    await leanLoad(port, plans, 2); // warm up: compiled code, caches, pools
+    const plans = ws ? [] : await crossingPlans(base, admin, (await tradableBooks(base)).slice(0, 10));
+    const frames = ws ? await wsPlans(base, admin) : [];
+    // warm up: compiled code, caches, pools
+    if (ws) await drive(wsUrl, frames, 2);
+    else await leanLoad(port, plans, 2);
     const dt = await devtools(inspectPort);
     await dt.send('HeapProfiler.enable');
     await dt.send('HeapProfiler.collectGarbage');
     await dt.send('HeapProfiler.startSampling', { samplingInterval: 1024, includeObjectsCollectedByMajorGC: !live, includeObjectsCollectedByMinorGC: !live });
-    const load = await leanLoad(port, plans, seconds);
+    const orders = ws ? (await drive(wsUrl, frames, seconds)).messages : Math.round((await leanLoad(port, plans, seconds)).rps * seconds);
     if (live) {
       await new Promise((r) => setTimeout(r, 500)); // the last batches' replies are out
       await dt.send('HeapProfiler.collectGarbage');
     }
     const { profile } = (await dt.send('HeapProfiler.stopSampling')) as { profile: { head: ProfileNode } };
     dt.close();
-    const orders = Math.round(load.rps * seconds);
     const sizes = [...selfSizes(profile.head)].sort((a, b) => b[1] - a[1]);
     const total = sizes.reduce((s, [, v]) => s + v, 0);
     const what = live ? 'still alive after the load, per order' : 'allocated per order on the engine thread';
-    lines.push(`${orders} crossing orders over HTTP in ${seconds} s: ${(total / orders / 1024).toFixed(2)} KiB ${what} (sampled every 1 KiB)`);
+    lines.push(`${orders} crossing orders over ${ws ? 'WebSocket' : 'HTTP'} in ${seconds} s: ${(total / orders / 1024).toFixed(2)} KiB ${what} (sampled every 1 KiB)`);
     for (const [k, v] of sizes.slice(0, top)) lines.push(`  ${(v / orders).toFixed(0).padStart(6)} B/order  ${((v / total) * 100).toFixed(1).padStart(5)}%  ${k}`);
     return { lines, ok: true };
   } finally {
@@ -98,6 +104,6 @@ export async function runAllocProfile(seconds = 8, top = 30, live = false): Prom
 }
 
 runIfMain(import.meta.url, () => {
-  const args = process.argv.slice(2).filter((a) => a !== '--live');
-  return runAllocProfile(Number(args[0] ?? 8), Number(args[1] ?? 30), process.argv.includes('--live'));
+  const args = process.argv.slice(2).filter((a) => a !== '--live' && a !== '--ws');
+  return runAllocProfile(Number(args[0] ?? 8), Number(args[1] ?? 30), process.argv.includes('--live'), process.argv.includes('--ws'));
 });

@@ -11,26 +11,36 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import WebSocket from 'ws';
 import { benchAdmin, crossingPlans, tradableBooks } from './benchAccounts.ts';
-import { benchServerArgs, runIfMain, spawnNode, spawnStrikebook, stopGracefully, waitHttp } from './support.ts';
+import { benchServerArgs, processCpuSeconds, runIfMain, spawnNode, spawnStrikebook, stopGracefully, waitHttp } from './support.ts';
 
 const TARGET_RATIO = 0.5;
 /** Requests a connection keeps outstanding. */
 const WINDOW = 8;
 
 /** One connection's request, encoded once (a private one carries its access_token, API.md 1.1). */
-interface WsPlan {
+export interface WsPlan {
   request: string;
 }
 
-interface WsLoad {
+export interface WsLoad {
   messages: number;
   perSec: number;
   p50: number;
   p99: number;
   errors: number;
+  /** CPU microseconds per answer of the load generator (this process) and of the server process. */
+  clientCpuUs: number;
+  serverCpuUs: number;
+  /** The server's main (engine) thread alone: the journal's worker thread is not in it. */
+  engineCpuUs: number;
 }
 
-function spawnEchoServer(port: number) {
+/** CPU seconds of a process's main thread (its task with the process's own id), null without /proc. */
+function mainThreadCpuSeconds(pid: number | undefined): number | null {
+  return pid === undefined ? null : processCpuSeconds(pid, `/proc/${pid}/task/${pid}/stat`);
+}
+
+export function spawnEchoServer(port: number) {
   const source = `
 const { WebSocketServer } = require('ws');
 new WebSocketServer({ port: ${port}, host: '127.0.0.1' }).on('connection', (ws) => ws.on('message', (data, binary) => ws.send(data, { binary })));
@@ -47,10 +57,27 @@ async function open(url: string): Promise<WebSocket> {
   return ws;
 }
 
+/** One request per connection: the crossing users' orders, as JSON-RPC frames carrying their token. */
+export async function wsPlans(base: string, admin: string): Promise<WsPlan[]> {
+  return (await crossingPlans(base, admin, (await tradableBooks(base)).slice(0, 5))).map(([step], id) => ({
+    request: JSON.stringify({
+      jsonrpc: '2.0',
+      id: id + 1,
+      method: step!.path.slice('/v1/'.length),
+      params: { ...JSON.parse(step!.body), access_token: step!.headers.authorization!.slice('Bearer '.length) },
+    }),
+  }));
+}
+
 /** Every connection sends its request, then the next as soon as an answer arrives, for `seconds`. */
-async function drive(url: string, plans: WsPlan[], seconds: number): Promise<WsLoad> {
+export async function drive(url: string, plans: WsPlan[], seconds: number, serverPid?: number): Promise<WsLoad> {
   const sockets = await Promise.all(plans.map(() => open(url)));
   const latencies: number[] = [];
+  // both sides' CPU: if the generator spends as much per answer as the echo server, the echo rate
+  // says as much about the generator as about the server (the ratio would flatter Strikebook)
+  const client0 = process.cpuUsage();
+  const server0 = processCpuSeconds(serverPid);
+  const engine0 = mainThreadCpuSeconds(serverPid);
   let errors = 0;
   const end = performance.now() + seconds * 1000;
   await Promise.all(
@@ -82,10 +109,23 @@ async function drive(url: string, plans: WsPlan[], seconds: number): Promise<WsL
         }),
     ),
   );
+  const client = process.cpuUsage(client0);
+  const server1 = processCpuSeconds(serverPid);
+  const engine1 = mainThreadCpuSeconds(serverPid);
   for (const ws of sockets) ws.terminate();
   latencies.sort((a, b) => a - b);
   const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * q))] ?? NaN;
-  return { messages: latencies.length, perSec: latencies.length / seconds, p50: at(0.5), p99: at(0.99), errors };
+  const n = Math.max(1, latencies.length);
+  return {
+    messages: latencies.length,
+    perSec: latencies.length / seconds,
+    p50: at(0.5),
+    p99: at(0.99),
+    errors,
+    clientCpuUs: (client.user + client.system) / n,
+    serverCpuUs: server0 === null || server1 === null ? NaN : ((server1 - server0) * 1e6) / n,
+    engineCpuUs: engine0 === null || engine1 === null ? NaN : ((engine1 - engine0) * 1e6) / n,
+  };
 }
 
 /** The journal's counters from /metrics: batches, records, and the seconds batches took to commit. */
@@ -95,8 +135,9 @@ async function journalStats(base: string): Promise<{ batches: number; records: n
   return { batches: value('strikebook_journal_batches_total'), records: value('strikebook_journal_records_total'), commitSeconds: value('strikebook_journal_commit_seconds_sum') };
 }
 
-const fmt = (label: string, r: WsLoad) =>
-  `${label.padEnd(32)} ${Math.round(r.perSec).toString().padStart(7)} msg/s  p50 ${r.p50.toFixed(2)} ms  p99 ${r.p99.toFixed(2)} ms  (${r.messages} answers, ${r.errors} errors)`;
+export const fmt = (label: string, r: WsLoad) =>
+  `${label.padEnd(32)} ${Math.round(r.perSec).toString().padStart(7)} msg/s  p50 ${r.p50.toFixed(2)} ms  p99 ${r.p99.toFixed(2)} ms  (${r.messages} answers, ${r.errors} errors)  ` +
+  `CPU per answer: server ${r.serverCpuUs.toFixed(1)} us (main thread ${r.engineCpuUs.toFixed(1)}), load generator ${r.clientCpuUs.toFixed(1)} us`;
 
 export async function runWsOrdersBench(opts: { seconds?: number } = {}): Promise<{ lines: string[]; ok: boolean }> {
   const seconds = opts.seconds ?? 10;
@@ -110,21 +151,14 @@ export async function runWsOrdersBench(opts: { seconds?: number } = {}): Promise
   try {
     await waitHttp(`${base}/health`);
     const admin = await benchAdmin(base);
-    const plans: WsPlan[] = (await crossingPlans(base, admin, (await tradableBooks(base)).slice(0, 5))).map(([step], id) => ({
-      request: JSON.stringify({
-        jsonrpc: '2.0',
-        id: id + 1,
-        method: step!.path.slice('/v1/'.length),
-        params: { ...JSON.parse(step!.body), access_token: step!.headers.authorization!.slice('Bearer '.length) },
-      }),
-    }));
+    const plans = await wsPlans(base, admin);
     const echoPlans = plans;
     await waitHttp(`http://127.0.0.1:${echoPort}`).catch(() => undefined);
     await drive(`ws://127.0.0.1:${echoPort}`, echoPlans, 2);
-    const bare = await drive(`ws://127.0.0.1:${echoPort}`, echoPlans, seconds);
+    const bare = await drive(`ws://127.0.0.1:${echoPort}`, echoPlans, seconds, echo.pid);
     await drive(`${base.replace('http', 'ws')}/ws/api/v2`, plans, 2);
     const journal0 = await journalStats(base);
-    const sb = await drive(`${base.replace('http', 'ws')}/ws/api/v2`, plans, seconds);
+    const sb = await drive(`${base.replace('http', 'ws')}/ws/api/v2`, plans, seconds, server.pid);
     const journal1 = await journalStats(base);
     const batches = journal1.batches - journal0.batches;
     const ratio = sb.perSec / bare.perSec;

@@ -26,7 +26,7 @@ export function parseOrderId(s: string): number | null {
   return m ? Number(m[1]) : null;
 }
 
-function averagePrice(o: Order): number {
+export function averagePrice(o: Order): number {
   if (o.filled === 0) return 0;
   // average of integer prices; shown with the price scale's precision plus 4 digits
   return Number((o.filledNotional / o.filled / 10 ** PRICE_SCALE).toFixed(PRICE_SCALE + 4));

@@ -10,7 +10,8 @@ import type { TriggerPlaceResult } from '../../engine/triggers.ts';
 import type { Order, User } from '../../engine/types.ts';
 import type { Services } from '../../app/services.ts';
 import { refuseRiskIfDiskLow } from '../../app/diskGuard.ts';
-import { parseOrderId, renderOrder, renderUserTrade } from '../render.ts';
+import { placedJson } from '../orderJson.ts';
+import { parseOrderId, renderOrder } from '../render.ts';
 import { defineMethod, type CallContext } from '../rpc/registry.ts';
 import { Count, CurrencyParam, InstrumentName, SafeText, caller, unwrap } from './common.ts';
 
@@ -130,7 +131,7 @@ export const deribitExtraMethods = [
         { t: 'edit', userId: c.userId, orderId: id, lots, price, postOnly: p.post_only ?? null, rejectPostOnly: p.reject_post_only ?? null, ...trig, ...(p.mmp !== undefined ? { mmp: p.mmp } : {}) },
         (r) => {
           const res = unwrap(r) as PlaceResult | TriggerPlaceResult;
-          return { order: renderOrder(res.order), trades: res.trades.map((t) => renderUserTrade(t, c.userId)) };
+          return placedJson(res.order, res.trades, c.userId);
         },
       );
     },

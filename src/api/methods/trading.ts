@@ -9,6 +9,7 @@ import { BUY, SELL } from '../../engine/orderBook.ts';
 import type { PlaceResult } from '../../engine/trading.ts';
 import { TriggerOrder, selectsType, type CancelTypeFilter, type TriggerOrderType, type TriggerPlaceResult, type TriggerSpec } from '../../engine/triggers.ts';
 import type { DepositRecord, Order, Trade, User } from '../../engine/types.ts';
+import { placedJson, type PlacedJson } from '../orderJson.ts';
 import { money, parseOrderId, renderOrder, renderUserTrade } from '../render.ts';
 import { defineMethod, type CallContext } from '../rpc/registry.ts';
 import { Count, CurrencyParam, InstrumentName, SafeText, Timestamp, caller, currencyFilter, unwrap } from './common.ts';
@@ -41,8 +42,9 @@ const OrderParams = Type.Object({
   trigger_offset: Type.Optional(Type.Number()),
 });
 
-export function renderPlaceResult(r: PlaceResult | TriggerPlaceResult, userId: number) {
-  return { order: renderOrder(r.order), trades: r.trades.map((t) => renderUserTrade(t, userId)) };
+/** The answer of buy, sell and edit, `{order, trades}`, written straight to JSON text (orderJson.ts). */
+export function renderPlaceResult(r: PlaceResult | TriggerPlaceResult, userId: number): PlacedJson {
+  return placedJson(r.order, r.trades, userId);
 }
 
 /** Amount (or contracts: contract size is 1 for every option) as an exact integer at AMOUNT_SCALE. */

@@ -6,11 +6,15 @@
 // (`resultBytes` below, for any result).
 
 export class RenderedJson {
-  /** UTF-8 bytes of `text`. */
-  readonly bytes: number;
+  private size = -1;
 
-  constructor(readonly text: string) {
-    this.bytes = Buffer.byteLength(text);
+  constructor(readonly text: string) {}
+
+  /** UTF-8 bytes of `text`, counted when first asked for: an order's answer (src/api/orderJson.ts)
+   *  is rendered once per call and mostly never asked. */
+  get bytes(): number {
+    if (this.size < 0) this.size = Buffer.byteLength(this.text);
+    return this.size;
   }
 
   /** The value again (for in-process callers that want objects; parses the text, so not for hot paths). */

@@ -10,10 +10,12 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import type { Services } from '../../app/services.ts';
 import { replyCost } from '../../app/credits.ts';
 import { ERR } from '../../domain/errors.ts';
-import { call, compileMethod, resolveCaller, type CallOutput, type CompiledMethod } from '../rpc/dispatch.ts';
+import { sha256Hex } from '../../auth/crypto.ts';
+import { call, compileMethod, tokenCaller, type CallOutput, type CompiledMethod } from '../rpc/dispatch.ts';
 import { ERROR_TABLE, Reject, errorBody } from '../rpc/errors.ts';
 import { scopeAllows, type Caller, type MethodDef } from '../rpc/registry.ts';
 import { validRpcId } from '../rpc/validate.ts';
+import { PlacedJson } from '../orderJson.ts';
 import { parseOrderId } from '../render.ts';
 import { resultText } from '../reads/rendered.ts';
 import { isPrivate, type ChannelSpec } from './channels.ts';
@@ -82,6 +84,27 @@ const PIPELINED = new Set([
   'private/cancel_quotes',
 ]);
 
+/** Whether an order placed over a connection is cancelled when it closes: open orders, and
+ *  untriggered trigger orders too. */
+function stays(state: unknown): boolean {
+  return state === 'open' || state === 'untriggered';
+}
+
+/** Methods answered by the connection itself (API.md 6; `session` below), not by the registry. */
+const SESSION_METHODS = new Set([
+  'public/subscribe',
+  'private/subscribe',
+  'public/unsubscribe',
+  'private/unsubscribe',
+  'public/unsubscribe_all',
+  'private/unsubscribe_all',
+  'public/set_heartbeat',
+  'public/disable_heartbeat',
+  'private/enable_cancel_on_disconnect',
+  'private/disable_cancel_on_disconnect',
+  'private/get_cancel_on_disconnect',
+]);
+
 /** An answer waiting for the ones before it: its frame and, for a subscribe, the frames after it. */
 interface HeldAnswer {
   data: string | null;
@@ -109,10 +132,20 @@ class Connection implements Subscriber {
   cod = false;
   /** Orders placed over this connection, per user (cancel-on-disconnect). */
   readonly placed = new Map<number, Set<number>>();
-  /** Requests still running (their orders must be known before cancel-on-disconnect fires). */
-  readonly inflight = new Set<Promise<unknown>>();
-  /** Requests received and not yet answered (bounded by `maxQueuedRequests`). */
+  /** Requests received and not yet finished (bounded by `maxQueuedRequests`); their orders must be
+   *  known before cancel-on-disconnect fires (`whenIdle`). */
   queued = 0;
+  private idleWaiters: (() => void)[] | null = null;
+  /**
+   * The ticket of the request that holds the connection's turn to start requests (-1: none): the
+   * next frame starts when it releases it (answered, or a pipelined order applied). Frames that
+   * arrive meanwhile wait in `waiting`, in order. (A promise chain per frame did this before: five
+   * promises and three closures per order.)
+   */
+  holder = -1;
+  readonly waiting: string[] = [];
+  /** Releasing the turn starts the waiting frames in a loop here, not by recursion. */
+  draining = false;
   /** Something (a frame or a pong) arrived since the last idle check. */
   heard = true;
   heartbeat: NodeJS.Timeout | null = null;
@@ -126,6 +159,23 @@ class Connection implements Subscriber {
   private nextAnswer = 0;
   private readonly held = new Map<number, HeldAnswer>();
   private readonly turnWaiters = new Map<number, () => void>();
+
+  /**
+   * The last access token this connection resolved and its SHA-256: a bot sends the same token in
+   * every frame (or authenticates the socket once), and hashing it was 3.6% of the engine thread
+   * under the WebSocket orders bench (twice per order). Only the hash is saved; the token is still
+   * looked up, and its expiry, user and key checked, on every call.
+   */
+  private hashedToken: string | undefined;
+  private tokenHash = '';
+
+  hashOf(token: string): string {
+    if (token !== this.hashedToken) {
+      this.tokenHash = sha256Hex(token);
+      this.hashedToken = token;
+    }
+    return this.tokenHash;
+  }
 
   constructor(
     readonly ws: WebSocket,
@@ -181,6 +231,20 @@ class Connection implements Subscriber {
       this.turnWaiters.delete(this.nextAnswer);
       waiter();
     }
+  }
+
+  /** Resolves once no request of this connection is waiting or running. */
+  whenIdle(): Promise<void> {
+    if (this.queued === 0) return Promise.resolve();
+    return new Promise((resolve) => (this.idleWaiters ??= []).push(resolve));
+  }
+
+  /** A request finished (answered, refused or dropped). */
+  finished(): void {
+    if (--this.queued > 0 || this.idleWaiters === null) return;
+    const waiters = this.idleWaiters;
+    this.idleWaiters = null;
+    for (const w of waiters) w();
   }
 
   /** Resolves once every request before `ticket` is answered. */
@@ -259,8 +323,8 @@ export function attachWebSocket(s: Services, server: Server, methods: MethodDef[
   const credentialSweep = setInterval(() => {
     for (const c of conns) {
       if (!c.caller || c.token === undefined) continue;
-      const r = resolveCaller(s, { authorization: undefined, accessToken: c.token });
-      if (r && !(r instanceof Reject)) continue;
+      const r = tokenCaller(s, c.hashOf(c.token));
+      if (!(r instanceof Reject)) continue;
       c.caller = null;
       c.token = undefined;
       for (const [channel, sub] of c.subs) {
@@ -318,7 +382,7 @@ export function attachWebSocket(s: Services, server: Server, methods: MethodDef[
 
   const cancelOnDisconnect = (c: Connection) => {
     if (!c.cod || c.loggedOut) return;
-    const run = Promise.allSettled([...c.inflight]).then(async () => {
+    const run = c.whenIdle().then(async () => {
       for (const [userId, ids] of c.placed) {
         if (ids.size === 0) continue;
         await s.seq.submit({ t: 'cancel_orders', userId, orderIds: [...ids].sort((a, b) => a - b), reason: 'cancel_on_disconnect' }, (r) => r);
@@ -341,17 +405,22 @@ export function attachWebSocket(s: Services, server: Server, methods: MethodDef[
 
   const track = (c: Connection, userId: number, result: unknown) => {
     type Placed = { order_id?: string; order_state?: string };
-    const r = result as { order?: Placed; orders?: Placed[] } | null;
-    // buy/sell/edit answer one `order`, mass_quote a list of `orders`
-    const orders = r?.order !== undefined ? [r.order] : Array.isArray(r?.orders) ? r.orders : [];
     let set = c.placed.get(userId);
-    for (const order of orders) {
-      // untriggered trigger orders are cancelled on disconnect too
-      if (!order || typeof order.order_id !== 'string' || (order.order_state !== 'open' && order.order_state !== 'untriggered')) continue;
-      const id = parseOrderId(order.order_id);
-      if (id === null) continue;
+    if (result instanceof PlacedJson) {
+      // buy/sell/edit: their answer is text, with the order's id and state beside it
+      if (!stays(result.orderState)) return;
       if (!set) c.placed.set(userId, (set = new Set()));
-      set.add(id);
+      set.add(result.orderId);
+    } else {
+      // mass_quote answers a list of `orders`
+      const orders = (result as { orders?: Placed[] } | null)?.orders;
+      for (const order of Array.isArray(orders) ? orders : []) {
+        if (!order || typeof order.order_id !== 'string' || !stays(order.order_state)) continue;
+        const id = parseOrderId(order.order_id);
+        if (id === null) continue;
+        if (!set) c.placed.set(userId, (set = new Set()));
+        set.add(id);
+      }
     }
     if (!set) return;
     if (set.size > 1000) {
@@ -361,16 +430,17 @@ export function attachWebSocket(s: Services, server: Server, methods: MethodDef[
     }
   };
 
-  /** A call's caller: its `access_token` param (that call only), else the connection's. */
+  /** A call's caller: its `access_token` param (that call only), else the connection's. (As
+   *  resolveCaller would answer for these credentials, with the token hashed once per connection.) */
   const authOf = (c: Connection, params: Record<string, unknown>): Caller | Reject | null => {
-    if (typeof params.access_token === 'string') return resolveCaller(s, { authorization: undefined, accessToken: params.access_token });
+    if (typeof params.access_token === 'string') return tokenCaller(s, c.hashOf(params.access_token));
     if (c.token === undefined) return null;
-    return resolveCaller(s, { authorization: undefined, accessToken: c.token });
+    return tokenCaller(s, c.hashOf(c.token));
   };
 
   const setAuth = (c: Connection, token: string) => {
-    const r = resolveCaller(s, { authorization: undefined, accessToken: token });
-    if (r && !(r instanceof Reject)) {
+    const r = tokenCaller(s, c.hashOf(token));
+    if (!(r instanceof Reject)) {
       c.token = token;
       c.caller = r;
       if (accountCod.has(r.userId)) c.cod = true;
@@ -532,38 +602,83 @@ export function attachWebSocket(s: Services, server: Server, methods: MethodDef[
     c.send(envelope(id, micros(), fail(ERR.TOO_MANY_REQUESTS, `more than ${opts.maxQueuedRequests} requests waiting on this connection`)));
   }
 
+  /** Sends a request's answer in its turn (no closure per request: see `handle`). */
+  function reply(c: Connection, ticket: number, id: unknown, usIn: number, out: CallOutput): void {
+    c.answer(ticket, envelope(id, usIn, out));
+  }
+
   /**
-   * Runs one request of a connection and answers it in its turn (`ticket`). `release` lets the
-   * connection's next request start: called early by a pipelined order once its command is applied
-   * (PIPELINED), else by the caller when this one is done.
+   * A frame arrived: it starts now if no request holds the connection's turn, else it waits for it.
+   * A connection's requests start in the order they arrive (Deribit): auth, then what needs it.
    */
-  async function handle(c: Connection, text: string, ticket: number, release: () => void): Promise<void> {
+  function admit(c: Connection, text: string): void {
+    if (c.queued >= opts.maxQueuedRequests) return refuseQueued(c, text);
+    c.queued++;
+    if (c.holder >= 0 || c.waiting.length > 0) {
+      c.waiting.push(text);
+      return;
+    }
+    void run(c, text, c.nextTicket++);
+  }
+
+  /** Request `ticket` gives up the connection's turn: the frames waiting for it start, in order. */
+  function release(c: Connection, ticket: number): void {
+    if (c.holder !== ticket) return;
+    c.holder = -1;
+    if (c.draining) return;
+    c.draining = true;
+    try {
+      while (c.holder < 0 && c.waiting.length > 0) void run(c, c.waiting.shift()!, c.nextTicket++);
+    } finally {
+      c.draining = false;
+    }
+  }
+
+  /** Runs request `ticket` holding the connection's turn, answers it, and always finishes it. */
+  async function run(c: Connection, text: string, ticket: number): Promise<void> {
+    c.holder = ticket;
+    try {
+      await handle(c, text, ticket);
+    } catch (err) {
+      s.log.error({ err, conn: c.id }, 'websocket request failed');
+    } finally {
+      // a request that failed or was dropped has no answer: the ones after it go on
+      c.answer(ticket, null);
+      c.finished();
+      release(c, ticket);
+    }
+  }
+
+  /**
+   * Runs one request of a connection and answers it in its turn (`ticket`). A pipelined order
+   * releases the connection's turn as soon as its command is applied (PIPELINED); every other
+   * request holds it until it is done (`run`).
+   *
+   * Written without closures: under `npm start` (tsx) every named function expression is passed
+   * through esbuild's `__name`, a defineProperty per call, and this runs for every frame.
+   */
+  async function handle(c: Connection, text: string, ticket: number): Promise<void> {
     // a socket that closed while this frame waited behind its others: nobody reads the answer
     if (c.closed) return;
     requestsRun++;
     const usIn = micros();
-    const req0: { id?: unknown } = {};
-    const reply = (out: CallOutput) => c.answer(ticket, envelope(req0.id, usIn, out));
     if (text.length > FRAME_LIMIT && Buffer.byteLength(text) > FRAME_LIMIT) {
-      return reply({ status: 400, error: { code: ERR.INVALID_REQUEST, message: 'request entity too large', data: { reason: `frame over ${FRAME_LIMIT} bytes` } } });
+      return reply(c, ticket, undefined, usIn, { status: 400, error: { code: ERR.INVALID_REQUEST, message: 'request entity too large', data: { reason: `frame over ${FRAME_LIMIT} bytes` } } });
     }
     let msg: unknown;
     try {
       msg = JSON.parse(text);
     } catch {
-      return reply(fail(ERR.PARSE, 'frame is not valid JSON'));
+      return reply(c, ticket, undefined, usIn, fail(ERR.PARSE, 'frame is not valid JSON'));
     }
-    if (msg === null || typeof msg !== 'object' || Array.isArray(msg)) return reply(fail(ERR.INVALID_REQUEST, 'request must be a JSON object'));
+    if (msg === null || typeof msg !== 'object' || Array.isArray(msg)) return reply(c, ticket, undefined, usIn, fail(ERR.INVALID_REQUEST, 'request must be a JSON object'));
     const req = msg as { id?: unknown; method?: unknown; params?: unknown };
-    if (!validRpcId(req.id)) {
-      req0.id = null;
-      return reply(fail(ERR.INVALID_REQUEST, 'id must be a number, a string or null'));
-    }
-    req0.id = req.id;
-    if (typeof req.method !== 'string') return reply(fail(ERR.INVALID_REQUEST, 'method is required'));
-    const method = req.method.replace(/^\//, '');
+    if (!validRpcId(req.id)) return reply(c, ticket, null, usIn, fail(ERR.INVALID_REQUEST, 'id must be a number, a string or null'));
+    const id = req.id;
+    if (typeof req.method !== 'string') return reply(c, ticket, id, usIn, fail(ERR.INVALID_REQUEST, 'method is required'));
+    const method = req.method.charCodeAt(0) === 47 /* '/' */ ? req.method.slice(1) : req.method;
     const p = req.params ?? {};
-    if (p === null || typeof p !== 'object' || Array.isArray(p)) return reply(fail(ERR.INVALID_PARAMS, 'params must be an object'));
+    if (p === null || typeof p !== 'object' || Array.isArray(p)) return reply(c, ticket, id, usIn, fail(ERR.INVALID_PARAMS, 'params must be an object'));
     // the parsed object itself, not a copy: validation adds defaults to it, and on a spread copy of
     // a JSON.parse result V8 took 18 us to validate a private/buy instead of 0.2 (measured alone;
     // 12% of the engine thread under the WebSocket orders bench); the frame's object is this request's
@@ -573,26 +688,29 @@ export function attachWebSocket(s: Services, server: Server, methods: MethodDef[
     const pipelined = PIPELINED.has(method);
     // connection state (auth, subscriptions, heartbeat, logout) changes only with nothing ahead of it
     if (!pipelined) await c.turn(ticket);
-    const sess = await session(c, method, params);
+    // (an await of session() for every other method was a promise and a turn of the microtask queue)
+    const sess = SESSION_METHODS.has(method) ? await session(c, method, params) : null;
     if (sess) {
-      c.answer(ticket, envelope(req0.id, usIn, sess), (sess as { after?: Buffer[] }).after);
+      c.answer(ticket, envelope(id, usIn, sess), (sess as { after?: Buffer[] }).after);
       return;
     }
     const m = byName.get(method);
-    if (!m) return reply(fail(ERR.METHOD_NOT_FOUND));
-    const callerBefore = m.def.scope !== 'none' ? authOf(c, params) : null;
+    if (!m) return reply(c, ticket, id, usIn, fail(ERR.METHOD_NOT_FOUND));
+    // resolved once here, for the call and for cancel-on-disconnect (`track`); a public method that
+    // reads no credentials leaves it to call()
+    const callerBefore = m.def.scope !== 'none' || m.def.optionalAuth === true ? authOf(c, params) : undefined;
     const appliedBefore = s.ex.seq;
-    const pending = call(s, m, { params, fromQuery: false, credentials: { authorization: undefined, accessToken: c.token }, ip: c.ip });
-    if (pipelined && s.ex.seq !== appliedBefore) release();
+    const pending = call(s, m, { params, fromQuery: false, credentials: { authorization: undefined, accessToken: c.token }, ip: c.ip, resolved: callerBefore });
+    if (pipelined && s.ex.seq !== appliedBefore) release(c, ticket);
     const out = await pending;
     if (!out.error) {
       if (m.def.name === 'public/auth') {
         const token = (out.result as { access_token?: unknown } | null)?.access_token;
         if (typeof token === 'string') setAuth(c, token);
       }
-      if (PLACING.has(m.def.name) && callerBefore && !(callerBefore instanceof Reject)) track(c, callerBefore.userId, out.result);
+      if (PLACING.has(m.def.name) && callerBefore !== undefined && callerBefore !== null && !(callerBefore instanceof Reject)) track(c, callerBefore.userId, out.result);
     }
-    reply(out);
+    reply(c, ticket, id, usIn, out);
     if (m.def.name === 'private/logout' && !out.error) {
       // Deribit: logout closes the connection gracefully, without cancel-on-disconnect
       c.loggedOut = true;
@@ -614,30 +732,10 @@ export function attachWebSocket(s: Services, server: Server, methods: MethodDef[
     wss.handleUpgrade(req, socket, head, (ws) => {
       const c = new Connection(ws, socket, ip, opts.maxBufferedBytes, overflow);
       conns.add(c);
-      // a connection's requests run in the order they arrive (Deribit): auth, then what needs it;
-      // the next one starts when this one releases it (answered, or a pipelined order applied)
-      let gate: Promise<unknown> = Promise.resolve();
       ws.on('message', (data, isBinary) => {
         if (c.closed) return;
         c.heard = true;
-        const text = isBinary ? '' : Array.isArray(data) ? Buffer.concat(data).toString() : data.toString();
-        if (c.queued >= opts.maxQueuedRequests) return refuseQueued(c, text);
-        c.queued++;
-        const ticket = c.nextTicket++;
-        let release!: () => void;
-        const released = new Promise<void>((resolve) => (release = resolve));
-        const p = gate
-          .then(() => handle(c, text, ticket, release))
-          .catch((err: unknown) => s.log.error({ err, conn: c.id }, 'websocket request failed'))
-          .finally(() => {
-            release();
-            // a request that failed or was dropped has no answer: the ones after it go on
-            c.answer(ticket, null);
-            c.queued--;
-          });
-        gate = released;
-        c.inflight.add(p);
-        void p.finally(() => c.inflight.delete(p));
+        admit(c, isBinary ? '' : Array.isArray(data) ? Buffer.concat(data).toString() : data.toString());
       });
       ws.on('pong', () => (c.heard = true));
       ws.on('close', () => onClose(c));
