@@ -2,11 +2,21 @@
 // events on NATS JetStream (src/app/natsEvents.ts), so that fan-out to subscribers costs the engine
 // nothing per subscriber. It can run on any machine that reaches NATS and the leader.
 //
-// - Streams: book (raw and conflated, full and `none.N` depth), trades, deribit_price_index and the
-//   private user.orders / user.trades / user.changes channels are served here. A book is followed
-//   from a snapshot read from the leader (get_order_book) and then the stream's changes that chain on
-//   to its change_id (src/gateway/bookMirror.ts): gap-free across a gateway restart, and re-read
-//   when a change does not chain. Other channels are refused (-32602, "not served by the gateway").
+// - Streams: every channel of the leader's hub (src/api/ws/channels.ts) is served here from the
+//   stream. A book is followed from a snapshot read from the leader (get_order_book) and then the
+//   stream's changes that chain on to its change_id (src/gateway/bookMirror.ts): gap-free across a
+//   gateway restart, and re-read when a change does not chain. Candles, marks, expiration
+//   estimates, instrument and platform states come rendered from the leader (one message per batch,
+//   src/api/ws/streamEvents.ts); the conflated ones (`100ms`, `agg2`, chart) are kept for the
+//   gateway's own 100 ms tick. A quote is the best bid and ask of the gateway's mirror of the book. A
+//   ticker is read from the leader (public/ticker, once per instrument and tick, whatever the
+//   subscribers) on the tick after the stream showed it moved: a book change, a trade, an index or
+//   vol print of its currency. What a channel sends on subscribe (the current ticker, quote,
+//   candle, estimate, platform state) is asked of the leader on a connection of the gateway's own
+//   (subscribe, then unsubscribe at once), so it is the leader's own first message.
+//   user.portfolio is read from the leader (private/get_account_summary, on the subscriber's own
+//   connection) on the tick after an event that may have moved it: the user's orders, trades or
+//   money, the currency's index or vol, or a command that moves every account (control.accounts).
 // - Every other request is forwarded to the leader over one upstream WebSocket per client
 //   connection (opened on the first such request), ids rewritten and answers relayed as they are;
 //   cancel-on-disconnect works because the upstream closes with the client.
@@ -47,6 +57,8 @@ export interface GatewayOptions {
   recheckMs?: number;
   /** Open WebSocket connections from one address (429 past it). */
   maxConnectionsPerIp?: number;
+  /** Smallest public/set_heartbeat interval, seconds (the leader's STRIKEBOOK_WS_MIN_HEARTBEAT). */
+  minHeartbeatSec?: number;
   /** A connection silent this long (no frame, no pong to the pings sent every half of it) is closed, ms; 0: never. */
   idleTimeoutMs?: number;
 }
@@ -55,11 +67,13 @@ export interface RunningGateway {
   url: string;
   readonly connections: number;
   readonly deliveries: number;
+  /** Connections terminated for passing STRIKEBOOK_WS_MAX_BUFFERED. */
+  readonly overflows: number;
   close(): Promise<void>;
 }
 
-/** Channel kinds this gateway serves (others are answered -32602). */
-const SERVED = new Set(['book', 'book_depth', 'trades', 'index', 'user.orders', 'user.trades', 'user.changes']);
+/** Channel kinds whose first message on subscribe comes from the leader (see initialOf). */
+const FIRST_FROM_LEADER = new Set(['ticker', 'quote', 'chart', 'platform_state', 'expiration_price']);
 /** Requests one connection may have waiting (Deribit-style 10028 past it, as on the leader). */
 const MAX_QUEUED = 100;
 /** Methods handled by the gateway itself; everything else goes to the leader. */
@@ -78,12 +92,39 @@ interface Topic {
   spec: ChannelSpec;
   userId: number | null;
   subs: Set<ClientConn>;
+  /** ticker: the data last sent; quote: its best bid/ask; user.portfolio.{ccy}: the summary last sent */
+  last?: string;
+  /** user.portfolio: currencies whose summary is read again on the next tick */
+  due?: Set<string>;
+  /** user.portfolio: a read is under way */
+  reading?: boolean;
 }
+
+/** `quote.*` data of a mirrored book (0 where a side is empty, as the leader's), and its key. */
+function quoteOf(book: L2, name: string, timestamp: number): { data: string; key: string } {
+  let bid = 0;
+  let ask = 0;
+  for (const p of book.bids.keys()) if (p > bid) bid = p;
+  for (const p of book.asks.keys()) if (ask === 0 || p < ask) ask = p;
+  const q = { timestamp, instrument_name: name, best_bid_price: bid, best_bid_amount: book.bids.get(bid) ?? 0, best_ask_price: ask, best_ask_amount: book.asks.get(ask) ?? 0 };
+  return { data: JSON.stringify(q), key: quoteKey(q) };
+}
+/** What a quote notification says apart from its timestamp (sent only when this changes), as the hub. */
+function quoteKey(q: Record<string, unknown>): string {
+  return `${q.best_bid_price}/${q.best_bid_amount}/${q.best_ask_price}/${q.best_ask_amount}`;
+}
+/** The leader's wording for refused channels (src/api/ws/server.ts). */
+function unknownList(names: string[]): string {
+  const shown = names.slice(0, 5).map((n) => (n.length > 128 ? `${n.slice(0, 128)}...` : n));
+  return shown.join(', ') + (names.length > 5 ? ` (and ${names.length - 5} more)` : '');
+}
+const PORTFOLIO_CURRENCIES = ['BTC', 'ETH'];
 
 interface PrivateEvent {
   orders: Array<Record<string, unknown> & { order_id: string; instrument_name: string }>;
   trades: Array<Record<string, unknown> & { instrument_name: string }>;
   positions: Array<Record<string, unknown> & { instrument_name: string }>;
+  mmp?: Array<Record<string, unknown> & { index_name: string }>;
 }
 
 class ClientConn {
@@ -112,22 +153,33 @@ class ClientConn {
     readonly socket: Duplex,
     private readonly maxBuffered: number,
     readonly ip: string,
+    private readonly onOverflow: () => void,
   ) {}
 
   send(data: string | Buffer): void {
     if (this.closed) return;
     const len = typeof data === 'string' ? Buffer.byteLength(data) : data.length;
     if (this.ws.bufferedAmount + len > this.maxBuffered) {
-      this.ws.terminate();
+      this.overflow();
       return;
     }
     this.ws.send(data);
   }
 
+  private cut = false;
+
+  private overflow(): void {
+    // counted once: frames keep coming until the terminated socket reports its close
+    if (this.closed || this.cut) return;
+    this.cut = true;
+    this.onOverflow();
+    this.ws.terminate();
+  }
+
   sendFrame(frame: Buffer): void {
     if (this.closed || this.ws.readyState !== WebSocket.OPEN) return;
     if (this.ws.bufferedAmount + frame.length > this.maxBuffered) {
-      this.ws.terminate();
+      this.overflow();
       return;
     }
     this.socket.write(frame);
@@ -139,11 +191,13 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
   const tickMs = opts.tickMs ?? 100;
   const maxBuffered = opts.maxBufferedBytes ?? 4 * 1024 * 1024;
   const maxSubs = opts.maxSubscriptions ?? 500;
+  const minHeartbeat = opts.minHeartbeatSec ?? 10;
   const leaderWs = `${opts.leaderUrl.replace(/^http/, 'ws')}/ws/api/v2`;
   const topics = new Map<string, Topic>();
   const mirrors = new Map<string, BookMirror>();
   const conns = new Set<ClientConn>();
   let deliveries = 0;
+  let overflows = 0;
   let closing = false;
 
   // ---- instruments known (for channel names) -----------------------------------------------------
@@ -230,9 +284,15 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
       return;
     }
     if (r !== 'applied') return;
+    let quote: { data: string; key: string } | null = null;
     for (const t of topics.values()) {
       const spec = t.spec;
-      if (spec.k === 'book' && spec.cadence === 'raw' && spec.instrument === name) deliver(t, text);
+      if (spec.k === 'quote' && spec.instrument === name) {
+        quote ??= quoteOf(m.book!, name, c.timestamp);
+        if (quote.key === t.last) continue;
+        t.last = quote.key;
+        deliver(t, quote.data);
+      } else if (spec.k === 'book' && spec.cadence === 'raw' && spec.instrument === name) deliver(t, text);
       else if (spec.k === 'book_depth' && spec.cadence === 'raw' && spec.instrument === name) deliver(t, JSON.stringify(m.book!.depthView(name, spec.depth, c.timestamp)));
     }
   };
@@ -255,6 +315,13 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
   const tradeWindow: Array<{ inst: string; text: string; trades: unknown[] }> = [];
   const orderWindow = new Map<number, Map<string, Record<string, unknown>>>();
   const tradeUserWindow = new Map<number, Array<Record<string, unknown> & { instrument_name: string }>>();
+  /** per user, the latest position of each instrument traded in the window */
+  const positionWindow = new Map<number, Map<string, Record<string, unknown>>>();
+  /** instruments whose ticker may have moved since the last tick (and has subscribers) */
+  const tickerDue = new Set<string>();
+  const tickerReading = new Set<string>();
+  /** the window's candles per `instrument|resolution`, by bucket: the last state of each wins */
+  const chartWindow = new Map<string, Map<number, Record<string, unknown>>>();
   const tick = setInterval(() => {
     const now = Date.now();
     for (const [name, m] of mirrors) {
@@ -280,18 +347,107 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     for (const t of topics.values()) {
       const spec = t.spec;
       if (t.userId === null || !('cadence' in spec) || spec.cadence !== 'agg' || !('sel' in spec)) continue;
+      // the window's orders in order id order, each in its last state (as the hub sorts them)
+      const orders = () => [...(orderWindow.get(t.userId!)?.values() ?? [])].sort((a, b) => Number(a.order_id) - Number(b.order_id)).filter((o) => selects(spec.sel, o.instrument_name as string, currencyOf(o.instrument_name as string) as never));
+      const trades = () => (tradeUserWindow.get(t.userId!) ?? []).filter((x) => selects(spec.sel, x.instrument_name, currencyOf(x.instrument_name) as never));
       if (spec.k === 'user.orders') {
-        const mine = [...(orderWindow.get(t.userId)?.values() ?? [])].filter((o) => selects(spec.sel, o.instrument_name as string, currencyOf(o.instrument_name as string) as never));
+        const mine = orders();
         if (mine.length > 0) deliver(t, JSON.stringify(mine));
       } else if (spec.k === 'user.trades') {
-        const mine = (tradeUserWindow.get(t.userId) ?? []).filter((x) => selects(spec.sel, x.instrument_name, currencyOf(x.instrument_name) as never));
+        const mine = trades();
         if (mine.length > 0) deliver(t, JSON.stringify(mine));
+      } else if (spec.k === 'user.changes') {
+        // per instrument, orders first then trades (the hub's grouping); the position as it is now
+        const byInst = new Map<string, { orders: unknown[]; trades: unknown[] }>();
+        const entry = (i: string) => {
+          let e = byInst.get(i);
+          if (!e) byInst.set(i, (e = { orders: [], trades: [] }));
+          return e;
+        };
+        for (const o of orders()) entry(o.instrument_name as string).orders.push(o);
+        for (const x of trades()) entry(x.instrument_name).trades.push(x);
+        const pos = positionWindow.get(t.userId);
+        for (const [inst, e] of byInst) {
+          const p = pos?.get(inst);
+          deliver(t, JSON.stringify({ instrument_name: inst, orders: e.orders, trades: e.trades, positions: e.trades.length > 0 && p !== undefined ? [p] : [] }));
+        }
       }
     }
+    for (const t of topics.values()) {
+      const spec = t.spec;
+      if (spec.k === 'chart') {
+        const w = chartWindow.get(`${spec.instrument}|${spec.resolution}`);
+        if (w === undefined) continue;
+        for (const tick of [...w.keys()].sort((a, b) => a - b)) deliver(t, JSON.stringify(w.get(tick)));
+      } else if (spec.k === 'user.portfolio' && t.due !== undefined && t.due.size > 0 && !t.reading) refreshPortfolio(t);
+    }
+    for (const inst of tickerDue) if (!tickerReading.has(inst)) readTicker(inst);
+    tickerDue.clear();
+    chartWindow.clear();
     orderWindow.clear();
     tradeUserWindow.clear();
+    positionWindow.clear();
     flush();
   }, tickMs);
+
+  /** Reads an instrument's ticker from the leader and sends it where it changed. */
+  const readTicker = (inst: string) => {
+    tickerReading.add(inst);
+    leaderGet('public/ticker', { instrument_name: inst })
+      .then((r) => {
+        const text = JSON.stringify(r);
+        for (const t of topics.values()) {
+          if (t.spec.k !== 'ticker' || t.spec.instrument !== inst || text === t.last) continue;
+          t.last = text;
+          deliver(t, text);
+        }
+        flushSoon();
+      })
+      .catch((err: unknown) => log.warn({ err, instrument: inst }, 'ticker read from the leader failed'))
+      .finally(() => tickerReading.delete(inst));
+  };
+  const tickerMoved = (inst: string | null, currency: string | null) => {
+    for (const t of topics.values()) if (t.spec.k === 'ticker' && (t.spec.instrument === inst || currencyOf(t.spec.instrument) === currency)) tickerDue.add(t.spec.instrument);
+  };
+
+  /** Reads the user's summaries that are due from the leader, on a subscriber's own connection
+   *  (the hub computes them in the engine; here they are the same method's answer). */
+  const refreshPortfolio = (t: Topic) => {
+    const spec = t.spec as { k: 'user.portfolio'; currency: string | null };
+    const conn = [...t.subs].find((c) => c.upstream !== null && c.userId === t.userId && !c.closed);
+    if (conn === undefined) return;
+    const currencies = (spec.currency === null ? PORTFOLIO_CURRENCIES : [spec.currency]).filter((c) => t.due!.has(c));
+    t.due!.clear();
+    t.reading = true;
+    void (async () => {
+      const out: string[] = [];
+      for (const c of currencies) {
+        const text = await upstreamCall(conn, 'private/get_account_summary', { currency: c });
+        const body = JSON.parse(text) as { result?: unknown };
+        if (body.result === undefined) return;
+        out.push(JSON.stringify(body.result));
+      }
+      for (const data of out) {
+        // one currency: sent when it changed; `any`: both, each time (as the hub)
+        if (spec.currency !== null) {
+          if (data === t.last) continue;
+          t.last = data;
+        }
+        if (topics.has(`${t.userId}\u0000${t.channel}`)) deliver(t, data);
+      }
+      flushSoon();
+    })()
+      .catch((err: unknown) => log.warn({ err }, 'portfolio read from the leader failed'))
+      .finally(() => (t.reading = false));
+  };
+  /** Marks user.portfolio topics due: of `uid` (null: every user), for `currency` (null: both). */
+  const portfolioDue = (uid: number | null, currency: string | null) => {
+    for (const t of topics.values()) {
+      if (t.spec.k !== 'user.portfolio' || (uid !== null && t.userId !== uid)) continue;
+      const mine = t.spec.currency === null ? PORTFOLIO_CURRENCIES : [t.spec.currency];
+      for (const c of mine) if (currency === null || c === currency) t.due!.add(c);
+    }
+  };
   tick.unref();
 
   // ---- the stream ----------------------------------------------------------------------------------
@@ -318,6 +474,12 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
         }
       }
     }
+    for (const t of topics.values()) {
+      if (t.userId !== uid || t.spec.k !== 'user.mmp_trigger') continue;
+      const name = t.spec.indexName;
+      for (const e of parsed().mmp ?? []) if (e.index_name === name) deliver(t, JSON.stringify(e));
+    }
+    portfolioDue(uid, null);
     // conflated private channels: kept for the tick only when someone of that user listens
     if ([...topics.values()].some((t) => t.userId === uid && 'cadence' in t.spec && t.spec.cadence === 'agg')) {
       const e = parsed();
@@ -327,14 +489,20 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
       let tw = tradeUserWindow.get(uid);
       if (!tw) tradeUserWindow.set(uid, (tw = []));
       tw.push(...e.trades);
+      let pw = positionWindow.get(uid);
+      if (!pw) positionWindow.set(uid, (pw = new Map()));
+      for (const x of e.positions) pw.set(x.instrument_name, x);
     }
   };
 
   const onMessage = (subject: string, text: string) => {
     const rest = subject.slice(opts.prefix.length + 1);
-    if (rest.startsWith('public.book.')) onBookChange(rest.slice(12), text);
-    else if (rest.startsWith('public.trades.')) {
+    if (rest.startsWith('public.book.')) {
+      tickerMoved(rest.slice(12), null);
+      onBookChange(rest.slice(12), text);
+    } else if (rest.startsWith('public.trades.')) {
       const inst = rest.slice(14);
+      tickerMoved(inst, null);
       let parsed: unknown[] | null = null;
       for (const t of topics.values()) {
         const spec = t.spec;
@@ -346,7 +514,35 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     } else if (rest.startsWith('public.index.')) {
       const ccy = rest.slice(13);
       for (const t of topics.values()) if (t.spec.k === 'index' && t.spec.currency === ccy) deliver(t, text);
-    } else if (rest.startsWith('private.')) onPrivate(Number(rest.slice(8)), text);
+      portfolioDue(null, ccy);
+      tickerMoved(null, ccy);
+    } else if (rest.startsWith('public.chart.')) {
+      const inst = rest.slice(13);
+      if (![...topics.values()].some((t) => t.spec.k === 'chart' && t.spec.instrument === inst)) return flushSoon();
+      for (const [res, candles] of Object.entries(JSON.parse(text) as Record<string, Array<Record<string, unknown> & { tick: number }>>)) {
+        const key = `${inst}|${res}`;
+        let w = chartWindow.get(key);
+        if (!w) chartWindow.set(key, (w = new Map()));
+        for (const c of candles) w.set(c.tick, c);
+      }
+    } else if (rest.startsWith('public.markprice.')) {
+      const ccy = rest.slice(17);
+      for (const t of topics.values()) if (t.spec.k === 'markprice' && t.spec.currency === ccy) deliver(t, text);
+    } else if (rest.startsWith('public.expiration.')) {
+      const ccy = rest.slice(18);
+      for (const t of topics.values()) if (t.spec.k === 'expiration_price' && t.spec.currency === ccy) deliver(t, text);
+    } else if (rest.startsWith('public.instrument_state.')) {
+      const ccy = rest.slice(24);
+      const states = (JSON.parse(text) as unknown[]).map((e) => JSON.stringify(e));
+      const subs = [...topics.values()].filter((t) => t.spec.k === 'instrument_state' && (t.spec.currency === null || t.spec.currency === ccy));
+      // state by state to every channel (not channel by channel): a client that has one channel's
+      // last state has the others' too, up to one frame
+      for (const e of states) for (const t of subs) deliver(t, e);
+    } else if (rest === 'public.platform_state') {
+      const changes = (JSON.parse(text) as unknown[]).map((e) => JSON.stringify(e));
+      for (const t of topics.values()) if (t.spec.k === 'platform_state') for (const e of changes) deliver(t, e);
+    } else if (rest === 'control.accounts') portfolioDue(null, null);
+    else if (rest.startsWith('private.')) onPrivate(Number(rest.slice(8)), text);
     else if (rest === 'control.gap') {
       log.warn({ gap: text }, 'the leader dropped events; re-reading every book');
       for (const [name, m] of mirrors) resync(name, m);
@@ -433,6 +629,72 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     });
   };
 
+  // ---- first messages of a subscription, from the leader -------------------------------------------
+  // One connection of the gateway's own: the channels are subscribed and unsubscribed in one go,
+  // and what the leader sends between the two answers is what a new subscriber of its gets. One
+  // request at a time: a channel still subscribed there would get no first message.
+  let feed: { ws: WebSocket; open: Promise<void>; next: number; waiting: Map<number, () => void>; notes: Array<[string, string]> } | null = null;
+  let feedChain: Promise<unknown> = Promise.resolve();
+  const openFeed = () => {
+    if (feed !== null && feed.ws.readyState <= WebSocket.OPEN) return feed;
+    const ws = new WebSocket(leaderWs, { perMessageDeflate: false });
+    const f = {
+      ws,
+      open: new Promise<void>((resolve, reject) => {
+        ws.once('open', () => resolve());
+        ws.once('error', reject);
+      }),
+      next: 1,
+      waiting: new Map<number, () => void>(),
+      notes: [] as Array<[string, string]>,
+    };
+    ws.on('message', (raw) => {
+      const msg = JSON.parse(raw.toString()) as { id?: number; method?: string; params?: { channel: string; data: unknown } };
+      if (msg.method === 'subscription' && msg.params) f.notes.push([msg.params.channel, JSON.stringify(msg.params.data)]);
+      else if (typeof msg.id === 'number') {
+        f.waiting.get(msg.id)?.();
+        f.waiting.delete(msg.id);
+      }
+    });
+    ws.on('close', () => {
+      for (const w of f.waiting.values()) w();
+      f.waiting.clear();
+    });
+    ws.on('error', () => undefined);
+    feed = f;
+    return f;
+  };
+  /** The leader's first messages for `channels` (channel -> data texts, in order). */
+  const initialOf = (channels: string[]): Promise<Map<string, string[]>> => {
+    if (channels.length === 0) return Promise.resolve(new Map());
+    // raw tickers need an authenticated connection on the leader; the first message is the same
+    const asked = channels.map((n) => (n.startsWith('ticker.') && n.endsWith('.raw') ? `${n.slice(0, -4)}.100ms` : n));
+    const p = feedChain.then(async () => {
+      const f = openFeed();
+      await f.open;
+      f.notes = [];
+      const call = (method: string) =>
+        new Promise<void>((resolve) => {
+          const id = f.next++;
+          f.waiting.set(id, resolve);
+          f.ws.send(JSON.stringify({ jsonrpc: '2.0', id, method, params: { channels: asked } }));
+        });
+      const subscribed = call('public/subscribe');
+      await Promise.all([subscribed, call('public/unsubscribe')]);
+      const out = new Map<string, string[]>();
+      for (const [k, n] of channels.entries()) {
+        const got = f.notes.filter(([ch]) => ch === asked[k]).map(([, d]) => d);
+        if (got.length > 0) out.set(n, got);
+      }
+      return out;
+    });
+    feedChain = p.catch(() => undefined);
+    return p.catch((err: unknown) => {
+      log.warn({ err }, 'first messages from the leader failed');
+      return new Map<string, string[]>();
+    });
+  };
+
   /** The id the leader names for this connection's credentials, or null. */
   const whoAmI = async (c: ClientConn, accessToken?: string): Promise<number | null> => {
     const params: Record<string, unknown> = { currency: 'BTC', extended: true };
@@ -471,9 +733,9 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     t.subs.delete(c);
     if (t.subs.size === 0) {
       topics.delete(isPrivate(t.spec) ? `${t.userId}\u0000${channel}` : channel);
-      if (t.spec.k === 'book' || t.spec.k === 'book_depth') {
+      if (t.spec.k === 'book' || t.spec.k === 'book_depth' || t.spec.k === 'quote') {
         const name = t.spec.instrument;
-        if (![...topics.values()].some((x) => (x.spec.k === 'book' || x.spec.k === 'book_depth') && x.spec.instrument === name)) mirrors.delete(name);
+        if (![...topics.values()].some((x) => (x.spec.k === 'book' || x.spec.k === 'book_depth' || x.spec.k === 'quote') && x.spec.instrument === name)) mirrors.delete(name);
       }
     }
     return true;
@@ -493,19 +755,22 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     const specs: Array<[string, ChannelSpec]> = [];
     const unknown: string[] = [];
     for (const n of channels as string[]) {
-      const spec = parse(n);
-      if (spec === null || !SERVED.has(spec.k)) unknown.push(n);
+      const spec = c.subs.get(n)?.spec ?? parse(n);
+      if (spec === null) unknown.push(n);
       else specs.push([n, spec]);
     }
-    if (unknown.length > 0) return c.send(envelope(id, failure(ERR.INVALID_PARAMS, `unknown channel or not served by the gateway: ${unknown.slice(0, 5).join(', ')}`, 'channels')));
+    if (unknown.length > 0) return c.send(envelope(id, failure(ERR.INVALID_PARAMS, `unknown channel: ${unknownList(unknown)}`, 'channels')));
     // books first (each may wait for a snapshot from the leader); the subscriptions below are then
     // made, answered and given their snapshots without a pause, so no change can reach a
     // subscriber before its snapshot
     for (const [, spec] of specs) {
-      if (spec.k !== 'book' && spec.k !== 'book_depth') continue;
+      if (spec.k !== 'book' && spec.k !== 'book_depth' && spec.k !== 'quote') continue;
       const m = mirrorOf(spec.instrument);
       if (m.book === null) await sync(spec.instrument, m);
     }
+    // first messages the leader sends on subscribe (current ticker, quote, candle, ...): asked of it
+    // for the channels this request will add
+    const firsts = await initialOf(specs.filter(([n, spec]) => FIRST_FROM_LEADER.has(spec.k) && !c.subs.has(n) && !('cadence' in spec && spec.cadence === 'raw' && c.userId === null)).map(([n]) => n));
     const done: string[] = [];
     const after: string[] = [];
     for (const [n, spec] of specs) {
@@ -526,6 +791,13 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
       t.subs.add(c);
       c.subs.set(n, t);
       done.push(n);
+      // a summary on the next tick, as the hub sends one to a new subscriber
+      if (spec.k === 'user.portfolio') (t.due ??= new Set()).add(spec.currency ?? 'BTC').add(spec.currency ?? 'ETH');
+      for (const data of firsts.get(n) ?? []) {
+        if (spec.k === 'ticker') t.last ??= data;
+        else if (spec.k === 'quote') t.last ??= quoteKey(JSON.parse(data) as Record<string, unknown>);
+        after.push(`{"jsonrpc":"2.0","method":"subscription","params":{"channel":${JSON.stringify(n)},"data":${data}}}`);
+      }
       if (spec.k === 'book' || spec.k === 'book_depth') {
         const m = mirrors.get(spec.instrument)!;
         // the state of the cadence the subscriber follows, so its next change chains on to it
@@ -558,7 +830,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
         return;
       case 'public/set_heartbeat': {
         const iv = params.interval;
-        if (typeof iv !== 'number' || !Number.isFinite(iv) || iv < 10 || iv > 3600) return c.send(envelope(id, failure(ERR.INVALID_PARAMS, 'interval must be a number of seconds >= 10', 'interval')));
+        if (typeof iv !== 'number' || !Number.isFinite(iv) || iv < minHeartbeat || iv > 3600) return c.send(envelope(id, failure(ERR.INVALID_PARAMS, `interval must be a number of seconds >= ${minHeartbeat}`, 'interval')));
         if (c.heartbeat) clearInterval(c.heartbeat);
         c.awaitingTest = false;
         c.heartbeat = setInterval(() => {
@@ -667,7 +939,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
       return;
     }
     wss.handleUpgrade(req, socket, head, (ws) => {
-      const c = new ClientConn(ws, socket, maxBuffered, ip);
+      const c = new ClientConn(ws, socket, maxBuffered, ip, () => overflows++);
       conns.add(c);
       ws.on('pong', () => (c.heard = true));
       ws.on('message', (data) => {
@@ -703,11 +975,15 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     get connections() {
       return conns.size;
     },
+    get overflows() {
+      return overflows;
+    },
     get deliveries() {
       return deliveries;
     },
     async close() {
       closing = true;
+      feed?.ws.close();
       clearInterval(tick);
       clearInterval(recheck);
       if (idleSweep) clearInterval(idleSweep);

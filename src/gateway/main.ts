@@ -35,6 +35,7 @@ async function main(): Promise<void> {
     recheckMs: int('STRIKEBOOK_GATEWAY_RECHECK_MS', 10_000, 100, 3_600_000),
     maxConnectionsPerIp: int('STRIKEBOOK_WS_MAX_CONNECTIONS_PER_IP', 256, 1, 1e6),
     idleTimeoutMs: int('STRIKEBOOK_WS_IDLE_TIMEOUT_MS', 60_000, 0, 86_400_000),
+    minHeartbeatSec: int('STRIKEBOOK_WS_MIN_HEARTBEAT', 10, 1, 3600),
     log,
   });
   log.info({ url: gw.url }, `Strikebook gateway listening on ${gw.url}`);

@@ -180,3 +180,36 @@ test('a gateway caps the WebSocket connections from one address (429 past it), a
   await assert.rejects(WsClient.open(gw.url), /429/);
   assert.equal(gw.connections, 2);
 });
+
+test('through a gateway: user.mmp_trigger reaches its owner only, and user.portfolio is each user\'s own get_account_summary', async (t) => {
+  const p = await pair(t);
+  if (!p) return;
+  const { srv, gw, m } = p;
+  await userToken(srv.url, p.admin, 'mm@example.com', { currency: 'BTC', amount: 10 });
+  const takerTok = await userToken(srv.url, p.admin, 'taker@example.com', { currency: 'BTC', amount: 10 });
+  const mm = await WsClient.open(gw.url);
+  const spy = await WsClient.open(gw.url);
+  t.after(() => [mm, spy].forEach((c) => c.ws.close()));
+  await mm.auth('mm@example.com');
+  await spy.auth('taker@example.com');
+  const chans = ['user.mmp_trigger.btc_usd', 'user.portfolio.BTC'];
+  assert.deepEqual(await mm.ok('private/subscribe', { channels: chans }), chans);
+  assert.deepEqual(await spy.ok('private/subscribe', { channels: chans }), chans);
+  // a summary on subscribe, each user's own
+  await until('first summaries', () => mm.on('user.portfolio.BTC').length > 0 && spy.on('user.portfolio.BTC').length > 0);
+  await mm.ok('private/set_mmp_config', { index_name: 'btc_usd', interval: 60, frozen_time: 0, quantity_limit: 0.5 });
+  const hi = m.prices.length - 1;
+  await mm.ok('private/sell', { instrument_name: m.name, amount: 1, price: m.prices[hi], mmp: true });
+  await ok(srv.url, 'private/buy', { instrument_name: m.name, amount: 0.5, price: m.prices[hi] }, takerTok);
+  await until('the trigger', () => mm.on('user.mmp_trigger.btc_usd').length > 0);
+  assert.deepEqual(mm.on('user.mmp_trigger.btc_usd')[0].data, { index_name: 'btc_usd', frozen_until: 0 });
+  // after the fill each one's last summary is what the leader answers that user
+  for (const [who, c] of [['mm', mm], ['taker', spy]] as const) {
+    const want = await c.ok('private/get_account_summary', { currency: 'BTC' });
+    await until(`${who}'s summary after the fill`, () => c.on('user.portfolio.BTC').some((n) => n.data.balance === want.balance && n.data.initial_margin === want.initial_margin));
+    assert.deepEqual(c.on('user.portfolio.BTC').at(-1)!.data, want, `${who}'s portfolio`);
+  }
+  // the maker received the premium the taker paid: a summary sent to the wrong user would differ
+  assert.notEqual(mm.on('user.portfolio.BTC').at(-1)!.data.balance, spy.on('user.portfolio.BTC').at(-1)!.data.balance);
+  assert.equal(spy.on('user.mmp_trigger.btc_usd').length, 0, "the taker sees nothing of the maker's trigger");
+});

@@ -345,15 +345,25 @@ export function foldCandles(inst: Instrument, trades: Iterable<Trade>, width: nu
     if (c === null || bucket !== c.tick) {
       c = { tick: bucket, open: price, high: price, low: price, close: price, volume: amount, cost: fin(usd, 2) ?? 0 };
       out.push(c);
-    } else {
-      c.high = Math.max(c.high, price);
-      c.low = Math.min(c.low, price);
-      c.close = price;
-      c.volume = fin(c.volume + amount) ?? 0;
-      c.cost = fin(c.cost + usd, 2) ?? 0;
-    }
+    } else extendCandle(c, price, amount, usd);
   }
   return out;
+}
+
+function extendCandle(c: Candle, price: number, amount: number, usd: number): void {
+  c.high = Math.max(c.high, price);
+  c.low = Math.min(c.low, price);
+  c.close = price;
+  c.volume = fin(c.volume + amount) ?? 0;
+  c.cost = fin(c.cost + usd, 2) ?? 0;
+}
+
+/** Folds one more trade of `c`'s bucket into it, exactly as foldCandles does (the NATS events keep
+ * each instrument's latest candles this way instead of scanning the bucket's trades per batch). */
+export function foldTradeInto(inst: Instrument, c: Candle, t: Trade): void {
+  const price = priceToNumber(t.price);
+  const amount = amountOf(inst, t.lots);
+  extendCandle(c, price, amount, Number.isFinite(t.indexPrice) ? amount * price * t.indexPrice : 0);
 }
 
 /** The candle of the bucket starting at `tick` (null without trades in it): scans back from the

@@ -6,9 +6,19 @@
 //                                   prev_change_id; one per batch that moved the book
 //   <p>.public.trades.<instrument>  the batch's public trades in that instrument (array)
 //   <p>.public.index.<currency>     `deribit_price_index` data, when an index command committed
-//   <p>.private.<user id>           { orders, trades, positions } of one user in the batch: the
+//   <p>.public.chart.<instrument>   {resolution: [candles]}: each `chart.trades.*` candle the
+//                                   batch's trades touched, in its state after the batch
+//   <p>.public.markprice.<currency> `markprice.options.*` data, when an index/vol command committed
+//   <p>.public.expiration.<currency> `estimated_expiration_price.*` data, likewise
+//   <p>.public.instrument_state.<currency>  [`instrument.state.*` data]: created/started/settled
+//   <p>.public.platform_state       [`platform_state` data]: indices locked or unlocked by the batch
+//   <p>.private.<user id>           { orders, trades, positions, mmp } of one user in the batch: the
 //                                   order objects at the end of the batch, the user's trades, the
-//                                   positions in the instruments they traded (user.changes)
+//                                   positions in the instruments they traded (user.changes), MMP
+//                                   triggers; also sent (maybe empty) when the user's money moved,
+//                                   which is what makes a gateway refresh user.portfolio
+//   <p>.control.accounts            {}: a command that may move any account (settlement, ...)
+//                                   committed: gateways refresh every user.portfolio
 // Public data is exactly what the hub sends on the matching channel, so a gateway only frames it.
 import type { CurrencyCode } from '../../domain/currency.ts';
 import { priceToNumber, type Instrument } from '../../domain/instrument.ts';
@@ -16,7 +26,11 @@ import type { Exchange } from '../../engine/exchange.ts';
 import { BUY, SELL } from '../../engine/orderBook.ts';
 import type { TriggerOrder } from '../../engine/triggers.ts';
 import type { Order, Trade } from '../../engine/types.ts';
+import type { MmpTriggerEvent } from '../../engine/mmp.ts';
 import { renderPosition } from '../methods/account.ts';
+import { expirationEstimate, lockedIndices } from '../methods/market.ts';
+import { RESOLUTIONS, candleAt, foldTradeInto, type Candle } from '../methods/marketData.ts';
+import { coin } from '../render.ts';
 import { renderOrder, renderPublicTrade, renderUserTrade } from '../render.ts';
 
 /** What one durable batch touched (collected by the hub's engine observer). */
@@ -25,6 +39,13 @@ export interface BatchTouched {
   orders: ReadonlySet<Order | TriggerOrder>;
   /** currencies whose index moved */
   currencies: ReadonlySet<CurrencyCode>;
+  /** users whose money moved without an order event (deposits, withdrawals) */
+  users?: ReadonlySet<number>;
+  /** a command that may move any account committed */
+  everyone?: boolean;
+  /** instrument life-cycle events, in order */
+  states?: ReadonlyArray<{ inst: Instrument; state: string; ts: number }>;
+  mmp?: readonly MmpTriggerEvent[];
 }
 
 export interface EventMessage {
@@ -39,6 +60,10 @@ interface L2 {
 }
 
 const INDEX_NAMES: Record<string, string> = { BTC: 'btc_usd', ETH: 'eth_usd' };
+const PRICE_INDICES = ['btc_usd', 'eth_usd'];
+/** Candles read by candleAt in the current batch (they hold its trades already). */
+const fresh = new Set<Candle>();
+const WIDTHS = Object.values(RESOLUTIONS).map((minutes) => minutes * 60_000);
 
 function lotsAmount(inst: Instrument, lots: number): number {
   return Number(((lots * inst.lotScaled) / 1e8).toFixed(8));
@@ -47,12 +72,18 @@ function lotsAmount(inst: Instrument, lots: number): number {
 export class StreamEvents {
   /** The L2 book last published per instrument id: the next change is diffed against it. */
   private readonly books = new Map<number, L2>();
+  /** Latest candle per instrument id and bucket width: a batch's trades are folded into it (a
+   *  candleAt per batch would scan the whole bucket: a day of trades for `1D`). */
+  private readonly candles = new Map<number, Map<number, Candle>>();
+  /** platform_state: the locked indices after the last batch, as text */
+  private lockedLast: string;
 
   constructor(
     private readonly ex: Exchange,
     readonly prefix: string,
   ) {
     for (const m of ex.markets.values()) this.books.set(m.inst.id, this.levelsOf(m.inst, m.changeId));
+    this.lockedLast = lockedIndices(ex).join(',');
   }
 
   private levelsOf(inst: Instrument, changeId: number): L2 {
@@ -98,6 +129,7 @@ export class StreamEvents {
       const idx = ex.index[c];
       if (idx) out.push({ subject: `${this.prefix}.public.index.${c}`, data: JSON.stringify({ index_name: INDEX_NAMES[c], price: idx.price, timestamp: idx.ts }) });
     }
+    this.renderMarket(batch, tradesByInst, out);
     // private: per user, orders (by id) and trades (each once, as the user's side)
     const perUser = new Map<number, { orders: Array<Order | TriggerOrder>; trades: Trade[] }>();
     const entry = (u: number) => {
@@ -106,6 +138,15 @@ export class StreamEvents {
       return e;
     };
     for (const o of batch.orders) entry(o.userId).orders.push(o);
+    // money moved without an order (deposit, withdrawal): an empty event still refreshes portfolios
+    for (const u of batch.users ?? []) entry(u);
+    const mmpByUser = new Map<number, Array<Record<string, unknown>>>();
+    for (const e of batch.mmp ?? []) {
+      entry(e.userId);
+      let a = mmpByUser.get(e.userId);
+      if (!a) mmpByUser.set(e.userId, (a = []));
+      a.push({ index_name: e.indexName, ...(e.group !== null ? { mmp_group: e.group } : {}), frozen_until: e.frozenUntil });
+    }
     for (const t of batch.trades) {
       entry(t.makerOrder.userId).trades.push(t);
       if (t.takerOrder.userId !== t.makerOrder.userId) entry(t.takerOrder.userId).trades.push(t);
@@ -120,10 +161,77 @@ export class StreamEvents {
         orders: e.orders.map(renderOrder),
         trades: e.trades.map((t) => renderUserTrade(t, uid)),
         positions: [...traded].map((inst) => renderPosition(ex, user, inst)),
+        mmp: mmpByUser.get(uid) ?? [],
       };
       out.push({ subject: `${this.prefix}.private.${uid}`, data: JSON.stringify(data) });
     }
+    if (batch.everyone === true) out.push({ subject: `${this.prefix}.control.accounts`, data: '{}' });
     return out;
+  }
+
+  /** Candles, marks, expiration estimates, instrument and platform states of a batch: what the hub
+   *  sends on those channels, rendered once whatever the subscribers. Tickers are not rendered here:
+   *  an index print moves every instrument's (882 BTC options in the default catalog: ~85 ms of
+   *  engine thread per print, measured), so gateways read the few that have subscribers
+   *  (public/ticker) when the stream says they moved. */
+  private renderMarket(batch: BatchTouched, tradesByInst: Map<Instrument, Trade[]>, out: EventMessage[]): void {
+    const ex = this.ex;
+    const p = this.prefix;
+    for (const [inst, ts] of tradesByInst) {
+      let byWidth = this.candles.get(inst.id);
+      if (!byWidth) this.candles.set(inst.id, (byWidth = new Map()));
+      const data: Record<string, Candle[]> = {};
+      for (const [k, width] of WIDTHS.entries()) {
+        const touched: Candle[] = [];
+        let c = byWidth.get(width);
+        for (const t of ts) {
+          const tick = Math.floor(t.ts / width) * width;
+          if (c !== undefined && c.tick === tick) {
+            if (touched[touched.length - 1] !== c) {
+              // the cached candle already holds this batch's trades only when it was read below
+              touched.push(c);
+            }
+            if (!fresh.has(c)) foldTradeInto(inst, c, t);
+            continue;
+          }
+          // a bucket this batch opens (or the first one seen): read from the trades, the batch's included
+          const read = candleAt(ex, inst, tick, width);
+          if (read === null) continue;
+          fresh.add(read);
+          byWidth.set(width, (c = read));
+          touched.push(c);
+        }
+        if (touched.length > 0) data[Object.keys(RESOLUTIONS)[k]!] = touched.map((x) => ({ ...x }));
+      }
+      fresh.clear();
+      out.push({ subject: `${p}.public.chart.${inst.name}`, data: JSON.stringify(data) });
+    }
+    for (const c of batch.currencies) {
+      const marks: unknown[] = [];
+      for (const m of ex.markets.values()) {
+        if (m.inst.currency !== c || m.inst.state !== 'open') continue;
+        marks.push({ instrument_name: m.inst.name, mark_price: coin(m.markCoin), iv: Number.isFinite(m.markIv) ? Number(m.markIv.toFixed(4)) : null, timestamp: ex.now });
+      }
+      out.push({ subject: `${p}.public.markprice.${c}`, data: JSON.stringify(marks) });
+      const est = expirationEstimate(ex, c);
+      if (est) out.push({ subject: `${p}.public.expiration.${c}`, data: JSON.stringify(est) });
+    }
+    const states = new Map<CurrencyCode, unknown[]>();
+    for (const e of batch.states ?? []) {
+      let a = states.get(e.inst.currency);
+      if (!a) states.set(e.inst.currency, (a = []));
+      a.push({ timestamp: e.ts, state: e.state, instrument_name: e.inst.name });
+    }
+    for (const [c, a] of states) out.push({ subject: `${p}.public.instrument_state.${c}`, data: JSON.stringify(a) });
+    const now = lockedIndices(ex);
+    const key = now.join(',');
+    if (key !== this.lockedLast) {
+      const before = new Set(this.lockedLast === '' ? [] : this.lockedLast.split(','));
+      const locked = new Set(now);
+      this.lockedLast = key;
+      const changed = PRICE_INDICES.filter((n) => before.has(n) !== locked.has(n)).map((n) => ({ price_index: n, locked: locked.has(n) }));
+      out.push({ subject: `${p}.public.platform_state`, data: JSON.stringify(changed) });
+    }
   }
 }
 
