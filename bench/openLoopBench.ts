@@ -153,6 +153,10 @@ export async function runOpenLoopBench(opts: { seconds?: number } = {}): Promise
     const share = stalls.all === 0 ? 1 : stalls.over / stalls.all;
     const largest = worstBucket(before, afterText, 'strikebook_event_loop_delay_seconds');
     lines.push(`  largest engine-thread turn: ${largest} against the ${STALL_MS} ms line; ${stalls.over} of ${stalls.all} event-loop samples held past it (${(share * 100).toFixed(2)}%)`);
+    // the same stalls bounded by the process's CPU: what is left once the time the thread waited for
+    // a core (a loaded machine) is taken out
+    const busy = above(before, afterText, 'strikebook_event_loop_busy_seconds', String(STALL_MS / 1000));
+    lines.push(`    of which working or in GC (bounded by process CPU): largest ${worstBucket(before, afterText, 'strikebook_event_loop_busy_seconds')}, ${busy.over} samples past ${STALL_MS} ms`);
     for (const work of ['market_tick', 'liquidation_scan_slice', 'stream_fanout', 'listing', 'snapshot_inline']) {
       const w = above(before, afterText, 'strikebook_engine_work_seconds', String(STALL_MS / 1000), `work="${work}"`);
       if (w.all > 0) lines.push(`    ${work.padEnd(24)} ${w.all} pieces, ${w.over} over ${STALL_MS} ms, longest ${worstBucket(before, afterText, 'strikebook_engine_work_seconds', `work="${work}"`)}`);

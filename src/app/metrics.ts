@@ -265,8 +265,13 @@ export function createMetrics(src: MetricSources): Metrics {
         histogramText('strikebook_engine_work_seconds', "The engine thread's own work by kind, each piece timed from start to end within one turn.", workSeries.values()) +
         histogramText(
           'strikebook_event_loop_delay_seconds',
-          'How late a timer due every 2 ms fired: a stall of the engine thread (work that did not yield, or GC) of D seconds shows as a delay of D. Process-wide.',
-          [stalls],
+          'How late a timer due every 2 ms fired: a stall of the engine thread (work that did not yield, or GC, or the thread descheduled by the OS) of D seconds shows as a delay of D. Process-wide.',
+          [stalls.delay],
+        ) +
+        histogramText(
+          'strikebook_event_loop_busy_seconds',
+          "The same delays, each bounded by the process's CPU time in its sampling interval: the part of a stall spent working or collecting garbage, not waiting for a core. Process-wide.",
+          [stalls.busy],
         );
       return `${own}\n${latencies}\n${proc}`;
     },
