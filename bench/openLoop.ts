@@ -24,6 +24,8 @@ export interface OpenLoopResult {
   p99: number;
   p999: number;
   max: number;
+  /** Every latency, ascending (to pool runs). */
+  latenciesMs: number[];
 }
 
 /** How long answers still in flight are waited for after the last scheduled start, ms. */
@@ -136,5 +138,5 @@ export async function openLoop(port: number, steps: LeanStep[], opts: { ratePerS
 
   latencies.sort((a, b) => a - b);
   const at = (q: number) => (latencies.length === 0 ? NaN : latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * q))]!);
-  return { scheduled: total, answered: latencies.length, non2xx, statuses, errors, unsolicited, p50: at(0.5), p99: at(0.99), p999: at(0.999), max: latencies.length === 0 ? NaN : latencies[latencies.length - 1]! };
+  return { scheduled: total, answered: latencies.length, non2xx, statuses, errors, unsolicited, p50: at(0.5), p99: at(0.99), p999: at(0.999), max: latencies.length === 0 ? NaN : latencies[latencies.length - 1]!, latenciesMs: latencies };
 }

@@ -27,7 +27,7 @@ const STALL_MS = 2;
 const TARGET_P99_RATIO = 3;
 
 /** Accounts and state: positions, resting orders, and the crossing users' order plans. */
-async function prepare(base: string): Promise<{ plans: LeanStep[][]; instruments: number; refused: number }> {
+export async function prepare(base: string): Promise<{ plans: LeanStep[][]; instruments: number; refused: number }> {
   const admin = await benchAdmin(base);
   const all = (await call(base, 'public/get_instruments', { currency: 'any' })) as unknown[];
   const tradable = await tradableBooks(base);
@@ -65,7 +65,7 @@ function line(label: string, r: OpenLoopResult): string {
 
 /** Cumulative bucket counts of one histogram series in Prometheus text, by `le`; `labels` (e.g.
  *  `kind="minor"`) picks the series, wherever `le` stands among its labels (prom-client puts it first). */
-function buckets(text: string, name: string, labels = ''): Map<string, number> {
+export function buckets(text: string, name: string, labels = ''): Map<string, number> {
   const out = new Map<string, number>();
   const re = new RegExp(`^${name}_bucket\\{([^}]*)\\} (\\S+)$`, 'gm');
   for (const m of text.matchAll(re)) {
@@ -77,13 +77,13 @@ function buckets(text: string, name: string, labels = ''): Map<string, number> {
 }
 
 /** The sum of one histogram series (seconds) grown between two scrapes. */
-function grownSum(before: string, after: string, name: string, labels: string): number {
+export function grownSum(before: string, after: string, name: string, labels: string): number {
   const re = new RegExp(`^${name}_sum\\{${labels}\\} (\\S+)$`, 'm');
   return Number(re.exec(after)?.[1] ?? 0) - Number(re.exec(before)?.[1] ?? 0);
 }
 
 /** Samples of a histogram above `bound` seconds between two scrapes, and of all. */
-function above(before: string, after: string, name: string, bound: string, labels = ''): { over: number; all: number } {
+export function above(before: string, after: string, name: string, bound: string, labels = ''): { over: number; all: number } {
   const b = buckets(before, name, labels);
   const a = buckets(after, name, labels);
   const all = (a.get('+Inf') ?? 0) - (b.get('+Inf') ?? 0);
@@ -92,7 +92,7 @@ function above(before: string, after: string, name: string, bound: string, label
 }
 
 /** The largest bucket bound that a sample between two scrapes reached. */
-function worstBucket(before: string, after: string, name: string, labels = ''): string {
+export function worstBucket(before: string, after: string, name: string, labels = ''): string {
   const b = buckets(before, name, labels);
   const a = buckets(after, name, labels);
   let worst = 'none';
