@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { CONNECTIONS } from './benchAccounts.ts';
+import type { LeanStep } from './leanLoad.ts';
 import { openLoop } from './openLoop.ts';
 import { above, grownSum, prepare, worstBucket } from './openLoopBench.ts';
 import { runIfMain, spawnStrikebook, stopGracefully, waitHttp } from './support.ts';
@@ -27,7 +28,7 @@ interface Tally {
 }
 
 export async function runGcFlagsBench(rate: number, rounds: number, seconds: number, flagSets: string[]): Promise<{ lines: string[]; ok: boolean }> {
-  const servers: Array<{ port: number; dir: string; child: ChildProcess; tally: Tally; steps: Awaited<ReturnType<typeof prepare>>['plans'][number] }> = [];
+  const servers: Array<{ port: number; dir: string; child: ChildProcess; tally: Tally; steps: LeanStep[] }> = [];
   const basePort = 21000 + Math.floor(Math.random() * 10000);
   try {
     await Promise.all(
@@ -35,11 +36,13 @@ export async function runGcFlagsBench(rate: number, rounds: number, seconds: num
         const port = basePort + i;
         const dir = mkdtempSync(path.join(tmpdir(), 'strikebook-gcflags-'));
         const child = spawnStrikebook(port, dir, flags.split(/\s+/).filter(Boolean), { STRIKEBOOK_INDEX_FEED: 'simulated' });
+        const tally: Tally = { flags: flags || '(defaults)', orders: 0, latencies: [], delayOver: 0, delayWorst: [], busyWorst: [], gc: new Map() };
+        // kept before anything can fail, so that `finally` stops every server started
+        const server = { port, dir, child, tally, steps: [] as LeanStep[] };
+        servers[i] = server;
         const base = `http://127.0.0.1:${port}`;
         await waitHttp(`${base}/health`);
-        const { plans } = await prepare(base);
-        const tally: Tally = { flags: flags || '(defaults)', orders: 0, latencies: [], delayOver: 0, delayWorst: [], busyWorst: [], gc: new Map() };
-        servers[i] = { port, dir, child, tally, steps: plans.flat() };
+        server.steps = (await prepare(base)).plans.flat();
       }),
     );
     for (let r = 0; r < rounds; r++) {
