@@ -41,7 +41,15 @@ export async function runGcFlagsBench(rate: number, rounds: number, seconds: num
         const server = { port, dir, child, tally, steps: [] as LeanStep[] };
         servers[i] = server;
         const base = `http://127.0.0.1:${port}`;
-        await waitHttp(`${base}/health`);
+        // several servers starting at once on a loaded machine take longer than waitHttp's 30 s
+        for (let tries = 0; ; tries++) {
+          try {
+            await waitHttp(`${base}/health`);
+            break;
+          } catch (err) {
+            if (tries >= 3) throw err;
+          }
+        }
         server.steps = (await prepare(base)).plans.flat();
       }),
     );
