@@ -138,7 +138,10 @@ export async function runOpenLoopBench(opts: { seconds?: number } = {}): Promise
     lines.push(`  ratio ${crossRatio.toFixed(3)} of bare (issue 16 measured 0.28-0.37 on this machine before)`);
 
     // (b) open loop at half of Strikebook's crossing capacity, both servers on the same schedule
-    const rate = Math.max(100, Math.round(cross.rps / 2));
+    // BENCH_OPEN_LOOP_RATE pins the schedule, so that A/B runs (two branches, two flag sets) run
+    // the same one: the capacity measured in (a) swings 2x with the machine's load
+    const pinned = Number(process.env.BENCH_OPEN_LOOP_RATE);
+    const rate = pinned > 0 ? Math.round(pinned) : Math.max(100, Math.round(cross.rps / 2));
     const steps = plans.flat();
     const bareSteps = barePlans.flat();
     const bareOpen = await openLoop(barePort, bareSteps, { ratePerSec: rate, seconds, connections: CONNECTIONS });
@@ -146,7 +149,7 @@ export async function runOpenLoopBench(opts: { seconds?: number } = {}): Promise
     const sbOpen = await openLoop(port, steps, { ratePerSec: rate, seconds, connections: CONNECTIONS });
     const afterText = await metricsText();
     const p99Ratio = sbOpen.p99 / bareOpen.p99;
-    lines.push(`(b) open loop at ${rate} orders/s (half of (a)) for ${seconds} s, ${CONNECTIONS} connections, latency from the scheduled start:`);
+    lines.push(`(b) open loop at ${rate} orders/s (${pinned > 0 ? 'BENCH_OPEN_LOOP_RATE' : 'half of (a)'}) for ${seconds} s, ${CONNECTIONS} connections, latency from the scheduled start:`);
     lines.push(line('  bare node:http', bareOpen));
     lines.push(line('  Strikebook crossing orders', sbOpen));
     const stalls = above(before, afterText, 'strikebook_event_loop_delay_seconds', String(STALL_MS / 1000));
