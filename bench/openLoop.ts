@@ -14,12 +14,18 @@ export interface OpenLoopResult {
   scheduled: number;
   answered: number;
   non2xx: number;
+  /** Non-2xx answers by status, e.g. { 503: 2 }. */
+  statuses: Record<number, number>;
   errors: number;
+  /** Answers read on a socket that had no request in flight (not counted as latencies). */
+  unsolicited: number;
   /** Latency from scheduled start to the whole answer read, ms. */
   p50: number;
   p99: number;
   p999: number;
   max: number;
+  /** Every latency, ascending (to pool runs). */
+  latenciesMs: number[];
 }
 
 /** How long answers still in flight are waited for after the last scheduled start, ms. */
@@ -35,7 +41,9 @@ export async function openLoop(port: number, steps: LeanStep[], opts: { ratePerS
   const interval = 1000 / opts.ratePerSec;
   const latencies: number[] = [];
   let non2xx = 0;
+  const statuses: Record<number, number> = {};
   let errors = 0;
+  let unsolicited = 0;
   let nextIndex = 0;
   let sent = 0;
   /** Scheduled start times of requests that are due and wait for a free socket, oldest first. */
@@ -45,6 +53,7 @@ export async function openLoop(port: number, steps: LeanStep[], opts: { ratePerS
 
   interface Conn {
     socket: net.Socket;
+    /** Scheduled start of the request in flight; -1 while the socket is idle. */
     scheduledAt: number;
   }
 
@@ -67,7 +76,7 @@ export async function openLoop(port: number, steps: LeanStep[], opts: { ratePerS
         new Promise<void>((resolve, reject) => {
           const socket = net.connect(port, '127.0.0.1');
           socket.setNoDelay(true);
-          const c: Conn = { socket, scheduledAt: 0 };
+          const c: Conn = { socket, scheduledAt: -1 };
           socket.once('connect', () => {
             idle.push(c);
             resolve();
@@ -85,8 +94,17 @@ export async function openLoop(port: number, steps: LeanStep[], opts: { ratePerS
                 socket.destroy();
               },
               (status) => {
-                if (status !== 200) non2xx++;
+                // an answer with nothing asked (a server-initiated close) has no start to count from
+                if (c.scheduledAt < 0) {
+                  unsolicited++;
+                  return;
+                }
+                if (status !== 200) {
+                  non2xx++;
+                  statuses[status] = (statuses[status] ?? 0) + 1;
+                }
                 latencies.push(performance.now() - c.scheduledAt);
+                c.scheduledAt = -1;
                 idle.push(c);
                 dispatch();
               },
@@ -120,5 +138,5 @@ export async function openLoop(port: number, steps: LeanStep[], opts: { ratePerS
 
   latencies.sort((a, b) => a - b);
   const at = (q: number) => (latencies.length === 0 ? NaN : latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * q))]!);
-  return { scheduled: total, answered: latencies.length, non2xx, errors, p50: at(0.5), p99: at(0.99), p999: at(0.999), max: latencies.length === 0 ? NaN : latencies[latencies.length - 1]! };
+  return { scheduled: total, answered: latencies.length, non2xx, statuses, errors, unsolicited, p50: at(0.5), p99: at(0.99), p999: at(0.999), max: latencies.length === 0 ? NaN : latencies[latencies.length - 1]!, latenciesMs: latencies };
 }

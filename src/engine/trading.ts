@@ -10,7 +10,7 @@ import type { Exchange } from './exchange.ts';
 import { appendEntry } from './ledger.ts';
 import type { MmpTag } from './mmp.ts';
 import { BUY, SELL, type OrderBook, type Side } from './orderBook.ts';
-import { Order, type CancelReason, type OrderExposure, type Position, type Trade, type User } from './types.ts';
+import { Order, addTradeId, type CancelReason, type OrderExposure, type Position, type Trade, type User } from './types.ts';
 
 type PlaceCmd = Extract<Command, { t: 'place' }>;
 type CancelAllCmd = Extract<Command, { t: 'cancel_all' }>;
@@ -483,8 +483,8 @@ export class Trading {
     if (market.trades.length > PUBLIC_TRADES_KEPT * 2) market.trades.splice(0, market.trades.length - PUBLIC_TRADES_KEPT);
     ex.recentTrades.push(trade);
     if (ex.recentTrades.length > RECENT_TRADES_KEPT * 2) ex.recentTrades.splice(0, ex.recentTrades.length - RECENT_TRADES_KEPT);
-    maker.tradeIds.push(trade.id);
-    taker.tradeIds.push(trade.id);
+    addTradeId(maker, trade.id);
+    addTradeId(taker, trade.id);
     recordUserTrade(makerUser, trade, ex.limits.userTradesKept);
     if (takerUser !== makerUser) recordUserTrade(takerUser, trade, ex.limits.userTradesKept);
     this.fills.push(trade);

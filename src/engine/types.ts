@@ -23,6 +23,15 @@ export type CancelReason =
   /** a settlement took the cash an open buy was accepted against (src/engine/settlement.ts) */
   | 'risk_mitigation';
 
+/** The trade ids of every order that has not traded (never written: see `addTradeId`). */
+export const NO_TRADE_IDS: readonly number[] = Object.freeze([]);
+
+/** Appends a trade id to an order's list, allocating only what it holds. */
+export function addTradeId(o: Order, id: number): void {
+  if (o.tradeIds.length === 0) o.tradeIds = [id];
+  else (o.tradeIds as number[]).push(id);
+}
+
 /** An order; while open it is also the intrusive queue node of its book. */
 export class Order implements BookNode {
   prev: BookNode | null = null;
@@ -38,8 +47,13 @@ export class Order implements BookNode {
   /** Funds held for the open remainder of a buy (premium + fee), minor units. */
   reserved = 0;
   lastUpdate: number;
-  /** Trade ids of this order, in order. */
-  tradeIds: number[] = [];
+  /**
+   * Trade ids of this order, in order. Every order without a trade shares one frozen empty array
+   * and the first trade puts an array of exactly one id in its place (`addTradeId`): a push onto
+   * a fresh `[]` reserves 16 slots, 185 bytes per traded order that scavenges copy and the old
+   * generation keeps for as long as the order is remembered (issue 16).
+   */
+  tradeIds: readonly number[] = NO_TRADE_IDS;
   /** Set for MMP orders and mass quotes (src/engine/mmp.ts); kept in the snapshot's `mmp` part. */
   mmp: MmpTag | null = null;
   /** The trigger order this order was placed by when it fired (src/engine/triggers.ts). */

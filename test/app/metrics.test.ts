@@ -4,6 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ConfigError, loadConfig } from '../../src/app/config.ts';
 import { isLoopback } from '../../src/app/metrics.ts';
+import { busyShare } from '../../src/app/loopStalls.ts';
 import { atmCall } from '../helpers/market.ts';
 import { adminToken, login, ok, request, rpc, startServer, userToken, type TestServer } from '../helpers/server.ts';
 import { WsClient } from '../helpers/ws.ts';
@@ -151,12 +152,20 @@ describe('GET /metrics', () => {
   it('shows a stall of the engine thread in the event-loop delay histogram, and times its own work by kind', async () => {
     const before = await scrape(url);
     const over20ms = (text: string) => sample(text, 'strikebook_event_loop_delay_seconds_count')! - sample(text, 'strikebook_event_loop_delay_seconds_bucket', { le: '0.02' })!;
-    // the server runs in this process: hold its thread for 40 ms, as a long command would
-    const until = performance.now() + 40;
-    while (performance.now() < until);
+    // the server runs in this process: hold its thread for 40 ms of CPU, as a long command would
+    // (counted in CPU, not wall time: on a loaded machine a 40 ms wall spin may get a few ms of CPU,
+    // and it is the CPU that the busy series must see; the wall time is at least as long)
+    const cpuStart = process.cpuUsage();
+    const started = performance.now();
+    for (;;) {
+      const used = process.cpuUsage(cpuStart);
+      if (used.user + used.system >= 40_000 && performance.now() - started >= 40) break;
+    }
     await new Promise((r) => setTimeout(r, 20));
     const text = await scrape(url);
     assert.ok(over20ms(text) >= over20ms(before) + 1, 'a 40 ms stall is a delay of more than 20 ms');
+    const busyOver20ms = (t: string) => sample(t, 'strikebook_event_loop_busy_seconds_count')! - sample(t, 'strikebook_event_loop_busy_seconds_bucket', { le: '0.02' })!;
+    assert.ok(busyOver20ms(text) >= busyOver20ms(before) + 1, 'a stall spent computing is busy time too');
     assert.ok(sample(text, 'strikebook_event_loop_delay_seconds_count')! > sample(before, 'strikebook_event_loop_delay_seconds_count')!, 'sampled all along');
     // the market timer runs every second (the index is manual here, so its work is small)
     let ticked = text;
@@ -167,6 +176,17 @@ describe('GET /metrics', () => {
     assert.ok(sample(ticked, 'strikebook_engine_work_seconds_count', { work: 'market_tick' })! >= 1, 'market ticks are timed');
     assert.ok(sample(ticked, 'strikebook_engine_work_seconds_count', { work: 'listing' })! >= 1, 'the start-up listing is timed');
     assert.match(ticked, /^# TYPE strikebook_engine_work_seconds histogram$/m);
+  });
+
+  it('counts a stall the thread spent blocked, not computing, as a delay but not as busy time', async () => {
+    const over20ms = (text: string, name: string) => sample(text, `${name}_count`)! - sample(text, `${name}_bucket`, { le: '0.02' })!;
+    const before = await scrape(url);
+    // blocks the thread without using CPU, as a thread the OS has descheduled would wait
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 60);
+    await new Promise((r) => setTimeout(r, 20));
+    const text = await scrape(url);
+    assert.ok(over20ms(text, 'strikebook_event_loop_delay_seconds') >= over20ms(before, 'strikebook_event_loop_delay_seconds') + 1, 'a 60 ms wait is a delay');
+    assert.equal(over20ms(text, 'strikebook_event_loop_busy_seconds'), over20ms(before, 'strikebook_event_loop_busy_seconds'), 'but not 20 ms of work');
   });
 
   it('answers clients on other hosts 404 in the JSON-RPC error envelope', async () => {
@@ -223,5 +243,13 @@ describe('two exchanges in one process', () => {
       await a.stop();
       await b.stop();
     }
+  });
+});
+
+describe('the busy share of an event-loop delay', () => {
+  it('is the delay when the process computed all along, and the CPU used when it waited for a core', () => {
+    assert.equal(busyShare(5, 7), 0.005, 'a 5 ms delay in an interval of 7 ms of CPU: 5 ms of work');
+    assert.equal(busyShare(40, 1), 0.001, 'descheduled for 40 ms with 1 ms of CPU: at most 1 ms of work');
+    assert.equal(busyShare(0, 2), 0, 'on time: no stall');
   });
 });
