@@ -6,6 +6,7 @@ import { Exchange } from '../engine/exchange.ts';
 import { restore } from '../engine/snapshot.ts';
 import type { AsyncJournal, Journal } from '../journal/journal.ts';
 import { applyCommand } from '../sequencer/sequencer.ts';
+import { decodeCommand } from '../journal/commandCodec.ts';
 import type { MarketViews } from '../views/marketViews.ts';
 
 export interface Recovered {
@@ -29,7 +30,7 @@ export function recover(journal: Journal, onError?: OnCommandError, views?: Mark
   const ex = fromSnapshot(snap, views);
   let replayed = 0;
   for (const rec of journal.readAfter(snap ? snap.seq : 0)) {
-    applyCommand(ex, JSON.parse(rec.cmd) as Sequenced, onError);
+    applyCommand(ex, decodeCommand(rec.cmd, rec.seq, rec.ts), onError);
     replayed++;
   }
   return { ex, replayed, snapshotBytes: snap?.data.length ?? null };
@@ -40,7 +41,7 @@ export async function recoverAsync(journal: AsyncJournal, onError?: OnCommandErr
   const ex = fromSnapshot(snap, views);
   let replayed = 0;
   for await (const rec of journal.readAfter(snap ? snap.seq : 0)) {
-    applyCommand(ex, JSON.parse(rec.cmd) as Sequenced, onError);
+    applyCommand(ex, decodeCommand(rec.cmd, rec.seq, rec.ts), onError);
     replayed++;
   }
   return { ex, replayed, snapshotBytes: snap?.data.length ?? null };
