@@ -177,23 +177,42 @@ export function encodeCompact(cmd: Sequenced): string | null {
   return text;
 }
 
-function decodeValue(kind: Kind, s: string): unknown {
-  switch (kind) {
-    case 'num':
-      return +s;
-    case 'num?':
-      return s === '' ? null : +s;
-    case 'str':
-      return s;
-    case 'str?':
-      return s === '' ? null : s;
-    case 'bool':
-      return s === '1';
-    case 'bool?':
-    case 'optbool':
-      return s === '' ? null : s === '1';
-  }
-}
+type PlaceCmd = Extract<Sequenced, { t: 'place' }>;
+type Advanced = PlaceCmd['advanced'];
+type OrderType = PlaceCmd['type'];
+type Tif = PlaceCmd['tif'];
+
+const num = (s: string): number | null => (s === '' ? null : +s);
+const str = (s: string): string | null => (s === '' ? null : s);
+const flag = (s: string): boolean | null => (s === '' ? null : s === '1');
+
+/**
+ * The decoders, one per tag, written out with object literals in the schema's key order: a loop
+ * that adds keys by name was no faster than JSON.parse (keyed stores of changing names), these are
+ * several times faster. The round-trip tests hold them to the schemas above.
+ */
+const DECODERS: Record<string, (p: string[], seq: number, ts: number) => Sequenced> = {
+  // two full literals each, not a key added afterwards (the key order must be the live command's)
+  // nor a spread (several times slower than JSON.parse)
+  P: (p, seq, ts) =>
+    p[15] === ''
+      ? {
+          t: 'place', userId: +p[1]!, side: +p[2]! as 0 | 1, instrument: p[3]!, price: num(p[4]!), advanced: str(p[5]!) as Advanced, advPrice: num(p[6]!),
+          lots: +p[7]!, type: p[8]! as OrderType, tif: p[9]! as Tif, postOnly: p[10] === '1', rejectPostOnly: p[11] === '1', reduceOnly: p[12] === '1',
+          label: p[13]!, clientOrderId: str(p[14]!), ts, seq,
+        }
+      : {
+          t: 'place', userId: +p[1]!, side: +p[2]! as 0 | 1, instrument: p[3]!, price: num(p[4]!), advanced: str(p[5]!) as Advanced, advPrice: num(p[6]!),
+          lots: +p[7]!, type: p[8]! as OrderType, tif: p[9]! as Tif, postOnly: p[10] === '1', rejectPostOnly: p[11] === '1', reduceOnly: p[12] === '1',
+          label: p[13]!, clientOrderId: str(p[14]!), mmp: p[15] === '1', ts, seq,
+        },
+  C: (p, seq, ts) => ({ t: 'cancel', userId: +p[1]!, orderId: +p[2]!, ts, seq }),
+  E: (p, seq, ts) =>
+    p[7] === ''
+      ? { t: 'edit', userId: +p[1]!, orderId: +p[2]!, lots: +p[3]!, price: num(p[4]!), postOnly: flag(p[5]!), rejectPostOnly: flag(p[6]!), ts, seq }
+      : { t: 'edit', userId: +p[1]!, orderId: +p[2]!, lots: +p[3]!, price: num(p[4]!), postOnly: flag(p[5]!), rejectPostOnly: flag(p[6]!), mmp: p[7] === '1', ts, seq },
+  I: (p, seq, ts) => ({ t: 'index', currency: p[1]! as 'BTC', price: +p[2]!, manual: p[3] === '1', by: num(p[4]!), ts, seq }),
+};
 
 function decodeCompact(text: string, seq: number, ts: number): Sequenced {
   const schema = BY_TAG.get(text[0]!);
@@ -201,18 +220,7 @@ function decodeCompact(text: string, seq: number, ts: number): Sequenced {
   if (schema === undefined || parts[0] !== schema.tag || parts.length !== schema.fields.length + 1) {
     throw new Error(`journal: record ${seq} is neither JSON nor a known compact command: ${text.slice(0, 40)}`);
   }
-  const o: Record<string, unknown> = { t: schema.t };
-  const fields = schema.fields;
-  for (let i = 0; i < fields.length; i++) {
-    const field = fields[i]!;
-    const s = parts[i + 1]!;
-    // an absent optional key stays absent (not undefined: the key itself would be state)
-    if (field.kind === 'optbool' && s === '') continue;
-    o[field.name] = decodeValue(field.kind, s);
-  }
-  o.ts = ts;
-  o.seq = seq;
-  return o as unknown as Sequenced;
+  return DECODERS[schema.tag]!(parts, seq, ts);
 }
 
 /** The command of a journal record: JSON (every record before the compact form, and the rest), or compact. */
