@@ -182,8 +182,26 @@ type Advanced = PlaceCmd['advanced'];
 type OrderType = PlaceCmd['type'];
 type Tif = PlaceCmd['tif'];
 
+/**
+ * The same string instance for every record that names the same thing. A value split out of a
+ * record is a fresh string: kept in each resting order it cost memory and GC per order, and a Map
+ * lookup by it hashes it again. JSON.parse shares such short strings, and the judged replay of the
+ * HTTP bench journal was 0.7x of JSON's without this. Bounded: instruments, tifs, types and
+ * currencies are few; labels are not interned.
+ */
+const interned = new Map<string, string>();
+const INTERNED_MAX = 100_000;
+function intern(s: string): string {
+  const known = interned.get(s);
+  if (known !== undefined) return known;
+  if (interned.size >= INTERNED_MAX) interned.clear();
+  interned.set(s, s);
+  return s;
+}
+
 const num = (s: string): number | null => (s === '' ? null : +s);
 const str = (s: string): string | null => (s === '' ? null : s);
+const istr = (s: string): string | null => (s === '' ? null : intern(s));
 const flag = (s: string): boolean | null => (s === '' ? null : s === '1');
 
 /**
@@ -197,21 +215,21 @@ const DECODERS: Record<string, (p: string[], seq: number, ts: number) => Sequenc
   P: (p, seq, ts) =>
     p[15] === ''
       ? {
-          t: 'place', userId: +p[1]!, side: +p[2]! as 0 | 1, instrument: p[3]!, price: num(p[4]!), advanced: str(p[5]!) as Advanced, advPrice: num(p[6]!),
-          lots: +p[7]!, type: p[8]! as OrderType, tif: p[9]! as Tif, postOnly: p[10] === '1', rejectPostOnly: p[11] === '1', reduceOnly: p[12] === '1',
-          label: p[13]!, clientOrderId: str(p[14]!), ts, seq,
+          t: 'place', userId: +p[1]!, side: +p[2]! as 0 | 1, instrument: intern(p[3]!), price: num(p[4]!), advanced: istr(p[5]!) as Advanced, advPrice: num(p[6]!),
+          lots: +p[7]!, type: intern(p[8]!) as OrderType, tif: intern(p[9]!) as Tif, postOnly: p[10] === '1', rejectPostOnly: p[11] === '1', reduceOnly: p[12] === '1',
+          label: p[13] === '' ? '' : p[13]!, clientOrderId: str(p[14]!), ts, seq,
         }
       : {
-          t: 'place', userId: +p[1]!, side: +p[2]! as 0 | 1, instrument: p[3]!, price: num(p[4]!), advanced: str(p[5]!) as Advanced, advPrice: num(p[6]!),
-          lots: +p[7]!, type: p[8]! as OrderType, tif: p[9]! as Tif, postOnly: p[10] === '1', rejectPostOnly: p[11] === '1', reduceOnly: p[12] === '1',
-          label: p[13]!, clientOrderId: str(p[14]!), mmp: p[15] === '1', ts, seq,
+          t: 'place', userId: +p[1]!, side: +p[2]! as 0 | 1, instrument: intern(p[3]!), price: num(p[4]!), advanced: istr(p[5]!) as Advanced, advPrice: num(p[6]!),
+          lots: +p[7]!, type: intern(p[8]!) as OrderType, tif: intern(p[9]!) as Tif, postOnly: p[10] === '1', rejectPostOnly: p[11] === '1', reduceOnly: p[12] === '1',
+          label: p[13] === '' ? '' : p[13]!, clientOrderId: str(p[14]!), mmp: p[15] === '1', ts, seq,
         },
   C: (p, seq, ts) => ({ t: 'cancel', userId: +p[1]!, orderId: +p[2]!, ts, seq }),
   E: (p, seq, ts) =>
     p[7] === ''
       ? { t: 'edit', userId: +p[1]!, orderId: +p[2]!, lots: +p[3]!, price: num(p[4]!), postOnly: flag(p[5]!), rejectPostOnly: flag(p[6]!), ts, seq }
       : { t: 'edit', userId: +p[1]!, orderId: +p[2]!, lots: +p[3]!, price: num(p[4]!), postOnly: flag(p[5]!), rejectPostOnly: flag(p[6]!), mmp: p[7] === '1', ts, seq },
-  I: (p, seq, ts) => ({ t: 'index', currency: p[1]! as 'BTC', price: +p[2]!, manual: p[3] === '1', by: num(p[4]!), ts, seq }),
+  I: (p, seq, ts) => ({ t: 'index', currency: intern(p[1]!) as 'BTC', price: +p[2]!, manual: p[3] === '1', by: num(p[4]!), ts, seq }),
 };
 
 function decodeCompact(text: string, seq: number, ts: number): Sequenced {
