@@ -12,7 +12,7 @@ import path from 'node:path';
 import autocannon from 'autocannon';
 import { leanLoad } from './leanLoad.ts';
 import { BOOTSTRAP, call, cpuPerRequest, processCpuSeconds, spawnBareServer, spawnStrikebook, waitHttp, type LoadResult } from './support.ts';
-import { measureReplay, replayLine } from './replayBench.ts';
+import { measureReplay, replayLine, replayPasses } from './replayBench.ts';
 
 export const CONNECTIONS = 100;
 export const TARGET_RPS_RATIO = 0.35;
@@ -179,7 +179,8 @@ export async function runHttpBench(opts: { seconds?: number } = {}): Promise<{ l
     const status = await fetch(`${base}/health`).then((r) => r.json() as Promise<{ seq: number }>);
     lines.push(`journal records after the run: ${status.seq}`);
 
-    // (c) replay: stop the server, replay its whole journal from seq 0 on a fresh engine
+    // (c) replay: stop the server, replay its whole journal from seq 0 on a fresh engine (the judged
+    // replay figure: the journal of real requests, resting orders)
     server.kill('SIGTERM');
     await new Promise((r) => server.once('exit', r));
     const replay = measureReplay(dataDir);
@@ -188,7 +189,7 @@ export async function runHttpBench(opts: { seconds?: number } = {}): Promise<{ l
       keepData = true;
       lines.push(`journal kept (BENCH_KEEP_DATA=1): ${dataDir}`);
     }
-    return { lines, ok: rpsOk && p99Ok && replay.records > 0 };
+    return { lines, ok: rpsOk && p99Ok && replay.records > 0 && replayPasses(replay) };
   } finally {
     server.kill('SIGKILL');
     leanServer?.kill('SIGKILL');

@@ -4,8 +4,9 @@
 import type { Sequenced } from '../engine/commands.ts';
 import { Exchange } from '../engine/exchange.ts';
 import { restore } from '../engine/snapshot.ts';
-import type { AsyncJournal, Journal } from '../journal/journal.ts';
+import type { AsyncJournal, Journal, JournalRecord } from '../journal/journal.ts';
 import { applyCommand } from '../sequencer/sequencer.ts';
+import { decodeCommand } from '../journal/commandCodec.ts';
 import type { MarketViews } from '../views/marketViews.ts';
 
 export interface Recovered {
@@ -24,14 +25,20 @@ function fromSnapshot(snap: { data: string } | null, views?: MarketViews): Excha
   return ex;
 }
 
+/** Applies journal records in order through the live apply path; returns how many (bench/replayBench.ts times this). */
+export function replayRecords(ex: Exchange, records: Iterable<JournalRecord>, onError?: OnCommandError): number {
+  let replayed = 0;
+  for (const rec of records) {
+    applyCommand(ex, decodeCommand(rec.cmd, rec.seq, rec.ts), onError);
+    replayed++;
+  }
+  return replayed;
+}
+
 export function recover(journal: Journal, onError?: OnCommandError, views?: MarketViews): Recovered {
   const snap = journal.latestSnapshot();
   const ex = fromSnapshot(snap, views);
-  let replayed = 0;
-  for (const rec of journal.readAfter(snap ? snap.seq : 0)) {
-    applyCommand(ex, JSON.parse(rec.cmd) as Sequenced, onError);
-    replayed++;
-  }
+  const replayed = replayRecords(ex, journal.readAfter(snap ? snap.seq : 0), onError);
   return { ex, replayed, snapshotBytes: snap?.data.length ?? null };
 }
 
@@ -40,7 +47,7 @@ export async function recoverAsync(journal: AsyncJournal, onError?: OnCommandErr
   const ex = fromSnapshot(snap, views);
   let replayed = 0;
   for await (const rec of journal.readAfter(snap ? snap.seq : 0)) {
-    applyCommand(ex, JSON.parse(rec.cmd) as Sequenced, onError);
+    applyCommand(ex, decodeCommand(rec.cmd, rec.seq, rec.ts), onError);
     replayed++;
   }
   return { ex, replayed, snapshotBytes: snap?.data.length ?? null };

@@ -3,12 +3,12 @@
 // apply path as recovery), serializes it and hands the text back. It reads on connections of its
 // own and writes nothing: the snapshot is saved by the journal's one writer.
 import { parentPort, workerData } from 'node:worker_threads';
-import type { Sequenced } from '../engine/commands.ts';
 import { Exchange } from '../engine/exchange.ts';
 import { restore, serialize } from '../engine/snapshot.ts';
 import type { AsyncJournal, Journal } from '../journal/journal.ts';
 import { openPostgresJournal } from '../journal/postgresJournal.ts';
 import { openSqliteJournal } from '../journal/sqliteJournal.ts';
+import { decodeCommand } from '../journal/commandCodec.ts';
 import { applyCommand } from '../sequencer/sequencer.ts';
 
 export interface SnapshotJob {
@@ -32,7 +32,7 @@ async function snapshotAt(job: SnapshotJob): Promise<string | null> {
     for await (const rec of journal.readAfter(snap?.seq ?? 0)) {
       if (rec.seq > job.seq) break;
       // an engine exception is an internal-error reply live and in recovery alike: the same here
-      applyCommand(ex, JSON.parse(rec.cmd) as Sequenced);
+      applyCommand(ex, decodeCommand(rec.cmd, rec.seq, rec.ts));
     }
     if (ex.seq !== job.seq) throw new Error(`the journal ends at seq ${ex.seq}, before seq ${job.seq}`);
     return serialize(ex);

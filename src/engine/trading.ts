@@ -180,7 +180,7 @@ export class Trading {
     // initial margin of the short it would open, API.md 5.3). No fee for sells: a sell's fee is at
     // most 12.5% of the premium it receives, and requiring it would refuse an order whose
     // reservation fits exactly.
-    const acct = this.risk.account(user, inst.currency);
+    const available = this.risk.available(user, inst.currency);
     let required: number;
     if (side === BUY) {
       required = c.type === 'market' ? fillCost : premiumOf(inst, price, lots) + this.maxFee(inst, price, lots);
@@ -191,7 +191,7 @@ export class Trading {
       required = extra > 0 ? toMinorUp(this.risk.imPerContract(inst) * contractsOf(inst, extra), CURRENCIES[inst.currency].decimals) : 0;
     }
     // a buy's premium must also be covered by free cash (see RiskEngine.freeCash)
-    const funds = side === BUY ? Math.min(acct.available, this.risk.freeCash(user, inst.currency)) : acct.available;
+    const funds = side === BUY ? Math.min(available, this.risk.freeCash(user, inst.currency)) : available;
     if (!Number.isFinite(required) || funds - required < 0) return reject(ERR.NOT_ENOUGH_FUNDS, 'not_enough_funds');
 
     const order = new Order(
@@ -607,11 +607,11 @@ export class Trading {
 
     // risk: what the edited order reserves, against the funds available once its current
     // reservation is released
-    const acct = this.risk.account(user, inst.currency);
+    const free = this.risk.available(user, inst.currency);
     let available: number;
     let required: number;
     if (side === BUY) {
-      available = Math.min(acct.available, this.risk.freeCash(user, inst.currency)) + order.reserved;
+      available = Math.min(free, this.risk.freeCash(user, inst.currency)) + order.reserved;
       required = premiumOf(inst, price, remaining) + this.maxFee(inst, price, remaining);
     } else {
       const others = e.sellOpenLots - order.remaining;
@@ -619,7 +619,7 @@ export class Trading {
       const extraNew = shortOpeningLots(others + remaining, pos) - shortOpeningLots(others, pos);
       const im = this.risk.imPerContract(inst);
       const dec = CURRENCIES[inst.currency].decimals;
-      available = acct.available + (extraNow > 0 ? toMinorUp(im * contractsOf(inst, extraNow), dec) : 0);
+      available = free + (extraNow > 0 ? toMinorUp(im * contractsOf(inst, extraNow), dec) : 0);
       required = extraNew > 0 ? toMinorUp(im * contractsOf(inst, extraNew), dec) : 0;
     }
     if (!Number.isFinite(required) || available - required < 0) return reject(ERR.NOT_ENOUGH_FUNDS, 'not_enough_funds');

@@ -14,6 +14,7 @@ import type { Command, Sequenced } from '../engine/commands.ts';
 import type { Exchange } from '../engine/exchange.ts';
 import { ERR, reject } from '../domain/errors.ts';
 import type { JournalRecord, JournalWriter } from '../journal/journal.ts';
+import { decodeCommand, encodeCompact } from '../journal/commandCodec.ts';
 
 /**
  * Batches handed to an asynchronous journal and not yet durable, at most. With two, the journal
@@ -162,14 +163,17 @@ export class Sequencer {
     const sequenced = Object.assign({}, cmd, { ts, seq }) as Sequenced;
     // Serialized before anything changes: a command that cannot be journaled is refused whole,
     // without consuming a seq (a consumed seq with no record would break the journal's contiguity).
-    const text = JSON.stringify(sequenced);
+    // The hot commands in their compact form (src/journal/commandCodec.ts), the rest as JSON.
+    const compact = encodeCompact(sequenced);
+    const text = compact ?? JSON.stringify(sequenced);
     this.lastTs = ts;
     this.lastSeq = seq;
     // Applied as replay will apply it, parsed from the journal text: a value JSON does not keep
     // (NaN -> null, undefined dropped, -0 -> 0, a shared object) cannot make live state and replay
     // differ. A flat command of strings, booleans, nulls and finite numbers comes back from its text
-    // unchanged, so it is applied as is (most commands: orders, cancels; this runs for every one).
-    const journaled = isFlatJsonExact(sequenced) ? sequenced : (JSON.parse(text) as Sequenced);
+    // unchanged, so it is applied as is (most commands: orders, cancels; this runs for every one);
+    // a compact text is only ever written for such a command.
+    const journaled = compact !== null || isFlatJsonExact(sequenced) ? sequenced : (JSON.parse(text) as Sequenced);
     const result = applyCommand(this.ex, journaled, this.opts.onCommandError);
     // The record joins the batch before `render` runs: once applied, a command must be journaled
     // whatever its reply does. (It used to be pushed after render, so every rejected cancel or order,
@@ -236,7 +240,7 @@ export class Sequencer {
     const cmds: Sequenced[] = [];
     for (const r of records) {
       if (r.seq !== this.lastSeq + 1) throw new Error(`standby: journal record ${r.seq} does not follow ${this.lastSeq}`);
-      const cmd = JSON.parse(r.cmd) as Sequenced;
+      const cmd = decodeCommand(r.cmd, r.seq, r.ts);
       applyCommand(this.ex, cmd, this.opts.onCommandError);
       this.lastSeq = r.seq;
       this.lastTs = Math.max(this.lastTs, r.ts);

@@ -9,6 +9,8 @@ import { instruments, market, nearMark, type Market } from '../helpers/market.ts
 import { cleanReplay } from '../helpers/replay.ts';
 import { adminToken, ok, rpc, startServer, userToken, type TestServer } from '../helpers/server.ts';
 import { WsClient } from '../helpers/ws.ts';
+import { decodeCommand } from '../../src/journal/commandCodec.ts';
+import type { Sequenced } from '../../src/engine/commands.ts';
 
 let srv: TestServer;
 let admin: string;
@@ -123,7 +125,7 @@ describe('mass quotes over HTTP', () => {
     try {
       const recs = [...journal.readAfter(seq0)];
       assert.equal(recs.length, 1, 'one journal record');
-      const cmd = JSON.parse(recs[0].cmd);
+      const cmd = decodeCommand(recs[0].cmd, recs[0].seq, recs[0].ts) as Extract<Sequenced, { t: 'mass_quote' }>;
       assert.equal(cmd.t, 'mass_quote');
       assert.equal(cmd.quotes.length, 3);
     } finally {

@@ -17,13 +17,14 @@ import { atmCall } from '../helpers/market.ts';
 import { freshSchema } from '../helpers/postgres.ts';
 import { adminToken, ok, startServer, tempDir, userToken, type TestServer } from '../helpers/server.ts';
 import { openPostgresJournal } from '../../src/journal/postgresJournal.ts';
+import { decodeCommand } from '../../src/journal/commandCodec.ts';
 
 /** The state after replaying the journal from seq 1 up to `seq`, ignoring every snapshot. */
 async function replayHash(journal: Journal | AsyncJournal, seq: number): Promise<string> {
   const ex = new Exchange();
   for await (const rec of journal.readAfter(0)) {
     if (rec.seq > seq) break;
-    applyCommand(ex, JSON.parse(rec.cmd) as Sequenced);
+    applyCommand(ex, decodeCommand(rec.cmd, rec.seq, rec.ts));
   }
   assert.equal(ex.seq, seq);
   return stateHash(ex);

@@ -1,10 +1,10 @@
 // A clean replay of a data directory's journal: every record from seq 1 on a fresh engine, ignoring
 // snapshots, so a test can compare the state a server recovered with the state its journal means.
-import type { Sequenced } from '../../src/engine/commands.ts';
 import { Exchange } from '../../src/engine/exchange.ts';
 import { stateHash } from '../../src/engine/snapshot.ts';
 import { openSqliteJournal } from '../../src/journal/sqliteJournal.ts';
 import { applyCommand } from '../../src/sequencer/sequencer.ts';
+import { decodeCommand } from '../../src/journal/commandCodec.ts';
 
 export interface Replay {
   seq: number;
@@ -24,7 +24,7 @@ export function cleanReplay(dataDir: string, uptoSeq = Number.MAX_SAFE_INTEGER):
     const errors: unknown[] = [];
     for (const rec of journal.readAfter(0)) {
       if (rec.seq > uptoSeq) break;
-      applyCommand(ex, JSON.parse(rec.cmd) as Sequenced, (err) => errors.push(err));
+      applyCommand(ex, decodeCommand(rec.cmd, rec.seq, rec.ts), (err) => errors.push(err));
     }
     return { seq: ex.seq, hash: stateHash(ex), ex, errors, snapshotSeq: journal.latestSnapshot()?.seq ?? 0 };
   } finally {

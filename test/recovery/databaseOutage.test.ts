@@ -8,13 +8,13 @@ import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { rmSync } from 'node:fs';
-import type { Sequenced } from '../../src/engine/commands.ts';
 import { Exchange } from '../../src/engine/exchange.ts';
 import { stateHash } from '../../src/engine/snapshot.ts';
 import { applyCommand } from '../../src/sequencer/sequencer.ts';
 import { atmCall } from '../helpers/market.ts';
 import { TEST_DATABASE_URL, freshSchema } from '../helpers/postgres.ts';
 import { adminToken, freePort, ok, request, rpc, spawnServer, tempDir, userToken, type ChildServer } from '../helpers/server.ts';
+import { decodeCommand } from '../../src/journal/commandCodec.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -117,9 +117,9 @@ test('PostgreSQL out of reach: the leader acknowledges nothing and exits 70, the
     acked.push(String(first.order.order_id));
     for (const id of acked) assert.ok((await rpc(standby.url, 'private/get_order_state', { order_id: id }, trader)).body.result, `acknowledged order ${id} is there`);
     const h = await ok(standby.url, 'private/get_state_hash', {}, admin);
-    const rows = await db.query<{ cmd: string }>(`SELECT cmd FROM ${db.name}.journal ORDER BY seq`);
+    const rows = await db.query<{ seq: string; ts: string; cmd: string }>(`SELECT seq, ts, cmd FROM ${db.name}.journal ORDER BY seq`);
     const ex = new Exchange();
-    for (const r of rows) applyCommand(ex, JSON.parse(r.cmd) as Sequenced);
+    for (const r of rows) applyCommand(ex, decodeCommand(r.cmd, Number(r.seq), Number(r.ts)));
     assert.equal(ex.seq, h.seq);
     assert.equal(stateHash(ex), h.state_hash, 'the new leader equals a clean replay of the journal');
   } catch (err) {

@@ -16,13 +16,13 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomInt } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import path from 'node:path';
-import type { Sequenced } from '../../src/engine/commands.ts';
 import { Exchange } from '../../src/engine/exchange.ts';
 import { stateHash } from '../../src/engine/snapshot.ts';
 import { applyCommand } from '../../src/sequencer/sequencer.ts';
 import { atmCall } from '../helpers/market.ts';
 import { TEST_DATABASE_URL, freshSchema } from '../helpers/postgres.ts';
 import { BOOTSTRAP, ROOT, adminToken, freePort, ok, request, rpc, spawnServer, tempDir, userToken, type ChildServer } from '../helpers/server.ts';
+import { decodeCommand } from '../../src/journal/commandCodec.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -202,9 +202,9 @@ test('a leader cut off from PostgreSQL stops acknowledging, and the standby take
       assert.ok(st.body.result, `acknowledged order ${id} is on the new leader`);
     }
     const h = await ok(standby.url, 'private/get_state_hash', {}, admin);
-    const rows = await db.query<{ cmd: string }>(`SELECT cmd FROM ${db.name}.journal ORDER BY seq`);
+    const rows = await db.query<{ seq: string; ts: string; cmd: string }>(`SELECT seq, ts, cmd FROM ${db.name}.journal ORDER BY seq`);
     const ex = new Exchange();
-    for (const r of rows) applyCommand(ex, JSON.parse(r.cmd) as Sequenced);
+    for (const r of rows) applyCommand(ex, decodeCommand(r.cmd, Number(r.seq), Number(r.ts)));
     assert.equal(ex.seq, h.seq);
     assert.equal(stateHash(ex), h.state_hash, 'the new leader equals a clean replay of the journal');
     const countRows: { n: number; max: string }[] = await db.query(`SELECT count(DISTINCT seq)::int AS n, MAX(seq) AS max FROM ${db.name}.journal`);

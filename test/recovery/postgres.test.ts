@@ -7,7 +7,6 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import type { Sequenced } from '../../src/engine/commands.ts';
 import { Exchange } from '../../src/engine/exchange.ts';
 import { stateHash } from '../../src/engine/snapshot.ts';
 import { DB_FILE_NAME } from '../../src/journal/sqliteJournal.ts';
@@ -15,15 +14,16 @@ import { applyCommand } from '../../src/sequencer/sequencer.ts';
 import { atmCall } from '../helpers/market.ts';
 import { freshSchema, type TestSchema } from '../helpers/postgres.ts';
 import { adminToken, ok, rpc, spawnServer, startServer, tempDir, userToken, type ChildServer } from '../helpers/server.ts';
+import { decodeCommand } from '../../src/journal/commandCodec.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Replays the journal table from seq 1 on a fresh engine, ignoring snapshots, up to `uptoSeq`. */
 async function cleanReplay(db: TestSchema, uptoSeq: number): Promise<{ seq: number; hash: string; errors: unknown[]; snapshotSeq: number }> {
-  const rows = await db.query<{ cmd: string }>(`SELECT cmd FROM ${db.name}.journal WHERE seq <= $1 ORDER BY seq`, [uptoSeq]);
+  const rows = await db.query<{ seq: string; ts: string; cmd: string }>(`SELECT seq, ts, cmd FROM ${db.name}.journal WHERE seq <= $1 ORDER BY seq`, [uptoSeq]);
   const ex = new Exchange();
   const errors: unknown[] = [];
-  for (const r of rows) applyCommand(ex, JSON.parse(r.cmd) as Sequenced, (err) => errors.push(err));
+  for (const r of rows) applyCommand(ex, decodeCommand(r.cmd, Number(r.seq), Number(r.ts)), (err) => errors.push(err));
   const [snap] = await db.query<{ seq: string | null }>(`SELECT MAX(seq) AS seq FROM ${db.name}.snapshots`);
   return { seq: ex.seq, hash: stateHash(ex), errors, snapshotSeq: Number(snap?.seq ?? 0) };
 }

@@ -5,13 +5,13 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { isReject } from '../../src/domain/errors.ts';
-import type { Sequenced } from '../../src/engine/commands.ts';
 import { Exchange } from '../../src/engine/exchange.ts';
 import { openSqliteJournal } from '../../src/journal/sqliteJournal.ts';
 import { recover } from '../../src/app/services.ts';
 import { applyCommand } from '../../src/sequencer/sequencer.ts';
 import { prepareExpiry } from '../helpers/expiry.ts';
 import { adminToken, login, ok, rpc, spawnServer, tempDir, type ChildServer } from '../helpers/server.ts';
+import { decodeCommand } from '../../src/journal/commandCodec.ts';
 
 // tokens must outlive the hours the test clock jumps
 const ENV = { STRIKEBOOK_TEST_CLOCK: '1', STRIKEBOOK_ACCESS_TOKEN_TTL: '31536000' };
@@ -70,7 +70,7 @@ describe('settlement across a crash', () => {
         let beforeSettle: { buyer: number; seller: number } | null = null;
         let settled = 0;
         for (const rec of journal.readAfter(0)) {
-          const cmd = JSON.parse(rec.cmd) as Sequenced;
+          const cmd = decodeCommand(rec.cmd, rec.seq, rec.ts);
           const snapshot = {
             buyer: ex.usersByEmail.get(sc.buyerEmail)?.accounts.BTC.balance ?? 0,
             seller: ex.usersByEmail.get(sc.sellerEmail)?.accounts.BTC.balance ?? 0,

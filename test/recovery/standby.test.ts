@@ -5,7 +5,6 @@
 // the lock and accepts orders. Without a reachable PostgreSQL the tests skip with the reason printed.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Sequenced } from '../../src/engine/commands.ts';
 import { Exchange } from '../../src/engine/exchange.ts';
 import { stateHash } from '../../src/engine/snapshot.ts';
 import { applyCommand } from '../../src/sequencer/sequencer.ts';
@@ -14,16 +13,17 @@ import { atmCall } from '../helpers/market.ts';
 import { freshSchema, type TestSchema } from '../helpers/postgres.ts';
 import { adminToken, ok, request, rpc, startServer, userToken, type TestServer } from '../helpers/server.ts';
 import { WsClient } from '../helpers/ws.ts';
+import { decodeCommand } from '../../src/journal/commandCodec.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** The state hash after each seq of the journal table, replayed from seq 1 on a fresh engine. */
 async function replayHashes(db: TestSchema, seqs: ReadonlySet<number>): Promise<{ hashes: Map<number, string>; last: string; seq: number }> {
-  const rows = await db.query<{ seq: string; cmd: string }>(`SELECT seq, cmd FROM ${db.name}.journal ORDER BY seq`);
+  const rows = await db.query<{ seq: string; ts: string; cmd: string }>(`SELECT seq, ts, cmd FROM ${db.name}.journal ORDER BY seq`);
   const ex = new Exchange();
   const hashes = new Map<number, string>();
   for (const r of rows) {
-    applyCommand(ex, JSON.parse(r.cmd) as Sequenced);
+    applyCommand(ex, decodeCommand(r.cmd, Number(r.seq), Number(r.ts)));
     if (seqs.has(Number(r.seq))) hashes.set(Number(r.seq), stateHash(ex));
   }
   return { hashes, last: stateHash(ex), seq: ex.seq };
