@@ -275,9 +275,16 @@ export function startNatsEvents(config: Config, log: Logger, ex: Exchange, hub: 
   hub.onBatch = (batch, cmds) => {
     if (cmds.length === 0) return;
     // rendered on a standby too (its followed batches): the book state the next change is diffed
-    // against stays current, so the first change it publishes after a takeover chains on
+    // against stays current, so the first change it publishes after a takeover chains on. Rendered
+    // when the batch is sealed (the state is then the batch's own), handed to the publishing thread
+    // only once it is durable.
     const msgs = events.render(batch);
-    if (isLeader() && msgs.length > 0) worker.postMessage({ batch: { msgs, first: cmds[0]!.seq, last: cmds[cmds.length - 1]!.seq } });
+    if (msgs.length === 0) return;
+    const first = cmds[0]!.seq;
+    const last = cmds[cmds.length - 1]!.seq;
+    return () => {
+      if (isLeader()) worker.postMessage({ batch: { msgs, first, last } });
+    };
   };
   let closing: Promise<void> | null = null;
   return {

@@ -166,7 +166,13 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
           process.exit(70);
         },
         onCommandError,
-        // live streams: published only once their batch is durable (src/api/ws/hub.ts)
+        // live streams: rendered from the state a batch left when it is sealed, written only once
+        // it is durable (src/api/ws/hub.ts)
+        onSealed: (cmds) => {
+          const started = performance.now();
+          ws?.hub.onSealed(cmds);
+          metrics.work('stream_fanout', (performance.now() - started) / 1000);
+        },
         onCommitted: (cmds, seconds, followed) => {
           // a standby applies the leader's batches: it wrote no journal batch of its own
           if (!followed) metrics.committed(cmds, seconds);

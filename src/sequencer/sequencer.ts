@@ -59,6 +59,14 @@ export interface SequencerOptions {
    *  is the leader's, applied by a standby (follow()): this process wrote nothing, so it must not
    *  count a commit or publish the batch anywhere but to its own clients. */
   onCommitted?: (cmds: Sequenced[], seconds: number, followed: boolean) => void;
+  /**
+   * Called when a batch is sealed (handed to the journal, or followed by a standby), before it is
+   * durable. The engine state at that moment is exactly the state after the batch's last command:
+   * every command applied since is in the batch, none after it. What a stream shows of the batch is
+   * rendered here (later batches change the live objects) and released by onCommitted, which is
+   * called for the sealed batches one by one, in the same order.
+   */
+  onSealed?: (cmds: Sequenced[]) => void;
   /** The state could not be serialized for a snapshot (a bug, not fatal: the journal has it all). */
   onSnapshotError?: (err: unknown) => void;
   /**
@@ -247,6 +255,7 @@ export class Sequencer {
       cmds.push(cmd);
     }
     this.sinceSnapshot += records.length;
+    this.opts.onSealed?.(cmds);
     this.opts.onCommitted?.(cmds, 0, true);
   }
 
@@ -264,6 +273,12 @@ export class Sequencer {
   /** Whether a command is waiting for its batch to become durable (for tests and shutdown). */
   get pending(): boolean {
     return this.open !== null || this.writing > 0;
+  }
+
+  /** Whether commands were applied that are not yet sealed into a batch (the live state is ahead of
+   *  every sealed batch: what it shows cannot be attributed to one yet). */
+  get hasOpenBatch(): boolean {
+    return this.open !== null;
   }
 
   private openBatch(): Batch {
@@ -341,6 +356,7 @@ export class Sequencer {
     if (!batch || this.failed !== null) return;
     this.open = null;
     this.lastHanded = batch;
+    this.opts.onSealed?.(batch.cmds);
     batch.handedAt = performance.now();
     let written: void | Promise<void>;
     try {

@@ -1,10 +1,16 @@
 // The stream hub: subscriptions and the notifications of API.md section 6.
 //
-// Nothing is published before it is durable. The engine observer only collects which orders and
-// trades changed while commands were applied; `onCommitted` (called by the sequencer after each
-// durable batch) publishes the `raw` channels for that batch and adds it to the conflation window,
-// which the 100 ms tick publishes to the `100ms`/`agg2` channels (never while a batch is pending:
-// then on the next commit). Books are not derived from events but diffed: each book channel cadence
+// Nothing is published before it is durable, and nothing shows state later than what is durable.
+// The engine observer only collects which orders and trades changed while commands were applied.
+// When the sequencer seals a batch (`onSealed`: the live state is then exactly the state after the
+// batch's last command) the hub renders the `raw` channels for that batch and adds it to the
+// conflation window; the round is held and written when the batch is durable (`onCommitted`, called
+// for the sealed batches in order). The 100 ms tick publishes the window to the `100ms`/`agg2`
+// channels: at once when nothing is in flight; rendered now and held behind the last sealed batch
+// when batches are being written but none is open; and at the next seal while commands are applied
+// that no batch holds yet. (It used to wait until the sequencer was idle, which under a steady order
+// flow took 90-350 ms; and raw rounds rendered at commit could show a later batch's changes, not yet
+// durable.) Books are not derived from events but diffed: each book channel cadence
 // keeps the L2 book it last published per instrument and compares it with the engine's book, so a
 // client applying snapshot + changes always rebuilds the exact book, `prev_change_id` chaining every
 // message to the one before it.
@@ -80,11 +86,26 @@ interface Pending {
  */
 const WRITES_PER_TURN = 200;
 
+/** A round rendered at a batch's seal, held until the batch is durable. */
+interface HeldRound {
+  /** the last seq of the batch it was rendered with (released when that is durable) */
+  seq: number;
+  /** the raw round's writes: made at once when released (their order against answers matters) */
+  raw: Pending[];
+  /** conflated rounds' writes: `WRITES_PER_TURN` a turn */
+  agg: Pending[];
+  /** what `onBatch` asked to run once the batch is durable (the NATS publish) */
+  post: (() => void) | null;
+  /** the rounds held here, reported to `onRound` when written */
+  rounds: Array<{ cadence: Cadence; due: number; deliveries: number; cpu: number }>;
+}
+
 /** Times of one publish round (wall clock ms, performance.timeOrigin + performance.now()). */
 export interface RoundTimes {
   /** when its content was due: the 100 ms tick that closed the window (agg), or the commit (raw) */
   due: number;
-  /** when the round started (after the tick waited for a pending batch to commit, if one was) */
+  /** when the round's writes started (after the batch it was rendered with became durable, if one
+   *  was in flight or open) */
   start: number;
   /** when the round's first turn ended (its first `WRITES_PER_TURN` writes made; the rest follow in
    *  the next turns) */
@@ -189,6 +210,8 @@ export class StreamHub {
   private readonly roundTopics: Topic[] = [];
   /** writes of earlier rounds still to be made, oldest first */
   private readonly outbox: Pending[] = [];
+  /** rounds of sealed batches not yet durable, in seal order (the sequencer commits in that order) */
+  private readonly sealed: HeldRound[] = [];
   private draining: NodeJS.Immediate | null = null;
   /** Instruments already announced `settled` (a repeated settle command announces nothing). */
   private readonly settledSeen = new Set<number>();
@@ -196,9 +219,10 @@ export class StreamHub {
   private lockedLast = '';
   /** Observer of publish rounds (benchmarks). */
   onRound: ((cadence: Cadence, times: RoundTimes) => void) | null = null;
-  /** Receives what each durable batch touched, before the hub's own publish (the NATS event
-   *  publisher, src/app/natsEvents.ts: once per batch, whatever the subscribers). */
-  onBatch: ((batch: BatchTouched, cmds: Sequenced[]) => void) | null = null;
+  /** Receives what each batch touched when it is sealed, before the hub's own rendering (the NATS
+   *  event publisher, src/app/natsEvents.ts: once per batch, whatever the subscribers). It renders
+   *  then, from the state the batch left; what it returns is run once the batch is durable. */
+  onBatch: ((batch: BatchTouched, cmds: Sequenced[]) => (() => void) | void) | null = null;
   private deliveries = 0;
   /** CPU time (µs) of the writes made after their round's first turn; counted only while `onRound` is set */
   queuedWriteCpu = 0;
@@ -393,8 +417,8 @@ export class StreamHub {
 
   // ---- publishing ------------------------------------------------------------------------------
 
-  /** The sequencer's hook: the batch `cmds` is durable. */
-  onCommitted(cmds: Sequenced[]): void {
+  /** The sequencer's hook: the batch `cmds` is sealed; the live state is the state it left. */
+  onSealed(cmds: Sequenced[]): void {
     const batch = this.current;
     this.current = emptyChanges();
     for (const c of cmds) {
@@ -417,29 +441,64 @@ export class StreamHub {
         }
       }
     }
-    this.onBatch?.(batch, cmds);
-    if (this.topics.size > 0) this.publish('raw', batch);
+    const held: HeldRound = { seq: cmds.length > 0 ? cmds[cmds.length - 1]!.seq : 0, raw: [], agg: [], post: null, rounds: [] };
+    held.post = this.onBatch?.(batch, cmds) ?? null;
+    if (this.topics.size > 0) this.publish('raw', batch, 0, held);
     const w = this.window;
     for (const t of batch.trades) w.trades.push(t);
     for (const o of batch.orders) w.orders.add(o);
     for (const u of batch.users) w.users.add(u);
     for (const c of batch.currencies) w.currencies.add(c);
     w.everyone ||= batch.everyone;
-    if (this.aggDue) this.tick();
+    if (this.aggDue) this.publishWindow(held);
+    this.sealed.push(held);
+  }
+
+  /** The sequencer's hook: the batch `cmds` is durable; the rounds held for it are written now. */
+  onCommitted(cmds: Sequenced[]): void {
+    const durable = cmds.length > 0 ? cmds[cmds.length - 1]!.seq : 0;
+    while (this.sealed.length > 0 && this.sealed[0]!.seq <= durable) this.release(this.sealed.shift()!);
+  }
+
+  private release(held: HeldRound): void {
+    held.post?.();
+    if (held.raw.length === 0 && held.agg.length === 0) return;
+    const startedAt = this.onRound !== null ? performance.timeOrigin + performance.now() : 0;
+    const cpu0 = this.onRound !== null ? process.cpuUsage() : null;
+    if (held.raw.length > 0) {
+      for (const p of held.raw) this.outbox.push(p);
+      this.drain(Infinity);
+    }
+    if (held.agg.length > 0) {
+      for (const p of held.agg) this.outbox.push(p);
+      this.drain(WRITES_PER_TURN);
+    }
+    if (this.onRound !== null) {
+      const end = performance.timeOrigin + performance.now();
+      const cpu = process.cpuUsage(cpu0!);
+      for (const r of held.rounds) this.onRound(r.cadence, { due: r.due || startedAt, start: startedAt, end, deliveries: r.deliveries, cpu: r.cpu + cpu.user + cpu.system });
+    }
   }
 
   private tick(): void {
-    // live objects may hold changes not yet durable while a batch is pending: publish after it
-    if (this.s.seq.pending) {
+    if (this.s.seq.hasOpenBatch) {
+      // commands are applied that no sealed batch holds: the window is rendered at that batch's seal
       if (!this.aggDue && this.onRound !== null) this.aggDueAt = performance.timeOrigin + performance.now();
       this.aggDue = true;
       return;
     }
+    // batches in flight, none open: the live state is the last sealed batch's end; written once it
+    // is durable. Nothing in flight: written now.
+    this.publishWindow(this.sealed[this.sealed.length - 1] ?? null);
+  }
+
+  /** Publishes the conflation window to the `agg` channels (into `held`: written when it is durable). */
+  private publishWindow(held: HeldRound | null): void {
     const dueAt = this.aggDue ? this.aggDueAt : 0;
     this.aggDue = false;
     const w = this.window;
     this.window = emptyChanges();
-    if (this.topics.size > 0) this.publish('agg', w, dueAt);
+    if (this.topics.size > 0) this.publish('agg', w, dueAt, held);
   }
 
   /** Adds a message of `topic` to the round; it is framed here, once, and written in `flush`. */
@@ -450,8 +509,9 @@ export class StreamHub {
   }
 
   /** Writes the round: per group its frames joined once, the same Buffer to each member; an `agg`
-   *  round `WRITES_PER_TURN` sockets a turn, after what earlier rounds still have to write. */
-  private flush(cadence: Cadence): void {
+   *  round `WRITES_PER_TURN` sockets a turn, after what earlier rounds still have to write. With
+   *  `held`, the writes (to the members as of now) wait there for their batch to be durable. */
+  private flush(cadence: Cadence, held: HeldRound | null): void {
     if (this.roundTopics.length === 0) return;
     const touched: Group[] = [];
     // topics were published in `this.topics` order, which is `ord` order: each group's frames come
@@ -468,9 +528,9 @@ export class StreamHub {
       const bytes = g.round.length === 1 ? g.round[0]! : Buffer.concat(g.round);
       g.round = [];
       // the members as of this round (one array per group, not an object per subscriber)
-      this.outbox.push({ bytes, subs: Array.from(g.subs), next: 0 });
+      (held === null ? this.outbox : cadence === 'raw' ? held.raw : held.agg).push({ bytes, subs: Array.from(g.subs), next: 0 });
     }
-    this.drain(cadence === 'raw' ? Infinity : WRITES_PER_TURN);
+    if (held === null) this.drain(cadence === 'raw' ? Infinity : WRITES_PER_TURN);
   }
 
   /** Makes up to `limit` queued writes, oldest first; what is left is written in the next turns. */
@@ -500,7 +560,7 @@ export class StreamHub {
     }
   }
 
-  private publish(cadence: Cadence, ch: Changes, dueAt = 0): void {
+  private publish(cadence: Cadence, ch: Changes, dueAt: number, held: HeldRound | null): void {
     this.deliveries = 0;
     const startedAt = this.onRound !== null ? performance.timeOrigin + performance.now() : 0;
     const cpu0 = this.onRound !== null ? process.cpuUsage() : null;
@@ -736,10 +796,11 @@ export class StreamHub {
         }
       }
     }
-    this.flush(cadence);
+    this.flush(cadence, held);
     if (this.onRound !== null) {
       const cpu = process.cpuUsage(cpu0!);
-      this.onRound(cadence, { due: dueAt || startedAt, start: startedAt, end: performance.timeOrigin + performance.now(), deliveries: this.deliveries, cpu: cpu.user + cpu.system });
+      if (held !== null) held.rounds.push({ cadence, due: dueAt || startedAt, deliveries: this.deliveries, cpu: cpu.user + cpu.system });
+      else this.onRound(cadence, { due: dueAt || startedAt, start: startedAt, end: performance.timeOrigin + performance.now(), deliveries: this.deliveries, cpu: cpu.user + cpu.system });
     }
   }
 

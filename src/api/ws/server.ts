@@ -528,13 +528,17 @@ export function attachWebSocket(s: Services, server: Server, methods: MethodDef[
         return subscribe(c, params, false);
       case 'private/subscribe':
         return subscribe(c, params, true);
+      // after every round of the batches sealed so far (the hub holds a batch's round until it is
+      // durable): nothing of a channel follows its unsubscribe answer
       case 'public/unsubscribe':
       case 'private/unsubscribe':
-        return unsubscribe(c, params.channels);
+        return s.seq.read(() => unsubscribe(c, params.channels));
       case 'public/unsubscribe_all':
       case 'private/unsubscribe_all':
-        unsubscribe(c, [...c.subs.keys()]);
-        return { status: 200, result: 'ok' };
+        return s.seq.read(() => {
+          unsubscribe(c, [...c.subs.keys()]);
+          return { status: 200, result: 'ok' };
+        });
       case 'public/set_heartbeat': {
         const iv = params.interval;
         if (typeof iv !== 'number' || !Number.isFinite(iv) || iv < opts.minHeartbeatSec || iv > 3600) return fail(ERR.INVALID_PARAMS, `interval must be a number of seconds >= ${opts.minHeartbeatSec}`, 'interval');
