@@ -8,8 +8,8 @@
 // waits up to 100 ms by design; that wait is the channel's definition, not delivery, and is not
 // counted. The delay counts from the moment the interval's message is due: the hub's tick that
 // closes the window (`RoundTimes.due`) to the client's read of the bytes. That includes the wait for
-// a journal batch still being committed when the tick fires (nothing is published before it is
-// durable), building and serializing the messages, the writes to 1,000 sockets, and the client
+// the batch the round is rendered with to be sealed and durable (nothing is published before it is
+// durable; docs/architecture.md, "Rounds are rendered when their batch is sealed"), building and serializing the messages, the writes to 1,000 sockets, and the client
 // reading them. It is the figure held to the 50 ms target. Printed beside it: the delay from the start
 // of the publish round (what the earlier version of this bench reported), per round the commit wait,
 // its first turn (the hub writes 200 sockets a turn) and that turn's CPU, and the fan-out's CPU per
