@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { BOOTSTRAP, call, runIfMain, spawnStrikebook, stopGracefully } from './support.ts';
+import { BOOTSTRAP, call, freePort, runIfMain, spawnStrikebook, stopGracefully } from './support.ts';
 
 const DATABASE_URL = process.env.BENCH_DATABASE_URL || process.env.STRIKEBOOK_TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
 const ROUNDS = Number(process.env.BENCH_FAILOVER_ROUNDS || 5);
@@ -24,10 +24,8 @@ interface Server {
   dir: string;
 }
 
-let nextPort = 20_000 + (process.pid % 20_000);
-
 async function start(dbUrl: string): Promise<Server> {
-  const port = nextPort++;
+  const port = await freePort();
   const dir = mkdtempSync(path.join(tmpdir(), 'strikebook-failover-'));
   const proc = spawnStrikebook(port, dir, [], { DATABASE_URL: dbUrl, STRIKEBOOK_STANDBY_POLL_MS: '200', LOG_LEVEL: 'error' });
   const url = `http://127.0.0.1:${port}`;

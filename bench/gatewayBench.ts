@@ -111,19 +111,26 @@ async function run(label: string, gateways: number): Promise<RunResult> {
     const seenChange = new Map<number, number>();
     const hub = app.ws.hub;
     const inner = hub.onBatch;
+    // onBatch runs when a batch is sealed (the state is then the batch's own); what it returns runs
+    // once the batch is durable: the keys are read at the seal, the commit time taken at the commit
     hub.onBatch = (batch, cmds) => {
-      const at = performance.timeOrigin + performance.now();
+      const keys: string[] = [];
       for (const l of ladders) {
         const c = s.ex.markets.get(l.inst.id)!.changeId;
         if (seenChange.get(l.inst.id) !== c) {
           seenChange.set(l.inst.id, c);
-          published.set(`book.${l.inst.name}.raw|${c}`, at);
+          keys.push(`book.${l.inst.name}.raw|${c}`);
         }
       }
       const lastTrade = new Map<string, string>();
       for (const t of batch.trades) lastTrade.set(t.inst.name, String(t.id));
-      for (const [name, id] of lastTrade) published.set(`trades.${name}.raw|${id}`, at);
-      inner?.(batch, cmds);
+      for (const [name, id] of lastTrade) keys.push(`trades.${name}.raw|${id}`);
+      const post = inner?.(batch, cmds) ?? null;
+      return () => {
+        const at = performance.timeOrigin + performance.now();
+        for (const k of keys) published.set(k, at);
+        post?.();
+      };
     };
 
     for (let g = 0; g < Math.max(0, gateways); g++) gws.push(await spawnGateway({ STRIKEBOOK_LEADER_URL: app.url, ...natsEnv }));

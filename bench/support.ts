@@ -2,6 +2,7 @@
 // node:http reference, waiting for them, and a JSON-RPC call for setup.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
@@ -20,6 +21,20 @@ export interface LoadResult {
 
 export function spawnNode(args: string[], env: Record<string, string>): ChildProcess {
   return spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'inherit', 'inherit'] });
+}
+
+/** A TCP port that was free a moment ago, picked by the OS (a port computed from the pid could be
+ *  in the ephemeral range and taken by an outgoing connection: the failover section once failed so). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      const port = typeof addr === 'object' && addr !== null ? addr.port : 0;
+      srv.close(() => resolve(port));
+    });
+  });
 }
 
 export async function waitHttp(url: string): Promise<void> {

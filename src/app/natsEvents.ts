@@ -273,13 +273,13 @@ export function startNatsEvents(config: Config, log: Logger, ex: Exchange, hub: 
   });
   worker.on('error', (err) => log.error({ err }, 'NATS event thread failed; events are not published'));
   hub.onBatch = (batch, cmds) => {
-    if (cmds.length === 0) return;
+    if (cmds.length === 0) return null;
     // rendered on a standby too (its followed batches): the book state the next change is diffed
     // against stays current, so the first change it publishes after a takeover chains on. Rendered
     // when the batch is sealed (the state is then the batch's own), handed to the publishing thread
     // only once it is durable.
     const msgs = events.render(batch);
-    if (msgs.length === 0) return;
+    if (msgs.length === 0) return null;
     const first = cmds[0]!.seq;
     const last = cmds[cmds.length - 1]!.seq;
     return () => {

@@ -221,8 +221,9 @@ export class StreamHub {
   onRound: ((cadence: Cadence, times: RoundTimes) => void) | null = null;
   /** Receives what each batch touched when it is sealed, before the hub's own rendering (the NATS
    *  event publisher, src/app/natsEvents.ts: once per batch, whatever the subscribers). It renders
-   *  then, from the state the batch left; what it returns is run once the batch is durable. */
-  onBatch: ((batch: BatchTouched, cmds: Sequenced[]) => (() => void) | void) | null = null;
+   *  then, from the state the batch left; what it returns (null: nothing) is run once the batch is
+   *  durable. Returned, not called: a wrapper that drops it stops the publishing. */
+  onBatch: ((batch: BatchTouched, cmds: Sequenced[]) => (() => void) | null) | null = null;
   private deliveries = 0;
   /** CPU time (µs) of the writes made after their round's first turn; counted only while `onRound` is set */
   queuedWriteCpu = 0;
