@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { adminToken, ok, startServer, userToken, type TestServer } from '../helpers/server.ts';
 import { atmCall, nearMark, type Market } from '../helpers/market.ts';
 import type { Subscriber } from '../../src/api/ws/hub.ts';
+import { frames, until } from '../helpers/hubWrites.ts';
 
 let srv: TestServer;
 let m: Market;
@@ -33,28 +34,6 @@ function recorder(): Subscriber & { writes: Buffer[] } {
   return { id: nextId++, writes, sendFrame: (b: Buffer) => void writes.push(b) };
 }
 
-/** The notifications in one write: unmasked text frames (RFC 6455 5.2), each parsed. */
-function frames(b: Buffer): Array<{ channel: string; data: any }> {
-  const out: Array<{ channel: string; data: any }> = [];
-  let at = 0;
-  while (at < b.length) {
-    assert.equal(b[at], 0x81, 'a final text frame');
-    let len = b[at + 1]!;
-    let head = 2;
-    if (len === 126) {
-      len = b.readUInt16BE(at + 2);
-      head = 4;
-    } else if (len === 127) {
-      len = Number(b.readBigUInt64BE(at + 2));
-      head = 10;
-    }
-    out.push(JSON.parse(b.toString('utf8', at + head, at + head + len)).params);
-    at += head + len;
-  }
-  assert.equal(at, b.length, 'the write ends with a whole frame');
-  return out;
-}
-
 async function subscribe(sub: Subscriber, channels: string[]): Promise<void> {
   const hub = srv.app.ws.hub;
   // the hub needs no batch pending while it takes its snapshot
@@ -68,14 +47,6 @@ async function unsubscribe(sub: Subscriber, channels: string[]): Promise<void> {
   await srv.app.services.seq.read(() => {
     for (const ch of channels) hub.unsubscribe(sub, ch, hub.parse(ch)!, null);
   });
-}
-
-async function until(cond: () => boolean, what: string): Promise<void> {
-  const deadline = performance.now() + 5000;
-  while (!cond()) {
-    if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
 }
 
 /** A resting ask and a buy that takes it: one book change and one trade. */

@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import { adminToken, ok, startServer, userToken, type TestServer } from '../helpers/server.ts';
 import { atmCall, nearMark, type Market } from '../helpers/market.ts';
 import type { Subscriber } from '../../src/api/ws/hub.ts';
+import { frames, until } from '../helpers/hubWrites.ts';
 
 let srv: TestServer;
 let m: Market;
@@ -25,34 +26,6 @@ before(async () => {
 after(async () => {
   await srv.stop();
 });
-
-/** The notifications of a write of unmasked text frames (RFC 6455 5.2), parsed. */
-function frames(b: Buffer): Array<{ channel: string; data: any }> {
-  const out: Array<{ channel: string; data: any }> = [];
-  let at = 0;
-  while (at < b.length) {
-    let len = b[at + 1]!;
-    let head = 2;
-    if (len === 126) {
-      len = b.readUInt16BE(at + 2);
-      head = 4;
-    } else if (len === 127) {
-      len = Number(b.readBigUInt64BE(at + 2));
-      head = 10;
-    }
-    out.push(JSON.parse(b.toString('utf8', at + head, at + head + len)).params);
-    at += head + len;
-  }
-  return out;
-}
-
-async function until(cond: () => boolean, what: string): Promise<void> {
-  const deadline = performance.now() + 10_000;
-  while (!cond()) {
-    if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
 
 test('a raw book round shows only its own batch, and only once that batch is durable', async () => {
   const seq = srv.app.services.seq as unknown as { journal: { append: (r: unknown[]) => unknown }; writing: number };
