@@ -94,6 +94,7 @@ function natsMetrics(register: Registry, read: () => NatsEventStats | null): voi
   gauge('strikebook_nats_backlog', 'Event messages waiting to be published to NATS JetStream (bounded by STRIKEBOOK_NATS_BACKLOG_MAX).', (n) => n.backlog);
   gauge('strikebook_nats_connected', '1 while the event publisher is connected to NATS.', (n) => (n.connected ? 1 : 0));
   counter('strikebook_nats_published_total', 'Event messages acknowledged by JetStream.', (n) => n.published);
+  counter('strikebook_nats_republished_total', "Messages of an old leader's batches a new leader published after its takeover (the stream lacked them).", (n) => n.republished);
   counter('strikebook_nats_dropped_total', 'Event messages dropped because the backlog was full.', (n) => n.dropped);
   counter('strikebook_nats_gaps_total', 'Runs of dropped batches (each announced on <prefix>.control.gap).', (n) => n.gaps);
 }

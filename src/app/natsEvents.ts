@@ -17,6 +17,13 @@
 //   leader's snapshot (the dropped trades and private events are gone: they are in the journal and
 //   in the read methods). Counted in /metrics: strikebook_nats_backlog, _published_total,
 //   _dropped_total, _gaps_total, _connected.
+// - a standby renders the batches it follows too and keeps them (up to the backlog's bound): when
+//   it takes over, the old leader may have died with part of them unpublished (its backlog, its
+//   window in flight), so the new leader first republishes what the stream lacks. It reads the
+//   stream's tail to see which of the old leader's messages are stored; the rest go out before its
+//   own, with the old leader's ids (it renders the leader's batches as they were written: the
+//   journal's tx), so anything stored meanwhile is still stored once. Counted in
+//   strikebook_nats_republished_total.
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager, StorageType, type JetStreamClient } from '@nats-io/jetstream';
 import type { Logger } from 'pino';
@@ -41,6 +48,8 @@ export interface NatsEventsOptions {
 export interface NatsEventStats {
   backlog: number;
   published: number;
+  /** messages of the old leader's batches published again after a takeover */
+  republished: number;
   dropped: number;
   gaps: number;
   connected: boolean;
@@ -52,12 +61,26 @@ interface Pending {
   id: string;
 }
 
+/** A batch a standby followed, rendered: published by the new leader if the old one had not. */
+interface FollowedBatch {
+  msgs: EventMessage[];
+  last: number;
+}
+
 /** Messages sent before their acknowledgements are awaited (in order on one connection). */
 const WINDOW = 256;
 /** Pause before a failed window is sent again (its stored messages are deduplicated). */
 const RETRY_MS = 250;
 /** JetStream duplicate window: longer than any retry of one message can take. */
 const DUPLICATE_WINDOW_S = 120;
+/**
+ * Stored messages a new leader reads back from the stream's end to see which of the old leader's
+ * it has. The old leader stores in order but for its last window in flight (a failed publish is
+ * sent again with those after it), so everything before the last 2 windows is stored.
+ */
+const TAIL_CHECKED = 2 * WINDOW;
+/** Messages read back from the stream at once. */
+const TAIL_READ_PARALLEL = 64;
 
 export class NatsEventPublisher {
   private nc: NatsConnection | null = null;
@@ -69,7 +92,13 @@ export class NatsEventPublisher {
   private closed = false;
   private streamReady = false;
   private gap: { from: number; to: number } | null = null;
-  private stats = { published: 0, dropped: 0, gaps: 0 };
+  private stats = { published: 0, republished: 0, dropped: 0, gaps: 0 };
+  /** While a standby: the batches followed, oldest first, holding at most backlogMax messages. */
+  private followed: FollowedBatch[] = [];
+  private followedMessages = 0;
+  /** Set once this process publishes as the leader; the followed batches are checked first. */
+  private leading = false;
+  private republishDue = false;
   private connected = false;
   private wake: (() => void) | null = null;
 
@@ -123,9 +152,29 @@ export class NatsEventPublisher {
     return { backlog: this.backlog.length - this.head, ...this.stats, connected: this.connected };
   }
 
+  /** Keeps the messages of a batch a standby followed, for a takeover (see the header). */
+  retain(msgs: EventMessage[], lastSeq: number): void {
+    if (this.closed || this.leading || msgs.length === 0) return;
+    this.followed.push({ msgs, last: lastSeq });
+    this.followedMessages += msgs.length;
+    let drop = 0;
+    while (this.followedMessages > this.opts.backlogMax && drop < this.followed.length - 1) this.followedMessages -= this.followed[drop++]!.msgs.length;
+    if (drop > 0) this.followed.splice(0, drop);
+  }
+
+  /** This process is the leader now: what the old one left unpublished goes out before its own. */
+  promote(): void {
+    if (this.leading) return;
+    this.leading = true;
+    this.republishDue = this.followed.length > 0;
+    this.kick();
+  }
+
   /** Queues one durable batch's messages (engine thread; never waits). */
   enqueue(msgs: EventMessage[], firstSeq: number, lastSeq: number): void {
     if (this.closed || msgs.length === 0) return;
+    // a batch of its own: this process leads (promote() is also sent, this covers its absence)
+    this.promote();
     const size = this.backlog.length - this.head;
     if (this.gap !== null || size + msgs.length > this.opts.backlogMax) {
       if (size + msgs.length + 1 > this.opts.backlogMax) {
@@ -164,7 +213,7 @@ export class NatsEventPublisher {
     this.pumping = true;
     try {
       while (!this.closed) {
-        if (this.head >= this.backlog.length) {
+        if (this.head >= this.backlog.length && !this.republishDue) {
           this.backlog.length = 0;
           this.head = 0;
           // drained with a gap pending: announced now, not only with the next batch
@@ -180,6 +229,15 @@ export class NatsEventPublisher {
         } catch (err) {
           this.opts.log.warn({ err }, 'NATS stream not available; retrying');
           await sleep(RETRY_MS);
+          continue;
+        }
+        if (this.republishDue) {
+          try {
+            await this.republish();
+          } catch (err) {
+            this.opts.log.warn({ err }, 'NATS: reading the stream back after the takeover failed; retrying');
+            await sleep(RETRY_MS);
+          }
           continue;
         }
         const end = Math.min(this.backlog.length, this.head + WINDOW);
@@ -209,6 +267,54 @@ export class NatsEventPublisher {
     } finally {
       this.pumping = false;
     }
+  }
+
+  /**
+   * After a takeover: puts the followed batches' messages the stream lacks at the front of the
+   * backlog. Read back: the stream's last TAIL_CHECKED messages. A followed batch older than the
+   * oldest batch among them is stored whole (and may have expired since); one that ends there or
+   * later is published but for the messages found. An empty stream (new, or its storage lost)
+   * gets every followed batch.
+   */
+  private async republish(): Promise<void> {
+    const stream = this.opts.stream;
+    const jsm = await jetstreamManager(this.nc!, { timeout: 2000 });
+    const state = (await jsm.streams.info(stream)).state;
+    const from = Math.max(state.first_seq, state.last_seq - TAIL_CHECKED + 1);
+    const stored = new Set<string>();
+    let oldest = Number.POSITIVE_INFINITY;
+    for (let s = from; state.messages > 0 && s <= state.last_seq; s += TAIL_READ_PARALLEL) {
+      const seqs = Array.from({ length: Math.min(TAIL_READ_PARALLEL, state.last_seq - s + 1) }, (_, i) => s + i);
+      // a message deleted meanwhile (max_age) reads as missing: it cannot be one of the last batches
+      const got = await Promise.all(seqs.map((seq) => jsm.streams.getMessage(stream, { seq }).catch(() => null)));
+      for (const m of got) {
+        const id = m?.header.get('Nats-Msg-Id');
+        if (!id) continue;
+        stored.add(id);
+        const batch = Number(id.slice(0, id.indexOf(':')));
+        if (Number.isSafeInteger(batch) && batch < oldest) oldest = batch;
+      }
+    }
+    // nothing of a batch stored (an empty stream): every followed batch goes out
+    if (oldest === Number.POSITIVE_INFINITY) oldest = 0;
+    // the whole stream was read: the oldest batch in it may be partly stored too
+    const whole = from === state.first_seq;
+    const missing: Pending[] = [];
+    for (const b of this.followed) {
+      if (b.last < oldest || (b.last === oldest && !whole)) continue;
+      for (const m of b.msgs) {
+        const id = `${b.last}:${m.subject}`;
+        if (!stored.has(id)) missing.push({ subject: m.subject, data: m.data, id });
+      }
+    }
+    const after = this.backlog.splice(this.head);
+    for (const m of missing) this.backlog.push(m);
+    for (const m of after) this.backlog.push(m);
+    this.stats.republished += missing.length;
+    this.republishDue = false;
+    this.followed = [];
+    this.followedMessages = 0;
+    if (missing.length > 0) this.opts.log.info({ messages: missing.length, checked: stored.size }, 'NATS: republishing what the old leader left unpublished');
   }
 
   /** Waits (up to `ms`) for the backlog to drain, then closes the connection. */
@@ -246,6 +352,8 @@ function sleep(ms: number): Promise<void> {
 export interface NatsEvents {
   /** As last reported by the publisher's thread (a few times a second). */
   readonly counts: NatsEventStats;
+  /** This standby took over (its sequencer promoted): what the old leader left unpublished goes first. */
+  promoted(): void;
   /** Gives the backlog up to `ms` to drain, then closes the connection and the thread. */
   close(ms?: number): Promise<void>;
 }
@@ -254,7 +362,7 @@ export interface NatsEvents {
  * With `NATS_URL` set, publishes every durable batch the hub sees (rendered on the engine thread,
  * published by a thread of its own: src/app/natsEventsWorker.ts); null (nothing changes) without.
  */
-export function startNatsEvents(config: Config, log: Logger, ex: Exchange, hub: StreamHub, isLeader: () => boolean = () => true): NatsEvents | null {
+export function startNatsEvents(config: Config, log: Logger, ex: Exchange, hub: StreamHub, isFollowing: () => boolean = () => false): NatsEvents | null {
   if (!config.natsUrl) return null;
   const events = new StreamEvents(ex, config.natsSubjectPrefix ?? 'strikebook');
   const worker = startTsWorker(new URL('./natsEventsWorker.ts', import.meta.url), {
@@ -265,7 +373,7 @@ export function startNatsEvents(config: Config, log: Logger, ex: Exchange, hub: 
     maxAgeSec: config.natsMaxAgeSec ?? 3600,
     logLevel: config.logLevel,
   });
-  let counts: NatsEventStats = { backlog: 0, published: 0, dropped: 0, gaps: 0, connected: false };
+  let counts: NatsEventStats = { backlog: 0, published: 0, republished: 0, dropped: 0, gaps: 0, connected: false };
   let closed: (() => void) | null = null;
   worker.on('message', (m: { stats?: NatsEventStats; closed?: boolean }) => {
     if (m.stats) counts = m.stats;
@@ -274,22 +382,25 @@ export function startNatsEvents(config: Config, log: Logger, ex: Exchange, hub: 
   worker.on('error', (err) => log.error({ err }, 'NATS event thread failed; events are not published'));
   hub.onBatch = (batch, cmds) => {
     if (cmds.length === 0) return null;
-    // rendered on a standby too (its followed batches): the book state the next change is diffed
-    // against stays current, so the first change it publishes after a takeover chains on. Rendered
-    // when the batch is sealed (the state is then the batch's own), handed to the publishing thread
-    // only once it is durable.
+    // rendered on a standby too (its followed batches, the leader's as written): the book state
+    // the next change is diffed against stays current, so the first change it publishes after a
+    // takeover chains on, and the publishing thread keeps them in case the old leader died before
+    // publishing them. Rendered when the batch is sealed (the state is then the batch's own),
+    // handed to the publishing thread only once it is durable.
     const msgs = events.render(batch);
     if (msgs.length === 0) return null;
     const first = cmds[0]!.seq;
     const last = cmds[cmds.length - 1]!.seq;
-    return () => {
-      if (isLeader()) worker.postMessage({ batch: { msgs, first, last } });
-    };
+    const followed = isFollowing();
+    return () => worker.postMessage({ batch: { msgs, first, last, followed } });
   };
   let closing: Promise<void> | null = null;
   return {
     get counts() {
       return counts;
+    },
+    promoted() {
+      worker.postMessage({ promote: true });
     },
     close(ms = 2000) {
       closing ??= (async () => {

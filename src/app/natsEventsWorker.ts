@@ -16,8 +16,11 @@ pub.start();
 const report = () => port.postMessage({ stats: pub.counts });
 const timer = setInterval(report, 100);
 
-port.on('message', (m: { batch?: { msgs: EventMessage[]; first: number; last: number }; close?: number }) => {
-  if (m.batch) pub.enqueue(m.batch.msgs, m.batch.first, m.batch.last);
+port.on('message', (m: { batch?: { msgs: EventMessage[]; first: number; last: number; followed: boolean }; promote?: true; close?: number }) => {
+  if (m.batch) {
+    if (m.batch.followed) pub.retain(m.batch.msgs, m.batch.last);
+    else pub.enqueue(m.batch.msgs, m.batch.first, m.batch.last);
+  } else if (m.promote) pub.promote();
   else if (m.close !== undefined) {
     void pub.close(m.close).then(() => {
       clearInterval(timer);

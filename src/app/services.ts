@@ -247,8 +247,8 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
       idleTimeoutMs: config.wsIdleTimeoutMs ?? DEFAULT_WS_OPTIONS.idleTimeoutMs,
     });
     const wsTransport = ws;
-    // only the leader publishes; a standby keeps the book state so that its first batch as leader chains on
-    nats = startNatsEvents(config, log, ex, ws.hub, () => services.ha.role === 'leader');
+    // only the leader publishes; a standby renders what it follows, for a takeover (src/app/natsEvents.ts)
+    nats = startNatsEvents(config, log, ex, ws.hub, () => sequencer.isStandby);
     const address = await http.listen({ port: config.port, host: config.host });
     const url = address.replace('[::1]', '127.0.0.1');
     const advertised = config.advertisedUrl ?? url;
@@ -307,6 +307,7 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
           }
           await storage.promote(journal);
           sequencer.promote(journal);
+          nats?.promoted();
           Object.assign(running, storage.handles);
           testClock?.resumeFrom(ex.now);
           await journal.setMeta(LEADER_URL_META, advertised);

@@ -8,7 +8,7 @@
 import pg from 'pg';
 import type { Logger } from 'pino';
 import { openPostgresJournal, type PostgresJournal, type PostgresJournalOptions } from '../journal/postgresJournal.ts';
-import type { MetaStore } from '../journal/journal.ts';
+import type { JournalRecord, MetaStore } from '../journal/journal.ts';
 import type { Sequencer } from '../sequencer/sequencer.ts';
 
 /** The meta key the leader writes its advertised URL under, for standbys to name in their refusals. */
@@ -178,24 +178,37 @@ export class StandbyFollower {
     }
   }
 
-  private async apply(records: AsyncIterable<{ seq: number; ts: number; cmd: string }>): Promise<void> {
+  /**
+   * Applies records as the leader's batches they were written in (a change of `tx` starts the next
+   * one): the streams render each as the leader did, so what a new leader republishes to NATS
+   * carries the old leader's dedupe ids. Yields to requests every FOLLOW_SLICE records or so.
+   */
+  private async apply(records: AsyncIterable<JournalRecord>): Promise<void> {
     const seq = this.seq!;
-    let slice: { seq: number; ts: number; cmd: string }[] = [];
+    let batch: JournalRecord[] = [];
+    let sinceYield = 0;
     const flush = () => {
+      if (batch.length === 0) return;
       try {
-        seq.follow(slice);
+        seq.follow(batch);
       } catch (err) {
         throw new FollowGap(err instanceof Error ? err.message : String(err));
       }
-      slice = [];
+      sinceYield += batch.length;
+      batch = [];
     };
     for await (const r of records) {
-      slice.push(r);
-      if (slice.length >= FOLLOW_SLICE) {
+      // (records without a tx, from a journal that does not record it, go in slices)
+      if (batch.length > 0 && (r.tx !== batch[0]!.tx || (r.tx === undefined && batch.length >= FOLLOW_SLICE))) {
         flush();
-        await new Promise((r) => setImmediate(r));
+        if (sinceYield >= FOLLOW_SLICE) {
+          sinceYield = 0;
+          await new Promise((r) => setImmediate(r));
+        }
       }
+      batch.push(r);
     }
+    // the last batch is whole: a transaction's records become visible together
     flush();
     this.lastRead = performance.now();
     this.noteLeaderSeq(seq.appliedSeq);

@@ -9,6 +9,13 @@ export interface JournalRecord {
   ts: number;
   /** Compact JSON text of the command. */
   cmd: string;
+  /**
+   * PostgreSQL reads only: the transaction that wrote the record (its xmin). Each leader batch is
+   * one INSERT, so records sharing it are one batch of the leader: a standby applies and renders
+   * them as that batch, and the stream events it may republish after a takeover carry the same
+   * dedupe ids as the leader's (src/app/natsEvents.ts).
+   */
+  tx?: string;
 }
 
 /**

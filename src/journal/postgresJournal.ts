@@ -265,15 +265,15 @@ export async function openPostgresJournal(url: string, opts: PostgresJournalOpti
     let cursor = afterSeq;
     while (true) {
       if (closed) throw new Error('journal: closed during readAfter');
-      const rows = await read<{ seq: string; ts: string; cmd: string }>({
+      const rows = await read<{ seq: string; ts: string; cmd: string; tx: string }>({
         name: 'strikebook_journal_page',
-        text: 'SELECT seq, ts, cmd FROM journal WHERE seq > $1 ORDER BY seq LIMIT $2',
+        text: 'SELECT seq, ts, cmd, xmin::text AS tx FROM journal WHERE seq > $1 ORDER BY seq LIMIT $2',
         values: [cursor, pageSize],
       });
       for (const row of rows) {
         // An iteration cut short by close() must not look like the end of the journal.
         if (closed) throw new Error('journal: closed during readAfter');
-        const rec: JournalRecord = { seq: int8(row.seq, 'journal seq'), ts: int8(row.ts, 'journal ts'), cmd: row.cmd };
+        const rec: JournalRecord = { seq: int8(row.seq, 'journal seq'), ts: int8(row.ts, 'journal ts'), cmd: row.cmd, tx: row.tx };
         cursor = rec.seq;
         yield rec;
       }

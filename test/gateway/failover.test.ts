@@ -4,54 +4,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { adminToken, freePort, ok, startServer, userToken } from '../helpers/server.ts';
-import { instruments, market, type Market } from '../helpers/market.ts';
 import { freshStream, OwnNats, readStream, type StoredEvent } from '../helpers/nats.ts';
 import { WsClient } from '../helpers/ws.ts';
 import { applyBook, bookOf, spawnGateway, until } from '../helpers/gateway.ts';
 import { connect } from '@nats-io/transport-node';
-
-/** Three BTC calls of the latest expiry, with their price grids. */
-async function threeMarkets(url: string): Promise<Market[]> {
-  const list = (await instruments(url)).filter((i) => i.option_type === 'call');
-  const last = Math.max(...list.map((i) => i.expiration_timestamp));
-  const series = list.filter((i) => i.expiration_timestamp === last).slice(0, 3);
-  return Promise.all(series.map((i) => market(url, i)));
-}
-
-interface Load {
-  stop(): Promise<void>;
-  /** order ids acknowledged, trade ids acknowledged */
-  orders: string[];
-  trades: string[];
-}
-
-/** Orders from a maker and a taker over HTTP, round-robin over the markets, until stopped. */
-function orderLoad(url: string, maker: string, taker: string, ms: Market[]): Load {
-  const orders: string[] = [];
-  const trades: string[] = [];
-  let running = true;
-  const loop = async (who: string, side: 'sell' | 'buy', offset: number) => {
-    for (let i = offset; running; i++) {
-      const m = ms[i % ms.length]!;
-      const n = m.prices.length;
-      // the maker rests in the upper half; the taker sometimes crosses it, sometimes rests low
-      const price = side === 'sell' ? m.prices[n - 1 - (i % 8)] : i % 3 === 0 ? m.prices[n - 1 - (i % 8)] : m.prices[i % 8];
-      const r = await ok(url, `private/${side}`, { instrument_name: m.name, amount: 0.1, price }, who);
-      orders.push(r.order.order_id);
-      for (const t of r.trades) trades.push(t.trade_id);
-      if (i % 10 === 9) await ok(url, 'private/cancel_all', {}, who);
-    }
-  };
-  const done = Promise.all([loop(maker, 'sell', 0), loop(taker, 'buy', 1)]);
-  return {
-    orders,
-    trades,
-    async stop() {
-      running = false;
-      await done;
-    },
-  };
-}
+import { assertStreamHoldsLoad, orderLoad, threeMarkets } from '../helpers/streamLoad.ts';
 
 test('a gateway killed under load: its clients reconnect to another and rebuild every book equal to get_order_book', async (t) => {
   const ns = await freshStream(t);
@@ -138,20 +95,5 @@ test('NATS killed and restarted under load: a reader resuming from its last sequ
   const rest = await readStream(nc, 'SB', last + 1);
   const all = [...seen, ...rest];
 
-  assert.ok(!all.some((e) => e.subject === 'sb.control.gap'), 'the backlog never overflowed');
-  const ids = all.map((e) => e.msgId);
-  assert.equal(new Set(ids).size, ids.length, 'no message stored twice');
-  // every acknowledged trade once in the public trades, every acknowledged order in its owner's events
-  const publicTrades = all.filter((e) => e.subject.startsWith('sb.public.trades.')).flatMap((e) => e.data.map((x: any) => x.trade_id));
-  assert.equal(new Set(publicTrades).size, publicTrades.length, 'no trade twice');
-  for (const id of load.trades) assert.ok(publicTrades.includes(id), `trade ${id} on the stream`);
-  const orderIds = new Set(all.filter((e) => e.subject.startsWith('sb.private.')).flatMap((e) => e.data.orders.map((o: any) => o.order_id)));
-  for (const id of load.orders) assert.ok(orderIds.has(id), `order ${id} on the stream`);
-  // and the book changes of each instrument chain without a gap or a repeat
-  for (const m of ms) {
-    const changes = all.filter((e) => e.subject === `sb.public.book.${m.name}`).map((e) => e.data);
-    for (let i = 1; i < changes.length; i++) assert.equal(changes[i].prev_change_id, changes[i - 1].change_id, `${m.name} chain at ${i}`);
-    const leader = await ok(srv.url, 'public/get_order_book', { instrument_name: m.name, depth: 1000 });
-    assert.equal(changes[changes.length - 1].change_id, leader.change_id);
-  }
+  await assertStreamHoldsLoad(all, 'sb', load, ms, srv.url);
 });

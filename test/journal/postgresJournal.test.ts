@@ -22,9 +22,23 @@ function range(from: number, to: number): JournalRecord[] {
   return out;
 }
 
+/** The records read, without the transaction each came in (`tx`, checked on its own). */
 async function all(it: AsyncIterable<JournalRecord>): Promise<JournalRecord[]> {
   const out: JournalRecord[] = [];
-  for await (const r of it) out.push(r);
+  for await (const { seq, ts, cmd } of it) out.push({ seq, ts, cmd });
+  return out;
+}
+
+/** The seqs read, grouped by the transaction that wrote them (as a standby groups the leader's batches). */
+async function byTx(it: AsyncIterable<JournalRecord>): Promise<number[][]> {
+  const out: number[][] = [];
+  let tx: string | undefined;
+  for await (const r of it) {
+    assert.ok(r.tx, `record ${r.seq} names its transaction`);
+    if (out.length === 0 || r.tx !== tx) out.push([]);
+    out[out.length - 1]!.push(r.seq);
+    tx = r.tx;
+  }
   return out;
 }
 
@@ -54,6 +68,8 @@ test('appended records read back in order, page by page across page boundaries, 
   assert.equal(pageQueries.mock.callCount(), 3, 'two full pages, then an empty one ends the read');
   assert.deepEqual(await all(j.readAfter(23)), []);
   pageQueries.mock.restore();
+  // each append is one transaction, whatever the pages: a standby applies the leader's batches as written
+  assert.deepEqual(await byTx(j.readAfter(2)), [[3], [4], range(5, 23).map((r) => r.seq)]);
 
   // the tables went into the test's schema (search_path from the connection string)
   assert.equal(j.schema, db.name);
