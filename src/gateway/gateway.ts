@@ -40,9 +40,11 @@ import { Reject, errorBody } from '../api/rpc/errors.ts';
 import { ERR, type ErrorCode } from '../domain/errors.ts';
 import { ensureEventStream } from '../app/natsEvents.ts';
 import { BookMirror, L2, type BookChange, type BookSnapshot } from './bookMirror.ts';
+import { LeaderLocator } from './leaderLocator.ts';
 
 export interface GatewayOptions {
-  /** The leader's HTTP base URL (its WebSocket is the same host, /ws/api/v2). */
+  /** The leader's HTTP base URL (its WebSocket is the same host, /ws/api/v2), or the leader's and its
+   *  standbys' comma-separated: the gateway then follows a takeover (src/gateway/leaderLocator.ts). */
   leaderUrl: string;
   natsUrl: string;
   stream: string;
@@ -192,7 +194,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
   const maxBuffered = opts.maxBufferedBytes ?? 4 * 1024 * 1024;
   const maxSubs = opts.maxSubscriptions ?? 500;
   const minHeartbeat = opts.minHeartbeatSec ?? 10;
-  const leaderWs = `${opts.leaderUrl.replace(/^http/, 'ws')}/ws/api/v2`;
+  const leader = new LeaderLocator(LeaderLocator.parse(opts.leaderUrl), log);
   const topics = new Map<string, Topic>();
   const mirrors = new Map<string, BookMirror>();
   const conns = new Set<ClientConn>();
@@ -205,7 +207,13 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
   let knownAt = 0;
   const leaderGet = async (method: string, params: Record<string, string | number>): Promise<unknown> => {
     const qs = new URLSearchParams(Object.entries(params).map(([k, v]) => [k, String(v)])).toString();
-    const r = await fetch(`${opts.leaderUrl}/api/v2/${method}?${qs}`);
+    let r: Response;
+    try {
+      r = await fetch(`${await leader.settled()}/api/v2/${method}?${qs}`);
+    } catch {
+      // the server is gone (a takeover): once more, at the server that leads now
+      r = await fetch(`${await leader.relocate()}/api/v2/${method}?${qs}`);
+    }
     const body = (await r.json()) as { result?: unknown; error?: { message: string } };
     if (body.error) throw new Error(`${method}: ${body.error.message}`);
     return body.result;
@@ -594,28 +602,43 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
 
   const openUpstream = (c: ClientConn): Promise<void> => {
     if (c.upstreamOpen) return c.upstreamOpen;
-    const up = new WebSocket(leaderWs, { perMessageDeflate: false });
-    c.upstream = up;
-    c.upstreamOpen = new Promise((resolve, reject) => {
-      up.once('open', () => resolve());
-      up.once('error', reject);
-    });
-    up.on('message', (raw) => {
-      const text = raw.toString();
-      const m = /^\{"jsonrpc":"2\.0","id":(\d+),/.exec(text);
-      if (!m) return;
-      const w = c.waiting.get(Number(m[1]));
-      if (!w) return;
-      c.waiting.delete(Number(m[1]));
-      w.done(text);
-    });
-    up.on('close', () => {
-      // the leader closed it (logout, shutdown): so does the gateway, as the leader would have
-      for (const w of c.waiting.values()) w.done(`{"jsonrpc":"2.0","id":0,"error":{"code":${ERR.INTERNAL},"message":"internal_server_error","data":{"reason":"leader connection closed"}}}`);
-      c.waiting.clear();
-      c.ws.close(1000, 'leader connection closed');
-    });
-    up.on('error', () => undefined);
+    // at the server that leads once a search for it (after a failure) is over
+    c.upstreamOpen = leader.settled().then(
+      (base) =>
+        new Promise<void>((resolve, reject) => {
+          if (c.closed) {
+            reject(new Error('client connection closed'));
+            return;
+          }
+          const up = new WebSocket(`${base.replace(/^http/, 'ws')}/ws/api/v2`, { perMessageDeflate: false });
+          c.upstream = up;
+          up.once('open', () => resolve());
+          up.once('error', (err) => {
+            void leader.relocate();
+            reject(err);
+          });
+          up.on('message', (raw) => {
+            const text = raw.toString();
+            const m = /^\{"jsonrpc":"2\.0","id":(\d+),/.exec(text);
+            if (!m) return;
+            // a standby's refusal: the leader moved, the next connections go where it is now
+            if (text.includes('"code":10040')) void leader.relocate();
+            const w = c.waiting.get(Number(m[1]));
+            if (!w) return;
+            c.waiting.delete(Number(m[1]));
+            w.done(text);
+          });
+          up.on('close', () => {
+            // the leader closed it (logout, shutdown, a crash): so does the gateway, as the leader
+            // would have; one that went away unasked may have handed over to a standby
+            if (!c.closed) void leader.relocate();
+            for (const w of c.waiting.values()) w.done(`{"jsonrpc":"2.0","id":0,"error":{"code":${ERR.INTERNAL},"message":"internal_server_error","data":{"reason":"leader connection closed"}}}`);
+            c.waiting.clear();
+            c.ws.close(1000, 'leader connection closed');
+          });
+          up.on('error', () => undefined);
+        }),
+    );
     return c.upstreamOpen;
   };
 
@@ -637,7 +660,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
   let feedChain: Promise<unknown> = Promise.resolve();
   const openFeed = () => {
     if (feed !== null && feed.ws.readyState <= WebSocket.OPEN) return feed;
-    const ws = new WebSocket(leaderWs, { perMessageDeflate: false });
+    const ws = new WebSocket(leader.wsUrl, { perMessageDeflate: false });
     const f = {
       ws,
       open: new Promise<void>((resolve, reject) => {
@@ -659,6 +682,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     ws.on('close', () => {
       for (const w of f.waiting.values()) w();
       f.waiting.clear();
+      if (!closing) void leader.relocate();
     });
     ws.on('error', () => undefined);
     feed = f;
@@ -670,6 +694,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     // raw tickers need an authenticated connection on the leader; the first message is the same
     const asked = channels.map((n) => (n.startsWith('ticker.') && n.endsWith('.raw') ? `${n.slice(0, -4)}.100ms` : n));
     const p = feedChain.then(async () => {
+      await leader.settled();
       const f = openFeed();
       await f.open;
       f.notes = [];
@@ -913,7 +938,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
   const http: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
     if (req.url === '/health') {
       res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ status: 'ok', role: 'gateway', connections: conns.size, books: mirrors.size }));
+      res.end(JSON.stringify({ status: 'ok', role: 'gateway', leader: leader.url, connections: conns.size, books: mirrors.size }));
       return;
     }
     if (req.url === '/metrics') {

@@ -25,7 +25,7 @@ function required(key: string): string {
 async function main(): Promise<void> {
   const log = pino({ level: process.env.LOG_LEVEL || 'info' });
   const gw = await startGateway({
-    leaderUrl: required('STRIKEBOOK_LEADER_URL').replace(/\/$/, ''),
+    leaderUrl: required('STRIKEBOOK_LEADER_URL'),
     natsUrl: required('NATS_URL'),
     stream: process.env.STRIKEBOOK_NATS_STREAM || 'STRIKEBOOK',
     prefix: process.env.STRIKEBOOK_NATS_SUBJECT_PREFIX || 'strikebook',

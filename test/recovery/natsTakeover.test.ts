@@ -1,15 +1,18 @@
 // A leader SIGKILLed with events not yet on NATS (issue 18, docs/operations.md "Gateways and NATS"):
 // the standby that takes over publishes what the stream lacks, with the old leader's dedupe ids, so
 // a stream reader finds every acknowledged order and trade exactly once and every book chained on.
+// A gateway given both servers follows the takeover: its clients reconnect, trade on the new leader
+// through it, and rebuild every book equal to get_order_book there.
 // Needs the local PostgreSQL and /usr/sbin/nats-server (skips with the reason without them).
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { connect } from '@nats-io/transport-node';
-import { until } from '../helpers/gateway.ts';
+import { applyBook, bookOf, spawnGateway, until } from '../helpers/gateway.ts';
+import { WsClient } from '../helpers/ws.ts';
 import { OwnNats, readStream } from '../helpers/nats.ts';
 import { freshSchema } from '../helpers/postgres.ts';
-import { adminToken, freePort, request, spawnServer, tempDir, userToken, type ChildServer } from '../helpers/server.ts';
+import { adminToken, freePort, ok, request, spawnServer, tempDir, userToken, type ChildServer } from '../helpers/server.ts';
 import { assertStreamHoldsLoad, orderLoad, threeMarkets } from '../helpers/streamLoad.ts';
 
 const alive = (c: ChildServer) => c.proc.exitCode === null && c.proc.signalCode === null;
@@ -123,4 +126,45 @@ test('leader SIGKILLed under load with NATS up: nothing lost, nothing stored twi
   // what the stream held already was not sent again: at most the old leader's last windows in flight
   assert.ok(republished <= 512, `republished ${republished} of the ${published}+ messages the old leader published`);
   t.diagnostic(`${before.orders.length} orders before the kill, ${published}+ messages published by the old leader, ${republished} republished`);
+});
+
+test('a gateway given the leader and the standby follows the takeover: its clients trade on the new leader through it and rebuild every book', { timeout: 240_000 }, async (t) => {
+  const s = await setup(t);
+  if (!s) return;
+  const admin = await adminToken(s.leader.url);
+  const maker = await userToken(s.leader.url, admin, 'maker@example.com', { currency: 'BTC', amount: 100 });
+  const taker = await userToken(s.leader.url, admin, 'taker@example.com', { currency: 'BTC', amount: 100 });
+  const ms = await threeMarkets(s.leader.url);
+  const gw = await spawnGateway({ STRIKEBOOK_LEADER_URL: `${s.leader.url},${s.standby.url}`, NATS_URL: s.nats.url, STRIKEBOOK_NATS_STREAM: 'SB', STRIKEBOOK_NATS_SUBJECT_PREFIX: 'sb' });
+  t.after(() => {
+    gw.proc.kill('SIGKILL');
+  });
+  const channels = ms.map((m) => `book.${m.name}.raw`);
+  const before = await WsClient.open(gw.url);
+  await before.auth('maker@example.com');
+  const first = await before.ok('private/buy', { instrument_name: ms[0]!.name, amount: 0.1, price: ms[0]!.prices[0] });
+  const load = orderLoad(s.leader.url, maker, taker, ms, true);
+  await until('orders before the kill', () => load.orders.length >= 30, 60_000);
+  const killed = takeOver(s, maker, taker, ms);
+  await load.stop();
+  // the leader's end closes the client's connection through the gateway, as the leader's own would
+  await before.closedP;
+
+  // the client comes back to the same gateway: its login and orders reach the new leader
+  const after = await WsClient.open(gw.url);
+  t.after(() => after.close());
+  await until('a login through the gateway after the takeover', async () => (await after.call('public/auth', { grant_type: 'password', username: 'maker@example.com', password: 'user-password-1' })).result !== undefined, 30_000);
+  const placed = await after.ok('private/buy', { instrument_name: ms[1]!.name, amount: 0.1, price: ms[1]!.prices[0] });
+  const onLeader = await ok(s.standby.url, 'private/get_order_state', { order_id: placed.order.order_id }, maker);
+  assert.equal(onLeader.order_id, placed.order.order_id, 'the order placed through the gateway is on the new leader');
+  assert.equal((await ok(s.standby.url, 'private/get_order_state', { order_id: first.order.order_id }, maker)).order_id, first.order.order_id);
+  assert.equal((await request(gw.url, '/health')).body.leader, s.standby.url, 'the gateway names the new leader');
+  assert.deepEqual(await after.ok('public/subscribe', { channels, access_token: maker }), channels);
+  await killed;
+  for (const m of ms) {
+    const book = await ok(s.standby.url, 'public/get_order_book', { instrument_name: m.name, depth: 1000 });
+    const ch = `book.${m.name}.raw`;
+    await until(`${ch} at change ${book.change_id}`, () => after.notes.some((n) => n.channel === ch && n.data.change_id === book.change_id), 30_000);
+    assert.deepEqual(applyBook(after.on(ch).map((n) => n.data)), bookOf(book), ch);
+  }
 });
