@@ -19,13 +19,13 @@ import type { Instrument } from '../domain/instrument.ts';
 import { contractsOf } from '../risk/accountRisk.ts';
 import { toMinorDown, toMinorUp } from '../risk/margin.ts';
 import type { Exchange } from './exchange.ts';
-import { appendEntry, type LedgerEntry, type LedgerType } from './ledger.ts';
+import { appendEntry, type Ledger, type LedgerType } from './ledger.ts';
 import type { Account, Position, User } from './types.ts';
 
 /** Whoever holds balances and keeps a log: a user, or the insurance account. */
 export interface Holder {
   accounts: Record<CurrencyCode, Account>;
-  log: LedgerEntry[];
+  log: Ledger;
 }
 
 /** The insurance account: balances per currency, the positions it took over, and its log. */

@@ -16,6 +16,7 @@ import { post, type InsuranceFund } from './defaults.ts';
 import { MmpState, type MmpTriggerEvent } from './mmp.ts';
 import { cancelQuotes, massQuote } from './massQuote.ts';
 import type { Account, DepositRecord, IndexState, InstrumentMarket, User, VolState } from './types.ts';
+import { Ledger } from './ledger.ts';
 
 export const SYSTEM_FEES = 'fees';
 export const SYSTEM_INSURANCE = 'insurance';
@@ -98,7 +99,7 @@ export class Exchange {
   system: SystemAccounts = { fees: accountsRecord(), insurance: accountsRecord() };
   /** The insurance account: its balances (`system.insurance`), the positions it took over from
    *  defaulting accounts, and its log (src/engine/defaults.ts). */
-  insurance: InsuranceFund = { accounts: this.system.insurance, positions: new Map(), log: [] };
+  insurance: InsuranceFund = { accounts: this.system.insurance, positions: new Map(), log: new Ledger() };
   /** Next id of an account log entry (src/engine/ledger.ts). */
   nextLogId = 1;
   /** Totals per currency of external money in and out: conservation is checked against these. */
@@ -312,7 +313,7 @@ export class Exchange {
       orders: new Map(),
       clientOrderIds: new Map(),
       depositIds: new Map(),
-      log: [],
+      log: new Ledger(),
     };
     this.users.set(user.id, user);
     this.usersByEmail.set(key, user);

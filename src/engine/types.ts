@@ -2,7 +2,7 @@
 import type { CurrencyCode } from '../domain/currency.ts';
 import type { Instrument } from '../domain/instrument.ts';
 import type { BookNode, PriceLevel, Side } from './orderBook.ts';
-import type { LedgerEntry } from './ledger.ts';
+import type { Ledger } from './ledger.ts';
 import type { MmpTag } from './mmp.ts';
 import type { TriggerOrder } from './triggers.ts';
 
@@ -155,7 +155,7 @@ export interface User {
   clientOrderIds: Map<string, { orderId: number; ts: number; fp?: number }>;
   depositIds: Map<string, DepositRecord>;
   /** Balance movements outside trading, most recent last (bounded; src/engine/ledger.ts). */
-  log: LedgerEntry[];
+  log: Ledger;
 }
 
 export interface DepositRecord {

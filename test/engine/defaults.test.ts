@@ -83,10 +83,10 @@ describe('a deficit at settlement', () => {
     // only as much as the deficit needed: one lot less would not have covered it
     assert.ok(h.balance(d) < h.ex.trading.risk.positionValue({ ...held, size: 1 }) + 1, `left ${h.balance(d)} in cash`);
     // the insurance account paid the put's value at mark: nothing was covered or socialized
-    const types = user.log.map((e) => e.type);
+    const types = user.log.entries().map((e) => e.type);
     assert.ok(types.includes('takeover'));
     assert.ok(!types.includes('insurance_cover') && !types.includes('conversion'), types.join());
-    assert.equal(h.u(other).log.filter((e) => e.type === 'socialized_loss').length, 0);
+    assert.equal(h.u(other).log.entries().filter((e) => e.type === 'socialized_loss').length, 0);
     conserved(h);
     assert.equal(stateHash(restore(serialize(h.ex))), stateHash(h.ex));
   });
@@ -116,16 +116,16 @@ describe('a deficit at settlement', () => {
     assert.ok(taken > 0 && taken <= freeEth, `took ${taken} of ${freeEth} free`);
     // the insurance account had no BTC to give for it: the call's buyer, whose payout D could not
     // pay in BTC, received D's ETH instead (all but what rounding keeps back)
-    const compensated = h.u(other).log.filter((e) => e.type === 'socialized_loss_compensation').reduce((s, e) => s + e.amount, 0);
+    const compensated = h.u(other).log.entries().filter((e) => e.type === 'socialized_loss_compensation').reduce((s, e) => s + e.amount, 0);
     assert.equal(h.ex.insurance.accounts.ETH.balance + compensated, taken);
     assert.ok(h.ex.insurance.accounts.ETH.balance <= 1);
     const after = h.ex.trading.risk.account(h.u(d), 'ETH');
     assert.ok(after.equity >= after.initialMargin, 'D still carries its ETH short');
-    const conversion = h.u(d).log.filter((e) => e.type === 'conversion');
+    const conversion = h.u(d).log.entries().filter((e) => e.type === 'conversion');
     assert.deepEqual(conversion.map((e) => [e.currency, Math.sign(e.amount)]), [['ETH', -1], ['BTC', 1]]);
     // the ETH covered the whole BTC deficit: the insurance account's own BTC was not needed
     assert.equal(h.balance(d), 0);
-    assert.ok(!h.u(d).log.some((e) => e.type === 'insurance_cover'));
+    assert.ok(!h.u(d).log.entries().some((e) => e.type === 'insurance_cover'));
     assert.ok(conversion[1].amount <= valueDown(h.ex, taken, 'ETH', 'BTC')!);
     conserved(h);
   });
@@ -147,8 +147,8 @@ describe('a deficit at settlement', () => {
     noneBelowZero(h);
     assert.equal(h.balance(bystander), sat('7'), 'a depositor without a position keeps every satoshi');
     assert.equal(h.balance(bystander, 'ETH'), sat('3'));
-    const cutA = h.u(a).log.find((e) => e.type === 'socialized_loss')!.amount;
-    const cutB = h.u(b).log.find((e) => e.type === 'socialized_loss')!.amount;
+    const cutA = h.u(a).log.entries().find((e) => e.type === 'socialized_loss')!.amount;
+    const cutB = h.u(b).log.entries().find((e) => e.type === 'socialized_loss')!.amount;
     // 3 : 7, to the satoshi
     assert.ok(Math.abs(cutA * 7 - cutB * 3) <= 10, `${cutA} vs ${cutB}`);
     assert.equal(h.ex.insurance.accounts.BTC.balance, 0, 'the shortfall is fully shared');
@@ -221,7 +221,7 @@ describe('liquidation of an account holding only longs', () => {
       noneBelowZero(h);
     }
     assert.deepEqual(liquidationCandidates(h.ex), []);
-    for (const e of h.u(l).log.filter((x) => x.type === 'liquidation_fee')) assert.ok(e.amount < 0);
+    for (const e of h.u(l).log.entries().filter((x) => x.type === 'liquidation_fee')) assert.ok(e.amount < 0);
     conserved(h);
   });
 });

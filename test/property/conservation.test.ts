@@ -632,8 +632,8 @@ function stream(SEED: number, limits: ExchangeLimits): void {
   assert.ok(stats.withdrawals > 100, `only ${stats.withdrawals} withdrawals`);
   // defaults happened and went through the waterfall
   const kinds = new Map<string, number>();
-  for (const e of ex.insurance.log) kinds.set(e.type, (kinds.get(e.type) ?? 0) + 1);
-  for (const u of ex.users.values()) for (const e of u.log) kinds.set(`user:${e.type}`, (kinds.get(`user:${e.type}`) ?? 0) + 1);
+  for (const e of ex.insurance.log.entries()) kinds.set(e.type, (kinds.get(e.type) ?? 0) + 1);
+  for (const u of ex.users.values()) for (const e of u.log.entries()) kinds.set(`user:${e.type}`, (kinds.get(`user:${e.type}`) ?? 0) + 1);
   assert.ok((kinds.get('user:takeover') ?? 0) > 0, 'no account was taken over by the insurance account');
   assert.ok((kinds.get('user:conversion') ?? 0) + (kinds.get('user:insurance_cover') ?? 0) > 0, 'no deficit went through the waterfall');
   for (const r of ['user_request', 'good_til_day', 'instrument_halted', 'reduce_only', 'autoliquidation', 'mmp_trigger'] as const) assert.ok(reasons.has(r), `no order was cancelled for ${r}`);

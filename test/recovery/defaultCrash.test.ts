@@ -101,11 +101,11 @@ describe('defaults across crashes', () => {
         const u = ex.usersByEmail.get(email)!;
         assert.equal(u.accounts.BTC.balance, 0, `${email} BTC`);
         assert.equal(u.accounts.ETH.balance, 0, `${email} ETH`);
-        const covers = u.log.filter((e) => e.type === 'insurance_cover' || e.type === 'conversion');
+        const covers = u.log.entries().filter((e) => e.type === 'insurance_cover' || e.type === 'conversion');
         // one waterfall: at most one conversion out of ETH, one into BTC, one cover
         assert.ok(covers.filter((e) => e.type === 'insurance_cover').length <= 1, `${email}: ${covers.map((e) => e.type)}`);
         assert.equal(covers.filter((e) => e.type === 'conversion' && e.currency === 'ETH').length, 1, `${email}: its ETH was taken once`);
-        const inFund = ex.insurance.log.filter((e) => e.userId === u.id && (e.type === 'insurance_cover' || e.type === 'conversion'));
+        const inFund = ex.insurance.log.entries().filter((e) => e.userId === u.id && (e.type === 'insurance_cover' || e.type === 'conversion'));
         assert.equal(inFund.length, covers.length, `${email}: the insurance account's log mirrors the user's`);
       }
     } finally {

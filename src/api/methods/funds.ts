@@ -6,7 +6,7 @@ import { CURRENCY_CODES, type CurrencyCode } from '../../domain/currency.ts';
 import { ERR, reject } from '../../domain/errors.ts';
 import { lotsToAmount, priceToNumber, premiumFactor } from '../../domain/instrument.ts';
 import type { Exchange } from '../../engine/exchange.ts';
-import type { LedgerEntry } from '../../engine/ledger.ts';
+import type { Ledger, LedgerEntry } from '../../engine/ledger.ts';
 import type { Position } from '../../engine/types.ts';
 import { money } from '../render.ts';
 import { defineMethod } from '../rpc/registry.ts';
@@ -54,13 +54,13 @@ function renderHeld(p: Position): Record<string, unknown> {
 }
 
 /** Newest first, `count` of them, within [start, end]. */
-function newest(log: readonly LedgerEntry[], currency: CurrencyCode | null, start: number, end: number, count: number, beforeId: number, type: string | null = null): LedgerEntry[] {
+function newest(log: Ledger, currency: CurrencyCode | null, start: number, end: number, count: number, beforeId: number, type: string | null = null): LedgerEntry[] {
   const out: LedgerEntry[] = [];
   for (let i = log.length - 1; i >= 0 && out.length < count; i--) {
-    const e = log[i];
-    if (e.id >= beforeId || e.ts > end) continue;
-    if (e.ts < start) break;
-    if ((currency === null || e.currency === currency) && (type === null || e.type === type)) out.push(e);
+    const ts = log.tsAt(i);
+    if (log.idAt(i) >= beforeId || ts > end) continue;
+    if (ts < start) break;
+    if ((currency === null || log.currencyAt(i) === currency) && (type === null || log.typeAt(i) === type)) out.push(log.at(i));
   }
   return out;
 }

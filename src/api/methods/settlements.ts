@@ -49,8 +49,9 @@ function history(ctx: CallContext, match: (e: LedgerEntry) => boolean, p: { type
     const out: LedgerEntry[] = [];
     if (p.type === undefined || p.type === 'delivery') {
       for (let i = user.log.length - 1; i >= 0 && out.length <= p.count; i--) {
-        const e = user.log[i];
-        if (e.type !== 'delivery' || e.id >= before || e.ts > latest || !match(e)) continue;
+        if (user.log.typeAt(i) !== 'delivery') continue;
+        const e = user.log.at(i);
+        if (e.id >= before || e.ts > latest || !match(e)) continue;
         out.push(e);
       }
     }
