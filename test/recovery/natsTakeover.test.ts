@@ -13,7 +13,8 @@ import { WsClient } from '../helpers/ws.ts';
 import { OwnNats, readStream } from '../helpers/nats.ts';
 import { freshSchema } from '../helpers/postgres.ts';
 import { adminToken, freePort, ok, request, spawnServer, tempDir, userToken, type ChildServer } from '../helpers/server.ts';
-import { assertStreamHoldsLoad, orderLoad, threeMarkets } from '../helpers/streamLoad.ts';
+import { assertStreamHoldsLoad, orderLoad, threeMarkets, type OrderLoad } from '../helpers/streamLoad.ts';
+import type { Market } from '../helpers/market.ts';
 
 const alive = (c: ChildServer) => c.proc.exitCode === null && c.proc.signalCode === null;
 
@@ -27,9 +28,14 @@ interface Setup {
   nats: OwnNats;
   leader: ChildServer;
   standby: ChildServer;
+  /** the two traders' tokens (the leader issued them; the standby knows them from the journal) */
+  maker: string;
+  taker: string;
+  ms: Market[];
 }
 
-/** NATS of the test's own, a leader and a standby on one fresh schema; null when skipped. */
+/** NATS of the test's own, a leader and a standby on one fresh schema, two traders and three
+ *  markets; null when skipped. */
 async function setup(t: TestContext): Promise<Setup | null> {
   if (!OwnNats.available(t)) return null;
   const db = await freshSchema(t);
@@ -59,27 +65,37 @@ async function setup(t: TestContext): Promise<Setup | null> {
   const leader = await spawn();
   const standby = await spawn();
   assert.equal((await request(standby.url, '/health')).body.role, 'standby');
-  return { nats, leader, standby };
+  const admin = await adminToken(leader.url);
+  const maker = await userToken(leader.url, admin, 'maker@example.com', { currency: 'BTC', amount: 100 });
+  const taker = await userToken(leader.url, admin, 'taker@example.com', { currency: 'BTC', amount: 100 });
+  return { nats, leader, standby, maker, taker, ms: await threeMarkets(leader.url) };
 }
 
 /** Kills the leader, waits for the standby to lead, and trades a little there too. */
-async function takeOver(s: Setup, maker: string, taker: string, ms: Awaited<ReturnType<typeof threeMarkets>>) {
+async function takeOver(s: Setup): Promise<OrderLoad> {
   s.leader.proc.kill('SIGKILL');
   await s.leader.exited;
   await until('the standby leads', async () => (await request(s.standby.url, '/health')).body.role === 'leader', 60_000);
-  const after = orderLoad(s.standby.url, maker, taker, ms);
+  const after = orderLoad(s.standby.url, s.maker, s.taker, s.ms);
   await until('orders on the new leader', () => after.orders.length >= 20 && after.trades.length > 0, 60_000);
   await after.stop();
   return after;
 }
 
+/** Once the new leader's backlog is empty: the stream holds both loads, each event once. */
+async function assertStreamHoldsBoth(t: TestContext, s: Setup, before: OrderLoad, after: OrderLoad): Promise<number> {
+  await until('the new leader published everything', async () => (await metric(s.standby.url, 'strikebook_nats_backlog')) === 0 && (await metric(s.standby.url, 'strikebook_nats_connected')) === 1, 60_000);
+  const nc = await connect({ servers: s.nats.url });
+  t.after(() => nc.close());
+  const all = await readStream(nc, 'SB');
+  await assertStreamHoldsLoad(all, 'sb', { orders: [...before.orders, ...after.orders], trades: [...before.trades, ...after.trades] }, s.ms, s.standby.url);
+  return all.length;
+}
+
 test('leader SIGKILLed while NATS is down: the new leader publishes the events the old one left in its backlog, each once', { timeout: 240_000 }, async (t) => {
   const s = await setup(t);
   if (!s) return;
-  const admin = await adminToken(s.leader.url);
-  const maker = await userToken(s.leader.url, admin, 'maker@example.com', { currency: 'BTC', amount: 100 });
-  const taker = await userToken(s.leader.url, admin, 'taker@example.com', { currency: 'BTC', amount: 100 });
-  const ms = await threeMarkets(s.leader.url);
+  const { maker, taker, ms } = s;
   const before = orderLoad(s.leader.url, maker, taker, ms, true);
   await until('orders before NATS stops', () => before.orders.length >= 40, 60_000);
   await s.nats.stop();
@@ -88,41 +104,28 @@ test('leader SIGKILLed while NATS is down: the new leader publishes the events t
   await until('orders acknowledged while NATS is down', () => before.orders.length >= ackedWhileDown + 40 && before.trades.length > 5, 60_000);
   assert.ok((await metric(s.leader.url, 'strikebook_nats_backlog')) > 0, 'the leader holds unpublished events');
   // the leader dies with its backlog; its load's last requests end unanswered
-  const killed = takeOver(s, maker, taker, ms);
+  const killed = takeOver(s);
   await before.stop();
   await s.nats.start();
   const after = await killed;
-
-  await until('the new leader published everything', async () => (await metric(s.standby.url, 'strikebook_nats_backlog')) === 0 && (await metric(s.standby.url, 'strikebook_nats_connected')) === 1, 60_000);
+  const stored = await assertStreamHoldsBoth(t, s, before, after);
   const republished = await metric(s.standby.url, 'strikebook_nats_republished_total');
   assert.ok(republished > 0, `the old leader's unpublished events were published again (${republished})`);
-  const nc = await connect({ servers: s.nats.url });
-  t.after(() => nc.close());
-  const all = await readStream(nc, 'SB');
-  await assertStreamHoldsLoad(all, 'sb', { orders: [...before.orders, ...after.orders], trades: [...before.trades, ...after.trades] }, ms, s.standby.url);
-  t.diagnostic(`${before.orders.length} orders before the kill (${before.orders.length - ackedWhileDown} while NATS was down), ${republished} messages republished, ${all.length} on the stream`);
+  t.diagnostic(`${before.orders.length} orders before the kill (${before.orders.length - ackedWhileDown} while NATS was down), ${republished} messages republished, ${stored} on the stream`);
 });
 
 test('leader SIGKILLed under load with NATS up: nothing lost, nothing stored twice, only what was missing republished', { timeout: 240_000 }, async (t) => {
   const s = await setup(t);
   if (!s) return;
-  const admin = await adminToken(s.leader.url);
-  const maker = await userToken(s.leader.url, admin, 'maker@example.com', { currency: 'BTC', amount: 100 });
-  const taker = await userToken(s.leader.url, admin, 'taker@example.com', { currency: 'BTC', amount: 100 });
-  const ms = await threeMarkets(s.leader.url);
+  const { maker, taker, ms } = s;
   const before = orderLoad(s.leader.url, maker, taker, ms, true);
   await until('orders before the kill', () => before.orders.length >= 150 && before.trades.length > 10, 60_000);
   const published = await metric(s.leader.url, 'strikebook_nats_published_total');
-  const killed = takeOver(s, maker, taker, ms);
+  const killed = takeOver(s);
   await before.stop();
   const after = await killed;
-
-  await until('the new leader published everything', async () => (await metric(s.standby.url, 'strikebook_nats_backlog')) === 0, 60_000);
+  await assertStreamHoldsBoth(t, s, before, after);
   const republished = await metric(s.standby.url, 'strikebook_nats_republished_total');
-  const nc = await connect({ servers: s.nats.url });
-  t.after(() => nc.close());
-  const all = await readStream(nc, 'SB');
-  await assertStreamHoldsLoad(all, 'sb', { orders: [...before.orders, ...after.orders], trades: [...before.trades, ...after.trades] }, ms, s.standby.url);
   // what the stream held already was not sent again: at most the old leader's last windows in flight
   assert.ok(republished <= 512, `republished ${republished} of the ${published}+ messages the old leader published`);
   t.diagnostic(`${before.orders.length} orders before the kill, ${published}+ messages published by the old leader, ${republished} republished`);
@@ -131,10 +134,7 @@ test('leader SIGKILLed under load with NATS up: nothing lost, nothing stored twi
 test('a gateway given the leader and the standby follows the takeover: its clients trade on the new leader through it and rebuild every book', { timeout: 240_000 }, async (t) => {
   const s = await setup(t);
   if (!s) return;
-  const admin = await adminToken(s.leader.url);
-  const maker = await userToken(s.leader.url, admin, 'maker@example.com', { currency: 'BTC', amount: 100 });
-  const taker = await userToken(s.leader.url, admin, 'taker@example.com', { currency: 'BTC', amount: 100 });
-  const ms = await threeMarkets(s.leader.url);
+  const { maker, taker, ms } = s;
   const gw = await spawnGateway({ STRIKEBOOK_LEADER_URL: `${s.leader.url},${s.standby.url}`, NATS_URL: s.nats.url, STRIKEBOOK_NATS_STREAM: 'SB', STRIKEBOOK_NATS_SUBJECT_PREFIX: 'sb' });
   t.after(() => {
     gw.proc.kill('SIGKILL');
@@ -145,7 +145,7 @@ test('a gateway given the leader and the standby follows the takeover: its clien
   const first = await before.ok('private/buy', { instrument_name: ms[0]!.name, amount: 0.1, price: ms[0]!.prices[0] });
   const load = orderLoad(s.leader.url, maker, taker, ms, true);
   await until('orders before the kill', () => load.orders.length >= 30, 60_000);
-  const killed = takeOver(s, maker, taker, ms);
+  const killed = takeOver(s);
   await load.stop();
   // the leader's end closes the client's connection through the gateway, as the leader's own would
   await before.closedP;
