@@ -97,7 +97,7 @@ interface HeldRound {
   /** what `onBatch` asked to run once the batch is durable (the NATS publish) */
   post: (() => void) | null;
   /** the rounds held here, reported to `onRound` when written */
-  rounds: Array<{ cadence: Cadence; due: number; deliveries: number; cpu: number }>;
+  rounds: Array<{ cadence: Cadence; due: number; deliveries: number; cpu: number; rendered: unknown }>;
 }
 
 /** Times of one publish round (wall clock ms, performance.timeOrigin + performance.now()). */
@@ -113,6 +113,8 @@ export interface RoundTimes {
   deliveries: number;
   /** CPU time of the process during the round, µs (user + system) */
   cpu: number;
+  /** what `onRender` returned when the round was rendered */
+  rendered: unknown;
 }
 
 interface BookState {
@@ -219,6 +221,10 @@ export class StreamHub {
   private lockedLast = '';
   /** Observer of publish rounds (benchmarks). */
   onRound: ((cadence: Cadence, times: RoundTimes) => void) | null = null;
+  /** Called as a round is rendered, while the live state is the one it shows (a round is written
+   *  later, once its batch is durable, and the state may have moved on by then); what it returns
+   *  comes back in that round's `RoundTimes.rendered` (benchmarks: which change ids it carries). */
+  onRender: ((cadence: Cadence) => unknown) | null = null;
   /** Receives what each batch touched when it is sealed, before the hub's own rendering (the NATS
    *  event publisher, src/app/natsEvents.ts: once per batch, whatever the subscribers). It renders
    *  then, from the state the batch left; what it returns (null: nothing) is run once the batch is
@@ -477,7 +483,7 @@ export class StreamHub {
     if (this.onRound !== null) {
       const end = performance.timeOrigin + performance.now();
       const cpu = process.cpuUsage(cpu0!);
-      for (const r of held.rounds) this.onRound(r.cadence, { due: r.due || startedAt, start: startedAt, end, deliveries: r.deliveries, cpu: r.cpu + cpu.user + cpu.system });
+      for (const r of held.rounds) this.onRound(r.cadence, { due: r.due || startedAt, start: startedAt, end, deliveries: r.deliveries, cpu: r.cpu + cpu.user + cpu.system, rendered: r.rendered });
     }
   }
 
@@ -565,6 +571,7 @@ export class StreamHub {
     this.deliveries = 0;
     const startedAt = this.onRound !== null ? performance.timeOrigin + performance.now() : 0;
     const cpu0 = this.onRound !== null ? process.cpuUsage() : null;
+    const renderedTag = this.onRender?.(cadence);
     this.regroupChanged();
     const ex = this.s.ex;
     // book diffs, once per instrument and cadence
@@ -800,8 +807,8 @@ export class StreamHub {
     this.flush(cadence, held);
     if (this.onRound !== null) {
       const cpu = process.cpuUsage(cpu0!);
-      if (held !== null) held.rounds.push({ cadence, due: dueAt || startedAt, deliveries: this.deliveries, cpu: cpu.user + cpu.system });
-      else this.onRound(cadence, { due: dueAt || startedAt, start: startedAt, end: performance.timeOrigin + performance.now(), deliveries: this.deliveries, cpu: cpu.user + cpu.system });
+      if (held !== null) held.rounds.push({ cadence, due: dueAt || startedAt, deliveries: this.deliveries, cpu: cpu.user + cpu.system, rendered: renderedTag });
+      else this.onRound(cadence, { due: dueAt || startedAt, start: startedAt, end: performance.timeOrigin + performance.now(), deliveries: this.deliveries, cpu: cpu.user + cpu.system, rendered: renderedTag });
     }
   }
 
