@@ -41,6 +41,7 @@ import { ERR, type ErrorCode } from '../domain/errors.ts';
 import { ensureEventStream } from '../app/natsEvents.ts';
 import { BookMirror, L2, type BookChange, type BookSnapshot } from './bookMirror.ts';
 import { LeaderLocator } from './leaderLocator.ts';
+import { httpForwarder } from './httpForward.ts';
 
 export interface GatewayOptions {
   /** The leader's HTTP base URL (its WebSocket is the same host, /ws/api/v2), or the leader's and its
@@ -78,6 +79,9 @@ export interface RunningGateway {
 const FIRST_FROM_LEADER = new Set(['ticker', 'quote', 'chart', 'platform_state', 'expiration_price']);
 /** Requests one connection may have waiting (Deribit-style 10028 past it, as on the leader). */
 const MAX_QUEUED = 100;
+/** The leader's own HTTP timeouts (docs/security.md): headers 10 s, a whole request 30 s. */
+const HTTP_HEADERS_TIMEOUT_MS = 10_000;
+const HTTP_REQUEST_TIMEOUT_MS = 30_000;
 /** Methods handled by the gateway itself; everything else goes to the leader. */
 const LOCAL = new Set(['public/subscribe', 'private/subscribe', 'public/unsubscribe', 'private/unsubscribe', 'public/unsubscribe_all', 'private/unsubscribe_all', 'public/set_heartbeat', 'public/disable_heartbeat']);
 
@@ -935,6 +939,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     // the leader sees the client go: its cancel-on-disconnect runs there
     c.upstream?.close();
   };
+  const httpApi = httpForwarder(leader, log, HTTP_REQUEST_TIMEOUT_MS + 5_000);
   const http: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
     if (req.url === '/health') {
       res.writeHead(200, { 'content-type': 'application/json' });
@@ -948,9 +953,12 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
       }, () => res.writeHead(500).end());
       return;
     }
-    res.writeHead(404, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ error: 'a gateway serves only the WebSocket API (/ws/api/v2); send HTTP requests to the leader' }));
+    // the HTTP API (and the web app) are the leader's
+    httpApi.forward(req, res);
   });
+  // a slow client holds a request to the leader no longer than the leader would hold it itself
+  http.headersTimeout = HTTP_HEADERS_TIMEOUT_MS;
+  http.requestTimeout = HTTP_REQUEST_TIMEOUT_MS;
   http.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     if (closing || !WS_PATHS.has((req.url ?? '').split('?')[0]!)) {
       socket.destroy();
@@ -1018,6 +1026,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
       }
       wss.close();
       await new Promise<void>((resolve) => http.close(() => resolve()));
+      httpApi.close();
       await messages.close().catch(() => undefined);
       await nc.close();
     },

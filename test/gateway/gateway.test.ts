@@ -4,7 +4,8 @@ import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import pino from 'pino';
 import { startGateway, type RunningGateway } from '../../src/gateway/gateway.ts';
-import { adminToken, login, ok, startServer, userToken, type TestServer } from '../helpers/server.ts';
+import { adminToken, login, ok, rawRequest, startServer, userToken, type TestServer } from '../helpers/server.ts';
+import { hmacSha256Hex } from '../../src/auth/crypto.ts';
 import { atmCall, type Market } from '../helpers/market.ts';
 import { freshStream } from '../helpers/nats.ts';
 import { WsClient } from '../helpers/ws.ts';
@@ -212,4 +213,38 @@ test('through a gateway: user.mmp_trigger reaches its owner only, and user.portf
   // the maker received the premium the taker paid: a summary sent to the wrong user would differ
   assert.notEqual(mm.on('user.portfolio.BTC').at(-1)!.data.balance, spy.on('user.portfolio.BTC').at(-1)!.data.balance);
   assert.equal(spy.on('user.mmp_trigger.btc_usd').length, 0, "the taker sees nothing of the maker's trigger");
+});
+
+test('through a gateway: the HTTP API is the leader\'s (reads, orders, errors, a signed request verifies unchanged)', async (t) => {
+  const p = await pair(t);
+  if (!p) return;
+  const { srv, gw, m } = p;
+  const token = await userToken(srv.url, p.admin, 'http@example.com', { currency: 'BTC', amount: 10 });
+  const book = `/api/v2/public/get_order_book?instrument_name=${m.name}&depth=5`;
+  const direct = await rawRequest(srv.url, 'GET', book);
+  const through = await rawRequest(gw.url, 'GET', book);
+  assert.equal(through.status, 200);
+  assert.deepEqual(through.body.result, direct.body.result);
+  // an order posted through the gateway is the leader's
+  const body = JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'private/buy', params: { instrument_name: m.name, amount: 0.1, price: m.prices[0] } });
+  const placed = await rawRequest(gw.url, 'POST', '/api/v2/private/buy', { headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body });
+  assert.equal(placed.status, 200, placed.text);
+  assert.equal(placed.body.id, 7);
+  const state = await ok(srv.url, 'private/get_order_state', { order_id: placed.body.result.order.order_id }, token);
+  assert.equal(state.order_state, 'open');
+  // the leader's errors and statuses come back as they are
+  const unknown = await rawRequest(gw.url, 'GET', '/api/v2/public/get_order_book?instrument_name=NOPE-1');
+  const unknownDirect = await rawRequest(srv.url, 'GET', '/api/v2/public/get_order_book?instrument_name=NOPE-1');
+  assert.deepEqual([unknown.status, unknown.body.error.code], [unknownDirect.status, unknownDirect.body.error.code]);
+  assert.equal((await rawRequest(gw.url, 'GET', '/api/v2/private/get_positions?currency=BTC')).body.error.code, 10000, 'no credentials: the leader refuses (10000 authorization_required)');
+  // a deri-hmac-sha256 signature covers the method, target and body: forwarded as they are, it verifies
+  const key = await ok(srv.url, 'private/create_api_key', { scope: 'account:read trade:read_write' }, token);
+  const target = '/api/v2/private/get_account_summary?currency=BTC';
+  const ts = Date.now();
+  const sig = hmacSha256Hex(key.client_secret, `${ts}\nn${ts}\nGET\n${target}\n\n`);
+  const signed = await rawRequest(gw.url, 'GET', target, { headers: { authorization: `deri-hmac-sha256 id=${key.client_id},ts=${ts},sig=${sig},nonce=n${ts}` } });
+  assert.equal(signed.status, 200, signed.text);
+  assert.equal(signed.body.result.currency, 'BTC');
+  // the gateway's own endpoints stay its own
+  assert.equal((await rawRequest(gw.url, 'GET', '/health')).body.role, 'gateway');
 });

@@ -2,7 +2,7 @@
 // the standby that takes over publishes what the stream lacks, with the old leader's dedupe ids, so
 // a stream reader finds every acknowledged order and trade exactly once and every book chained on.
 // A gateway given both servers follows the takeover: its clients reconnect, trade on the new leader
-// through it, and rebuild every book equal to get_order_book there.
+// through it (WebSocket and HTTP), and rebuild every book equal to get_order_book there.
 // Needs the local PostgreSQL and /usr/sbin/nats-server (skips with the reason without them).
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
@@ -12,7 +12,7 @@ import { applyBook, bookOf, spawnGateway, until } from '../helpers/gateway.ts';
 import { WsClient } from '../helpers/ws.ts';
 import { OwnNats, readStream } from '../helpers/nats.ts';
 import { freshSchema } from '../helpers/postgres.ts';
-import { adminToken, freePort, ok, request, spawnServer, tempDir, userToken, type ChildServer } from '../helpers/server.ts';
+import { adminToken, freePort, ok, rawRequest, request, spawnServer, tempDir, userToken, type ChildServer } from '../helpers/server.ts';
 import { assertStreamHoldsLoad, orderLoad, threeMarkets, type OrderLoad } from '../helpers/streamLoad.ts';
 import type { Market } from '../helpers/market.ts';
 
@@ -159,6 +159,11 @@ test('a gateway given the leader and the standby follows the takeover: its clien
   assert.equal(onLeader.order_id, placed.order.order_id, 'the order placed through the gateway is on the new leader');
   assert.equal((await ok(s.standby.url, 'private/get_order_state', { order_id: first.order.order_id }, maker)).order_id, first.order.order_id);
   assert.equal((await request(gw.url, '/health')).body.leader, s.standby.url, 'the gateway names the new leader');
+  // and so does the HTTP API through the gateway
+  const body = JSON.stringify({ instrument_name: ms[2]!.name, amount: 0.1, price: ms[2]!.prices[0] });
+  const viaHttp = await rawRequest(gw.url, 'POST', '/api/v2/private/buy', { headers: { authorization: `Bearer ${maker}`, 'content-type': 'application/json' }, body });
+  assert.equal(viaHttp.status, 200, viaHttp.text);
+  assert.equal((await ok(s.standby.url, 'private/get_order_state', { order_id: viaHttp.body.result.order.order_id }, maker)).order_state, 'open');
   assert.deepEqual(await after.ok('public/subscribe', { channels, access_token: maker }), channels);
   await killed;
   for (const m of ms) {
