@@ -48,6 +48,8 @@ export interface BackgroundSnapshotsOptions {
 
 export class BackgroundSnapshots {
   readonly counts: SnapshotCounts = { inline: 0, background: 0, failed: 0 };
+  /** The journal's write of the last snapshot handed to it. */
+  private saving: Promise<void> = Promise.resolve();
   private lastBytes: number | null;
   private running: { worker: Worker; finished: Promise<void> } | null = null;
   private closed = false;
@@ -74,9 +76,11 @@ export class BackgroundSnapshots {
     if (this.running === null) this.start(durableSeq);
   }
 
-  /** Resolves when no snapshot is being built (for tests). */
+  /** Resolves when no snapshot is being built or saved (for tests). */
   async idle(): Promise<void> {
     while (this.running !== null) await this.running.finished;
+    // the journal's writer may still be writing the last one (its own thread)
+    await this.saving;
   }
 
   /** Lets a snapshot in progress finish and be handed to the journal, for a while; then stops it. */
@@ -100,7 +104,7 @@ export class BackgroundSnapshots {
     let outcome: SnapshotOutcome | null = null;
     worker.once('message', (m: SnapshotOutcome) => {
       outcome = m;
-      if (m.ok && m.data !== null) this.sequencer.saveSnapshot(m.seq, m.data);
+      if (m.ok && m.data !== null) this.saving = this.sequencer.saveSnapshot(m.seq, m.data);
       // its one answer is in: whatever might still keep the thread alive, it is done
       void worker.terminate();
     });

@@ -315,16 +315,17 @@ export class Sequencer {
       return null;
     }
     this.handOver();
-    this.saveSnapshot(seq, data);
+    void this.saveSnapshot(seq, data);
     return this.failed === null ? { seq, bytes: data.length } : null;
   }
 
   /**
    * Writes a snapshot of the state as of `seq`, built on this thread or elsewhere. The journal
    * refuses one past its last record, so `seq` must be handed over already (it is when durable).
+   * Resolves once the journal has it (or has failed, which stops the sequencer).
    */
-  saveSnapshot(seq: number, data: string): void {
-    if (this.failed !== null) return;
+  saveSnapshot(seq: number, data: string): Promise<void> {
+    if (this.failed !== null) return Promise.resolve();
     let written: void | Promise<void>;
     try {
       written = this.journal.saveSnapshot(seq, data);
@@ -332,9 +333,9 @@ export class Sequencer {
       // The journal refuses every write after a failed one, so carrying on would only fail later
       // (and until then acknowledge nothing): stop now, like a failed append (DESIGN.md rule 3).
       this.fail(err);
-      return;
+      return Promise.resolve();
     }
-    if (written instanceof Promise) written.catch((err: unknown) => this.fail(err));
+    return written instanceof Promise ? written.catch((err: unknown) => this.fail(err)) : Promise.resolve();
   }
 
   /** Hands over what is pending and refuses further commands; resolves once all of it is durable. */
