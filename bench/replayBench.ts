@@ -1,6 +1,6 @@
 // Journal replay speed (issue 16): how fast a restart replays the journal after the last snapshot.
 // `measureReplay(dataDir)` replays a data dir's whole journal from seq 0 on a fresh engine with
-// recovery's own loop (src/app/recovery.ts replayRecords over SQLite's readAfter) and splits the
+// recovery's own loop (src/app/recovery.ts replayJournal: SQLite's pages of raw rows) and splits the
 // time into reading (SQLite), decoding and applying. Run alone on any data dir:
 // `node --import tsx bench/replayBench.ts <dataDir>` (`BENCH_KEEP_DATA=1 npm run bench -- durable`
 // keeps the HTTP section's journal and prints where). With `--compare` it also writes two copies of
@@ -9,11 +9,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { replayRecords } from '../src/app/recovery.ts';
+import { replayJournal } from '../src/app/recovery.ts';
 import { Exchange } from '../src/engine/exchange.ts';
 import { stateHash } from '../src/engine/snapshot.ts';
 import { decodeCommand, encodeCommand } from '../src/journal/commandCodec.ts';
-import type { JournalRecord } from '../src/journal/journal.ts';
+import type { JournalRecord, RawRecord } from '../src/journal/journal.ts';
 import { openSqliteJournal } from '../src/journal/sqliteJournal.ts';
 import { applyCommand } from '../src/sequencer/sequencer.ts';
 import { runIfMain } from './support.ts';
@@ -44,12 +44,13 @@ export function measureReplay(dataDir: string): ReplayFigures {
   try {
     // pass 1: read only (what SQLite costs)
     let t0 = performance.now();
-    const recs: JournalRecord[] = [...journal.readAfter(0)];
+    const recs: RawRecord[] = [];
+    for (const page of journal.readPagesAfter(0)) for (const r of page) recs.push(r);
     const readMs = performance.now() - t0;
     const n = recs.length;
     // pass 2: decode only
     t0 = performance.now();
-    const cmds = recs.map((r) => decodeCommand(r.cmd, r.seq, r.ts));
+    const cmds = recs.map((r) => decodeCommand(r[2], r[0], r[1]));
     const decodeMs = performance.now() - t0;
     // pass 3: apply only
     const applied = new Exchange();
@@ -62,14 +63,14 @@ export function measureReplay(dataDir: string): ReplayFigures {
     for (let pass = 0; pass < FULL_PASSES; pass++) {
       const ex = new Exchange();
       t0 = performance.now();
-      const replayed = replayRecords(ex, journal.readAfter(0));
+      const replayed = replayJournal(ex, journal, 0);
       bestMs = Math.min(bestMs, performance.now() - t0);
       if (replayed !== n || stateHash(ex) !== hash) throw new Error('replay bench: a full replay ended in another state than the staged one');
     }
     const us = (ms: number) => (ms * 1000) / Math.max(1, n);
     return {
       records: n,
-      compact: recs.filter((r) => !r.cmd.startsWith('{')).length,
+      compact: recs.filter((r) => !r[2].startsWith('{')).length,
       perSec: Math.round(n / (bestMs / 1000)),
       readUs: us(readMs),
       decodeUs: us(decodeMs),

@@ -4,7 +4,7 @@
 import type { Sequenced } from '../engine/commands.ts';
 import { Exchange } from '../engine/exchange.ts';
 import { restore } from '../engine/snapshot.ts';
-import type { AsyncJournal, Journal, JournalRecord } from '../journal/journal.ts';
+import type { AsyncJournal, Journal, JournalRecord, RawRecord } from '../journal/journal.ts';
 import { applyCommand } from '../sequencer/sequencer.ts';
 import { decodeCommand } from '../journal/commandCodec.ts';
 import type { MarketViews } from '../views/marketViews.ts';
@@ -25,7 +25,7 @@ function fromSnapshot(snap: { data: string } | null, views?: MarketViews): Excha
   return ex;
 }
 
-/** Applies journal records in order through the live apply path; returns how many (bench/replayBench.ts times this). */
+/** Applies journal records in order through the live apply path; returns how many. */
 export function replayRecords(ex: Exchange, records: Iterable<JournalRecord>, onError?: OnCommandError): number {
   let replayed = 0;
   for (const rec of records) {
@@ -35,10 +35,25 @@ export function replayRecords(ex: Exchange, records: Iterable<JournalRecord>, on
   return replayed;
 }
 
+/** The same from pages of raw rows (no record object per row); returns how many. */
+export function replayPages(ex: Exchange, pages: Iterable<readonly RawRecord[]>, onError?: OnCommandError): number {
+  let replayed = 0;
+  for (const rows of pages) {
+    for (const r of rows) applyCommand(ex, decodeCommand(r[2], r[0], r[1]), onError);
+    replayed += rows.length;
+  }
+  return replayed;
+}
+
+/** Replays a journal's records after `afterSeq`, by pages when it offers them (bench/replayBench.ts times this). */
+export function replayJournal(ex: Exchange, journal: Journal, afterSeq: number, onError?: OnCommandError): number {
+  return journal.readPagesAfter !== undefined ? replayPages(ex, journal.readPagesAfter(afterSeq), onError) : replayRecords(ex, journal.readAfter(afterSeq), onError);
+}
+
 export function recover(journal: Journal, onError?: OnCommandError, views?: MarketViews): Recovered {
   const snap = journal.latestSnapshot();
   const ex = fromSnapshot(snap, views);
-  const replayed = replayRecords(ex, journal.readAfter(snap ? snap.seq : 0), onError);
+  const replayed = replayJournal(ex, journal, snap ? snap.seq : 0, onError);
   return { ex, replayed, snapshotBytes: snap?.data.length ?? null };
 }
 

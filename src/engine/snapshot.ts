@@ -10,7 +10,7 @@ import type { Instrument } from '../domain/instrument.ts';
 import { ApiKeys } from '../auth/apiKeys.ts';
 import { DEFAULT_LIMITS, Exchange, type ExchangeLimits } from './exchange.ts';
 import { OrderBook } from './orderBook.ts';
-import { Order, type Account, type InstrumentMarket, type Trade, type User } from './types.ts';
+import { newOrder, type Account, type Order, type InstrumentMarket, type Trade, type User } from './types.ts';
 import { emptyImCache } from '../market/marks.ts';
 import { ledgerFromJson, ledgerToJson } from './ledger.ts';
 
@@ -36,7 +36,7 @@ function orderToJson(o: Order): unknown[] {
 function orderFromJson(a: unknown[], ex: Exchange): Order {
   const [id, userId, side, price, remaining, amount, instId, type, tif, postOnly, rejectPostOnly, reduceOnly, label, clientOrderId, created, expiresAt, advanced, isLiquidation,
     filled, filledNotional, commission, state, cancelReason, reserved, lastUpdate, tradeIds] = a as never[];
-  const o = new Order(id, userId, side, price, remaining, amount, ex.instrumentsById.get(instId)!, type, tif, postOnly, rejectPostOnly, reduceOnly, label, clientOrderId, created, expiresAt, advanced, isLiquidation);
+  const o = newOrder(id, userId, side, price, remaining, amount, ex.instrumentsById.get(instId)!, type, tif, postOnly, rejectPostOnly, reduceOnly, label, clientOrderId, created, expiresAt, advanced, isLiquidation);
   o.filled = filled;
   o.filledNotional = filledNotional;
   o.commission = commission;

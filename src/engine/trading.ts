@@ -10,7 +10,7 @@ import type { Exchange } from './exchange.ts';
 import { appendEntry } from './ledger.ts';
 import type { MmpTag } from './mmp.ts';
 import { BUY, SELL, type OrderBook, type Side } from './orderBook.ts';
-import { Order, addTradeId, type CancelReason, type OrderExposure, type Position, type Trade, type User } from './types.ts';
+import { addTradeId, newOrder, type CancelReason, type Order, type OrderExposure, type Position, type Trade, type User } from './types.ts';
 
 type PlaceCmd = Extract<Command, { t: 'place' }>;
 type CancelAllCmd = Extract<Command, { t: 'cancel_all' }>;
@@ -194,7 +194,7 @@ export class Trading {
     const funds = side === BUY ? Math.min(available, this.risk.freeCash(user, inst.currency)) : available;
     if (!Number.isFinite(required) || funds - required < 0) return reject(ERR.NOT_ENOUGH_FUNDS, 'not_enough_funds');
 
-    const order = new Order(
+    const order = newOrder(
       ex.nextOrderId++,
       user.id,
       side,
@@ -729,7 +729,7 @@ export class Trading {
    */
   placeLiquidation(user: User, inst: Instrument, side: Side, lots: number, limit: number): PlaceResult {
     const ex = this.ex;
-    const order = new Order(ex.nextOrderId++, user.id, side, limit, lots, lots, inst, 'liquidation', 'immediate_or_cancel', false, false, true, '', null, ex.now, 0, null, true);
+    const order = newOrder(ex.nextOrderId++, user.id, side, limit, lots, lots, inst, 'liquidation', 'immediate_or_cancel', false, false, true, '', null, ex.now, 0, null, true);
     user.orders.set(order.id, order);
     const trades = this.execute(order, ex.books.get(inst.id)!, limit);
     if (order.remaining > 0) this.close(user, order, 'cancelled', null);

@@ -32,20 +32,39 @@ export function addTradeId(o: Order, id: number): void {
   else (o.tradeIds as number[]).push(id);
 }
 
-/** An order; while open it is also the intrusive queue node of its book. */
-export class Order implements BookNode {
-  prev: BookNode | null = null;
-  next: BookNode | null = null;
-  level: PriceLevel | null = null;
-  filled = 0;
+/** An order; while open it is also the intrusive queue node of its book. Made by `newOrder`. */
+export interface Order extends BookNode {
+  readonly id: number;
+  readonly userId: number;
+  readonly side: Side;
+  price: number;
+  remaining: number;
+  amount: number;
+  readonly inst: Instrument;
+  readonly type: OrderType;
+  readonly tif: TimeInForce;
+  readonly postOnly: boolean;
+  readonly rejectPostOnly: boolean;
+  readonly reduceOnly: boolean;
+  readonly label: string;
+  readonly clientOrderId: string | null;
+  readonly created: number;
+  /** GTD expiry (ms) or 0. */
+  readonly expiresAt: number;
+  readonly advanced: 'usd' | 'implv' | null;
+  readonly isLiquidation: boolean;
+  prev: BookNode | null;
+  next: BookNode | null;
+  level: PriceLevel | null;
+  filled: number;
   /** Sum of price x lots over fills, for the average price. */
-  filledNotional = 0;
+  filledNotional: number;
   /** Fees paid on this order so far, in minor units. */
-  commission = 0;
-  state: OrderState = 'open';
-  cancelReason: CancelReason | null = null;
+  commission: number;
+  state: OrderState;
+  cancelReason: CancelReason | null;
   /** Funds held for the open remainder of a buy (premium + fee), minor units. */
-  reserved = 0;
+  reserved: number;
   lastUpdate: number;
   /**
    * Trade ids of this order, in order. Every order without a trade shares one frozen empty array
@@ -53,34 +72,45 @@ export class Order implements BookNode {
    * a fresh `[]` reserves 16 slots, 185 bytes per traded order that scavenges copy and the old
    * generation keeps for as long as the order is remembered (issue 16).
    */
-  tradeIds: readonly number[] = NO_TRADE_IDS;
+  tradeIds: readonly number[];
   /** Set for MMP orders and mass quotes (src/engine/mmp.ts); kept in the snapshot's `mmp` part. */
-  mmp: MmpTag | null = null;
+  mmp: MmpTag | null;
   /** The trigger order this order was placed by when it fired (src/engine/triggers.ts). */
-  origin: TriggerOrder | null = null;
-  constructor(
-    readonly id: number,
-    readonly userId: number,
-    readonly side: Side,
-    public price: number,
-    public remaining: number,
-    public amount: number,
-    readonly inst: Instrument,
-    readonly type: OrderType,
-    readonly tif: TimeInForce,
-    readonly postOnly: boolean,
-    readonly rejectPostOnly: boolean,
-    readonly reduceOnly: boolean,
-    readonly label: string,
-    readonly clientOrderId: string | null,
-    readonly created: number,
-    /** GTD expiry (ms) or 0. */
-    readonly expiresAt: number,
-    readonly advanced: 'usd' | 'implv' | null,
-    readonly isLiquidation: boolean,
-  ) {
-    this.lastUpdate = created;
-  }
+  origin: TriggerOrder | null;
+}
+
+/**
+ * A new open order. One object literal for every order, not a class (it was one, `new Order`):
+ * V8 tracks the survival of what a literal allocates and, once nearly all of it survives (resting
+ * orders do, and a replay is nothing else), allocates it in the old generation directly; a
+ * constructor's objects always start young and each scavenge copies the survivors, twice. The
+ * keys are in the order the class had (its parameters, then its fields).
+ */
+export function newOrder(
+  id: number,
+  userId: number,
+  side: Side,
+  price: number,
+  remaining: number,
+  amount: number,
+  inst: Instrument,
+  type: OrderType,
+  tif: TimeInForce,
+  postOnly: boolean,
+  rejectPostOnly: boolean,
+  reduceOnly: boolean,
+  label: string,
+  clientOrderId: string | null,
+  created: number,
+  expiresAt: number,
+  advanced: 'usd' | 'implv' | null,
+  isLiquidation: boolean,
+): Order {
+  return {
+    id, userId, side, price, remaining, amount, inst, type, tif, postOnly, rejectPostOnly, reduceOnly, label, clientOrderId, created, expiresAt, advanced, isLiquidation,
+    prev: null, next: null, level: null, filled: 0, filledNotional: 0, commission: 0, state: 'open', cancelReason: null, reserved: 0, lastUpdate: created,
+    tradeIds: NO_TRADE_IDS, mmp: null, origin: null,
+  };
 }
 
 export interface Trade {

@@ -35,6 +35,9 @@ export interface MetaStore {
   setMeta(key: string, value: string): void | Promise<void>;
 }
 
+/** A journal record as the embedded journal reads it: seq, ts and command text, no object made. */
+export type RawRecord = readonly [seq: number, ts: number, cmd: string];
+
 export interface Journal extends JournalWriter {
   /**
    * Appends a batch in ONE transaction and returns only after it is durable (fsync). Throws on any
@@ -43,6 +46,12 @@ export interface Journal extends JournalWriter {
   append(records: JournalRecord[]): void;
   /** Records with seq > afterSeq, ascending, streamed (do not load all in memory). */
   readAfter(afterSeq: number): IterableIterator<JournalRecord>;
+  /**
+   * The same records as readAfter, a page of raw rows at a time (src/app/recovery.ts replays from
+   * these: one generator step per page and no record object per row, issue 16). Optional: a
+   * journal without it is replayed through readAfter.
+   */
+  readPagesAfter?(afterSeq: number): IterableIterator<readonly RawRecord[]>;
   /** 0 when empty. */
   lastSeq(): number;
   /** Stores a snapshot of the state as of `seq` (atomically; older snapshots may be pruned keeping the last 2). */

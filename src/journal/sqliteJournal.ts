@@ -6,11 +6,12 @@ import { KEEP_ALL, archiveRecords, type JournalRetention } from './retention.ts'
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import type { Journal, JournalRecord } from './journal.ts';
+import type { Journal, JournalRecord, RawRecord } from './journal.ts';
 
 export type SqliteDatabase = Database.Database;
 
 export interface SqliteJournal extends Journal {
+  readPagesAfter(afterSeq: number): IterableIterator<readonly RawRecord[]>;
   /**
    * Removes (and with `archive` first archives) up to `retention.stepRecords` of the oldest records
    * up to the second-to-last snapshot; returns how many. Nothing with retention `keep`.
@@ -264,29 +265,37 @@ export function openSqliteJournal(dir: string, opts: SqliteJournalOptions = {}):
   // read transaction for all its pages).
   // Read in pages of raw rows rather than row by row through an iterator: one call into SQLite per
   // READ_PAGE_ROWS records instead of one per record, and no row object built by the driver (replay
-  // speed, issue 16).
-  function* stream(afterSeq: number): Generator<JournalRecord, void, undefined> {
+  // speed, issue 16). Recovery takes the pages as they are (readPagesAfter); readAfter hands out
+  // one record object per row.
+  function* pages(afterSeq: number): Generator<readonly RawRecord[], void, undefined> {
     ensureOpen();
     const reader: Reader = { db: openConnection(file, true), abandoned: false };
     readers.add(reader);
     try {
-      const page = reader.db.prepare<[number, number], [number, number, string]>('SELECT seq, ts, cmd FROM journal WHERE seq > ? ORDER BY seq LIMIT ?').raw();
+      const page = reader.db.prepare<[number, number], RawRecord>('SELECT seq, ts, cmd FROM journal WHERE seq > ? ORDER BY seq LIMIT ?').raw();
       reader.db.exec('BEGIN');
       let after = afterSeq;
       while (true) {
         // An iteration cut short by close() must not look like the end of the journal.
         if (reader.abandoned) throw new Error('journal: closed during readAfter');
         const rows = page.all(after, READ_PAGE_ROWS);
-        for (const r of rows) {
-          if (reader.abandoned) throw new Error('journal: closed during readAfter');
-          yield { seq: r[0], ts: r[1], cmd: r[2] };
-        }
+        if (rows.length > 0) yield rows;
         if (rows.length < READ_PAGE_ROWS) return;
         after = rows[rows.length - 1]![0];
       }
     } finally {
       readers.delete(reader);
       closeReader(reader);
+    }
+  }
+
+  function* stream(afterSeq: number): Generator<JournalRecord, void, undefined> {
+    for (const rows of pages(afterSeq)) {
+      for (const r of rows) {
+        // the rest of a page read before close() is not handed out either
+        if (closed) throw new Error('journal: closed during readAfter');
+        yield { seq: r[0], ts: r[1], cmd: r[2] };
+      }
     }
   }
 
@@ -308,6 +317,12 @@ export function openSqliteJournal(dir: string, opts: SqliteJournalOptions = {}):
       if (!Number.isSafeInteger(afterSeq)) throw new RangeError(`journal: afterSeq must be a safe integer, got ${afterSeq}`);
       ensureOpen();
       return stream(afterSeq);
+    },
+
+    readPagesAfter(afterSeq: number): IterableIterator<readonly RawRecord[]> {
+      if (!Number.isSafeInteger(afterSeq)) throw new RangeError(`journal: afterSeq must be a safe integer, got ${afterSeq}`);
+      ensureOpen();
+      return pages(afterSeq);
     },
 
     lastSeq(): number {

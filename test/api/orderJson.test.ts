@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { isReject } from '../../src/domain/errors.ts';
 import { roundToTick, type Instrument } from '../../src/domain/instrument.ts';
 import type { PlaceResult } from '../../src/engine/trading.ts';
-import { Order, type CancelReason, type OrderState, type OrderType, type TimeInForce, type Trade } from '../../src/engine/types.ts';
+import { newOrder, type CancelReason, type Order, type OrderState, type OrderType, type TimeInForce, type Trade } from '../../src/engine/types.ts';
 import { PlacedJson, orderJson, placedJson, userTradeJson } from '../../src/api/orderJson.ts';
 import { renderOrder, renderUserTrade } from '../../src/api/render.ts';
 import { EXP_MAR, Harness, spec } from '../helpers/engine.ts';
@@ -49,7 +49,7 @@ function pick<T>(r: () => number, xs: readonly T[]): T {
 /** An order with every field drawn at random, as the engine could hold it. */
 function randomOrder(r: () => number, inst: Instrument, id: number): Order {
   const amount = 1 + Math.floor(r() * 1000);
-  const o = new Order(
+  const o = newOrder(
     id,
     1 + Math.floor(r() * 3),
     r() < 0.5 ? 0 : 1,

@@ -78,6 +78,20 @@ test('an unknown tag is refused, not guessed at', () => {
   assert.throws(() => decodeCommand('Z|1|2', 1, 1), /neither JSON nor a known compact command/);
   assert.throws(() => decodeCommand('C|1', 1, 1), /neither JSON nor a known compact command/, 'a field short');
   assert.throws(() => decodeCommand('C|1|2|3', 1, 1), /neither JSON nor a known compact command/, 'a field too many');
+  const placed = encodeCompact(place())!;
+  assert.throws(() => decodeCommand(placed.slice(0, placed.lastIndexOf('|')), 1, 1), /neither JSON nor a known compact command/, 'a place a field short');
+  assert.throws(() => decodeCommand(`${placed}|1|`, 1, 1), /neither JSON nor a known compact command/, 'a place two fields too many');
+  assert.throws(() => decodeCommand(`PX${placed.slice(1)}`, 1, 1), /neither JSON nor a known compact command/, 'a tag of two letters');
+  assert.throws(() => decodeCommand('C', 1, 1), /neither JSON nor a known compact command/, 'a tag alone');
+});
+
+test('numbers read back as + reads their text, whether digits only or not', () => {
+  // the decoder computes plain digit runs itself and hands the rest to +: both must agree with +
+  const texts = ['0', '7', '10000000', '999999999999999', '1000000000000000', '12345678901234567', '61.25', '-5', '1e+21', '5e-324', '0.1'];
+  for (const n of texts) {
+    const got = decodeCommand(`C|${n}|${n}`, 1, 1) as Extract<Sequenced, { t: 'cancel' }>;
+    assert.ok(Object.is(got.userId, +n) && Object.is(got.orderId, +n), n);
+  }
 });
 
 test('any place command reads back from its record exactly as the engine applies it live', () => {

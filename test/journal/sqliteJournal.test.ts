@@ -72,6 +72,18 @@ test('a read-only journal reads beside the writer and refuses every write; it ne
   });
 });
 
+test('readPagesAfter gives the records of readAfter as raw rows, in pages (recovery replays from these)', () => {
+  withJournal(freshDir(), (j) => {
+    j.append(range(1, 5000)); // more than one page of 2048 rows
+    const pages = [...j.readPagesAfter(10)];
+    assert.ok(pages.length > 1 && pages.every((p) => p.length > 0), 'several pages, none empty');
+    const flat = pages.flat().map(([seq, ts, cmd]) => ({ seq, ts, cmd }));
+    assert.deepEqual(flat, range(11, 5000));
+    assert.deepEqual([...j.readPagesAfter(5000)], [], 'no page at the end');
+    assert.equal(j.connections().length, 1, 'the read connection is released');
+  });
+});
+
 test('readAfter streams: a consumer can stop early and the read connection is released', () => {
   withJournal(freshDir(), (j) => {
     j.append(range(1, 10));
