@@ -19,7 +19,7 @@ import { PlacedJson } from '../orderJson.ts';
 import { parseOrderId } from '../render.ts';
 import { resultText } from '../reads/rendered.ts';
 import { isPrivate, type ChannelSpec } from './channels.ts';
-import { StreamHub, textFrame, type Subscriber } from './hub.ts';
+import { StreamHub, textFrame, textFrameOf, type Subscriber } from './hub.ts';
 
 export const WS_PATHS = new Set(['/ws/api/v2', '/v1/ws']);
 /** Deribit's frame limit. */
@@ -185,14 +185,10 @@ class Connection implements Subscriber {
     private readonly onOverflow: (c: Connection) => void,
   ) {}
 
-  send(data: Buffer | string): void {
+  /** Sends a text message: framed here and written as any other frame (`textFrameOf`). */
+  send(text: string): void {
     if (this.closed) return;
-    const len = typeof data === 'string' ? Buffer.byteLength(data) : data.length;
-    if (this.ws.bufferedAmount + len > this.maxBuffered) {
-      this.onOverflow(this);
-      return;
-    }
-    this.ws.send(data, { binary: false });
+    this.sendFrame(textFrameOf(text));
   }
 
   sendFrame(frame: Buffer): void {
