@@ -634,11 +634,77 @@ export function attachWebSocket(s: Services, server: Server, methods: MethodDef[
     }
   }
 
-  /** Runs request `ticket` holding the connection's turn, answers it, and always finishes it. */
+  /**
+   * Runs request `ticket` of a connection holding the connection's turn, answers it in its turn,
+   * and always finishes it. A pipelined order releases the connection's turn as soon as its
+   * command is applied (PIPELINED); every other request holds it until it is done.
+   *
+   * Written without closures: under `npm start` (tsx) every named function expression is passed
+   * through esbuild's `__name`, a defineProperty per call, and this runs for every frame. One async
+   * function, not one awaiting another: each level was a generator, a promise and an await's
+   * reaction per order, alive until the order's batch was durable (scavenges copied them).
+   */
   async function run(c: Connection, text: string, ticket: number): Promise<void> {
     c.holder = ticket;
     try {
-      await handle(c, text, ticket);
+      // a socket that closed while this frame waited behind its others: nobody reads the answer
+      if (c.closed) return;
+      requestsRun++;
+      const usIn = micros();
+      if (text.length > FRAME_LIMIT && Buffer.byteLength(text) > FRAME_LIMIT) {
+        return reply(c, ticket, undefined, usIn, { status: 400, error: { code: ERR.INVALID_REQUEST, message: 'request entity too large', data: { reason: `frame over ${FRAME_LIMIT} bytes` } } });
+      }
+      let msg: unknown;
+      try {
+        msg = JSON.parse(text);
+      } catch {
+        return reply(c, ticket, undefined, usIn, fail(ERR.PARSE, 'frame is not valid JSON'));
+      }
+      if (msg === null || typeof msg !== 'object' || Array.isArray(msg)) return reply(c, ticket, undefined, usIn, fail(ERR.INVALID_REQUEST, 'request must be a JSON object'));
+      const req = msg as { id?: unknown; method?: unknown; params?: unknown };
+      if (!validRpcId(req.id)) return reply(c, ticket, null, usIn, fail(ERR.INVALID_REQUEST, 'id must be a number, a string or null'));
+      const id = req.id;
+      if (typeof req.method !== 'string') return reply(c, ticket, id, usIn, fail(ERR.INVALID_REQUEST, 'method is required'));
+      const method = req.method.charCodeAt(0) === 47 /* '/' */ ? req.method.slice(1) : req.method;
+      const p = req.params ?? {};
+      if (p === null || typeof p !== 'object' || Array.isArray(p)) return reply(c, ticket, id, usIn, fail(ERR.INVALID_PARAMS, 'params must be an object'));
+      // the parsed object itself, not a copy: validation adds defaults to it, and on a spread copy of
+      // a JSON.parse result V8 took 18 us to validate a private/buy instead of 0.2 (measured alone;
+      // 12% of the engine thread under the WebSocket orders bench); the frame's object is this request's
+      const params = p as Record<string, unknown>;
+      if (method === 'public/test') c.awaitingTest = false;
+
+      const pipelined = PIPELINED.has(method);
+      // connection state (auth, subscriptions, heartbeat, logout) changes only with nothing ahead of it
+      if (!pipelined) await c.turn(ticket);
+      // (an await of session() for every other method was a promise and a turn of the microtask queue)
+      const sess = SESSION_METHODS.has(method) ? await session(c, method, params) : null;
+      if (sess) {
+        c.answer(ticket, envelope(id, usIn, sess), (sess as { after?: Buffer[] }).after);
+        return;
+      }
+      const m = byName.get(method);
+      if (!m) return reply(c, ticket, id, usIn, fail(ERR.METHOD_NOT_FOUND));
+      // resolved once here, for the call and for cancel-on-disconnect (`track`); a public method that
+      // reads no credentials leaves it to call()
+      const callerBefore = m.def.scope !== 'none' || m.def.optionalAuth === true ? authOf(c, params) : undefined;
+      const appliedBefore = s.ex.seq;
+      const pending = call(s, m, { params, fromQuery: false, credentials: { authorization: undefined, accessToken: c.token }, ip: c.ip, resolved: callerBefore });
+      if (pipelined && s.ex.seq !== appliedBefore) release(c, ticket);
+      const out = await pending;
+      if (!out.error) {
+        if (m.def.name === 'public/auth') {
+          const token = (out.result as { access_token?: unknown } | null)?.access_token;
+          if (typeof token === 'string') setAuth(c, token);
+        }
+        if (PLACING.has(m.def.name) && callerBefore !== undefined && callerBefore !== null && !(callerBefore instanceof Reject)) track(c, callerBefore.userId, out.result);
+      }
+      reply(c, ticket, id, usIn, out);
+      if (m.def.name === 'private/logout' && !out.error) {
+        // Deribit: logout closes the connection gracefully, without cancel-on-disconnect
+        c.loggedOut = true;
+        c.ws.close(1000, 'logout');
+      }
     } catch (err) {
       s.log.error({ err, conn: c.id }, 'websocket request failed');
     } finally {
@@ -646,75 +712,6 @@ export function attachWebSocket(s: Services, server: Server, methods: MethodDef[
       c.answer(ticket, null);
       c.finished();
       release(c, ticket);
-    }
-  }
-
-  /**
-   * Runs one request of a connection and answers it in its turn (`ticket`). A pipelined order
-   * releases the connection's turn as soon as its command is applied (PIPELINED); every other
-   * request holds it until it is done (`run`).
-   *
-   * Written without closures: under `npm start` (tsx) every named function expression is passed
-   * through esbuild's `__name`, a defineProperty per call, and this runs for every frame.
-   */
-  async function handle(c: Connection, text: string, ticket: number): Promise<void> {
-    // a socket that closed while this frame waited behind its others: nobody reads the answer
-    if (c.closed) return;
-    requestsRun++;
-    const usIn = micros();
-    if (text.length > FRAME_LIMIT && Buffer.byteLength(text) > FRAME_LIMIT) {
-      return reply(c, ticket, undefined, usIn, { status: 400, error: { code: ERR.INVALID_REQUEST, message: 'request entity too large', data: { reason: `frame over ${FRAME_LIMIT} bytes` } } });
-    }
-    let msg: unknown;
-    try {
-      msg = JSON.parse(text);
-    } catch {
-      return reply(c, ticket, undefined, usIn, fail(ERR.PARSE, 'frame is not valid JSON'));
-    }
-    if (msg === null || typeof msg !== 'object' || Array.isArray(msg)) return reply(c, ticket, undefined, usIn, fail(ERR.INVALID_REQUEST, 'request must be a JSON object'));
-    const req = msg as { id?: unknown; method?: unknown; params?: unknown };
-    if (!validRpcId(req.id)) return reply(c, ticket, null, usIn, fail(ERR.INVALID_REQUEST, 'id must be a number, a string or null'));
-    const id = req.id;
-    if (typeof req.method !== 'string') return reply(c, ticket, id, usIn, fail(ERR.INVALID_REQUEST, 'method is required'));
-    const method = req.method.charCodeAt(0) === 47 /* '/' */ ? req.method.slice(1) : req.method;
-    const p = req.params ?? {};
-    if (p === null || typeof p !== 'object' || Array.isArray(p)) return reply(c, ticket, id, usIn, fail(ERR.INVALID_PARAMS, 'params must be an object'));
-    // the parsed object itself, not a copy: validation adds defaults to it, and on a spread copy of
-    // a JSON.parse result V8 took 18 us to validate a private/buy instead of 0.2 (measured alone;
-    // 12% of the engine thread under the WebSocket orders bench); the frame's object is this request's
-    const params = p as Record<string, unknown>;
-    if (method === 'public/test') c.awaitingTest = false;
-
-    const pipelined = PIPELINED.has(method);
-    // connection state (auth, subscriptions, heartbeat, logout) changes only with nothing ahead of it
-    if (!pipelined) await c.turn(ticket);
-    // (an await of session() for every other method was a promise and a turn of the microtask queue)
-    const sess = SESSION_METHODS.has(method) ? await session(c, method, params) : null;
-    if (sess) {
-      c.answer(ticket, envelope(id, usIn, sess), (sess as { after?: Buffer[] }).after);
-      return;
-    }
-    const m = byName.get(method);
-    if (!m) return reply(c, ticket, id, usIn, fail(ERR.METHOD_NOT_FOUND));
-    // resolved once here, for the call and for cancel-on-disconnect (`track`); a public method that
-    // reads no credentials leaves it to call()
-    const callerBefore = m.def.scope !== 'none' || m.def.optionalAuth === true ? authOf(c, params) : undefined;
-    const appliedBefore = s.ex.seq;
-    const pending = call(s, m, { params, fromQuery: false, credentials: { authorization: undefined, accessToken: c.token }, ip: c.ip, resolved: callerBefore });
-    if (pipelined && s.ex.seq !== appliedBefore) release(c, ticket);
-    const out = await pending;
-    if (!out.error) {
-      if (m.def.name === 'public/auth') {
-        const token = (out.result as { access_token?: unknown } | null)?.access_token;
-        if (typeof token === 'string') setAuth(c, token);
-      }
-      if (PLACING.has(m.def.name) && callerBefore !== undefined && callerBefore !== null && !(callerBefore instanceof Reject)) track(c, callerBefore.userId, out.result);
-    }
-    reply(c, ticket, id, usIn, out);
-    if (m.def.name === 'private/logout' && !out.error) {
-      // Deribit: logout closes the connection gracefully, without cancel-on-disconnect
-      c.loggedOut = true;
-      c.ws.close(1000, 'logout');
     }
   }
 
