@@ -173,7 +173,7 @@ function notification(channel: string, dataJson: string): Buffer {
  *  written as is to every subscriber's socket. */
 export function textFrame(payload: Buffer): Buffer {
   const n = payload.length;
-  const frame = frameHead(n);
+  const frame = frameOf(n);
   payload.copy(frame, frame.length - n);
   return frame;
 }
@@ -185,13 +185,13 @@ export function textFrame(payload: Buffer): Buffer {
  */
 export function textFrameOf(text: string): Buffer {
   const n = Buffer.byteLength(text);
-  const frame = frameHead(n);
+  const frame = frameOf(n);
   frame.write(text, frame.length - n, n, 'utf8');
   return frame;
 }
 
-/** A frame of `n` payload bytes with its header written, the payload left to fill. */
-function frameHead(n: number): Buffer {
+/** A text frame of `n` payload bytes with its header written, the payload (its end) left to fill. */
+export function frameOf(n: number): Buffer {
   const head = n < 126 ? 2 : n < 65536 ? 4 : 10;
   const frame = Buffer.allocUnsafe(head + n);
   frame[0] = 0x81;

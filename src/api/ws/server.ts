@@ -17,9 +17,9 @@ import { scopeAllows, type Caller, type MethodDef } from '../rpc/registry.ts';
 import { validRpcId } from '../rpc/validate.ts';
 import { PlacedJson } from '../orderJson.ts';
 import { parseOrderId } from '../render.ts';
-import { resultText } from '../reads/rendered.ts';
+import { resultText, type RenderedJson } from '../reads/rendered.ts';
 import { isPrivate, type ChannelSpec } from './channels.ts';
-import { StreamHub, textFrame, textFrameOf, type Subscriber } from './hub.ts';
+import { StreamHub, frameOf, textFrame, textFrameOf, type Subscriber } from './hub.ts';
 
 export const WS_PATHS = new Set(['/ws/api/v2', '/v1/ws']);
 /** Deribit's frame limit. */
@@ -105,9 +105,10 @@ const SESSION_METHODS = new Set([
   'private/get_cancel_on_disconnect',
 ]);
 
-/** An answer waiting for the ones before it: its frame and, for a subscribe, the frames after it. */
+/** An answer waiting for the ones before it: its text (or complete frame) and, for a subscribe, the
+ *  frames after it. */
 interface HeldAnswer {
-  data: string | null;
+  data: string | Buffer | null;
   after: Buffer[] | undefined;
 }
 
@@ -208,7 +209,7 @@ class Connection implements Subscriber {
    * request is answered; a pipelined order can finish before the one ahead of it (a refusal does not
    * wait for the journal). Idempotent per ticket.
    */
-  answer(ticket: number, data: string | null, after?: Buffer[]): void {
+  answer(ticket: number, data: string | Buffer | null, after?: Buffer[]): void {
     if (ticket < this.nextAnswer || this.held.has(ticket)) return;
     if (ticket !== this.nextAnswer) {
       this.held.set(ticket, { data, after });
@@ -249,8 +250,9 @@ class Connection implements Subscriber {
     return new Promise((resolve) => this.turnWaiters.set(ticket, resolve));
   }
 
-  private emit(data: string | null, after: Buffer[] | undefined): void {
-    if (data !== null) this.send(data);
+  private emit(data: string | Buffer | null, after: Buffer[] | undefined): void {
+    if (typeof data === 'string') this.send(data);
+    else if (data !== null) this.sendFrame(data);
     if (after) for (const b of after) this.sendFrame(textFrame(b));
   }
 
@@ -602,9 +604,33 @@ export function attachWebSocket(s: Services, server: Server, methods: MethodDef[
     c.send(envelope(id, micros(), fail(ERR.TOO_MANY_REQUESTS, `more than ${opts.maxQueuedRequests} requests waiting on this connection`)));
   }
 
-  /** Sends a request's answer in its turn (no closure per request: see `handle`). */
+  /**
+   * `envelope` around a result already rendered (an order's answer, PlacedJson), as one frame, its
+   * three parts encoded into it one after the other: the envelope as one string was a rope that
+   * counting its bytes flattened, a copy of the whole answer (3% of the engine thread under the
+   * WebSocket orders bench). Same text, same charge.
+   */
+  const renderedFrame = (id: unknown, usIn: number, out: CallOutput, result: RenderedJson): Buffer => {
+    const usOut = micros();
+    const head = id === undefined ? '{"jsonrpc":"2.0","result":' : `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":`;
+    const text = result.text;
+    // the length of `envelope`'s body: ',"result":' and the text
+    if (out.charge !== undefined) s.credits.charge(out.charge, replyCost(10 + text.length));
+    const tail = `,"usIn":${usIn},"usOut":${usOut},"usDiff":${usOut - usIn},"testnet":${testnet}}`;
+    const headBytes = Buffer.byteLength(head);
+    const textBytes = result.bytes;
+    const frame = frameOf(headBytes + textBytes + tail.length);
+    let at = frame.length - headBytes - textBytes - tail.length;
+    at += frame.write(head, at, headBytes, 'utf8');
+    at += frame.write(text, at, textBytes, 'utf8');
+    // numbers and true/false: ASCII
+    frame.write(tail, at, tail.length, 'latin1');
+    return frame;
+  };
+
+  /** Sends a request's answer in its turn (no closure per request: see `run`). */
   function reply(c: Connection, ticket: number, id: unknown, usIn: number, out: CallOutput): void {
-    c.answer(ticket, envelope(id, usIn, out));
+    c.answer(ticket, !out.error && out.result instanceof PlacedJson ? renderedFrame(id, usIn, out, out.result) : envelope(id, usIn, out));
   }
 
   /**
