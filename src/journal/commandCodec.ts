@@ -173,6 +173,9 @@ export function encodeCompact(cmd: Sequenced): string | null {
     i++;
   }
   if (!sawSeq || typeof o.ts !== 'number' || typeof o.seq !== 'number') return null;
+  // flattened now (Buffer.byteLength flattens a string): built by concatenation it is a rope of a
+  // node per field, and the record lives in its batch until durable, through scavenges
+  Buffer.byteLength(text);
   return text;
 }
 

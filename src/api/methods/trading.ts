@@ -60,7 +60,9 @@ function parseAmount(p: Static<typeof OrderParams>): number {
   return v;
 }
 
-async function placeOrder(ctx: CallContext, p: Static<typeof OrderParams>, side: 0 | 1) {
+// Not async: it returns submit's promise, and an async wrapper added a generator and a promise that
+// lived as long as the order's batch took to be durable (call() catches a synchronous throw alike).
+function placeOrder(ctx: CallContext, p: Static<typeof OrderParams>, side: 0 | 1) {
   const c = caller(ctx);
   if (!p.reduce_only) refuseRiskIfDiskLow(ctx.services.disk);
   const lots = parseAmount(p);
