@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../../src/app/config.ts';
 import { startExchange, type RunningExchange } from '../../src/app/services.ts';
 import pino from 'pino';
+import type { TestContext } from 'node:test';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const BOOTSTRAP = 'test-bootstrap-token-0123456789';
@@ -102,6 +103,39 @@ export function freePort(): Promise<number> {
       srv.close(() => resolve(port));
     });
   });
+}
+
+/** Child servers of one test, sharing `env` (a leader and its standbys on one DATABASE_URL). */
+export interface ServerFleet {
+  /** Starts one more, with a data directory of its own. */
+  spawn(): Promise<ChildServer>;
+  /** Every server started, in order. */
+  readonly servers: ChildServer[];
+}
+
+/** Servers that are stopped (SIGTERM, waited for) and whose directories are removed when `t` ends. */
+export function serverFleet(t: TestContext, env: Record<string, string>): ServerFleet {
+  const servers: ChildServer[] = [];
+  const dirs: string[] = [];
+  t.after(async () => {
+    for (const s of servers) {
+      if (s.proc.exitCode === null && s.proc.signalCode === null) {
+        s.proc.kill('SIGTERM');
+        await s.exited;
+      }
+    }
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  });
+  return {
+    servers,
+    async spawn() {
+      const dir = tempDir();
+      dirs.push(dir);
+      const s = await spawnServer(dir, env);
+      servers.push(s);
+      return s;
+    },
+  };
 }
 
 /** Starts `npm start`'s entry point as a child process and waits until it listens. */

@@ -5,13 +5,12 @@
 // accepts) is printed per round; its median must be <= 3 s. Skips without a reachable PostgreSQL.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { rmSync } from 'node:fs';
 import { Exchange } from '../../src/engine/exchange.ts';
 import { stateHash } from '../../src/engine/snapshot.ts';
 import { applyCommand } from '../../src/sequencer/sequencer.ts';
 import { atmCall } from '../helpers/market.ts';
 import { freshSchema, type TestSchema } from '../helpers/postgres.ts';
-import { adminToken, ok, request, rpc, spawnServer, tempDir, userToken, type ChildServer } from '../helpers/server.ts';
+import { adminToken, ok, request, rpc, serverFleet, userToken } from '../helpers/server.ts';
 import { decodeCommand } from '../../src/journal/commandCodec.ts';
 
 const ROUNDS = 5;
@@ -32,30 +31,11 @@ function median(xs: number[]): number {
   return s.length % 2 === 1 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
 }
 
-const alive = (c: ChildServer) => c.proc.exitCode === null && c.proc.signalCode === null;
-
 test(`${ROUNDS} rounds of SIGKILL of the leader under load: the standby takes over with every acknowledged order and trade once, equal to a clean replay`, { timeout: 240_000 }, async (t) => {
   const db = await freshSchema(t);
   if (!db) return;
   const env = { DATABASE_URL: db.url, STRIKEBOOK_STANDBY_POLL_MS: '200', STRIKEBOOK_SNAPSHOT_EVERY: '300' };
-  const dirs: string[] = [];
-  const servers: ChildServer[] = [];
-  const spawn = async () => {
-    const dir = tempDir();
-    dirs.push(dir);
-    const s = await spawnServer(dir, env);
-    servers.push(s);
-    return s;
-  };
-  t.after(async () => {
-    for (const s of servers) {
-      if (alive(s)) {
-        s.proc.kill('SIGTERM');
-        await s.exited;
-      }
-    }
-    for (const d of dirs) rmSync(d, { recursive: true, force: true });
-  });
+  const { spawn, servers } = serverFleet(t, env);
 
   let leader = await spawn();
   const admin = await adminToken(leader.url);

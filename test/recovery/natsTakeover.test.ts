@@ -6,17 +6,14 @@
 // Needs the local PostgreSQL and /usr/sbin/nats-server (skips with the reason without them).
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { rmSync } from 'node:fs';
 import { connect } from '@nats-io/transport-node';
 import { applyBook, bookOf, spawnGateway, until } from '../helpers/gateway.ts';
 import { WsClient } from '../helpers/ws.ts';
 import { OwnNats, readStream } from '../helpers/nats.ts';
 import { freshSchema } from '../helpers/postgres.ts';
-import { adminToken, freePort, ok, rawRequest, request, spawnServer, tempDir, userToken, type ChildServer } from '../helpers/server.ts';
+import { adminToken, freePort, ok, rawRequest, request, serverFleet, userToken, type ChildServer } from '../helpers/server.ts';
 import { assertStreamHoldsLoad, orderLoad, threeMarkets, type OrderLoad } from '../helpers/streamLoad.ts';
 import type { Market } from '../helpers/market.ts';
-
-const alive = (c: ChildServer) => c.proc.exitCode === null && c.proc.signalCode === null;
 
 async function metric(url: string, name: string): Promise<number> {
   const text = await (await fetch(`${url}/metrics`)).text();
@@ -44,24 +41,7 @@ async function setup(t: TestContext): Promise<Setup | null> {
   t.after(() => nats.dispose());
   await nats.start();
   const env = { DATABASE_URL: db.url, STRIKEBOOK_STANDBY_POLL_MS: '200', NATS_URL: nats.url, STRIKEBOOK_NATS_STREAM: 'SB', STRIKEBOOK_NATS_SUBJECT_PREFIX: 'sb' };
-  const servers: ChildServer[] = [];
-  const dirs: string[] = [];
-  t.after(async () => {
-    for (const s of servers) {
-      if (alive(s)) {
-        s.proc.kill('SIGTERM');
-        await s.exited;
-      }
-    }
-    for (const d of dirs) rmSync(d, { recursive: true, force: true });
-  });
-  const spawn = async () => {
-    const dir = tempDir();
-    dirs.push(dir);
-    const s = await spawnServer(dir, env);
-    servers.push(s);
-    return s;
-  };
+  const { spawn } = serverFleet(t, env);
   const leader = await spawn();
   const standby = await spawn();
   assert.equal((await request(standby.url, '/health')).body.role, 'standby');
