@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { allMethods, methodGroups } from '../../src/api/methods/index.ts';
 import type { MethodDef } from '../../src/api/rpc/registry.ts';
+import { validRpcId } from '../../src/api/rpc/validate.ts';
 import { sha256Hex } from '../../src/auth/crypto.ts';
 import { assertEnvelope } from '../helpers/envelope.ts';
 import { atmCall, cheapCall, type Market } from '../helpers/market.ts';
@@ -193,8 +194,12 @@ describe('input fuzzing of the authentication, invite and trading groups', () =>
             // a body holding `jsonrpc` and `method` is a JSON-RPC request, whatever else it holds
             const asRequest = mode === 'POST' && 'jsonrpc' in params && 'method' in params;
             const sent = (x: unknown) => (x === undefined ? undefined : JSON.parse(JSON.stringify(x)));
-            const echo = mode === 'JSON-RPC' ? { id: sent(id) } : asRequest ? { id: sent(params.id) } : {};
+            // an id JSON-RPC does not allow (an object, a string over 256 characters) is refused with
+            // -32600 and answered with a null id: it cannot be echoed safely (src/api/rpc/validate.ts)
+            const badId = asRequest && !validRpcId(params.id);
+            const echo = mode === 'JSON-RPC' ? { id: sent(id) } : asRequest ? { id: badId ? null : sent(params.id) } : {};
             assertEnvelope(r, { where, testnet: true, ...echo });
+            if (badId) assert.equal(r.body.error?.code, -32600, `an id JSON-RPC does not allow is refused (${where})`);
             assert.notEqual(r.body.error?.code, -32601, `${where} is routed`);
             const code = r.body.error?.code ?? 0;
             codes.set(code, (codes.get(code) ?? 0) + 1);

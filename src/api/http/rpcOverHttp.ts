@@ -6,7 +6,7 @@ import type { Services } from '../../app/services.ts';
 import { replyCost } from '../../app/credits.ts';
 import { ERR } from '../../domain/errors.ts';
 import { call, type CallOutput, type CompiledMethod } from '../rpc/dispatch.ts';
-import { validRpcId } from '../rpc/validate.ts';
+import { BAD_RPC_ID_REASON, validRpcId } from '../rpc/validate.ts';
 import { envelopeText, errorOut, micros, type Envelope } from './envelope.ts';
 import { BAD_PERCENT_ENCODING, bodyKind, malformedPercentEncoding } from './transportRefusals.ts';
 
@@ -72,7 +72,7 @@ export async function rpcOverHttp(s: Services, m: CompiledMethod, req: HttpRpcRe
     if (obj.jsonrpc !== undefined && 'method' in obj) {
       if (!validRpcId(obj.id)) {
         env.id = null;
-        return answer(env, errorOut(ERR.INVALID_REQUEST, 'id must be a number, a string or null'), testnet);
+        return answer(env, errorOut(ERR.INVALID_REQUEST, BAD_RPC_ID_REASON), testnet);
       }
       env.id = obj.id;
       const p = obj.params ?? {};

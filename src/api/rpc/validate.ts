@@ -63,6 +63,9 @@ export const MAX_RPC_ID_LENGTH = 256;
  * an 8,000-deep nesting) is refused with -32600 before the method runs, because it could not be
  * echoed safely in the reply, and a request whose reply cannot be sent must not execute.
  */
+/** Why an id validRpcId refuses is refused (-32600's data.reason). */
+export const BAD_RPC_ID_REASON = `id must be a number, a string of at most ${MAX_RPC_ID_LENGTH} characters, or null`;
+
 export function validRpcId(id: unknown): boolean {
   return id === undefined || id === null || (typeof id === 'number' && Number.isFinite(id)) || (typeof id === 'string' && id.length <= MAX_RPC_ID_LENGTH);
 }

@@ -14,7 +14,7 @@ import { sha256Hex } from '../../auth/crypto.ts';
 import { call, compileMethod, tokenCaller, type CallOutput, type CompiledMethod } from '../rpc/dispatch.ts';
 import { ERROR_TABLE, Reject, errorBody } from '../rpc/errors.ts';
 import { scopeAllows, type Caller, type MethodDef } from '../rpc/registry.ts';
-import { validRpcId } from '../rpc/validate.ts';
+import { BAD_RPC_ID_REASON, validRpcId } from '../rpc/validate.ts';
 import { PlacedJson } from '../orderJson.ts';
 import { parseOrderId } from '../render.ts';
 import { resultText, type RenderedJson } from '../reads/rendered.ts';
@@ -688,7 +688,7 @@ export function attachWebSocket(s: Services, server: Server, methods: MethodDef[
       }
       if (msg === null || typeof msg !== 'object' || Array.isArray(msg)) return reply(c, ticket, undefined, usIn, fail(ERR.INVALID_REQUEST, 'request must be a JSON object'));
       const req = msg as { id?: unknown; method?: unknown; params?: unknown };
-      if (!validRpcId(req.id)) return reply(c, ticket, null, usIn, fail(ERR.INVALID_REQUEST, 'id must be a number, a string or null'));
+      if (!validRpcId(req.id)) return reply(c, ticket, null, usIn, fail(ERR.INVALID_REQUEST, BAD_RPC_ID_REASON));
       const id = req.id;
       if (typeof req.method !== 'string') return reply(c, ticket, id, usIn, fail(ERR.INVALID_REQUEST, 'method is required'));
       const method = req.method.charCodeAt(0) === 47 /* '/' */ ? req.method.slice(1) : req.method;
