@@ -14,6 +14,8 @@ interface Pending {
 
 const MIN_BACKOFF_MS = 250;
 const MAX_BACKOFF_MS = 8000;
+/** How long opening may take (heartbeat set, channels subscribed) before the socket is tried again. */
+const SETUP_TIMEOUT_MS = 10_000;
 /** Requests a screen may have on the socket at once (the server refuses a connection's past 100). */
 const MAX_IN_FLIGHT = 32;
 
@@ -35,7 +37,10 @@ export class LiveSocket {
   private stopped = false;
   private retryTimer: ReturnType<typeof setTimeout> | undefined;
 
-  constructor(private readonly url: string) {
+  constructor(
+    private readonly url: string,
+    private readonly setupTimeoutMs = SETUP_TIMEOUT_MS,
+  ) {
     this.open();
   }
 
@@ -59,11 +64,18 @@ export class LiveSocket {
 
   private async onOpen(ws: WebSocket): Promise<void> {
     const sent = new Set(this.handlers.keys());
+    // a set-up that gets no answer would leave the screen "Connecting" for good: past the limit the
+    // socket is closed, and onClose schedules the next attempt
+    const stuck = setTimeout(() => {
+      if (this.ws === ws && this.state !== 'open') ws.close();
+    }, this.setupTimeoutMs);
     try {
       await this.request('public/set_heartbeat', { interval: 30 });
       await this.sendSubscribe([...sent]);
     } catch {
       // the socket closed while setting up: onClose schedules the next attempt
+    } finally {
+      clearTimeout(stuck);
     }
     if (this.ws !== ws || ws.readyState !== WebSocket.OPEN) return;
     this.backoff = MIN_BACKOFF_MS;

@@ -1,0 +1,46 @@
+// The web app's shared WebSocket (web/src/lib/ws.ts): a connection whose set-up gets no answer (a
+// server that accepts the socket but never answers public/set_heartbeat) is closed after the set-up
+// limit and opened again, instead of leaving every screen "Connecting" for good.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import WebSocket, { WebSocketServer } from 'ws';
+import { LiveSocket } from '../../web/src/lib/ws.ts';
+
+test('a set-up that gets no answer is given up and the socket opened again; once answered it is open', async (t) => {
+  let wss!: WebSocketServer;
+  await new Promise<void>((resolve) => (wss = new WebSocketServer({ port: 0, host: '127.0.0.1' }, resolve)));
+  t.after(
+    () =>
+      new Promise((r) => {
+        for (const c of wss.clients) c.terminate();
+        wss.close(r);
+      }),
+  );
+  const port = (wss.address() as { port: number }).port;
+  let connections = 0;
+  wss.on('connection', (sock) => {
+    connections++;
+    // the first connection is never answered; later ones are
+    if (connections === 1) return;
+    sock.on('message', (raw) => {
+      const req = JSON.parse(raw.toString()) as { id: number };
+      sock.send(JSON.stringify({ jsonrpc: '2.0', id: req.id, result: 'ok' }));
+    });
+  });
+  // the browser's WebSocket, as the app uses it (Node 20 has none of its own)
+  const g = globalThis as unknown as { WebSocket?: unknown };
+  const before = g.WebSocket;
+  g.WebSocket = WebSocket;
+  t.after(() => {
+    g.WebSocket = before;
+  });
+  const live = new LiveSocket(`ws://127.0.0.1:${port}`, 300);
+  t.after(() => live.close());
+  const states: string[] = [];
+  live.onState((st) => states.push(st));
+  const deadline = Date.now() + 10_000;
+  while (live.state !== 'open' && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+  assert.equal(live.state, 'open', `states: ${states.join(' ')}`);
+  assert.equal(connections, 2, 'the unanswered socket was given up and a second one opened');
+  assert.deepEqual(states, ['reconnecting', 'open']);
+});
