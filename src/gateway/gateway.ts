@@ -42,6 +42,7 @@ import { ensureEventStream } from '../app/natsEvents.ts';
 import { BookMirror, L2, type BookChange, type BookSnapshot } from './bookMirror.ts';
 import { LeaderLocator } from './leaderLocator.ts';
 import { httpForwarder } from './httpForward.ts';
+import { DEFAULT_CONNECTION_LIMITS, checkingIntervalMs, limitConnections } from '../api/http/connectionLimits.ts';
 
 export interface GatewayOptions {
   /** The leader's HTTP base URL (its WebSocket is the same host, /ws/api/v2), or the leader's and its
@@ -79,9 +80,6 @@ export interface RunningGateway {
 const FIRST_FROM_LEADER = new Set(['ticker', 'quote', 'chart', 'platform_state', 'expiration_price']);
 /** Requests one connection may have waiting (Deribit-style 10028 past it, as on the leader). */
 const MAX_QUEUED = 100;
-/** The leader's own HTTP timeouts (docs/security.md): headers 10 s, a whole request 30 s. */
-const HTTP_HEADERS_TIMEOUT_MS = 10_000;
-const HTTP_REQUEST_TIMEOUT_MS = 30_000;
 /** Methods handled by the gateway itself; everything else goes to the leader. */
 const LOCAL = new Set(['public/subscribe', 'private/subscribe', 'public/unsubscribe', 'private/unsubscribe', 'public/unsubscribe_all', 'private/unsubscribe_all', 'public/set_heartbeat', 'public/disable_heartbeat']);
 
@@ -939,8 +937,8 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     // the leader sees the client go: its cancel-on-disconnect runs there
     c.upstream?.close();
   };
-  const httpApi = httpForwarder(leader, log, HTTP_REQUEST_TIMEOUT_MS + 5_000);
-  const http: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
+  const httpApi = httpForwarder(leader, log, DEFAULT_CONNECTION_LIMITS.requestTimeoutMs + 5_000);
+  const http: Server = createServer({ connectionsCheckingInterval: checkingIntervalMs(DEFAULT_CONNECTION_LIMITS) }, (req: IncomingMessage, res: ServerResponse) => {
     if (req.url === '/health') {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ status: 'ok', role: 'gateway', leader: leader.url, connections: conns.size, books: mirrors.size }));
@@ -956,9 +954,9 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     // the HTTP API (and the web app) are the leader's
     httpApi.forward(req, res);
   });
-  // a slow client holds a request to the leader no longer than the leader would hold it itself
-  http.headersTimeout = HTTP_HEADERS_TIMEOUT_MS;
-  http.requestTimeout = HTTP_REQUEST_TIMEOUT_MS;
+  // the leader's own bounds (docs/security.md): connections per address and in all, and how long a
+  // request may take, so that what a gateway forwards or holds is bounded as it is there
+  limitConnections(http, DEFAULT_CONNECTION_LIMITS);
   http.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     if (closing || !WS_PATHS.has((req.url ?? '').split('?')[0]!)) {
       socket.destroy();
