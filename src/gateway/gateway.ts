@@ -955,8 +955,9 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     httpApi.forward(req, res);
   });
   // the leader's own bounds (docs/security.md): connections per address and in all, and how long a
-  // request may take, so that what a gateway forwards or holds is bounded as it is there
-  limitConnections(http, DEFAULT_CONNECTION_LIMITS);
+  // request may take, so that what a gateway forwards or holds is bounded as it is there; per
+  // address never below the WebSocket cap, which is the gateway's own setting
+  limitConnections(http, { ...DEFAULT_CONNECTION_LIMITS, maxPerIp: Math.max(DEFAULT_CONNECTION_LIMITS.maxPerIp, maxPerIp) });
   http.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     if (closing || !WS_PATHS.has((req.url ?? '').split('?')[0]!)) {
       socket.destroy();
