@@ -4,9 +4,11 @@
 // sees the same machine load. Per set: order latency from the schedule, the largest event-loop
 // delay and its CPU-bounded part, and GC pauses by kind per 1,000 orders.
 //
-//   node --import tsx bench/gcFlagsBench.ts [rate=600] [rounds=3] [seconds=10] '' '--max-semi-space-size=4' ...
+//   node --import tsx bench/gcFlagsBench.ts [rate=600] [rounds=3] [seconds=10] '' '--parallel-scavenge --max-semi-space-size=16' ...
 //
-// Each further argument is one flag set (words split on spaces; '' is node's defaults).
+// Each further argument is one flag set (words split on spaces), added after `npm start`'s own node
+// flags (a later flag wins): '' is `npm start` as it is; the default pair compares it with node's
+// own defaults.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -36,7 +38,7 @@ export async function runGcFlagsBench(rate: number, rounds: number, seconds: num
         const port = basePort + i;
         const dir = mkdtempSync(path.join(tmpdir(), 'strikebook-gcflags-'));
         const child = spawnStrikebook(port, dir, flags.split(/\s+/).filter(Boolean), { STRIKEBOOK_INDEX_FEED: 'simulated' });
-        const tally: Tally = { flags: flags || '(defaults)', orders: 0, latencies: [], delayOver: 0, delayWorst: [], busyWorst: [], gc: new Map() };
+        const tally: Tally = { flags: flags || '(npm start)', orders: 0, latencies: [], delayOver: 0, delayWorst: [], busyWorst: [], gc: new Map() };
         // kept before anything can fail, so that `finally` stops every server started
         const server = { port, dir, child, tally, steps: [] as LeanStep[] };
         servers[i] = server;
@@ -96,5 +98,5 @@ export async function runGcFlagsBench(rate: number, rounds: number, seconds: num
 
 runIfMain(import.meta.url, () => {
   const [rate = '600', rounds = '3', seconds = '10', ...sets] = process.argv.slice(2);
-  return runGcFlagsBench(Number(rate), Number(rounds), Number(seconds), sets.length > 0 ? sets : ['', '--max-semi-space-size=4']);
+  return runGcFlagsBench(Number(rate), Number(rounds), Number(seconds), sets.length > 0 ? sets : ['', '--parallel-scavenge --max-semi-space-size=16']);
 });

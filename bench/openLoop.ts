@@ -136,7 +136,23 @@ export async function openLoop(port: number, steps: LeanStep[], opts: { ratePerS
   while (latencies.length + errors < total && performance.now() < deadline) await new Promise((r) => setTimeout(r, 10));
   for (const c of sockets) c.socket.destroy();
 
+  return withQuantiles({ scheduled: total, non2xx, statuses, errors, unsolicited }, latencies);
+}
+
+/** A result from its counts and its latencies (sorted here). */
+function withQuantiles(counts: Pick<OpenLoopResult, 'scheduled' | 'non2xx' | 'statuses' | 'errors' | 'unsolicited'>, latencies: number[]): OpenLoopResult {
   latencies.sort((a, b) => a - b);
   const at = (q: number) => (latencies.length === 0 ? NaN : latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * q))]!);
-  return { scheduled: total, answered: latencies.length, non2xx, statuses, errors, unsolicited, p50: at(0.5), p99: at(0.99), p999: at(0.999), max: latencies.length === 0 ? NaN : latencies[latencies.length - 1]!, latenciesMs: latencies };
+  return { ...counts, answered: latencies.length, p50: at(0.5), p99: at(0.99), p999: at(0.999), max: latencies.length === 0 ? NaN : latencies[latencies.length - 1]!, latenciesMs: latencies };
+}
+
+/** Several runs taken as one: counts added, quantiles over every latency of them all. */
+export function pooled(runs: OpenLoopResult[]): OpenLoopResult {
+  const statuses: Record<number, number> = {};
+  for (const r of runs) for (const [k, v] of Object.entries(r.statuses)) statuses[Number(k)] = (statuses[Number(k)] ?? 0) + v;
+  const sum = (f: (r: OpenLoopResult) => number) => runs.reduce((n, r) => n + f(r), 0);
+  return withQuantiles(
+    { scheduled: sum((r) => r.scheduled), non2xx: sum((r) => r.non2xx), statuses, errors: sum((r) => r.errors), unsolicited: sum((r) => r.unsolicited) },
+    runs.flatMap((r) => r.latenciesMs),
+  );
 }

@@ -3,9 +3,9 @@
 //     closed loop over 100 connections beside the bare node:http server (the resting-only figure is
 //     the HTTP section's);
 // (b) open loop: the same orders on a fixed schedule at half of (a)'s measured rate, latency from
-//     the scheduled start (p50/p99/p99.9/max), beside the bare server on the same schedule, with the
-//     simulated index feed moving every mark once a second, 10,000 resting orders and 2,000
-//     positions held; and the engine thread's stalls in that run, from the server's own /metrics
+//     the scheduled start (p50/p99/p99.9/max), beside the bare server on the same schedule (in
+//     alternated slices, so that both see the same machine), with the simulated index feed moving
+//     every mark once a second, 10,000 resting orders and 2,000 positions held; and the engine thread's stalls in that run, from the server's own /metrics
 //     (strikebook_event_loop_delay_seconds: how long the thread was held; engine work by kind).
 // Targets are ratios to the bare server measured in the same run, and no event-loop sample of the
 // server held past 2 ms.
@@ -15,7 +15,7 @@ import path from 'node:path';
 import { runLoad } from './httpBench.ts';
 import type { LeanStep } from './leanLoad.ts';
 import { CONNECTIONS, account, benchAdmin, crossingPlans, gridPrice, pool, tradableBooks } from './benchAccounts.ts';
-import { openLoop, type OpenLoopResult } from './openLoop.ts';
+import { openLoop, pooled, type OpenLoopResult } from './openLoop.ts';
 import { benchServerArgs, call, runIfMain, spawnBareServer, spawnStrikebook, stopGracefully, waitHttp } from './support.ts';
 
 const RESTING_ORDERS = 10_000;
@@ -25,6 +25,8 @@ const POSITION_INSTRUMENTS = 100;
 /** The engine thread held past this is a stall (issue 16). */
 const STALL_MS = 2;
 const TARGET_P99_RATIO = 3;
+/** The open loop's slices per server, alternated with the bare server's. */
+const OPEN_LOOP_SLICES = 4;
 
 /** Accounts and state: positions, resting orders, and the crossing users' order plans. */
 export async function prepare(base: string): Promise<{ plans: LeanStep[][]; instruments: number; refused: number }> {
@@ -74,6 +76,24 @@ export function buckets(text: string, name: string, labels = ''): Map<string, nu
     if (le !== undefined && rest === labels) out.set(le, Number(m[2]));
   }
   return out;
+}
+
+/** Every sample line of a Prometheus text by series (name and labels), e.g. `x_bucket{le="1"}`. */
+function samples(text: string): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const m of text.matchAll(/^([a-zA-Z_:][\w:]*(?:\{[^}]*\})?) (\S+)$/gm)) out.set(m[1]!, Number(m[2]));
+  return out;
+}
+
+/** Adds what every series grew between two scrapes to `into`. */
+export function addGrowth(into: Map<string, number>, before: string, after: string): void {
+  const b = samples(before);
+  for (const [k, v] of samples(after)) into.set(k, (into.get(k) ?? 0) + v - (b.get(k) ?? 0));
+}
+
+/** Summed growth as Prometheus text, to read with the functions here against an empty "before". */
+export function growthText(growth: Map<string, number>): string {
+  return [...growth].map(([k, v]) => `${k} ${v}`).join('\n');
 }
 
 /** The sum of one histogram series (seconds) grown between two scrapes. */
@@ -144,12 +164,31 @@ export async function runOpenLoopBench(opts: { seconds?: number } = {}): Promise
     const rate = pinned > 0 ? Math.round(pinned) : Math.max(100, Math.round(cross.rps / 2));
     const steps = plans.flat();
     const bareSteps = barePlans.flat();
-    const bareOpen = await openLoop(barePort, bareSteps, { ratePerSec: rate, seconds, connections: CONNECTIONS });
-    const before = await metricsText();
-    const sbOpen = await openLoop(port, steps, { ratePerSec: rate, seconds, connections: CONNECTIONS });
-    const afterText = await metricsText();
+    // in slices, alternated (bare, Strikebook, Strikebook, bare, ...), so that a change of the
+    // machine's load during the section hits both alike; Strikebook's metrics are the sum of its
+    // slices' growth, so that the other server's slices are not in its stall figures
+    const bareRuns: OpenLoopResult[] = [];
+    const sbRuns: OpenLoopResult[] = [];
+    const sbGrowth = new Map<string, number>();
+    const sliceSeconds = seconds / OPEN_LOOP_SLICES;
+    for (let slice = 0; slice < OPEN_LOOP_SLICES; slice++) {
+      for (const which of slice % 2 === 0 ? ['bare', 'sb'] : ['sb', 'bare']) {
+        if (which === 'bare') {
+          bareRuns.push(await openLoop(barePort, bareSteps, { ratePerSec: rate, seconds: sliceSeconds, connections: CONNECTIONS }));
+        } else {
+          const sliceBefore = await metricsText();
+          sbRuns.push(await openLoop(port, steps, { ratePerSec: rate, seconds: sliceSeconds, connections: CONNECTIONS }));
+          addGrowth(sbGrowth, sliceBefore, await metricsText());
+        }
+      }
+    }
+    const bareOpen = pooled(bareRuns);
+    const sbOpen = pooled(sbRuns);
+    // the existing readers take (before, after) scrapes: the summed growth is an "after" over nothing
+    const before = '';
+    const afterText = growthText(sbGrowth);
     const p99Ratio = sbOpen.p99 / bareOpen.p99;
-    lines.push(`(b) open loop at ${rate} orders/s (${pinned > 0 ? 'BENCH_OPEN_LOOP_RATE' : 'half of (a)'}) for ${seconds} s, ${CONNECTIONS} connections, latency from the scheduled start:`);
+    lines.push(`(b) open loop at ${rate} orders/s (${pinned > 0 ? 'BENCH_OPEN_LOOP_RATE' : 'half of (a)'}) for ${seconds} s each, in ${OPEN_LOOP_SLICES} alternated slices, ${CONNECTIONS} connections, latency from the scheduled start:`);
     lines.push(line('  bare node:http', bareOpen));
     lines.push(line('  Strikebook crossing orders', sbOpen));
     const stalls = above(before, afterText, 'strikebook_event_loop_delay_seconds', String(STALL_MS / 1000));
