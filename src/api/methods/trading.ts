@@ -6,6 +6,7 @@ import { parseScaled } from '../../domain/decimal.ts';
 import { ERR, reject } from '../../domain/errors.ts';
 import { AMOUNT_SCALE, PRICE_SCALE, lotsToAmount } from '../../domain/instrument.ts';
 import { BUY, SELL } from '../../engine/orderBook.ts';
+import type { Command } from '../../engine/commands.ts';
 import type { PlaceResult } from '../../engine/trading.ts';
 import { TriggerOrder, selectsType, type CancelTypeFilter, type TriggerOrderType, type TriggerPlaceResult, type TriggerSpec } from '../../engine/triggers.ts';
 import type { DepositRecord, Order, Trade, User } from '../../engine/types.ts';
@@ -82,29 +83,29 @@ function placeOrder(ctx: CallContext, p: Static<typeof OrderParams>, side: 0 | 1
   if (p.post_only && (p.time_in_force === 'fill_or_kill' || p.time_in_force === 'immediate_or_cancel')) {
     throw reject(ERR.INVALID_ARGUMENTS, 'post_only_requires_resting_order', 'post_only');
   }
-  return ctx.services.seq.submit(
-    {
-      t: 'place',
-      userId: c.userId,
-      side,
-      instrument: p.instrument_name,
-      price,
-      advanced: type === 'limit' ? (p.advanced ?? null) : null,
-      advPrice,
-      lots,
-      type,
-      tif: p.time_in_force,
-      postOnly: p.post_only,
-      rejectPostOnly: p.reject_post_only,
-      reduceOnly: p.reduce_only,
-      label: p.label,
-      clientOrderId: p.client_order_id ?? null,
-      // only when set: journal records of ordinary orders stay as they were
-      ...(p.mmp === true ? { mmp: true } : {}),
-      ...(trig !== null ? { trig } : {}),
-    },
-    (r) => renderPlaceResult(unwrap(r) as PlaceResult | TriggerPlaceResult, c.userId),
-  );
+  const cmd: Command = {
+    t: 'place',
+    userId: c.userId,
+    side,
+    instrument: p.instrument_name,
+    price,
+    advanced: type === 'limit' ? (p.advanced ?? null) : null,
+    advPrice,
+    lots,
+    type,
+    tif: p.time_in_force,
+    postOnly: p.post_only,
+    rejectPostOnly: p.reject_post_only,
+    reduceOnly: p.reduce_only,
+    label: p.label,
+    clientOrderId: p.client_order_id ?? null,
+    // only when set: journal records of ordinary orders stay as they were
+    ...(p.mmp === true ? { mmp: true } : {}),
+    ...(trig !== null ? { trig } : {}),
+  };
+  const render = (r: unknown) => renderPlaceResult(unwrap(r) as PlaceResult | TriggerPlaceResult, c.userId);
+  // a transport that takes the answer by a call (a WebSocket) gets it so, without a promise
+  return ctx.sink !== undefined ? ctx.services.seq.submitThen(cmd, render, ctx.sink) : ctx.services.seq.submit(cmd, render);
 }
 
 /** A trigger price or offset as exact units of 10^-PRICE_SCALE (coin, or USD for the index). */
