@@ -103,9 +103,12 @@ function placeOrder(ctx: CallContext, p: Static<typeof OrderParams>, side: 0 | 1
     ...(p.mmp === true ? { mmp: true } : {}),
     ...(trig !== null ? { trig } : {}),
   };
-  const render = (r: unknown) => renderPlaceResult(unwrap(r) as PlaceResult | TriggerPlaceResult, c.userId);
-  // a transport that takes the answer by a call (a WebSocket) gets it so, without a promise
-  return ctx.sink !== undefined ? ctx.services.seq.submitThen(cmd, render, ctx.sink) : ctx.services.seq.submit(cmd, render);
+  // A transport that takes the answer by a call (a WebSocket) gets it so, without a promise. The
+  // renderers are written in place, not as a named const: under tsx (npm start) a named function
+  // expression goes through esbuild's __name, a defineProperty per order (~3% of the engine thread).
+  const userId = c.userId;
+  if (ctx.sink !== undefined) return ctx.services.seq.submitThen(cmd, (r) => renderPlaceResult(unwrap(r) as PlaceResult | TriggerPlaceResult, userId), ctx.sink);
+  return ctx.services.seq.submit(cmd, (r) => renderPlaceResult(unwrap(r) as PlaceResult | TriggerPlaceResult, userId));
 }
 
 /** A trigger price or offset as exact units of 10^-PRICE_SCALE (coin, or USD for the index). */
