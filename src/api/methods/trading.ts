@@ -83,7 +83,7 @@ function placeOrder(ctx: CallContext, p: Static<typeof OrderParams>, side: 0 | 1
   if (p.post_only && (p.time_in_force === 'fill_or_kill' || p.time_in_force === 'immediate_or_cancel')) {
     throw reject(ERR.INVALID_ARGUMENTS, 'post_only_requires_resting_order', 'post_only');
   }
-  const cmd: Command = {
+  const cmd: Extract<Command, { t: 'place' }> = {
     t: 'place',
     userId: c.userId,
     side,
@@ -99,10 +99,11 @@ function placeOrder(ctx: CallContext, p: Static<typeof OrderParams>, side: 0 | 1
     reduceOnly: p.reduce_only,
     label: p.label,
     clientOrderId: p.client_order_id ?? null,
-    // only when set: journal records of ordinary orders stay as they were
-    ...(p.mmp === true ? { mmp: true } : {}),
-    ...(trig !== null ? { trig } : {}),
   };
+  // only when set: journal records of ordinary orders stay as they were (added after the literal,
+  // in this order, rather than spread into it: a spread made two objects and a slow copy per order)
+  if (p.mmp === true) cmd.mmp = true;
+  if (trig !== null) cmd.trig = trig;
   // A transport that takes the answer by a call (a WebSocket) gets it so, without a promise. The
   // renderers are written in place, not as a named const: under tsx (npm start) a named function
   // expression goes through esbuild's __name, a defineProperty per order (~3% of the engine thread).
