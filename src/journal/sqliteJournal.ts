@@ -168,6 +168,9 @@ interface Reader {
   abandoned: boolean;
 }
 
+/** Rows per INSERT of a batch's records (a power of 4: the rest go in statements of 16, 4, 1 rows). */
+const INSERT_ROWS = 64;
+
 /** Records per query of readAfter (one read transaction spans them all). */
 const READ_PAGE_ROWS = 2048;
 
@@ -208,14 +211,40 @@ export function openSqliteJournal(dir: string, opts: SqliteJournalOptions = {}):
     'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
   );
 
+  // A batch's records go in INSERTs of up to INSERT_ROWS rows each: one statement run per record
+  // was most of the journal writer thread's CPU under the WebSocket orders bench (~1.4 us a record
+  // alone, ~0.95 in statements of 32-128 rows). The rows are the same, so every reader is unchanged.
+  const insertRows = new Map<number, Database.Statement<unknown[]>>([[1, insertRecord as Database.Statement<unknown[]>]]);
+  const insertOf = (rows: number): Database.Statement<unknown[]> => {
+    let stmt = insertRows.get(rows);
+    if (stmt === undefined) {
+      stmt = db.prepare<unknown[]>(`INSERT INTO journal (seq, ts, cmd) VALUES ${'(?, ?, ?), '.repeat(rows - 1)}(?, ?, ?)`);
+      insertRows.set(rows, stmt);
+    }
+    return stmt;
+  };
   // Contiguity is checked against the table under the write lock (BEGIN IMMEDIATE), record by record;
   // a mismatch anywhere rolls back the whole batch.
   const appendTx = db.transaction((records: JournalRecord[]) => {
     let expected = lastSeqInDb() + 1;
     for (const r of records) {
       if (r.seq !== expected) throw new RejectedWrite(`journal: seq ${r.seq} does not follow ${expected - 1}`);
-      insertRecord.run(r.seq, r.ts, r.cmd);
       expected++;
+    }
+    // statements of INSERT_ROWS rows, then of a quarter of that, and so on: a few statements per size
+    const args: unknown[] = [];
+    let at = 0;
+    for (let rows = INSERT_ROWS; rows >= 1; rows >>= 2) {
+      const stmt = records.length - at >= rows ? insertOf(rows) : null;
+      while (stmt !== null && records.length - at >= rows) {
+        args.length = 0;
+        for (let i = at; i < at + rows; i++) {
+          const r = records[i]!;
+          args.push(r.seq, r.ts, r.cmd);
+        }
+        stmt.run(args);
+        at += rows;
+      }
     }
   });
   const snapshotTx = db.transaction((seq: number, data: string) => {

@@ -77,10 +77,25 @@ export interface SequencerOptions {
   snapshotDue?: (durableSeq: number) => void;
 }
 
+/**
+ * Takes a command's reply by a call instead of a promise (`Sequencer.submitThen`): `settle` runs
+ * once the command's batch is durable, with the reply `render` made (`ok`) or what it threw.
+ */
+export interface ReplySink {
+  settle(reply: unknown, ok: boolean): void;
+}
+
+/** What `submitThen` returns when the reply will go to the sink. */
+export const DEFERRED: unique symbol = Symbol('deferred');
+
 interface Batch {
   records: JournalRecord[];
   cmds: Sequenced[];
   resolvers: Array<() => void>;
+  /** submitThen's sinks, each with its reply (or what render threw) and whether render succeeded */
+  sinks: ReplySink[];
+  sinkReplies: unknown[];
+  sinkOk: boolean[];
   done: Promise<void>;
   /** performance.now() at hand-over (a measurement only: never journaled, never applied). */
   handedAt: number;
@@ -164,6 +179,46 @@ export class Sequencer {
     // again. Its answer still waits until the state it was decided on is durable, like a read.
     const refused = this.ex.refusalOf(cmd);
     if (refused !== null) return this.read(() => render(refused));
+    const batch = this.sequence(cmd, render);
+    const reply = this.rendered;
+    this.rendered = undefined;
+    if (!this.renderedOk) return batch.done.then(() => Promise.reject(reply));
+    return batch.done.then(() => reply as R);
+  }
+
+  /**
+   * submit() whose reply goes to `sink.settle` when the batch is durable, called by the batch
+   * itself: no promise, closure or await per command. A WebSocket's order (src/api/ws/server.ts)
+   * is answered so; it held a promise chain and two suspended async functions per order until its
+   * batch was durable, which every scavenge in the meantime copied. Returns DEFERRED; a command
+   * not sequenced (refused without change, a standby, a stopped sequencer) settles through
+   * submit()'s promise instead, as late as submit() would answer it.
+   */
+  submitThen(cmd: Command, render: (result: unknown) => unknown, sink: ReplySink): typeof DEFERRED {
+    if (this.standby !== null || this.failed !== null || this.stopped || this.ex.refusalOf(cmd) !== null) {
+      this.submit(cmd, render).then(
+        (reply) => sink.settle(reply, true),
+        (err: unknown) => sink.settle(err, false),
+      );
+      return DEFERRED;
+    }
+    const batch = this.sequence(cmd, render);
+    batch.sinks.push(sink);
+    batch.sinkReplies.push(this.rendered);
+    batch.sinkOk.push(this.renderedOk);
+    this.rendered = undefined;
+    return DEFERRED;
+  }
+
+  /** The reply (or what render threw: renderedOk false) of the command `sequence` last took. */
+  private rendered: unknown = undefined;
+  private renderedOk = true;
+
+  /**
+   * Sequences, journals (into the open batch) and applies a command, then renders its reply into
+   * `rendered`; returns the batch it joined.
+   */
+  private sequence(cmd: Command, render: (result: unknown) => unknown): Batch {
     const ts = Math.max(this.clock.now(), this.lastTs);
     const seq = this.lastSeq + 1;
     // Object.assign, not a spread: V8's spread of a command plus two keys is several times slower,
@@ -189,13 +244,14 @@ export class Sequencer {
     const batch = this.openBatch();
     batch.records.push({ seq, ts, cmd: text });
     batch.cmds.push(journaled);
-    let reply: R;
     try {
-      reply = render(result);
+      this.rendered = render(result);
+      this.renderedOk = true;
     } catch (err) {
-      return batch.done.then(() => Promise.reject(err));
+      this.rendered = err;
+      this.renderedOk = false;
     }
-    return batch.done.then(() => reply);
+    return batch;
   }
 
   /**
@@ -285,7 +341,7 @@ export class Sequencer {
     if (this.open) return this.open;
     const resolvers: Array<() => void> = [];
     const done = new Promise<void>((resolve) => resolvers.push(resolve));
-    const batch: Batch = { records: [], cmds: [], resolvers, done, handedAt: 0 };
+    const batch: Batch = { records: [], cmds: [], resolvers, sinks: [], sinkReplies: [], sinkOk: [], done, handedAt: 0 };
     this.open = batch;
     // With MAX_WRITES_IN_FLIGHT writes in flight, the first to complete hands this batch over.
     setImmediate(() => this.flush());
@@ -392,6 +448,16 @@ export class Sequencer {
     this.sinceSnapshot += batch.records.length;
     for (const r of batch.resolvers) r();
     this.opts.onCommitted?.(batch.cmds, (performance.now() - batch.handedAt) / 1000, false);
+    // after onCommitted, as the resolved promises' replies run after it (their jobs run later)
+    const { sinks, sinkReplies, sinkOk } = batch;
+    for (let i = 0; i < sinks.length; i++) {
+      try {
+        sinks[i]!.settle(sinkReplies[i], sinkOk[i]!);
+      } catch (err) {
+        // a sink that throws is a bug of its own: the other replies of the batch still go
+        this.opts.onCommandError?.(err, batch.cmds[0]!);
+      }
+    }
     if (this.sinceSnapshot < this.opts.snapshotEvery) return;
     if (this.opts.snapshotDue === undefined) {
       this.takeSnapshot();

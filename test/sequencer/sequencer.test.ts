@@ -8,7 +8,7 @@ import { Exchange } from '../../src/engine/exchange.ts';
 import { BUY, SELL } from '../../src/engine/orderBook.ts';
 import { restore, serialize, stateHash } from '../../src/engine/snapshot.ts';
 import { instrumentFields, loadCatalogConfig } from '../../src/market/catalog.ts';
-import { MAX_WRITES_IN_FLIGHT, Sequencer, applyCommand, type SequencerOptions } from '../../src/sequencer/sequencer.ts';
+import { DEFERRED, MAX_WRITES_IN_FLIGHT, Sequencer, applyCommand, type SequencerOptions } from '../../src/sequencer/sequencer.ts';
 import type { JournalRecord, JournalWriter } from '../../src/journal/journal.ts';
 import { MemoryJournal } from '../helpers/memoryJournal.ts';
 import { decodeCommand } from '../../src/journal/commandCodec.ts';
@@ -144,6 +144,28 @@ test('a reply whose render throws (a rejection) is released after its record is 
   // the next command follows without a gap (it used to kill the process with "seq 3 does not follow 1")
   assert.equal(await seq.submit(index(5), () => 'ok'), 'ok');
   assert.deepEqual(journal.records.map((r) => r.seq), [1, 2]);
+  assert.deepEqual(fatal, []);
+});
+
+test('submitThen settles each sink once its record is durable, in submit order, with the reply or what render threw', async () => {
+  const { seq, journal, fatal } = rig();
+  const events: string[] = [];
+  const sink = (name: string) => ({ settle: (reply: unknown, ok: boolean) => events.push(`${name} ${ok ? 'ok' : 'failed'} ${reply instanceof Reject ? reply.code : String(reply)} durable ${journal.lastSeq()}`) });
+  journal.beforeAppend = (records) => events.push(`append ${records.map((r) => r.seq).join(',')}`);
+  const rejection = new Reject(ERR.ORDER_NOT_FOUND);
+  assert.equal(seq.submitThen(index(1), () => 'a', sink('a')), DEFERRED);
+  const viaPromise = seq.submit(index(2), () => 'p').then((v) => events.push(`promise ${v}`));
+  seq.submitThen({ t: 'withdraw', userId: 1, currency: 'BTC', amount: 1 }, () => {
+    throw rejection;
+  }, sink('b'));
+  // refused without a change: settled through submit's path, once the state it saw is durable
+  seq.submitThen({ t: 'cancel', userId: 1, orderId: 999 }, (r) => r, sink('c'));
+  for (let i = 0; i < 10; i++) await Promise.resolve();
+  assert.deepEqual(events, [], 'nothing settles before the write');
+  await viaPromise;
+  await nextTurn();
+  assert.deepEqual(events, ['append 1,2,3', 'a ok a durable 3', 'b failed 10004 durable 3', 'promise p', `c ok ${ERR.ORDER_NOT_FOUND} durable 3`]);
+  assert.deepEqual(journal.records.map((r) => r.seq), [1, 2, 3]);
   assert.deepEqual(fatal, []);
 });
 

@@ -6,9 +6,9 @@ import { apiKeyTagValid, verifyBasic, verifyHmac, type SignedRequest } from '../
 import { ERR, Reject, reject, tooManyRequests } from '../../domain/errors.ts';
 import { MATCHING_METHODS, callCost, type Charge } from '../../app/credits.ts';
 import type { Services } from '../../app/services.ts';
-import { StandbyRefusal } from '../../sequencer/sequencer.ts';
+import { DEFERRED, StandbyRefusal } from '../../sequencer/sequencer.ts';
 import { ERROR_TABLE, errorBody, httpStatus, standbyErrorBody } from './errors.ts';
-import { scopeAllows, type Caller, type MethodDef } from './registry.ts';
+import { scopeAllows, type Caller, type CallSink, type MethodDef } from './registry.ts';
 import { compileValidators, validateParams, type Validators } from './validate.ts';
 
 export interface CompiledMethod {
@@ -134,64 +134,126 @@ function apiKeyCaller(s: Services, kind: 'basic' | 'deri-hmac-sha256', rest: str
   return { userId: user.id, role: user.role, scopes: scopeSet(rec.scope), tokenHash: null, apiKeyId: rec.id };
 }
 
+/** What a call's credentials, credits, scope and params checks give the handler. */
+interface Admitted {
+  caller: Caller | null;
+  charge: Charge | undefined;
+}
+
+/**
+ * A call's checks before its handler, in call()'s order: credentials -> credits -> scope ->
+ * params. Throws the Reject of a check that fails at once; a refusal of credits that is held (or
+ * failed credentials charged to the IP) comes as a promise of the Reject to throw.
+ */
+function admit(s: Services, m: CompiledMethod, input: CallInput): Admitted | Promise<Reject> {
+  const def = m.def;
+  const params = input.params;
+  const accessToken = typeof params.access_token === 'string' ? params.access_token : undefined;
+  const wantsAuth = def.scope !== 'none' || def.optionalAuth === true;
+  let caller: Caller | null = null;
+  let charge: Charge | undefined;
+  const limited = s.credits.enabled;
+  if (wantsAuth) {
+    const r =
+      input.resolved !== undefined
+        ? input.resolved
+        : resolveCaller(s, { authorization: input.credentials.authorization, accessToken: accessToken ?? input.credentials.accessToken, signed: input.credentials.signed });
+    if (r instanceof Reject) {
+      // failed credentials cost the client IP, so they cannot be tried (or verified) for free
+      const held = limited ? takeCredits(s, chargeFor(s, def.name, null, input.ip)) : undefined;
+      if (held === undefined) throw r;
+      return held;
+    }
+    caller = r;
+  }
+  if (limited) {
+    // a public call that carries credentials is charged to its user, as Deribit does, so that
+    // clients behind one address (a NAT, a reverse proxy) do not share one IP's pool; credentials
+    // that do not resolve leave it an anonymous call, charged to the IP, as before
+    let payer = caller;
+    if (!wantsAuth && (input.credentials.authorization !== undefined || accessToken !== undefined)) {
+      const r = resolveCaller(s, { authorization: input.credentials.authorization, accessToken, signed: input.credentials.signed });
+      if (r !== null && !(r instanceof Reject)) payer = r;
+    }
+    charge = chargeFor(s, def.name, payer, input.ip);
+    const refused = takeCredits(s, charge);
+    if (refused !== undefined) return refused;
+  }
+  if (def.scope !== 'none') {
+    if (!caller) throw reject(ERR.AUTHORIZATION_REQUIRED);
+    if (def.scope === 'admin') {
+      if (caller.role !== 'admin' || !caller.scopes.has('admin')) throw reject(ERR.FORBIDDEN, 'admin_required');
+    } else if (!scopeAllows(caller.scopes, def.scope)) throw reject(ERR.SCOPE_EXCEEDED, `requires ${def.scope}`);
+  }
+  const bad = validateParams(m.validators, params, input.fromQuery);
+  if (bad) throw bad;
+  return { caller, charge };
+}
+
+/** A handler's result as call() answers it. */
+function succeeded(s: Services, name: string, started: number, charge: Charge | undefined, result: unknown): CallOutput {
+  s.metrics.callOk(name, (performance.now() - started) / 1000);
+  return charge === undefined ? { status: 200, result } : { status: 200, result, charge };
+}
+
+/** What a call threw as call() answers it: a Reject as its error, anything else as 11094, logged. */
+function failed(s: Services, name: string, err: unknown): CallOutput {
+  if (err instanceof Reject) {
+    s.metrics.callFailed(name, err.code);
+    return { status: httpStatus(err), error: errorBody(err) };
+  }
+  if (err instanceof StandbyRefusal) {
+    s.metrics.callFailed(name, ERR.RETRY);
+    return { status: ERROR_TABLE[ERR.RETRY].status, error: standbyErrorBody(err.leaderUrl) };
+  }
+  const correlationId = randomUUID();
+  s.metrics.callFailed(name, ERR.INTERNAL);
+  s.log.error({ err, correlationId, method: name }, 'unexpected error in handler');
+  return { status: 500, error: { code: ERR.INTERNAL, message: 'internal_server_error', data: { reason: `correlation_id ${correlationId}` } } };
+}
+
 export async function call(s: Services, m: CompiledMethod, input: CallInput): Promise<CallOutput> {
   const started = performance.now();
-  let charge: Charge | undefined;
   try {
-    const def = m.def;
-    const params = input.params;
-    const accessToken = typeof params.access_token === 'string' ? params.access_token : undefined;
-    const wantsAuth = def.scope !== 'none' || def.optionalAuth === true;
-    let caller: Caller | null = null;
-    const limited = s.credits.enabled;
-    if (wantsAuth) {
-      const r =
-        input.resolved !== undefined
-          ? input.resolved
-          : resolveCaller(s, { authorization: input.credentials.authorization, accessToken: accessToken ?? input.credentials.accessToken, signed: input.credentials.signed });
-      if (r instanceof Reject) {
-        // failed credentials cost the client IP, so they cannot be tried (or verified) for free
-        if (limited) throw (await takeCredits(s, chargeFor(s, def.name, null, input.ip))) ?? r;
-        throw r;
-      }
-      caller = r;
-    }
-    if (limited) {
-      // a public call that carries credentials is charged to its user, as Deribit does, so that
-      // clients behind one address (a NAT, a reverse proxy) do not share one IP's pool; credentials
-      // that do not resolve leave it an anonymous call, charged to the IP, as before
-      let payer = caller;
-      if (!wantsAuth && (input.credentials.authorization !== undefined || accessToken !== undefined)) {
-        const r = resolveCaller(s, { authorization: input.credentials.authorization, accessToken, signed: input.credentials.signed });
-        if (r !== null && !(r instanceof Reject)) payer = r;
-      }
-      charge = chargeFor(s, def.name, payer, input.ip);
-      const refused = takeCredits(s, charge);
-      if (refused !== undefined) throw await refused;
-    }
-    if (def.scope !== 'none') {
-      if (!caller) throw reject(ERR.AUTHORIZATION_REQUIRED);
-      if (def.scope === 'admin') {
-        if (caller.role !== 'admin' || !caller.scopes.has('admin')) throw reject(ERR.FORBIDDEN, 'admin_required');
-      } else if (!scopeAllows(caller.scopes, def.scope)) throw reject(ERR.SCOPE_EXCEEDED, `requires ${def.scope}`);
-    }
-    const bad = validateParams(m.validators, params, input.fromQuery);
-    if (bad) throw bad;
-    const result = await def.handler({ services: s, caller, ip: input.ip }, params as never);
-    s.metrics.callOk(def.name, (performance.now() - started) / 1000);
-    return charge === undefined ? { status: 200, result } : { status: 200, result, charge };
+    const a = admit(s, m, input);
+    if (a instanceof Promise) throw await a;
+    const result = await m.def.handler({ services: s, caller: a.caller, ip: input.ip }, input.params as never);
+    return succeeded(s, m.def.name, started, a.charge, result);
   } catch (err) {
-    if (err instanceof Reject) {
-      s.metrics.callFailed(m.def.name, err.code);
-      return { status: httpStatus(err), error: errorBody(err) };
-    }
-    if (err instanceof StandbyRefusal) {
-      s.metrics.callFailed(m.def.name, ERR.RETRY);
-      return { status: ERROR_TABLE[ERR.RETRY].status, error: standbyErrorBody(err.leaderUrl) };
-    }
-    const correlationId = randomUUID();
-    s.metrics.callFailed(m.def.name, ERR.INTERNAL);
-    s.log.error({ err, correlationId, method: m.def.name }, 'unexpected error in handler');
-    return { status: 500, error: { code: ERR.INTERNAL, message: 'internal_server_error', data: { reason: `correlation_id ${correlationId}` } } };
+    return failed(s, m.def.name, err);
   }
+}
+
+/**
+ * A call whose answer a transport takes by a call instead of a promise (the WebSocket's orders):
+ * the sink goes to the handler (`CallContext.sink`); a handler that submits its command with
+ * `Sequencer.submitThen` returns DEFERRED, and then `sink.settle` is called once the command is
+ * durable, to be turned into the answer by `settleCall`. Returns DEFERRED so, else the answer: at
+ * once (refused by a check, or a handler that threw), or as call()'s promise (credits refused and
+ * held, or a handler that answered by a promise).
+ */
+export function callDeferred(s: Services, m: CompiledMethod, input: CallInput, sink: CallSink): CallOutput | Promise<CallOutput> | typeof DEFERRED {
+  const started = performance.now();
+  try {
+    const a = admit(s, m, input);
+    if (a instanceof Promise) return a.then((r) => failed(s, m.def.name, r));
+    sink.started = started;
+    sink.charge = a.charge;
+    const result: unknown = m.def.handler({ services: s, caller: a.caller, ip: input.ip, sink }, input.params as never);
+    if (result === DEFERRED) return DEFERRED;
+    if (result instanceof Promise) {
+      return result.then(
+        (r: unknown) => succeeded(s, m.def.name, started, a.charge, r),
+        (err: unknown) => failed(s, m.def.name, err),
+      );
+    }
+    return succeeded(s, m.def.name, started, a.charge, result);
+  } catch (err) {
+    return failed(s, m.def.name, err);
+  }
+}
+
+/** A deferred call's reply (see callDeferred) as call() would have answered it. */
+export function settleCall(s: Services, m: CompiledMethod, sink: CallSink, reply: unknown, ok: boolean): CallOutput {
+  return ok ? succeeded(s, m.def.name, sink.started, sink.charge, reply) : failed(s, m.def.name, reply);
 }

@@ -2,6 +2,8 @@
 // test and the input fuzzer are all generated from it; adding an operation is adding one entry.
 import type { TObject, Static } from '@sinclair/typebox';
 import type { Services } from '../../app/services.ts';
+import type { Charge } from '../../app/credits.ts';
+import type { ReplySink } from '../../sequencer/sequencer.ts';
 
 /** Scopes (API.md 2). `none` is public; `admin` needs the admin role. */
 export type Scope = 'none' | 'trade:read' | 'trade:read_write' | 'account:read' | 'account:read_write' | 'admin';
@@ -21,6 +23,19 @@ export interface CallContext {
   /** Authenticated caller, or null on a public call without credentials. */
   caller: Caller | null;
   ip: string;
+  /**
+   * Set by a transport that takes the answer by a call (dispatch.ts callDeferred): a handler that
+   * submits one command may hand it to `Sequencer.submitThen` with this sink and return DEFERRED.
+   */
+  sink?: CallSink;
+}
+
+/** The receiver of a deferred call's reply (dispatch.ts callDeferred), with what call() keeps meanwhile. */
+export interface CallSink extends ReplySink {
+  /** performance.now() when the call started (its duration metric). */
+  started: number;
+  /** Who paid for the call (the reply's size is charged too). */
+  charge: Charge | undefined;
 }
 
 export interface MethodDef<S extends TObject = TObject> {

@@ -11,9 +11,10 @@ import type { Services } from '../../app/services.ts';
 import { replyCost } from '../../app/credits.ts';
 import { ERR } from '../../domain/errors.ts';
 import { sha256Hex } from '../../auth/crypto.ts';
-import { call, compileMethod, tokenCaller, type CallOutput, type CompiledMethod } from '../rpc/dispatch.ts';
+import { call, callDeferred, compileMethod, settleCall, tokenCaller, type CallOutput, type CompiledMethod } from '../rpc/dispatch.ts';
 import { ERROR_TABLE, Reject, errorBody } from '../rpc/errors.ts';
-import { scopeAllows, type Caller, type MethodDef } from '../rpc/registry.ts';
+import { scopeAllows, type Caller, type CallSink, type MethodDef } from '../rpc/registry.ts';
+import { DEFERRED } from '../../sequencer/sequencer.ts';
 import { BAD_RPC_ID_REASON, validRpcId } from '../rpc/validate.ts';
 import { PlacedJson } from '../orderJson.ts';
 import { parseOrderId } from '../render.ts';
@@ -84,6 +85,12 @@ const PIPELINED = new Set([
   'private/cancel_quotes',
 ]);
 
+/**
+ * Methods called with callDeferred: their handler submits its command with Sequencer.submitThen,
+ * and the answer goes out from the durable batch itself (DeferredCall), with no promise per call.
+ */
+const DEFERRED_METHODS = new Set(['private/buy', 'private/sell']);
+
 /** Whether an order placed over a connection is cancelled when it closes: open orders, and
  *  untriggered trigger orders too. */
 function stays(state: unknown): boolean {
@@ -118,6 +125,19 @@ function micros(): number {
 
 let nextConnId = 1;
 
+/** Fewest ids a connection's set of placed orders holds before closed orders are swept from it. */
+const PLACED_SWEEP_MIN = 1000;
+
+/**
+ * The orders a connection placed for one user (cancel-on-disconnect), and the size at which orders
+ * no longer open are next swept out: twice what the last sweep left. A fixed bound (1,000) swept
+ * the whole set on every order once more than that many stayed open (a quoting bot's resting
+ * orders): 2% of the engine thread under the WebSocket orders bench, and growing with the book.
+ */
+class PlacedIds extends Set<number> {
+  sweepAt = PLACED_SWEEP_MIN;
+}
+
 /** The channels named in an unknown-channel error: the first 5, each cut at 128 characters. */
 function unknownList(names: string[]): string {
   const shown = names.slice(0, 5).map((n) => (n.length > 128 ? `${n.slice(0, 128)}...` : n));
@@ -132,7 +152,7 @@ class Connection implements Subscriber {
   readonly subs = new Map<string, { spec: ChannelSpec; userId: number | null }>();
   cod = false;
   /** Orders placed over this connection, per user (cancel-on-disconnect). */
-  readonly placed = new Map<number, Set<number>>();
+  readonly placed = new Map<number, PlacedIds>();
   /** Requests received and not yet finished (bounded by `maxQueuedRequests`); their orders must be
    *  known before cancel-on-disconnect fires (`whenIdle`). */
   queued = 0;
@@ -407,7 +427,7 @@ export function attachWebSocket(s: Services, server: Server, methods: MethodDef[
     if (result instanceof PlacedJson) {
       // buy/sell/edit: their answer is text, with the order's id and state beside it
       if (!stays(result.orderState)) return;
-      if (!set) c.placed.set(userId, (set = new Set()));
+      if (!set) c.placed.set(userId, (set = new PlacedIds()));
       set.add(result.orderId);
     } else {
       // mass_quote answers a list of `orders`
@@ -416,16 +436,15 @@ export function attachWebSocket(s: Services, server: Server, methods: MethodDef[
         if (!order || typeof order.order_id !== 'string' || !stays(order.order_state)) continue;
         const id = parseOrderId(order.order_id);
         if (id === null) continue;
-        if (!set) c.placed.set(userId, (set = new Set()));
+        if (!set) c.placed.set(userId, (set = new PlacedIds()));
         set.add(id);
       }
     }
-    if (!set) return;
-    if (set.size > 1000) {
-      // forget orders that are no longer open, so the set stays as small as the open orders
-      const user = s.ex.users.get(userId);
-      for (const x of set) if (user?.orders.get(x)?.state !== 'open' && s.ex.triggers.get(userId, x)?.state !== 'untriggered') set.delete(x);
-    }
+    if (!set || set.size <= set.sweepAt) return;
+    // forget orders that are no longer open, so the set stays within twice the open orders
+    const user = s.ex.users.get(userId);
+    for (const x of set) if (user?.orders.get(x)?.state !== 'open' && s.ex.triggers.get(userId, x)?.state !== 'untriggered') set.delete(x);
+    set.sweepAt = Math.max(PLACED_SWEEP_MIN, 2 * set.size);
   };
 
   /** A call's caller: its `access_token` param (that call only), else the connection's. (As
@@ -672,6 +691,7 @@ export function attachWebSocket(s: Services, server: Server, methods: MethodDef[
    */
   async function run(c: Connection, text: string, ticket: number): Promise<void> {
     c.holder = ticket;
+    let deferred = false;
     try {
       // a socket that closed while this frame waited behind its others: nobody reads the answer
       if (c.closed) return;
@@ -715,29 +735,81 @@ export function attachWebSocket(s: Services, server: Server, methods: MethodDef[
       // reads no credentials leaves it to call()
       const callerBefore = m.def.scope !== 'none' || m.def.optionalAuth === true ? authOf(c, params) : undefined;
       const appliedBefore = s.ex.seq;
-      const pending = call(s, m, { params, fromQuery: false, credentials: { authorization: undefined, accessToken: c.token }, ip: c.ip, resolved: callerBefore });
-      if (pipelined && s.ex.seq !== appliedBefore) release(c, ticket);
-      const out = await pending;
-      if (!out.error) {
-        if (m.def.name === 'public/auth') {
-          const token = (out.result as { access_token?: unknown } | null)?.access_token;
-          if (typeof token === 'string') setAuth(c, token);
+      const input = { params, fromQuery: false, credentials: { authorization: undefined, accessToken: c.token }, ip: c.ip, resolved: callerBefore };
+      let out: CallOutput;
+      if (DEFERRED_METHODS.has(m.def.name)) {
+        const now = callDeferred(s, m, input, new DeferredCall(c, ticket, id, usIn, m, callerBefore));
+        if (pipelined && s.ex.seq !== appliedBefore) release(c, ticket);
+        if (now === DEFERRED) {
+          // the call answers and finishes when its batch is durable (DeferredCall.settle)
+          deferred = true;
+          return;
         }
-        if (PLACING.has(m.def.name) && callerBefore !== undefined && callerBefore !== null && !(callerBefore instanceof Reject)) track(c, callerBefore.userId, out.result);
+        out = now instanceof Promise ? await now : now;
+      } else {
+        const pending = call(s, m, input);
+        if (pipelined && s.ex.seq !== appliedBefore) release(c, ticket);
+        out = await pending;
       }
-      reply(c, ticket, id, usIn, out);
-      if (m.def.name === 'private/logout' && !out.error) {
-        // Deribit: logout closes the connection gracefully, without cancel-on-disconnect
-        c.loggedOut = true;
-        c.ws.close(1000, 'logout');
-      }
+      answerCall(c, ticket, id, usIn, m, callerBefore, out);
     } catch (err) {
       s.log.error({ err, conn: c.id }, 'websocket request failed');
     } finally {
       // a request that failed or was dropped has no answer: the ones after it go on
-      c.answer(ticket, null);
-      c.finished();
-      release(c, ticket);
+      if (!deferred) done(c, ticket);
+    }
+  }
+
+  /** Request `ticket` is over: answered (or it has no answer), it lets the ones after it go on. */
+  function done(c: Connection, ticket: number): void {
+    c.answer(ticket, null);
+    c.finished();
+    release(c, ticket);
+  }
+
+  /** A registry call's answer, and what it changes on the connection (auth, tracked orders, logout). */
+  function answerCall(c: Connection, ticket: number, id: unknown, usIn: number, m: CompiledMethod, callerBefore: Caller | Reject | null | undefined, out: CallOutput): void {
+    if (!out.error) {
+      if (m.def.name === 'public/auth') {
+        const token = (out.result as { access_token?: unknown } | null)?.access_token;
+        if (typeof token === 'string') setAuth(c, token);
+      }
+      if (PLACING.has(m.def.name) && callerBefore !== undefined && callerBefore !== null && !(callerBefore instanceof Reject)) track(c, callerBefore.userId, out.result);
+    }
+    reply(c, ticket, id, usIn, out);
+    if (m.def.name === 'private/logout' && !out.error) {
+      // Deribit: logout closes the connection gracefully, without cancel-on-disconnect
+      c.loggedOut = true;
+      c.ws.close(1000, 'logout');
+    }
+  }
+
+  /**
+   * An order taken by callDeferred: what its answer needs once the batch is durable, instead of a
+   * suspended `run` and `call` and a promise chain per order (they lived until the batch was
+   * durable, and every scavenge meanwhile copied them).
+   */
+  class DeferredCall implements CallSink {
+    started = 0;
+    charge: CallSink['charge'] = undefined;
+
+    constructor(
+      readonly c: Connection,
+      readonly ticket: number,
+      readonly id: unknown,
+      readonly usIn: number,
+      readonly m: CompiledMethod,
+      readonly callerBefore: Caller | Reject | null | undefined,
+    ) {}
+
+    settle(result: unknown, ok: boolean): void {
+      try {
+        answerCall(this.c, this.ticket, this.id, this.usIn, this.m, this.callerBefore, settleCall(s, this.m, this, result, ok));
+      } catch (err) {
+        s.log.error({ err, conn: this.c.id }, 'websocket request failed');
+      } finally {
+        done(this.c, this.ticket);
+      }
     }
   }
 
