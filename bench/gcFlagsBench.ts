@@ -4,11 +4,10 @@
 // sees the same machine load. Per set: order latency from the schedule, the largest event-loop
 // delay and its CPU-bounded part, and GC pauses by kind per 1,000 orders.
 //
-//   node --import tsx bench/gcFlagsBench.ts [rate=600] [rounds=3] [seconds=10] '' '--parallel-scavenge --max-semi-space-size=16' ...
+//   node --import tsx bench/gcFlagsBench.ts [rate=600] [rounds=3] [seconds=10] '' '--no-parallel-scavenge --max-semi-space-size=8' ...
 //
 // Each further argument is one flag set (words split on spaces), added after `npm start`'s own node
-// flags (a later flag wins): '' is `npm start` as it is; the default pair compares it with node's
-// own defaults.
+// flags if it has any (a later flag wins): '' is `npm start` as it is.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -98,5 +97,5 @@ export async function runGcFlagsBench(rate: number, rounds: number, seconds: num
 
 runIfMain(import.meta.url, () => {
   const [rate = '600', rounds = '3', seconds = '10', ...sets] = process.argv.slice(2);
-  return runGcFlagsBench(Number(rate), Number(rounds), Number(seconds), sets.length > 0 ? sets : ['', '--parallel-scavenge --max-semi-space-size=16']);
+  return runGcFlagsBench(Number(rate), Number(rounds), Number(seconds), sets.length > 0 ? sets : ['', '--no-parallel-scavenge --max-semi-space-size=8']);
 });

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { leanLoad } from './leanLoad.ts';
-import { BOOTSTRAP, call, cpuPerRequest, processCpuSeconds, spawnBareServer, spawnStrikebook, waitHttp, type LoadResult } from './support.ts';
+import { BOOTSTRAP, benchServerArgs, call, cpuPerRequest, processCpuSeconds, spawnBareServer, spawnStrikebook, waitHttp, type LoadResult } from './support.ts';
 import { measureReplay, replayLine, replayPasses } from './replayBench.ts';
 
 export const CONNECTIONS = 100;
@@ -129,7 +129,7 @@ export async function runHttpBench(opts: { seconds?: number } = {}): Promise<{ l
   const port = 21000 + Math.floor(Math.random() * 10000);
   const barePort = port + 1;
   const base = `http://127.0.0.1:${port}`;
-  const profileArgs = process.env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_CPU_PROF] : [];
+  const profileArgs = [...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_CPU_PROF] : []), ...benchServerArgs()];
   const server = spawnStrikebook(port, dataDir, profileArgs);
   const bare = spawnBareServer(barePort, JSON.stringify({ jsonrpc: '2.0', result: 'hello' }));
   const leanDataDir = mkdtempSync(path.join(tmpdir(), 'strikebook-bench-'));
