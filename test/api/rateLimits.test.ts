@@ -12,6 +12,7 @@ import { request as httpRequest } from 'node:http';
 import { replyCost } from '../../src/app/credits.ts';
 import { assertError, assertOk } from '../helpers/envelope.ts';
 import { adminToken, ok, rpc, startServer, userToken, type TestServer } from '../helpers/server.ts';
+import { atmCall, nearMark } from '../helpers/market.ts';
 import { WsClient } from '../helpers/ws.ts';
 
 /** GET `path` from the loopback address `from` (a client IP of its own). */
@@ -51,6 +52,36 @@ describe('credit rate limits', () => {
     await ok(url, 'private/set_test_time', { timestamp: now }, admin);
   });
   after(() => server.stop());
+
+  // buy and sell over WebSocket take their own path to the engine (callDeferred: answered from the
+  // durable batch); a flood of orders past the pool must be refused there too, and place nothing
+  it('over WebSocket: 20 buys rest, the 21st is 10028 and places no order; 200 ms admit exactly one more', async () => {
+    await userToken(url, admin, 'buyer@example.com', { currency: 'BTC', amount: 10 });
+    const m = await atmCall(url);
+    const ws = await WsClient.open(url);
+    try {
+      await ws.auth('buyer@example.com');
+      await ok(url, 'private/set_rate_limits', { user_id: userId('buyer@example.com'), reset: true }, admin);
+      let idx = m.prices.indexOf(nearMark(m)) - 5;
+      const buy = () => ws.call('private/buy', { instrument_name: m.name, amount: 0.1, price: m.prices[idx--], type: 'limit' });
+      for (let i = 0; i < 20; i++) {
+        const r = await buy();
+        assert.equal(r.result?.order?.order_state, 'open', `buy ${i + 1}: ${JSON.stringify(r)}`);
+      }
+      const refused = await buy();
+      assert.equal(refused.error?.code, 10028, JSON.stringify(refused));
+      assert.equal(refused.error.data.retry_after_ms, 200);
+      assert.equal(server.app.services.ex.users.get(userId('buyer@example.com'))!.openOrderCount, 20, 'the refused buy placed nothing');
+      // 200 ms bring 500 credits: one buy
+      await advance(200);
+      assert.equal((await buy()).result?.order?.order_state, 'open');
+      assert.equal((await buy()).error?.code, 10028);
+      assert.equal(server.app.services.ex.users.get(userId('buyer@example.com'))!.openOrderCount, 21);
+      assert.equal(ws.closed, false);
+    } finally {
+      await ws.close();
+    }
+  });
 
   it('over HTTP: 100 reads pass, the 101st is 10028 / 429 with retry_after_ms 50 and Retry-After; 120 ms refill exactly 2 more', async () => {
     const user = await userToken(url, admin, 'reader@example.com');
