@@ -16,7 +16,9 @@ import { BOOTSTRAP, call, runIfMain, spawnNode, spawnStrikebook, waitHttp } from
 
 export const TARGET_RATIO = 3;
 const VICTIM_INTERVAL_MS = 10;
-const PHASE_MS = 6_000;
+/** 1,000 victim orders per phase: a p99 over 600 (the 6th worst) swung the ratios 1.6-3.6x between
+ *  two quiet runs with no server change. */
+const PHASE_MS = 10_000;
 const WARMUP_MS = 1_500;
 
 interface Phase {
@@ -25,6 +27,8 @@ interface Phase {
   p99: number;
   n: number;
   errors: number;
+  /** the phase's latencies, sorted */
+  sorted: number[];
 }
 
 function pct(sorted: number[], q: number): number {
@@ -121,7 +125,7 @@ export async function runAbuseBench(): Promise<{ lines: string[]; ok: boolean }>
         await new Promise((r) => setTimeout(r, 1000));
       }
       const sorted = lat.sort((a, b) => a - b);
-      phases.push({ name: label, p50: pct(sorted, 0.5), p99: pct(sorted, 0.99), n: sorted.length, errors });
+      phases.push({ name: label, p50: pct(sorted, 0.5), p99: pct(sorted, 0.99), n: sorted.length, errors, sorted });
     };
     await measure('baseline (victim alone)', null);
     await measure('(a) 16 connections of big unauthenticated reads', 'reads');
@@ -129,7 +133,10 @@ export async function runAbuseBench(): Promise<{ lines: string[]; ok: boolean }>
     await measure('(c) 256 connections of IOC orders from another user', 'orders');
     await measure('baseline again (victim alone)', null);
 
-    const base99 = Math.min(phases[0].p99, phases[phases.length - 1].p99);
+    // the baseline is both victim-alone phases pooled (2,000 samples): taking the lower of the two
+    // p99s, as this bench did, picked the luckier run and biased every ratio upwards
+    const baseline = [...phases[0].sorted, ...phases[phases.length - 1].sorted].sort((a, b) => a - b);
+    const base99 = pct(baseline, 0.99);
     let ok = true;
     for (const p of phases) {
       const ratio = p.p99 / base99;
@@ -140,7 +147,7 @@ export async function runAbuseBench(): Promise<{ lines: string[]; ok: boolean }>
           (isFlood ? `  p99 ratio ${ratio.toFixed(1)}x (target <= ${TARGET_RATIO}x) ${ratio <= TARGET_RATIO ? 'OK' : 'OVER'}` : ''),
       );
     }
-    lines.push(`baseline p99 for the ratios: the lower of the two baselines, ${base99.toFixed(1)} ms`);
+    lines.push(`baseline p99 for the ratios: both victim-alone phases pooled (${baseline.length} orders), ${base99.toFixed(1)} ms`);
     return { lines, ok };
   } finally {
     if (flood) (flood as ChildProcess).kill('SIGKILL');
