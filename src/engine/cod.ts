@@ -11,8 +11,9 @@ import type { Order } from './types.ts';
 
 /**
  * Marks or unmarks an open order or an untriggered trigger order; a closed one never matters
- * again (only open orders' marks are in the snapshot). A trigger order keeps its mark in the
- * command it places when it fires, which the snapshot holds already.
+ * again (only open orders' marks are in the snapshot). A trigger order keeps its mark in its
+ * `cmd` (in the snapshot already). The order it fires into has an id of its own and is not marked:
+ * the live path (the connection's set of ids) does not cancel it either.
  */
 export function setCod(x: Order | TriggerOrder, on: boolean): void {
   if (x instanceof TriggerOrder) {

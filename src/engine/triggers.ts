@@ -254,8 +254,6 @@ export class Triggers {
       t.state = 'triggered';
       t.firedOrderId = r.order.id;
       r.order.origin = t;
-      // cancel-on-disconnect covered the trigger order: it covers the order it became
-      if (t.cmd.cod === true && r.order.state === 'open') r.order.cod = true;
       this.record(t, 'trigger:order', r.order.id, null);
     }
     ex.observer?.order(t);
