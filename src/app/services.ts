@@ -16,6 +16,7 @@ import type { Command, Sequenced } from '../engine/commands.ts';
 import type { Exchange } from '../engine/exchange.ts';
 import { serialize } from '../engine/snapshot.ts';
 import { scanForLiquidation } from '../engine/liquidation.ts';
+import { codSweep } from '../engine/cod.ts';
 import { instrumentFields, listingsFor, loadCatalogConfig, type CatalogConfig } from '../market/catalog.ts';
 import { SimulatedIndex } from '../market/indexFeed.ts';
 import { Sequencer, type Clock } from '../sequencer/sequencer.ts';
@@ -79,9 +80,6 @@ export interface Services {
   metrics: Metrics;
   /** How due snapshots are taken: inline while the state is small, else off this thread. */
   snapshots: BackgroundSnapshots;
-  /** Users with account-scope cancel-on-disconnect: their new WebSocket connections start with it on.
-   *  In memory only (not journaled): it is a session preference, lost on restart (docs/api-notes.md). */
-  codAccounts: Set<number>;
   /** The free-disk floor on the data directory (null with PostgreSQL): below it, new risk is refused. */
   disk: DiskGuard | null;
   /** Leader or standby, and a standby's follower (/health, /ready, refusals of writes). */
@@ -217,7 +215,6 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
       views,
       metrics,
       snapshots,
-      codAccounts: new Set(),
       disk,
       ha: { role: standby ? 'standby' : 'leader', follower, tookOverAt: null },
       onAdminCreated() {
@@ -233,6 +230,8 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
     // Only now, with recovery complete, may commands of our own (index, listings) be sequenced;
     // a standby starts them when it takes over.
     if (!standby) {
+      // before the first client connects: the connections of the process before are all gone
+      await sweepCod(services);
       timers = startLeaderWork(services);
       await timers.ready;
     }
@@ -307,6 +306,8 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
           }
           await storage.promote(journal);
           sequencer.promote(journal);
+          // in the same turn as promote(): sequenced before any client's command can be
+          const swept = sweepCod(services);
           nats?.promoted();
           Object.assign(running, storage.handles);
           testClock?.resumeFrom(ex.now);
@@ -318,6 +319,7 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
           // a shutdown that began during the takeover has stopped the timers already: none to start
           if (closing !== null) return;
           timers = startLeaderWork(services);
+          await swept;
           await timers.ready;
           log.info({ seq: ex.seq, url: advertised }, 'took over as the leader');
         },
@@ -340,6 +342,18 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
     await storage.close();
     throw err;
   }
+}
+
+/**
+ * Cancel-on-disconnect for the connections of the process before (a crash, a stop, a takeover):
+ * none is open any more, so every order one of them placed with COD on (marked in the engine,
+ * src/engine/cod.ts) is cancelled now, as their close would have, by journaled `cancel_orders`.
+ * Submitted synchronously (applied at once); the promise is their durability.
+ */
+function sweepCod(s: Services): Promise<unknown> {
+  const cmds = codSweep(s.ex);
+  if (cmds.length > 0) s.log.info({ users: cmds.length, orders: cmds.reduce((n, c) => n + c.orderIds.length, 0) }, 'cancel-on-disconnect: cancelling the orders of connections the previous process held');
+  return Promise.all(cmds.map((c) => s.seq.submit(c, (r) => r))).catch((err: unknown) => s.log.error({ err }, 'cancel-on-disconnect sweep failed'));
 }
 
 /** What only the leader runs: the market timers (index, listings, expiry, liquidation) and the demo maker. */

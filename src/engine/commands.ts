@@ -50,6 +50,9 @@ export type Command =
       mmp?: boolean;
       /** A trigger order (src/engine/triggers.ts): held until its price is reached, then placed. */
       trig?: TriggerSpec;
+      /** Set by the WebSocket edge only (never from params): cancel-on-disconnect covers the order
+       *  (src/engine/cod.ts); absent in every other command and in records from before it. */
+      cod?: true;
     }
   | { t: 'cancel'; userId: number; orderId: number }
   | {
@@ -73,7 +76,7 @@ export type Command =
   | { t: 'create_api_key'; userId: number; clientId: string; encSecret: string; scope: string; name: string }
   | { t: 'remove_api_key'; userId: number; id: number }
   /** private/edit: `lots` is the new total amount scaled by 10^AMOUNT_SCALE; `price` null keeps the price. */
-  | { t: 'edit'; userId: number; orderId: number; lots: number; price: number | null; postOnly: boolean | null; rejectPostOnly: boolean | null; triggerPrice?: number | null; triggerOffset?: number | null; mmp?: boolean }
+  | { t: 'edit'; userId: number; orderId: number; lots: number; price: number | null; postOnly: boolean | null; rejectPostOnly: boolean | null; triggerPrice?: number | null; triggerOffset?: number | null; mmp?: boolean; cod?: true }
   /** One liquidation step for an account below maintenance margin (API.md 5.3; src/engine/liquidation.ts). */
   | { t: 'liquidate'; userId: number; currency: CurrencyCode }
   /** Settles one expiry of one currency (src/engine/settlement.ts). */
@@ -94,7 +97,14 @@ export type Command =
     }
   | { t: 'reset_mmp'; userId: number; indexName: string; group: string | null }
   /** private/mass_quote: every quote of the message in one command (src/engine/massQuote.ts). */
-  | { t: 'mass_quote'; userId: number; quoteId: string; group: string; quotes: QuoteItem[] }
+  | { t: 'mass_quote'; userId: number; quoteId: string; group: string; quotes: QuoteItem[]; cod?: true }
+  /** Account-scope cancel-on-disconnect on or off (private/enable_cancel_on_disconnect, scope account). */
+  | { t: 'cod_account'; userId: number; on: boolean }
+  /**
+   * Cancel-on-disconnect on or off for orders placed before (a connection that turns it on or off,
+   * or logs out): the user's listed open or untriggered orders are marked or unmarked.
+   */
+  | { t: 'cod_mark'; userId: number; orderIds: number[]; on: boolean }
   /** private/cancel_quotes: the user's mass quotes selected by one criterion. */
   | {
       t: 'cancel_quotes';

@@ -15,6 +15,7 @@ import { liquidate, liquidationKey } from './liquidation.ts';
 import { post, type InsuranceFund } from './defaults.ts';
 import { MmpState, type MmpTriggerEvent } from './mmp.ts';
 import { cancelQuotes, massQuote } from './massQuote.ts';
+import { applyCodAccount, applyCodMark, markPlaced } from './cod.ts';
 import type { Account, DepositRecord, IndexState, InstrumentMarket, User, VolState } from './types.ts';
 import { Ledger } from './ledger.ts';
 
@@ -117,6 +118,8 @@ export class Exchange {
   /** Read models (src/views) see every applied command, live and in replay; they must not mutate. */
   viewObserver: ((cmd: Sequenced, result: unknown) => void) | null = null;
   withdrawals = {} as Record<CurrencyCode, number>;
+  /** Users with account-scope cancel-on-disconnect (src/engine/cod.ts): their new connections start with it on. */
+  codAccounts = new Set<number>();
   /** Accounts in liquidation, `userId:currency` (src/engine/liquidation.ts), in the order flagged. */
   liquidating = new Set<string>();
   readonly trading: Trading;
@@ -216,8 +219,11 @@ export class Exchange {
         return this.deposit(c);
       case 'withdraw':
         return this.withdraw(c);
-      case 'place':
-        return c.trig !== undefined ? this.triggers.place({ ...c, trig: c.trig }) : this.trading.place(c);
+      case 'place': {
+        const r = c.trig !== undefined ? this.triggers.place({ ...c, trig: c.trig }) : this.trading.place(c);
+        if (c.cod === true) markPlaced(r);
+        return r;
+      }
       case 'cancel': {
         const t = this.triggers.get(c.userId, c.orderId);
         if (t === undefined) return this.trading.cancelByUser(c.userId, c.orderId);
@@ -271,7 +277,9 @@ export class Exchange {
         return this.apiKeys.remove(c.userId, c.id);
       case 'edit': {
         const t = this.triggers.get(c.userId, c.orderId);
-        return t !== undefined ? this.triggers.edit(c, t) : this.trading.edit(c);
+        const r = t !== undefined ? this.triggers.edit(c, t) : this.trading.edit(c);
+        if (c.cod === true) markPlaced(r);
+        return r;
       }
       case 'liquidate':
         return liquidate(this, c.userId, c.currency);
@@ -279,8 +287,15 @@ export class Exchange {
         return this.mmp.setConfig(c);
       case 'reset_mmp':
         return this.mmp.reset(c.userId, c.indexName, c.group);
-      case 'mass_quote':
-        return massQuote(this, c);
+      case 'mass_quote': {
+        const r = massQuote(this, c);
+        if (c.cod === true) markPlaced(r);
+        return r;
+      }
+      case 'cod_account':
+        return applyCodAccount(this, c);
+      case 'cod_mark':
+        return applyCodMark(this, c);
       case 'cancel_quotes':
         return cancelQuotes(this, c);
     }

@@ -13,6 +13,7 @@ import { OrderBook } from './orderBook.ts';
 import { newOrder, type Account, type Order, type InstrumentMarket, type Trade, type User } from './types.ts';
 import { emptyImCache } from '../market/marks.ts';
 import { ledgerFromJson, ledgerToJson } from './ledger.ts';
+import { codRestore, codToJson } from './cod.ts';
 
 const VERSION = 1;
 
@@ -122,6 +123,8 @@ export function serialize(ex: Exchange): string {
     mmp: ex.mmp.toJson(orders.values()),
     // last, and optional on restore: snapshots from before trigger orders have none
     triggers: ex.triggers.toJson(),
+    // cancel-on-disconnect (src/engine/cod.ts): last, and absent from older snapshots
+    cod: codToJson(ex, orders.values()),
   };
   return JSON.stringify(state);
 }
@@ -216,6 +219,7 @@ export function restore(text: string, limits: ExchangeLimits = DEFAULT_LIMITS): 
   for (const o of orders.values()) if (o.state === 'open' && o.expiresAt > 0) ex.trading.gtdOrders.add(o);
   ex.mmp.restore(s.mmp, orders);
   ex.triggers.restore(s.triggers, (id) => orders.get(id));
+  codRestore(ex, s.cod, orders);
   return ex;
 }
 

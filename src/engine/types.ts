@@ -77,6 +77,11 @@ export interface Order extends BookNode {
   mmp: MmpTag | null;
   /** The trigger order this order was placed by when it fired (src/engine/triggers.ts). */
   origin: TriggerOrder | null;
+  /**
+   * Cancel-on-disconnect covers it (src/engine/cod.ts): placed or edited over a WebSocket
+   * connection with it on. A field, not a set of ids, so the order path pays one store at most.
+   */
+  cod: boolean;
 }
 
 /**
@@ -109,7 +114,7 @@ export function newOrder(
   return {
     id, userId, side, price, remaining, amount, inst, type, tif, postOnly, rejectPostOnly, reduceOnly, label, clientOrderId, created, expiresAt, advanced, isLiquidation,
     prev: null, next: null, level: null, filled: 0, filledNotional: 0, commission: 0, state: 'open', cancelReason: null, reserved: 0, lastUpdate: created,
-    tradeIds: NO_TRADE_IDS, mmp: null, origin: null,
+    tradeIds: NO_TRADE_IDS, mmp: null, origin: null, cod: false,
   };
 }
 

@@ -5,8 +5,12 @@
 // separated by '|':
 //
 //   P|<userId>|<side>|<instrument>|<price>|<advanced>|<advPrice>|<lots>|<type>|<tif>|<postOnly>|
-//     <rejectPostOnly>|<reduceOnly>|<label>|<clientOrderId>|<mmp>
+//     <rejectPostOnly>|<reduceOnly>|<label>|<clientOrderId>|<mmp>[|1]
 //   C|<userId>|<orderId>
+//
+// The trailing `|1` is `cod: true` (cancel-on-disconnect, src/engine/cod.ts): written only when
+// set, so an ordinary order's record is as long as before and a record without it (every record
+// from before it) decodes without the key.
 //
 // Every other command, and a hot one that does not fit exactly (a '|' in a label, a trigger order's
 // nested `trig`, keys in another order, a value of an unexpected type), stays JSON, as every record
@@ -28,7 +32,7 @@ const SEP = '|';
  * reads back as the same number, as in JSON); null as an empty field, so a nullable string must not
  * be empty; booleans as 1/0; an optional field's absence as an empty field.
  */
-type Kind = 'num' | 'num?' | 'str' | 'str?' | 'bool' | 'bool?' | 'optbool';
+type Kind = 'num' | 'num?' | 'str' | 'str?' | 'bool' | 'bool?' | 'optbool' | 'tailtrue';
 
 interface Field {
   name: string;
@@ -65,6 +69,7 @@ const SCHEMAS: Schema[] = [
       f('clientOrderId', 'str?'),
       // only present when true (records from before market-maker protection have no such key)
       f('mmp', 'optbool'),
+      f('cod', 'tailtrue'),
     ],
   },
   { t: 'cancel', tag: 'C', fields: [f('userId', 'num'), f('orderId', 'num')] },
@@ -79,6 +84,7 @@ const SCHEMAS: Schema[] = [
       f('postOnly', 'bool?'),
       f('rejectPostOnly', 'bool?'),
       f('mmp', 'optbool'),
+      f('cod', 'tailtrue'),
     ],
   },
   { t: 'index', tag: 'I', fields: [f('currency', 'str'), f('price', 'num'), f('manual', 'bool'), f('by', 'num?')] },
@@ -119,6 +125,9 @@ function encodeValue(kind: Kind, v: unknown): string | null {
       // a key that is there with undefined is not written compactly: JSON drops it, and live the
       // engine applied the command with it (the caller writes '' only for a key that is absent)
       return bool(v);
+    case 'tailtrue':
+      // the last field, written only when true: absent it takes no byte at all
+      return v === true ? '1' : null;
   }
 }
 
@@ -146,9 +155,11 @@ export function encodeCompact(cmd: Sequenced): string | null {
     if (key === 't' && i === 0 && !sawTs) continue;
     if (key === 'ts') {
       if (sawTs) return null;
-      // the missing optional fields before ts are written as absent
+      // the missing optional fields before ts are written as absent (a missing last one not at all)
       while (i < fields.length) {
-        if (fields[i]!.kind !== 'optbool') return null;
+        const kind = fields[i]!.kind;
+        if (kind === 'tailtrue') break;
+        if (kind !== 'optbool') return null;
         text += SEP;
         i++;
       }
@@ -290,6 +301,19 @@ function flag(): boolean {
   return v;
 }
 
+/**
+ * Whether a last `tailtrue` field follows (then it must be '1' and end the record), or the record
+ * ends here (every record from before the field). Checks the end either way (as done()).
+ */
+function tailTrue(): boolean {
+  if (at === rec.length + 1) return false;
+  field();
+  if (end - at !== 1 || rec.charCodeAt(at) !== 0x31) malformed();
+  step();
+  done();
+  return true;
+}
+
 /** An optional flag: null when empty. */
 function flagOrNull(): boolean | null {
   field();
@@ -352,12 +376,12 @@ const DECODERS = new Map<string, (seq: number, ts: number) => Sequenced>(Object.
     field();
     if (at === end) {
       step();
-      done();
-      return { t: 'place', userId, side, instrument, price, advanced, advPrice, lots, type, tif, postOnly, rejectPostOnly, reduceOnly, label, clientOrderId, ts, seq };
+      if (!tailTrue()) return { t: 'place', userId, side, instrument, price, advanced, advPrice, lots, type, tif, postOnly, rejectPostOnly, reduceOnly, label, clientOrderId, ts, seq };
+      return { t: 'place', userId, side, instrument, price, advanced, advPrice, lots, type, tif, postOnly, rejectPostOnly, reduceOnly, label, clientOrderId, cod: true, ts, seq };
     }
     const mmp = flag();
-    done();
-    return { t: 'place', userId, side, instrument, price, advanced, advPrice, lots, type, tif, postOnly, rejectPostOnly, reduceOnly, label, clientOrderId, mmp, ts, seq };
+    if (!tailTrue()) return { t: 'place', userId, side, instrument, price, advanced, advPrice, lots, type, tif, postOnly, rejectPostOnly, reduceOnly, label, clientOrderId, mmp, ts, seq };
+    return { t: 'place', userId, side, instrument, price, advanced, advPrice, lots, type, tif, postOnly, rejectPostOnly, reduceOnly, label, clientOrderId, mmp, cod: true, ts, seq };
   },
   C: (seq, ts) => {
     const userId = numField();
@@ -375,12 +399,12 @@ const DECODERS = new Map<string, (seq: number, ts: number) => Sequenced>(Object.
     field();
     if (at === end) {
       step();
-      done();
-      return { t: 'edit', userId, orderId, lots, price, postOnly, rejectPostOnly, ts, seq };
+      if (!tailTrue()) return { t: 'edit', userId, orderId, lots, price, postOnly, rejectPostOnly, ts, seq };
+      return { t: 'edit', userId, orderId, lots, price, postOnly, rejectPostOnly, cod: true, ts, seq };
     }
     const mmp = flag();
-    done();
-    return { t: 'edit', userId, orderId, lots, price, postOnly, rejectPostOnly, mmp, ts, seq };
+    if (!tailTrue()) return { t: 'edit', userId, orderId, lots, price, postOnly, rejectPostOnly, mmp, ts, seq };
+    return { t: 'edit', userId, orderId, lots, price, postOnly, rejectPostOnly, mmp, cod: true, ts, seq };
   },
   I: (seq, ts) => {
     const currency = known(CURRENCY_NAMES) as 'BTC';

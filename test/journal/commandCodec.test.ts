@@ -103,11 +103,11 @@ test('any place command reads back from its record exactly as the engine applies
     .record({
       userId: num, side: fc.constantFrom(0, 1), instrument: str, price: maybe(num), advanced: maybe(fc.constantFrom('usd', 'implv')), advPrice: maybe(num),
       lots: num, type: fc.constantFrom('limit', 'market'), tif: str, postOnly: fc.boolean(), rejectPostOnly: fc.boolean(), reduceOnly: fc.boolean(),
-      label: str, clientOrderId: maybe(str), mmp: fc.option(fc.boolean(), { nil: undefined }),
+      label: str, clientOrderId: maybe(str), mmp: fc.option(fc.boolean(), { nil: undefined }), cod: fc.option(fc.boolean(), { nil: undefined }),
     })
     .map((r) => {
-      const { mmp, ...rest } = r;
-      return { t: 'place', ...rest, ...(mmp !== undefined ? { mmp } : {}), ts: 1, seq: 2 } as unknown as Sequenced;
+      const { mmp, cod, ...rest } = r;
+      return { t: 'place', ...rest, ...(mmp !== undefined ? { mmp } : {}), ...(cod !== undefined ? { cod } : {}), ts: 1, seq: 2 } as unknown as Sequenced;
     });
   fc.assert(
     fc.property(cmd, (c) => {
@@ -124,4 +124,28 @@ test('any place command reads back from its record exactly as the engine applies
     }),
     { numRuns: 500 },
   );
+});
+
+test('cancel-on-disconnect\'s mark is one trailing field, only when set: other records are as long as before, and old ones decode without it', () => {
+  // the compact record of an ordinary order, as every journal before the mark holds it
+  const before = 'P|85|0|BTC-4DEC26-106000-C|50|||10000000|limit|good_til_cancelled|0|0|0|||';
+  assert.equal(encodeCompact(place()), before, 'an unmarked order is written exactly as before');
+  assertSame(decodeCommand(before, 30_000, 1_795_544_834_604), place(), 'an old record decodes with no cod key');
+  assert.ok(!('cod' in decodeCommand(before, 1, 1)));
+  assert.equal(encodeCompact(place({ cod: true })), `${before}|1`);
+  const edit = (over: Record<string, unknown>) => ({ t: 'edit', userId: 3, orderId: 7, lots: 1, price: null, postOnly: null, rejectPostOnly: null, ...over, ts: 5, seq: 10 }) as unknown as Sequenced;
+  const marked = [place({ cod: true }), place({ mmp: true, cod: true }), place({ mmp: false, cod: true }), edit({ cod: true }), edit({ mmp: true, cod: true })];
+  for (const c of marked) {
+    const text = encodeCompact(c);
+    assert.ok(text !== null && text.endsWith('|1'), `compact: ${text}`);
+    assertSame(roundTrip(c), c, text);
+  }
+  assert.equal(encodeCompact(edit({})), 'E|3|7|1||||', 'an unmarked edit as before');
+  // the edge sets only `cod: true`; anything else is not the mark and stays JSON (read back as is)
+  for (const c of [place({ cod: false }), place({ cod: 1 }), edit({ cod: false })]) {
+    assert.equal(encodeCompact(c), null);
+    assertSame(roundTrip(c), JSON.parse(JSON.stringify(c)));
+  }
+  assert.throws(() => decodeCommand(`${before}|0`, 1, 1), /neither JSON nor a known compact command/, 'a mark other than 1');
+  assert.throws(() => decodeCommand(`${before}|1|1`, 1, 1), /neither JSON nor a known compact command/, 'a field after the mark');
 });

@@ -3,10 +3,12 @@
 // over it; these registry entries are what HTTP reaches (and what OpenAPI lists). HTTP has no
 // connection, so only scope `account` applies there: it turns cancel-on-disconnect on for the
 // user's next WebSocket connections (Deribit: "scope connection can be used only via WebSocket").
+// The account flag is engine state (a journaled `cod_account` command, src/engine/cod.ts), so it
+// survives a restart and a takeover.
 import { Type } from '@sinclair/typebox';
 import { ERR, reject } from '../../domain/errors.ts';
 import { defineMethod, type CallContext } from '../rpc/registry.ts';
-import { caller } from './common.ts';
+import { caller, unwrap } from './common.ts';
 
 const Scope = Type.Union([Type.Literal('connection'), Type.Literal('account')], { default: 'connection' });
 const Params = Type.Object({ scope: Scope });
@@ -15,19 +17,19 @@ function accountScope(scope: string): void {
   if (scope !== 'account') throw reject(ERR.INVALID_ARGUMENTS, 'scope_connection_needs_websocket', 'scope');
 }
 
-function set(ctx: CallContext, scope: string, on: boolean): string {
+function set(ctx: CallContext, scope: string, on: boolean): Promise<string> {
   accountScope(scope);
-  const id = caller(ctx).userId;
-  if (on) ctx.services.codAccounts.add(id);
-  else ctx.services.codAccounts.delete(id);
-  return 'ok';
+  return ctx.services.seq.submit({ t: 'cod_account', userId: caller(ctx).userId, on }, (r) => {
+    unwrap(r);
+    return 'ok';
+  });
 }
 
 export const cancelOnDisconnectMethods = [
   defineMethod({
     name: 'private/enable_cancel_on_disconnect',
     scope: 'account:read_write',
-    summary: 'Cancels the orders placed over a WebSocket connection when it closes or misses a heartbeat (a journaled command). Scope `connection` (WebSocket only) or `account` (the user\'s next connections start with it on).',
+    summary: 'Cancels the orders placed over a WebSocket connection when it closes or misses a heartbeat, or when the server restarts or fails over while it is open (journaled commands). Scope `connection` (WebSocket only) or `account` (the user\'s next connections start with it on; kept across restarts).',
     params: Params,
     handler: (ctx, p) => set(ctx, p.scope, true),
   }),
@@ -45,7 +47,9 @@ export const cancelOnDisconnectMethods = [
     params: Params,
     handler(ctx, p) {
       accountScope(p.scope);
-      return { scope: 'account', enabled: ctx.services.codAccounts.has(caller(ctx).userId) };
+      const userId = caller(ctx).userId;
+      // after what is applied is durable, as every read
+      return ctx.services.seq.read(() => ({ scope: 'account', enabled: ctx.services.ex.codAccounts.has(userId) }));
     },
   }),
 ];

@@ -128,7 +128,7 @@ export const deribitExtraMethods = [
         trig[k] = u;
       }
       return ctx.services.seq.submit(
-        { t: 'edit', userId: c.userId, orderId: id, lots, price, postOnly: p.post_only ?? null, rejectPostOnly: p.reject_post_only ?? null, ...trig, ...(p.mmp !== undefined ? { mmp: p.mmp } : {}) },
+        { t: 'edit', userId: c.userId, orderId: id, lots, price, postOnly: p.post_only ?? null, rejectPostOnly: p.reject_post_only ?? null, ...trig, ...(p.mmp !== undefined ? { mmp: p.mmp } : {}), ...(ctx.cod === true ? { cod: true as const } : {}) },
         (r) => {
           const res = unwrap(r) as PlaceResult | TriggerPlaceResult;
           return placedJson(res.order, res.trades, c.userId);

@@ -6,7 +6,7 @@ import type { CurrencyCode } from '../../domain/currency.ts';
 import { parseScaled } from '../../domain/decimal.ts';
 import { ERR, reject } from '../../domain/errors.ts';
 import { AMOUNT_SCALE, PRICE_SCALE } from '../../domain/instrument.ts';
-import type { CancelQuotesType, QuoteItem, QuoteSide } from '../../engine/commands.ts';
+import type { CancelQuotesType, Command, QuoteItem, QuoteSide } from '../../engine/commands.ts';
 import { MAX_QUOTES_PER_MESSAGE, type MassQuoteResult } from '../../engine/massQuote.ts';
 import { MMP_INDICES, type MmpGroup } from '../../engine/mmp.ts';
 import type { Order } from '../../engine/types.ts';
@@ -202,7 +202,9 @@ export const mmpMethods = [
         if (q.bid === undefined && q.ask === undefined) throw reject(ERR.INVALID_PARAMS, 'bid or ask required', `quotes[${i}]`);
         return { instrument: q.instrument_name, quoteSetId: q.quote_set_id ?? null, bid: quoteSide(q.bid, `quotes[${i}].bid`), ask: quoteSide(q.ask, `quotes[${i}].ask`) };
       });
-      return ctx.services.seq.submit({ t: 'mass_quote', userId: c.userId, quoteId: p.quote_id, group: p.mmp_group, quotes }, (r) =>
+      const cmd: Extract<Command, { t: 'mass_quote' }> = { t: 'mass_quote', userId: c.userId, quoteId: p.quote_id, group: p.mmp_group, quotes };
+      if (ctx.cod === true) cmd.cod = true;
+      return ctx.services.seq.submit(cmd, (r) =>
         renderMassQuote(unwrap(r) as MassQuoteResult, c.userId, p.detailed),
       );
     },

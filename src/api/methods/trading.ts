@@ -104,6 +104,7 @@ function placeOrder(ctx: CallContext, p: Static<typeof OrderParams>, side: 0 | 1
   // in this order, rather than spread into it: a spread made two objects and a slow copy per order)
   if (p.mmp === true) cmd.mmp = true;
   if (trig !== null) cmd.trig = trig;
+  if (ctx.cod === true) cmd.cod = true;
   // A transport that takes the answer by a call (a WebSocket) gets it so, without a promise. The
   // renderers are written in place, not as a named const: under tsx (npm start) a named function
   // expression goes through esbuild's __name, a defineProperty per order (~3% of the engine thread).

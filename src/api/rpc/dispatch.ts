@@ -38,6 +38,8 @@ export interface CallInput {
    * it itself for cancel-on-disconnect) with the token's hash it keeps, instead of twice per order.
    */
   resolved?: Caller | Reject | null;
+  /** The WebSocket connection has cancel-on-disconnect on (CallContext.cod); never set from params. */
+  cod?: boolean;
 }
 
 export interface CallOutput {
@@ -217,7 +219,7 @@ export async function call(s: Services, m: CompiledMethod, input: CallInput): Pr
   try {
     const a = admit(s, m, input);
     if (a instanceof Promise) throw await a;
-    const result = await m.def.handler({ services: s, caller: a.caller, ip: input.ip }, input.params as never);
+    const result = await m.def.handler({ services: s, caller: a.caller, ip: input.ip, cod: input.cod === true }, input.params as never);
     return succeeded(s, m.def.name, started, a.charge, result);
   } catch (err) {
     return failed(s, m.def.name, err);
@@ -239,7 +241,7 @@ export function callDeferred(s: Services, m: CompiledMethod, input: CallInput, s
     if (a instanceof Promise) return a.then((r) => failed(s, m.def.name, r));
     sink.started = started;
     sink.charge = a.charge;
-    const result: unknown = m.def.handler({ services: s, caller: a.caller, ip: input.ip, sink }, input.params as never);
+    const result: unknown = m.def.handler({ services: s, caller: a.caller, ip: input.ip, sink, cod: input.cod === true }, input.params as never);
     if (result === DEFERRED) return DEFERRED;
     if (result instanceof Promise) {
       return result.then(

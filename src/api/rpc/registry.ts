@@ -28,6 +28,11 @@ export interface CallContext {
    * submits one command may hand it to `Sequencer.submitThen` with this sink and return DEFERRED.
    */
   sink?: CallSink;
+  /**
+   * Set by the WebSocket edge only, never from params: the connection has cancel-on-disconnect
+   * on, so an order this call places or edits is marked for it (`cod` in the command; src/engine/cod.ts).
+   */
+  cod?: boolean;
 }
 
 /** The receiver of a deferred call's reply (dispatch.ts callDeferred), with what call() keeps meanwhile. */

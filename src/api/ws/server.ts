@@ -12,9 +12,9 @@ import { replyCost } from '../../app/credits.ts';
 import { ERR } from '../../domain/errors.ts';
 import { sha256Hex } from '../../auth/crypto.ts';
 import { call, callDeferred, compileMethod, settleCall, tokenCaller, type CallOutput, type CompiledMethod } from '../rpc/dispatch.ts';
-import { ERROR_TABLE, Reject, errorBody } from '../rpc/errors.ts';
+import { ERROR_TABLE, Reject, errorBody, standbyErrorBody } from '../rpc/errors.ts';
 import { scopeAllows, type Caller, type CallSink, type MethodDef } from '../rpc/registry.ts';
-import { DEFERRED } from '../../sequencer/sequencer.ts';
+import { DEFERRED, StandbyRefusal } from '../../sequencer/sequencer.ts';
 import { BAD_RPC_ID_REASON, validRpcId } from '../rpc/validate.ts';
 import { PlacedJson } from '../orderJson.ts';
 import { parseOrderId } from '../render.ts';
@@ -150,8 +150,10 @@ class Connection implements Subscriber {
   token: string | undefined;
   /** channel -> spec and the user it was subscribed as */
   readonly subs = new Map<string, { spec: ChannelSpec; userId: number | null }>();
+  /** Cancel-on-disconnect is on: orders placed now carry `cod` in their command (src/engine/cod.ts);
+   *  change it only through `setCod`, which marks or unmarks the orders placed before. */
   cod = false;
-  /** Orders placed over this connection, per user (cancel-on-disconnect). */
+  /** Orders placed over this connection, per user (cancel-on-disconnect), with COD on or not. */
   readonly placed = new Map<number, PlacedIds>();
   /** Requests received and not yet finished (bounded by `maxQueuedRequests`); their orders must be
    *  known before cancel-on-disconnect fires (`whenIdle`). */
@@ -371,9 +373,9 @@ export function attachWebSocket(s: Services, server: Server, methods: MethodDef[
         }, Math.max(1, Math.floor(opts.idleTimeoutMs / 2)))
       : null;
   idleSweep?.unref();
-  /** Account-scope cancel-on-disconnect: new connections of these users start with it on (in memory;
-   *  shared with the registry methods, which set it over HTTP). */
-  const accountCod = s.codAccounts;
+  /** Account-scope cancel-on-disconnect: new connections of these users start with it on (engine
+   *  state, a journaled `cod_account`; read only here). */
+  const accountCod = s.ex.codAccounts;
   const codPending = new Set<Promise<unknown>>();
 
   const envelope = (id: unknown, usIn: number, out: CallOutput): string => {
@@ -398,9 +400,34 @@ export function attachWebSocket(s: Services, server: Server, methods: MethodDef[
     onClose(c);
   };
 
+  /**
+   * Marks (or unmarks) in the engine the orders the connection placed so far, so that the state a
+   * restart or a takeover recovers says what the connection would cancel if it closed now: every
+   * order it placed while COD is on, none while it is off (src/engine/cod.ts). Submitted at once,
+   * before any later request of the connection can place an order.
+   */
+  const markPlaced = (c: Connection, on: boolean): Promise<unknown> => {
+    const marks: Promise<unknown>[] = [];
+    for (const [userId, ids] of c.placed) {
+      if (ids.size === 0) continue;
+      marks.push(s.seq.submit({ t: 'cod_mark', userId, orderIds: [...ids].sort((a, b) => a - b), on }, (r) => r));
+    }
+    return Promise.all(marks);
+  };
+
+  /** Turns the connection's COD on or off, marking or unmarking what it placed before. */
+  const setCod = (c: Connection, on: boolean): Promise<unknown> => {
+    if (c.cod === on) return Promise.resolve();
+    c.cod = on;
+    return markPlaced(c, on);
+  };
+
   const cancelOnDisconnect = (c: Connection) => {
-    if (!c.cod || c.loggedOut) return;
+    if (!c.cod) return;
     const run = c.whenIdle().then(async () => {
+      // logout closes without cancelling (Deribit): its orders stay, so they lose their mark too,
+      // or a restart would cancel what the live path kept
+      if (c.loggedOut) return markPlaced(c, false);
       for (const [userId, ids] of c.placed) {
         if (ids.size === 0) continue;
         await s.seq.submit({ t: 'cancel_orders', userId, orderIds: [...ids].sort((a, b) => a - b), reason: 'cancel_on_disconnect' }, (r) => r);
@@ -460,7 +487,7 @@ export function attachWebSocket(s: Services, server: Server, methods: MethodDef[
     if (!(r instanceof Reject)) {
       c.token = token;
       c.caller = r;
-      if (accountCod.has(r.userId)) c.cod = true;
+      if (accountCod.has(r.userId)) setCod(c, true).catch((err: unknown) => s.log.error({ err, conn: c.id }, 'cancel-on-disconnect marks failed'));
     }
   };
 
@@ -593,11 +620,14 @@ export function attachWebSocket(s: Services, server: Server, methods: MethodDef[
           return { status: 200, result: { scope, enabled: scope === 'connection' ? c.cod : accountCod.has(who.userId) } };
         }
         const on = method === 'private/enable_cancel_on_disconnect';
-        if (scope === 'account') {
-          if (on) accountCod.add(who.userId);
-          else accountCod.delete(who.userId);
+        try {
+          // the account flag, then the connection's: both journaled before the answer
+          if (scope === 'account') await s.seq.submit({ t: 'cod_account', userId: who.userId, on }, (r) => r);
+          await setCod(c, on);
+        } catch (err) {
+          if (err instanceof StandbyRefusal) return { status: ERROR_TABLE[ERR.RETRY].status, error: standbyErrorBody(err.leaderUrl) };
+          throw err;
         }
-        c.cod = on;
         return { status: 200, result: 'ok' };
       }
       default:
@@ -735,7 +765,8 @@ export function attachWebSocket(s: Services, server: Server, methods: MethodDef[
       // reads no credentials leaves it to call()
       const callerBefore = m.def.scope !== 'none' || m.def.optionalAuth === true ? authOf(c, params) : undefined;
       const appliedBefore = s.ex.seq;
-      const input = { params, fromQuery: false, credentials: { authorization: undefined, accessToken: c.token }, ip: c.ip, resolved: callerBefore };
+      // `cod`: the connection's setting, never a param (only this edge marks orders for cancel-on-disconnect)
+      const input = { params, fromQuery: false, credentials: { authorization: undefined, accessToken: c.token }, ip: c.ip, resolved: callerBefore, cod: c.cod };
       let out: CallOutput;
       if (DEFERRED_METHODS.has(m.def.name)) {
         const now = callDeferred(s, m, input, new DeferredCall(c, ticket, id, usIn, m, callerBefore));
