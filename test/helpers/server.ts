@@ -167,7 +167,9 @@ export async function spawnServer(dataDir: string, env: Record<string, string> =
   proc.stdout!.on('data', keep);
   const output = () => out;
   const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 30_000;
+  // a bound on a server that never starts, not a judgment of speed: at a load of ~10 on 2 cores a
+  // start under tsx has taken over 30 s
+  const deadline = Date.now() + 90_000;
   while (Date.now() < deadline) {
     if (proc.exitCode !== null || proc.signalCode !== null) throw new Error(`server exited early (${proc.exitCode ?? proc.signalCode}): ${out}`);
     try {

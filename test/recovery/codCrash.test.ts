@@ -32,7 +32,7 @@ function bidder(m: Market) {
 const wsBuy = (ws: WsClient) => (p: Record<string, unknown>) => ws.ok('private/buy', p);
 
 describe('cancel-on-disconnect after a crash', () => {
-  test('a SIGKILLed server, restarted on its data directory, cancels the orders of its COD connections and keeps the rest', { timeout: 120_000 }, async () => {
+  test('a SIGKILLed server, restarted on its data directory, cancels the orders of its COD connections and keeps the rest', { timeout: 300_000 }, async () => {
     const dataDir = tempDir();
     let child = await spawnServer(dataDir, ENV);
     try {
@@ -135,7 +135,7 @@ describe('cancel-on-disconnect after a crash', () => {
     }
   });
 
-  test('the account-scope flag survives a crash, and a new connection\'s orders are swept after the next one', { timeout: 120_000 }, async () => {
+  test('the account-scope flag survives a crash, and a new connection\'s orders are swept after the next one', { timeout: 300_000 }, async () => {
     const dataDir = tempDir();
     let child = await spawnServer(dataDir, ENV);
     try {
@@ -176,7 +176,7 @@ describe('cancel-on-disconnect after a crash', () => {
     }
   });
 
-  test('a standby that takes over from a SIGKILLed leader cancels the orders of the leader\'s COD connections before its first order', { timeout: 120_000 }, async (t) => {
+  test('a standby that takes over from a SIGKILLed leader cancels the orders of the leader\'s COD connections before its first order', { timeout: 300_000 }, async (t) => {
     const db = await freshSchema(t);
     if (!db) return;
     const { spawn } = serverFleet(t, { ...ENV, DATABASE_URL: db.url, STRIKEBOOK_STANDBY_POLL_MS: '200' });
