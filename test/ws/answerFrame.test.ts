@@ -1,0 +1,62 @@
+// An order's answer frame (src/api/ws/answerFrame.ts) must carry exactly the envelope text the
+// generic path writes (server.ts `envelope`: JSON.stringify of the id, the result text, the
+// timestamps, testnet), inside a well-formed unmasked text frame, for every valid JSON-RPC id and
+// any result text, ASCII or not.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { micros, renderedAnswerFrame } from '../../src/api/ws/answerFrame.ts';
+
+/** The generic envelope of a result (as server.ts `envelope` writes it). */
+function envelopeText(id: unknown, usIn: number, usOut: number, text: string, testnet: boolean): string {
+  const head = id === undefined ? '{"jsonrpc":"2.0"' : `{"jsonrpc":"2.0","id":${JSON.stringify(id)}`;
+  return `${head},"result":${text},"usIn":${usIn},"usOut":${usOut},"usDiff":${usOut - usIn},"testnet":${testnet}}`;
+}
+
+/** The payload of an unmasked, unfragmented text frame, checking its header. */
+function payloadOf(frame: Buffer): Buffer {
+  assert.equal(frame[0], 0x81);
+  const n7 = frame[1]! & 0x7f;
+  assert.equal(frame[1]! & 0x80, 0, 'server frames are not masked');
+  const [len, at] = n7 < 126 ? [n7, 2] : n7 === 126 ? [frame.readUInt16BE(2), 4] : [frame.readUInt32BE(2) * 2 ** 32 + frame.readUInt32BE(6), 10];
+  assert.equal(frame.length, at + len);
+  return frame.subarray(at);
+}
+
+const rpcId = fc.oneof(
+  fc.constant(undefined),
+  fc.constant(null),
+  fc.integer(),
+  fc.double({ noNaN: true, noDefaultInfinity: true }),
+  fc.constantFrom(-0, 1e21, 5e-324, Number.MAX_SAFE_INTEGER + 2),
+  fc.string({ maxLength: 40 }),
+  fc.string({ unit: 'binary', maxLength: 40 }),
+);
+
+describe('an order answer frame', () => {
+  it('carries the generic envelope text for every id and result text', () => {
+    fc.assert(
+      fc.property(rpcId, fc.string({ unit: 'binary', maxLength: 300 }), fc.nat(), fc.nat(10_000), fc.boolean(), (id, raw, usIn, wait, testnet) => {
+        const text = JSON.stringify(raw);
+        const frame = renderedAnswerFrame(id, usIn, usIn + wait, text, Buffer.byteLength(text), testnet);
+        assert.equal(payloadOf(frame).toString('utf8'), envelopeText(id, usIn, usIn + wait, text, testnet));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('frames answers past both length-field bounds (125 and 65535 bytes)', () => {
+    for (const size of [100, 125, 126, 200, 65_535, 65_536, 70_000]) {
+      const text = JSON.stringify('é'.repeat(size));
+      const frame = renderedAnswerFrame(7, 1, 2, text, Buffer.byteLength(text), false);
+      assert.equal(payloadOf(frame).toString('utf8'), envelopeText(7, 1, 2, text, false));
+    }
+  });
+
+  it('stamps microseconds since the epoch', () => {
+    const before = Date.now() * 1000;
+    const us = micros();
+    assert.ok(Number.isSafeInteger(us));
+    assert.ok(us >= before - 2000 && us <= Date.now() * 1000 + 2000);
+  });
+});
