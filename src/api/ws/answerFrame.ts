@@ -26,29 +26,84 @@ const utf8Into: (b: Buffer, s: string, at: number, n: number) => number =
 const latin1Into: (b: Buffer, s: string, at: number, n: number) => number =
   typeof raw.latin1Write === 'function' ? (b, s, at, n) => (b as unknown as Required<RawWrites>).latin1Write(s, at, n) : (b, s, at, n) => b.write(s, at, n, 'latin1');
 
-/** The envelope's head up to the result: `id` is a valid JSON-RPC id (validRpcId) or undefined. */
-function headOf(id: unknown): string {
-  if (id === undefined) return '{"jsonrpc":"2.0","result":';
-  // a finite number is written by JSON.stringify as String() writes it (-0 as 0, 1e21 as 1e+21)
-  if (typeof id === 'number') return '{"jsonrpc":"2.0","id":' + id + ',"result":';
-  return '{"jsonrpc":"2.0","id":' + JSON.stringify(id) + ',"result":';
+/** Digits of `x` if it is a safe integer >= 0, else 0 (written as text by String()). */
+function digitsOf(x: number): number {
+  if (!(x >= 0 && x <= Number.MAX_SAFE_INTEGER && Math.floor(x) === x)) return 0;
+  let n = 1;
+  for (let p = 10; p <= x; p *= 10) n++;
+  return n;
 }
+
+/** Writes the `n` digits of `x` (digitsOf) at `at`: converting the three timestamps to strings and
+ *  encoding those cost ~0.15 us each, these digits a third of it. */
+function putDigits(b: Buffer, at: number, x: number, n: number): number {
+  const end = at + n;
+  for (let i = end - 1; i >= at; i--) {
+    const q = Math.floor(x / 10);
+    b[i] = 48 + (x - q * 10);
+    x = q;
+  }
+  return end;
+}
+
+/** Writes an ASCII constant (a few bytes: a loop is cheaper than a native call). */
+function putAscii(b: Buffer, at: number, s: string): number {
+  for (let i = 0; i < s.length; i++) b[at + i] = s.charCodeAt(i);
+  return at + s.length;
+}
+
+/** A number as JSON writes it, or its digits (n > 0). */
+function putNumber(b: Buffer, at: number, x: number, n: number, text: string | null): number {
+  return n > 0 ? putDigits(b, at, x, n) : at + latin1Into(b, text!, at, text!.length);
+}
+
+const HEAD = '{"jsonrpc":"2.0","id":';
+const RESULT = ',"result":';
+const NO_ID_HEAD = '{"jsonrpc":"2.0","result":';
+const US_IN = ',"usIn":';
+const US_OUT = ',"usOut":';
+const US_DIFF = ',"usDiff":';
 
 /**
  * The text frame of `{"jsonrpc":"2.0","id":..,"result":<text>,"usIn":..,"usOut":..,"usDiff":..,
- * "testnet":..}`, its three parts encoded into it one after the other (the envelope as one string
- * was a rope whose byte count copied the answer). `textBytes` is the UTF-8 size of `text`.
+ * "testnet":..}` (the envelope's text exactly), every part written straight into it: no string is
+ * built for the head or the tail (the envelope as one string was a rope whose byte count copied the
+ * answer). `id` is a valid JSON-RPC id (validRpcId) or undefined; `textBytes` is the UTF-8 size of
+ * `text`.
  */
 export function renderedAnswerFrame(id: unknown, usIn: number, usOut: number, text: string, textBytes: number, testnet: boolean): Buffer {
-  const head = headOf(id);
-  // numbers and true/false: ASCII, one byte per character
-  const tail = ',"usIn":' + usIn + ',"usOut":' + usOut + ',"usDiff":' + (usOut - usIn) + (testnet ? ',"testnet":true}' : ',"testnet":false}');
+  const usDiff = usOut - usIn;
+  // a non-negative integer id (what clients send) and the timestamps go in as digits; anything else
+  // as JSON.stringify / the template literal write it
+  const idDigits = typeof id === 'number' ? digitsOf(id) : 0;
+  const idText = id === undefined || idDigits > 0 ? null : typeof id === 'number' ? String(id) : JSON.stringify(id);
   // only a string id can bring other than ASCII into the head
-  const headBytes = typeof id === 'string' ? Buffer.byteLength(head) : head.length;
-  const frame = frameOf(headBytes + textBytes + tail.length);
-  let at = frame.length - headBytes - textBytes - tail.length;
-  at += utf8Into(frame, head, at, headBytes);
+  const idBytes = idDigits > 0 ? idDigits : idText === null ? 0 : typeof id === 'string' ? Buffer.byteLength(idText) : idText.length;
+  const inDigits = digitsOf(usIn);
+  const outDigits = digitsOf(usOut);
+  const diffDigits = digitsOf(usDiff);
+  const inText = inDigits > 0 ? null : String(usIn);
+  const outText = outDigits > 0 ? null : String(usOut);
+  const diffText = diffDigits > 0 ? null : String(usDiff);
+  const testnetText = testnet ? ',"testnet":true}' : ',"testnet":false}';
+  const headBytes = id === undefined ? NO_ID_HEAD.length : HEAD.length + idBytes + RESULT.length;
+  const tailBytes =
+    US_IN.length + (inText?.length ?? inDigits) + US_OUT.length + (outText?.length ?? outDigits) + US_DIFF.length + (diffText?.length ?? diffDigits) + testnetText.length;
+  const frame = frameOf(headBytes + textBytes + tailBytes);
+  let at = frame.length - headBytes - textBytes - tailBytes;
+  if (id === undefined) at = putAscii(frame, at, NO_ID_HEAD);
+  else {
+    at = putAscii(frame, at, HEAD);
+    at = idDigits > 0 ? putDigits(frame, at, id as number, idDigits) : at + utf8Into(frame, idText!, at, idBytes);
+    at = putAscii(frame, at, RESULT);
+  }
   at += utf8Into(frame, text, at, textBytes);
-  latin1Into(frame, tail, at, tail.length);
+  at = putAscii(frame, at, US_IN);
+  at = putNumber(frame, at, usIn, inDigits, inText);
+  at = putAscii(frame, at, US_OUT);
+  at = putNumber(frame, at, usOut, outDigits, outText);
+  at = putAscii(frame, at, US_DIFF);
+  at = putNumber(frame, at, usDiff, diffDigits, diffText);
+  putAscii(frame, at, testnetText);
   return frame;
 }
