@@ -63,6 +63,13 @@ describe('an order answer frame', () => {
     }
   });
 
+  it('encodes any text as UTF-8, ASCII or not (a lone surrogate too, as Buffer.from does)', () => {
+    for (const text of ['"plain"', '"é"', '"日本"', '"\u{1F600}"', '"\ud800"', '"a\udc00b"', '"\x7f\x80\xff"']) {
+      const frame = renderedAnswerFrame('é', 3, 5, text, Buffer.byteLength(text), true);
+      assert.deepEqual(payloadOf(frame), Buffer.from(envelopeText('é', 3, 5, text, true)));
+    }
+  });
+
   it('stamps microseconds since the epoch', () => {
     const before = Date.now() * 1000;
     const us = micros();

@@ -97,7 +97,8 @@ export function renderedAnswerFrame(id: unknown, usIn: number, usOut: number, te
     at = idDigits > 0 ? putDigits(frame, at, id as number, idDigits) : at + utf8Into(frame, idText!, at, idBytes);
     at = putAscii(frame, at, RESULT);
   }
-  at += utf8Into(frame, text, at, textBytes);
+  // as many bytes as characters: all ASCII, whose UTF-8 is its latin1 (a plain copy, half the time)
+  at += textBytes === text.length ? latin1Into(frame, text, at, textBytes) : utf8Into(frame, text, at, textBytes);
   at = putAscii(frame, at, US_IN);
   at = putNumber(frame, at, usIn, inDigits, inText);
   at = putAscii(frame, at, US_OUT);
