@@ -621,10 +621,10 @@ export function attachWebSocket(s: Services, server: Server, methods: MethodDef[
   }
 
   /**
-   * `envelope` around a result already rendered (an order's answer, PlacedJson), as one frame, its
-   * three parts encoded into it one after the other: the envelope as one string was a rope that
-   * counting its bytes flattened, a copy of the whole answer (3% of the engine thread under the
-   * WebSocket orders bench). Same text, same charge.
+   * `envelope` around a result already rendered (an order's answer, PlacedJson), written straight
+   * into one frame (answerFrame.ts): the envelope as one string was a rope that counting its bytes
+   * flattened, a copy of the whole answer (3% of the engine thread under the WebSocket orders
+   * bench). Same text, same charge.
    */
   const renderedFrame = (id: unknown, usIn: number, out: CallOutput, result: RenderedJson): Buffer => {
     const usOut = micros();
