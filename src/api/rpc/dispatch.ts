@@ -2,7 +2,7 @@
 // Used by HTTP today and by the WebSocket endpoint later.
 import { randomUUID } from 'node:crypto';
 import { sha256Hex } from '../../auth/crypto.ts';
-import { apiKeyTagValid, verifyBasic, verifyHmac, type SignedRequest } from '../../auth/apiKeys.ts';
+import { verifyBasic, verifyHmac, type SignedRequest } from '../../auth/apiKeys.ts';
 import { ERR, Reject, reject, tooManyRequests } from '../../domain/errors.ts';
 import { MATCHING_METHODS, callCost, type Charge } from '../../app/credits.ts';
 import type { Services } from '../../app/services.ts';
@@ -77,9 +77,10 @@ export function tokenCaller(s: Services, hash: string): Caller | Reject {
   if (!rec || rec.expiresAt <= s.clock.now()) return reject(ERR.UNAUTHORIZED, 'invalid_token');
   const user = s.ex.users.get(rec.userId);
   if (!user) return reject(ERR.UNAUTHORIZED, 'invalid_token');
-  // a token issued to an API key dies with the key
-  if (!apiKeyTagValid(s.ex.apiKeys, rec.scope)) return reject(ERR.UNAUTHORIZED, 'api_key_removed');
+  // a token issued to an API key dies with the key (apiKeyTagValid's test, with the tag read once:
+  // this runs for every call, and the regular expression twice per call was ~0.1 us of it)
   const keyTag = rec.scope.includes('api_key:') ? API_KEY_TAG.exec(rec.scope) : null;
+  if (keyTag !== null && !s.ex.apiKeys.byId.has(Number(keyTag[1]))) return reject(ERR.UNAUTHORIZED, 'api_key_removed');
   return keyTag === null ? { userId: user.id, role: user.role, scopes: scopeSet(rec.scope), tokenHash: hash } : { userId: user.id, role: user.role, scopes: scopeSet(rec.scope), tokenHash: hash, apiKeyId: Number(keyTag[1]) };
 }
 

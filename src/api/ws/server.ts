@@ -20,7 +20,8 @@ import { PlacedJson } from '../orderJson.ts';
 import { parseOrderId } from '../render.ts';
 import { resultText, type RenderedJson } from '../reads/rendered.ts';
 import { isPrivate, type ChannelSpec } from './channels.ts';
-import { StreamHub, frameOf, textFrame, textFrameOf, type Subscriber } from './hub.ts';
+import { StreamHub, textFrame, textFrameOf, type Subscriber } from './hub.ts';
+import { micros, renderedAnswerFrame } from './answerFrame.ts';
 
 export const WS_PATHS = new Set(['/ws/api/v2', '/v1/ws']);
 /** Deribit's frame limit. */
@@ -117,10 +118,6 @@ const SESSION_METHODS = new Set([
 interface HeldAnswer {
   data: string | Buffer | null;
   after: Buffer[] | undefined;
-}
-
-function micros(): number {
-  return Math.round((performance.timeOrigin + performance.now()) * 1000);
 }
 
 let nextConnId = 1;
@@ -654,27 +651,16 @@ export function attachWebSocket(s: Services, server: Server, methods: MethodDef[
   }
 
   /**
-   * `envelope` around a result already rendered (an order's answer, PlacedJson), as one frame, its
-   * three parts encoded into it one after the other: the envelope as one string was a rope that
-   * counting its bytes flattened, a copy of the whole answer (3% of the engine thread under the
-   * WebSocket orders bench). Same text, same charge.
+   * `envelope` around a result already rendered (an order's answer, PlacedJson), written straight
+   * into one frame (answerFrame.ts): the envelope as one string was a rope that counting its bytes
+   * flattened, a copy of the whole answer (3% of the engine thread under the WebSocket orders
+   * bench). Same text, same charge.
    */
   const renderedFrame = (id: unknown, usIn: number, out: CallOutput, result: RenderedJson): Buffer => {
     const usOut = micros();
-    const head = id === undefined ? '{"jsonrpc":"2.0","result":' : `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":`;
-    const text = result.text;
     // the length of `envelope`'s body: ',"result":' and the text
-    if (out.charge !== undefined) s.credits.charge(out.charge, replyCost(10 + text.length));
-    const tail = `,"usIn":${usIn},"usOut":${usOut},"usDiff":${usOut - usIn},"testnet":${testnet}}`;
-    const headBytes = Buffer.byteLength(head);
-    const textBytes = result.bytes;
-    const frame = frameOf(headBytes + textBytes + tail.length);
-    let at = frame.length - headBytes - textBytes - tail.length;
-    at += frame.write(head, at, headBytes, 'utf8');
-    at += frame.write(text, at, textBytes, 'utf8');
-    // numbers and true/false: ASCII
-    frame.write(tail, at, tail.length, 'latin1');
-    return frame;
+    if (out.charge !== undefined) s.credits.charge(out.charge, replyCost(10 + result.text.length));
+    return renderedAnswerFrame(id, usIn, usOut, result.text, result.bytes, testnet);
   };
 
   /** Sends a request's answer in its turn (no closure per request: see `run`). */
