@@ -29,6 +29,8 @@ export interface WsLoad {
   p50: number;
   p99: number;
   errors: number;
+  /** the first error answer's error object (cut to 200 characters), or null */
+  firstError: string | null;
   /** CPU microseconds per answer of the load generator (this process) and of the server process. */
   clientCpuUs: number;
   serverCpuUs: number;
@@ -82,6 +84,7 @@ export async function drive(url: string, plans: WsPlan[], seconds: number, serve
   const server0 = processCpuSeconds(serverPid);
   const engine0 = mainThreadCpuSeconds(serverPid);
   let errors = 0;
+  let firstError: string | null = null;
   const end = performance.now() + seconds * 1000;
   await Promise.all(
     sockets.map(
@@ -104,7 +107,10 @@ export async function drive(url: string, plans: WsPlan[], seconds: number, serve
           ws.on('message', (data) => {
             latencies.push(performance.now() - sentAt[head++]!);
             outstanding--;
-            if ((data as Buffer).includes('"error"')) errors++;
+            if ((data as Buffer).includes('"error"')) {
+              errors++;
+              firstError ??= /"error":(\{[^}]*\})/.exec(data.toString())?.[1]?.slice(0, 200) ?? data.toString().slice(0, 200);
+            }
             send();
           });
           ws.on('close', () => resolve());
@@ -125,6 +131,7 @@ export async function drive(url: string, plans: WsPlan[], seconds: number, serve
     p50: at(0.5),
     p99: at(0.99),
     errors,
+    firstError,
     clientCpuUs: (client.user + client.system) / n,
     serverCpuUs: server0 === null || server1 === null ? NaN : ((server1 - server0) * 1e6) / n,
     engineCpuUs: engine0 === null || engine1 === null ? NaN : ((engine1 - engine0) * 1e6) / n,
@@ -144,6 +151,7 @@ function combine(a: WsLoad, b: WsLoad): WsLoad {
     p50: at(0.5),
     p99: at(0.99),
     errors: a.errors + b.errors,
+    firstError: a.firstError ?? b.firstError,
     clientCpuUs: mean((r) => r.clientCpuUs),
     serverCpuUs: mean((r) => r.serverCpuUs),
     engineCpuUs: mean((r) => r.engineCpuUs),
@@ -159,7 +167,7 @@ async function journalStats(base: string): Promise<{ batches: number; records: n
 }
 
 export const fmt = (label: string, r: WsLoad) =>
-  `${label.padEnd(32)} ${Math.round(r.perSec).toString().padStart(7)} msg/s  p50 ${r.p50.toFixed(2)} ms  p99 ${r.p99.toFixed(2)} ms  (${r.messages} answers, ${r.errors} errors)  ` +
+  `${label.padEnd(32)} ${Math.round(r.perSec).toString().padStart(7)} msg/s  p50 ${r.p50.toFixed(2)} ms  p99 ${r.p99.toFixed(2)} ms  (${r.messages} answers, ${r.errors} errors${r.firstError === null ? '' : `, first ${r.firstError}`})  ` +
   `CPU per answer: server ${r.serverCpuUs.toFixed(1)} us (main thread ${r.engineCpuUs.toFixed(1)}), load generator ${r.clientCpuUs.toFixed(1)} us`;
 
 export async function runWsOrdersBench(opts: { seconds?: number } = {}): Promise<{ lines: string[]; ok: boolean }> {
