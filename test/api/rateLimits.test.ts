@@ -83,6 +83,30 @@ describe('credit rate limits', () => {
     }
   });
 
+  // the cancel-on-disconnect settings are answered by the socket itself and journal a command each:
+  // uncharged, a toggle loop would grow the journal as fast as batches commit
+  it('over WebSocket: 100 cancel-on-disconnect toggles pass, the 101st is 10028 and journals nothing', async () => {
+    await userToken(url, admin, 'toggler@example.com');
+    const id = userId('toggler@example.com');
+    const ws = await WsClient.open(url);
+    try {
+      await ws.auth('toggler@example.com');
+      await ok(url, 'private/set_rate_limits', { user_id: id, reset: true }, admin);
+      const toggle = (i: number) => ws.call(i % 2 === 0 ? 'private/enable_cancel_on_disconnect' : 'private/disable_cancel_on_disconnect', { scope: 'account' });
+      // 50,000 non-matching credits at 500 a call
+      for (let i = 0; i < 100; i++) assert.equal((await toggle(i)).result, 'ok', `toggle ${i + 1}`);
+      const seq = server.app.services.ex.seq;
+      const refused = await toggle(100);
+      assert.equal(refused.error?.code, 10028, JSON.stringify(refused));
+      assert.equal(refused.error.data.retry_after_ms, 50);
+      assert.equal(server.app.services.ex.seq, seq, 'the refused toggle journaled nothing');
+      assert.equal(server.app.services.ex.codAccounts.has(id), false, 'the flag is as the 100th call left it');
+      assert.equal(ws.closed, false);
+    } finally {
+      await ws.close();
+    }
+  });
+
   it('over HTTP: 100 reads pass, the 101st is 10028 / 429 with retry_after_ms 50 and Retry-After; 120 ms refill exactly 2 more', async () => {
     const user = await userToken(url, admin, 'reader@example.com');
     // a full pool (setting limits starts one): 50,000 credits

@@ -108,6 +108,16 @@ function takeCredits(s: Services, charge: Charge): Promise<Reject> | undefined {
   return new Promise((resolve) => setTimeout(resolve, hold, tooManyRequests('rate_limit_exceeded', Math.max(0, wait - hold))));
 }
 
+/**
+ * Charges a call that a WebSocket connection answers itself, as call() would charge the method
+ * (the cancel-on-disconnect settings journal a command, so they may not be free: an uncharged
+ * toggle loop would grow the journal as fast as batches commit). Undefined when taken or when
+ * limits are off, else the 10028 to answer.
+ */
+export function chargeSessionCall(s: Services, name: string, caller: Caller, ip: string): Promise<Reject> | undefined {
+  return s.credits.enabled ? takeCredits(s, chargeFor(s, name, caller, ip)) : undefined;
+}
+
 // Tokens carry one of a handful of scope strings; their parsed sets are shared (read-only) rather
 // than rebuilt on every request. Bounded so that odd scope strings cannot grow it without limit.
 const SCOPE_SETS_MAX = 1024;

@@ -11,8 +11,8 @@ import type { Services } from '../../app/services.ts';
 import { replyCost } from '../../app/credits.ts';
 import { ERR } from '../../domain/errors.ts';
 import { sha256Hex } from '../../auth/crypto.ts';
-import { call, callDeferred, compileMethod, settleCall, tokenCaller, type CallOutput, type CompiledMethod } from '../rpc/dispatch.ts';
-import { ERROR_TABLE, Reject, errorBody, standbyErrorBody } from '../rpc/errors.ts';
+import { call, callDeferred, chargeSessionCall, compileMethod, settleCall, tokenCaller, type CallOutput, type CompiledMethod } from '../rpc/dispatch.ts';
+import { ERROR_TABLE, Reject, errorBody, httpStatus, standbyErrorBody } from '../rpc/errors.ts';
 import { scopeAllows, type Caller, type CallSink, type MethodDef } from '../rpc/registry.ts';
 import { DEFERRED, StandbyRefusal } from '../../sequencer/sequencer.ts';
 import { BAD_RPC_ID_REASON, validRpcId } from '../rpc/validate.ts';
@@ -615,6 +615,11 @@ export function attachWebSocket(s: Services, server: Server, methods: MethodDef[
         if (scope === null) return fail(ERR.INVALID_PARAMS, 'scope must be connection or account', 'scope');
         if (method === 'private/get_cancel_on_disconnect') {
           return { status: 200, result: { scope, enabled: scope === 'connection' ? c.cod : accountCod.has(who.userId) } };
+        }
+        const refused = chargeSessionCall(s, method, who, c.ip);
+        if (refused !== undefined) {
+          const r = await refused;
+          return { status: httpStatus(r), error: errorBody(r) };
         }
         const on = method === 'private/enable_cancel_on_disconnect';
         try {
