@@ -8,7 +8,9 @@
 //     every mark once a second, 10,000 resting orders and 2,000 positions held; and the engine thread's stalls in that run, from the server's own /metrics
 //     (strikebook_event_loop_delay_seconds: how long the thread was held; engine work by kind).
 // Targets are ratios to the bare server measured in the same run, and no event-loop sample of the
-// server held past 2 ms.
+// server held past 2 ms. That last one is absolute, so the bare server runs the same sampler and its
+// stalls on the same schedule are printed beside the server's: the machine's own floor (on these
+// 2-core virtual machines a bare node:http server answering a constant body is held past 2 ms too).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -135,7 +137,8 @@ export async function runOpenLoopBench(opts: { seconds?: number } = {}): Promise
   const barePort = port + 1;
   const base = `http://127.0.0.1:${port}`;
   const server = spawnStrikebook(port, dataDir, benchServerArgs(), { STRIKEBOOK_INDEX_FEED: 'simulated' });
-  const bare = spawnBareServer(barePort, JSON.stringify({ jsonrpc: '2.0', result: 'hello' }));
+  // the bare server runs the same event-loop sampler: its stalls are what the machine alone causes
+  const bare = spawnBareServer(barePort, JSON.stringify({ jsonrpc: '2.0', result: 'hello' }), 0, { stalls: true });
   try {
     await waitHttp(`${base}/health`);
     await waitHttp(`http://127.0.0.1:${barePort}/`);
@@ -172,11 +175,15 @@ export async function runOpenLoopBench(opts: { seconds?: number } = {}): Promise
     const bareRuns: OpenLoopResult[] = [];
     const sbRuns: OpenLoopResult[] = [];
     const sbGrowth = new Map<string, number>();
+    const bareGrowth = new Map<string, number>();
+    const bareMetricsText = () => fetch(`http://127.0.0.1:${barePort}/metrics`).then((r) => r.text());
     const sliceSeconds = seconds / OPEN_LOOP_SLICES;
     for (let slice = 0; slice < OPEN_LOOP_SLICES; slice++) {
       for (const which of slice % 2 === 0 ? ['bare', 'sb'] : ['sb', 'bare']) {
         if (which === 'bare') {
+          const sliceBefore = await bareMetricsText();
           bareRuns.push(await openLoop(barePort, bareSteps, { ratePerSec: rate, seconds: sliceSeconds, connections: CONNECTIONS }));
+          addGrowth(bareGrowth, sliceBefore, await bareMetricsText());
         } else {
           const sliceBefore = await metricsText();
           sbRuns.push(await openLoop(port, steps, { ratePerSec: rate, seconds: sliceSeconds, connections: CONNECTIONS }));
@@ -201,6 +208,13 @@ export async function runOpenLoopBench(opts: { seconds?: number } = {}): Promise
     // a core (a loaded machine) is taken out
     const busy = above(before, afterText, 'strikebook_event_loop_busy_seconds', String(STALL_MS / 1000));
     lines.push(`    of which working or in GC (bounded by process CPU): largest ${worstBucket(before, afterText, 'strikebook_event_loop_busy_seconds')}, ${busy.over} samples past ${STALL_MS} ms`);
+    // the reference: the bare server's own event-loop delays on the same schedule, by the same
+    // sampler. It runs no engine, journal or GC-heavy state, so what it shows is the machine's floor
+    // (the kernel descheduling the thread, its own small GCs): no server can show fewer stalls here
+    const bareText = growthText(bareGrowth);
+    const bareStalls = above(before, bareText, 'strikebook_event_loop_delay_seconds', String(STALL_MS / 1000));
+    const bareLargest = worstBucket(before, bareText, 'strikebook_event_loop_delay_seconds');
+    lines.push(`    reference, bare node:http on the same schedule and sampler: largest ${bareLargest}; ${bareStalls.over} of ${bareStalls.all} samples held past ${STALL_MS} ms (${((bareStalls.all === 0 ? 0 : bareStalls.over / bareStalls.all) * 100).toFixed(2)}%)`);
     for (const work of ['market_tick', 'liquidation_scan_slice', 'stream_fanout', 'listing', 'snapshot_inline']) {
       const w = above(before, afterText, 'strikebook_engine_work_seconds', String(STALL_MS / 1000), `work="${work}"`);
       if (w.all > 0) lines.push(`    ${work.padEnd(24)} ${w.all} pieces, ${w.over} over ${STALL_MS} ms, longest ${worstBucket(before, afterText, 'strikebook_engine_work_seconds', `work="${work}"`)}`);

@@ -5,6 +5,8 @@ import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { LATENCY_BOUNDS_S } from '../src/app/latencyHistogram.ts';
+import { SAMPLE_EVERY_MS } from '../src/app/loopStalls.ts';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const BOOTSTRAP = 'bench-bootstrap-token-0123456789';
@@ -103,19 +105,57 @@ export async function stopGracefully(child: ChildProcess): Promise<void> {
 
 /**
  * The reference: a bare node:http server that reads the request and answers a constant body; with
- * `spinMicros`, it first spends that much CPU per request (bench/calibrate.ts).
+ * `spinMicros`, it first spends that much CPU per request (bench/calibrate.ts). With `stalls`, it
+ * also runs the server's own event-loop sampler (src/app/loopStalls.ts: a timer due every 2 ms, how
+ * late it fired) and answers `GET /metrics` with that histogram under the server's metric name, so
+ * that a section reads both servers' stalls with the same code (bench/openLoopBench.ts): the
+ * platform's own stalls on the same schedule, beside the server's.
  */
-export function spawnBareServer(port: number, body: string, spinMicros = 0): ChildProcess {
+export function spawnBareServer(port: number, body: string, spinMicros = 0, opts: { stalls?: boolean } = {}): ChildProcess {
   const spin = spinMicros > 0 ? `const until = process.hrtime.bigint() + ${spinMicros * 1000}n; while (process.hrtime.bigint() < until);` : '';
+  const sampler = opts.stalls === true ? bareStallSampler() : '';
+  const metricsRoute = opts.stalls === true ? `if (req.url === '/metrics') { req.resume(); res.end(stallText()); return; }` : '';
   const source = `
 const http = require('node:http');
 const body = ${JSON.stringify(body)};
+${sampler}
 http.createServer((req, res) => {
+  ${metricsRoute}
   req.resume();
   req.on('end', () => { ${spin} res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }); res.end(body); });
 }).listen(${port}, '127.0.0.1');
 `;
   return spawnNode(['-e', source], {});
+}
+
+/**
+ * The sampler of src/app/loopStalls.ts (its interval, its rescheduling, the same bucket bounds) as
+ * source for the bare server, and `stallText()` writing it as the server writes
+ * `strikebook_event_loop_delay_seconds`.
+ */
+function bareStallSampler(): string {
+  return `
+const bounds = ${JSON.stringify(LATENCY_BOUNDS_S)};
+const counts = new Float64Array(bounds.length + 1);
+let due = performance.now() + ${SAMPLE_EVERY_MS};
+setInterval(() => {
+  const now = performance.now();
+  const s = Math.max(0, now - due) / 1000;
+  let i = 0;
+  while (i < bounds.length && s > bounds[i]) i++;
+  counts[i]++;
+  due = now + ${SAMPLE_EVERY_MS};
+}, ${SAMPLE_EVERY_MS});
+function stallText() {
+  let cumulative = 0;
+  const out = [];
+  for (let i = 0; i <= bounds.length; i++) {
+    cumulative += counts[i];
+    out.push('strikebook_event_loop_delay_seconds_bucket{le="' + (i < bounds.length ? String(bounds[i]) : '+Inf') + '"} ' + cumulative);
+  }
+  return out.join('\\n') + '\\n';
+}
+`;
 }
 
 let clockTicks: number | null = null;
