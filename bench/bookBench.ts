@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
-import { BOOTSTRAP, benchServerArgs, call, runIfMain, spawnBareServer, spawnStrikebook, waitHttp, type LoadResult } from './support.ts';
+import { ALTERNATED_SLICES, BOOTSTRAP, alternated, benchServerArgs, call, runIfMain, spawnBareServer, spawnStrikebook, waitHttp, type LoadResult } from './support.ts';
 
 const CONNECTIONS = 100;
 const DEPTH = 20;
@@ -57,13 +57,16 @@ export async function runBookBench(opts: { seconds?: number } = {}): Promise<{ l
 
     bare = spawnBareServer(barePort, sample);
     await waitHttp(`http://127.0.0.1:${barePort}/`);
-    await load(`http://127.0.0.1:${barePort}/`, 2);
-    const bareRes = await load(`http://127.0.0.1:${barePort}/`, seconds);
-    await load(target, 2);
-    const sbRes = await load(target, seconds);
+    const runs = await alternated(
+      { run: (sec) => load(`http://127.0.0.1:${barePort}/`, sec), pid: bare.pid },
+      { run: (sec) => load(target, sec), pid: server.pid },
+      seconds,
+    );
+    const bareRes = runs.a.pooled;
+    const sbRes = runs.b.pooled;
     const fmt = (label: string, r: LoadResult) =>
       `${label.padEnd(38)} ${Math.round(r.rps).toString().padStart(7)} req/s  p50 ${r.p50.toFixed(2)} ms  p99 ${r.p99.toFixed(2)} ms  (${r.total} requests, ${r.non2xx} non-2xx, ${r.errors} errors)`;
-    lines.push(`response body: ${sample.length} bytes (depth ${DEPTH}, ${CONNECTIONS} connections, ${seconds} s each)`);
+    lines.push(`response body: ${sample.length} bytes (depth ${DEPTH}, ${CONNECTIONS} connections, ${seconds} s each in ${ALTERNATED_SLICES} alternated slices; p50 and p99: the worst slice's)`);
     lines.push(fmt('bare node:http (same body, constant)', bareRes));
     lines.push(fmt('Strikebook get_order_book depth 20', sbRes));
     const ratio = sbRes.rps / bareRes.rps;

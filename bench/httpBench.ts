@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { leanLoad } from './leanLoad.ts';
-import { BOOTSTRAP, benchServerArgs, call, cpuPerRequest, processCpuSeconds, spawnBareServer, spawnStrikebook, waitHttp, type LoadResult } from './support.ts';
+import { ALTERNATED_SLICES, BOOTSTRAP, alternated, benchServerArgs, call, cpuPerRequest, processCpuSeconds, spawnBareServer, spawnStrikebook, waitHttp, type Alternated, type LoadResult } from './support.ts';
 import { measureReplay, replayLine, replayPasses } from './replayBench.ts';
 
 export const CONNECTIONS = 100;
@@ -65,6 +65,28 @@ export async function runLoad(load: Load): Promise<AutocannonResult> {
   };
 }
 
+
+/**
+ * `alternated` closed loops of autocannon on two servers (support.ts): each side pooled, with the
+ * first refused request of any slice.
+ */
+export async function alternatedLoads(
+  a: { load: Load; pid: number | undefined },
+  b: { load: Load; pid: number | undefined },
+  seconds: number,
+): Promise<{ a: { r: AutocannonResult; server: string; client: string }; b: { r: AutocannonResult; server: string; client: string } }> {
+  const runs = await alternated(
+    { run: (sec) => runLoad({ ...a.load, seconds: sec }), pid: a.pid },
+    { run: (sec) => runLoad({ ...b.load, seconds: sec }), pid: b.pid },
+    seconds,
+  );
+  const side = (x: Alternated<AutocannonResult>) => ({
+    r: { ...x.pooled, firstError: x.slices.find((r) => r.firstError !== null)?.firstError ?? null },
+    server: x.server,
+    client: x.client,
+  });
+  return { a: side(runs.a), b: side(runs.b) };
+}
 
 /** One measured load run, with the CPU per request of the server (all threads) and of this process. */
 async function measured<R extends LoadResult>(pid: number | undefined, run: () => Promise<R>): Promise<{ r: R; server: string; client: string }> {
@@ -141,12 +163,14 @@ export async function runHttpBench(opts: { seconds?: number } = {}): Promise<{ l
     const plans = await preparePlans(base);
     const barePlans: Load['plans'] = plans.map((p) => p.map((s) => ({ ...s, path: '/' })));
 
-    // warm both up, then measure: bare first, then Strikebook
-    await runLoad({ url: `http://127.0.0.1:${barePort}`, plans: barePlans, seconds: 2 });
-    const bareAc = await measured(bare.pid, () => runLoad({ url: `http://127.0.0.1:${barePort}`, plans: barePlans, seconds }));
-    await runLoad({ url: base, plans, seconds: 2 });
-    const sbAc = await measured(server.pid, () => runLoad({ url: base, plans, seconds }));
+    // both warmed up, then measured in alternated slices
+    const { a: bareAc, b: sbAc } = await alternatedLoads(
+      { load: { url: `http://127.0.0.1:${barePort}`, plans: barePlans, seconds }, pid: bare.pid },
+      { load: { url: base, plans, seconds }, pid: server.pid },
+      seconds,
+    );
     const ratio = sbAc.r.rps / bareAc.r.rps;
+    lines.push(`${ALTERNATED_SLICES} alternated slices of ${seconds / ALTERNATED_SLICES} s per server (p50 and p99: the worst slice's):`);
     lines.push(fmt('bare node:http (constant body)', bareAc.r));
     lines.push(fmt('Strikebook durable limit orders', sbAc.r));
     lines.push(

@@ -14,11 +14,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { runLoad } from './httpBench.ts';
+import { alternatedLoads } from './httpBench.ts';
 import type { LeanStep } from './leanLoad.ts';
 import { CONNECTIONS, account, benchAdmin, crossingPlans, gridPrice, pool, tradableBooks } from './benchAccounts.ts';
 import { openLoop, pooled, type OpenLoopResult } from './openLoop.ts';
-import { benchServerArgs, call, runIfMain, spawnBareServer, spawnStrikebook, stopGracefully, waitHttp } from './support.ts';
+import { ALTERNATED_SLICES, benchServerArgs, call, runIfMain, spawnBareServer, spawnStrikebook, stopGracefully, waitHttp } from './support.ts';
 
 const RESTING_ORDERS = 10_000;
 /** Pairs of (maker, taker) accounts; each trades in POSITION_INSTRUMENTS series: 2,000 positions. */
@@ -152,12 +152,15 @@ export async function runOpenLoopBench(opts: { seconds?: number } = {}): Promise
 
     // (a) crossing, closed loop
     const barePlans = plans.map((p) => p.map((s) => ({ ...s, path: '/' })));
-    await runLoad({ url: `http://127.0.0.1:${barePort}`, plans: barePlans, seconds: 2 });
-    const bareCross = await runLoad({ url: `http://127.0.0.1:${barePort}`, plans: barePlans, seconds: 10 });
-    await runLoad({ url: base, plans, seconds: 2 });
-    const cross = await runLoad({ url: base, plans, seconds: 10 });
+    const { a: bareRun, b: crossRun } = await alternatedLoads(
+      { load: { url: `http://127.0.0.1:${barePort}`, plans: barePlans, seconds: 10 }, pid: bare.pid },
+      { load: { url: base, plans, seconds: 10 }, pid: server.pid },
+      10,
+    );
+    const bareCross = bareRun.r;
+    const cross = crossRun.r;
     const crossRatio = cross.rps / bareCross.rps;
-    lines.push(`(a) crossing orders, ${CONNECTIONS} connections, closed loop (autocannon):`);
+    lines.push(`(a) crossing orders, ${CONNECTIONS} connections, closed loop (autocannon), ${ALTERNATED_SLICES} alternated slices of 2.5 s per server (p50 and p99: the worst slice's):`);
     lines.push(`  bare node:http            ${Math.round(bareCross.rps)} req/s  p50 ${bareCross.p50} ms  p99 ${bareCross.p99} ms`);
     lines.push(`  Strikebook crossing orders ${Math.round(cross.rps)} req/s  p50 ${cross.p50} ms  p99 ${cross.p99} ms  (${cross.non2xx} non-2xx${cross.firstError ? `; first: ${cross.firstError}` : ''})`);
     lines.push(`  ratio ${crossRatio.toFixed(3)} of bare (issue 16 measured 0.28-0.37 on this machine before)`);

@@ -21,6 +21,68 @@ export interface LoadResult {
   errors: number;
 }
 
+/** How many slices each server's measured time is cut into by `alternated`. */
+export const ALTERNATED_SLICES = 4;
+
+/** One server's slices from `alternated`: pooled, with its CPU per request and the load generator's. */
+export interface Alternated<R extends LoadResult> {
+  slices: R[];
+  /** the slices pooled: requests over time; p50 and p99 the worst slice's */
+  pooled: LoadResult;
+  server: string;
+  client: string;
+}
+
+/**
+ * Closed-loop loads on two servers in alternated slices (a, b, b, a, a, b, b, a), `seconds` in all
+ * for each, after a 2 s warm-up of each, so that a change of the machine's speed during a section
+ * hits both alike. Run back to back (the bare server's 10 s, then Strikebook's), the durable-orders
+ * ratio of the same code ranged 0.52-0.89 within an hour on these machines. Rates are pooled
+ * (requests over time); a latency percentile is the worst slice's: load generators report
+ * percentiles, not their samples.
+ */
+export async function alternated<R extends LoadResult>(
+  a: { run: (seconds: number) => Promise<R>; pid: number | undefined },
+  b: { run: (seconds: number) => Promise<R>; pid: number | undefined },
+  seconds: number,
+): Promise<{ a: Alternated<R>; b: Alternated<R> }> {
+  await a.run(2);
+  await b.run(2);
+  const slices: { a: R[]; b: R[] } = { a: [], b: [] };
+  const cpu = { a: { server: 0, client: 0 }, b: { server: 0, client: 0 } };
+  for (let slice = 0; slice < ALTERNATED_SLICES; slice++) {
+    for (const which of slice % 2 === 0 ? (['a', 'b'] as const) : (['b', 'a'] as const)) {
+      const side = which === 'a' ? a : b;
+      const server0 = processCpuSeconds(side.pid);
+      const client0 = process.cpuUsage();
+      slices[which].push(await side.run(seconds / ALTERNATED_SLICES));
+      const client = process.cpuUsage(client0);
+      const server1 = processCpuSeconds(side.pid);
+      cpu[which].server += server0 === null || server1 === null ? NaN : server1 - server0;
+      cpu[which].client += (client.user + client.system) / 1e6;
+    }
+  }
+  const pool = (which: 'a' | 'b'): Alternated<R> => {
+    const rs = slices[which];
+    const total = rs.reduce((n, r) => n + r.total, 0);
+    const per = (sec: number) => (total > 0 && Number.isFinite(sec) ? `${((sec * 1e6) / total).toFixed(1)} us` : 'n/a');
+    return {
+      slices: rs,
+      pooled: {
+        rps: total / seconds,
+        p50: Math.max(...rs.map((r) => r.p50)),
+        p99: Math.max(...rs.map((r) => r.p99)),
+        total,
+        non2xx: rs.reduce((n, r) => n + r.non2xx, 0),
+        errors: rs.reduce((n, r) => n + r.errors, 0),
+      },
+      server: per(cpu[which].server),
+      client: per(cpu[which].client),
+    };
+  };
+  return { a: pool('a'), b: pool('b') };
+}
+
 export function spawnNode(args: string[], env: Record<string, string>): ChildProcess {
   return spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'inherit', 'inherit'] });
 }
