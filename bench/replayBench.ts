@@ -39,6 +39,27 @@ export interface ReplayFigures {
   hash: string;
   /** records/s of the reference in the same run (`bareReplay`; the fastest of FULL_PASSES) */
   barePerSec: number;
+  /** what a page fault costs on this machine, us (`pageTouchMicros`) */
+  pageTouchUs: number;
+}
+
+/**
+ * What the first write to a fresh 4 KiB page of memory costs on this machine, in us (the kernel's
+ * page fault; the median of 5 passes over 64 MiB): every page a replay's new state fills costs one.
+ * On these virtual machines it is 10-50 us, against ~0.2 us on bare hardware, which puts the state
+ * of a resting order (~0.5 KiB) at 1-6 us of page faults alone.
+ */
+export function pageTouchMicros(): number {
+  const bytes = 64 << 20;
+  const passes: number[] = [];
+  for (let pass = 0; pass < 5; pass++) {
+    // not zero-filled, so no page is touched before the loop; freed (unmapped) when collected
+    const b = Buffer.allocUnsafeSlow(bytes);
+    const t0 = performance.now();
+    for (let i = 0; i < bytes; i += 4096) b[i] = 1;
+    passes.push(((performance.now() - t0) * 1000) / (bytes / 4096));
+  }
+  return passes.sort((x, y) => x - y)[2]!;
 }
 
 /**
@@ -55,7 +76,7 @@ export function bareReplay(journal: ReturnType<typeof openSqliteJournal>): numbe
 }
 
 /** The staged passes: each stage alone, on records and commands held in memory. */
-function measureStages(journal: ReturnType<typeof openSqliteJournal>): Omit<ReplayFigures, 'perSec' | 'barePerSec'> {
+function measureStages(journal: ReturnType<typeof openSqliteJournal>): Omit<ReplayFigures, 'perSec' | 'barePerSec' | 'pageTouchUs'> {
   // pass 1: read only (what SQLite costs)
   let t0 = performance.now();
   const recs: RawRecord[] = [];
@@ -107,7 +128,7 @@ export function measureReplay(dataDir: string): ReplayFigures {
       bestMs = Math.min(bestMs, performance.now() - t0);
       if (replayed !== staged.records || stateHash(ex) !== staged.hash) throw new Error('replay bench: a full replay ended in another state than the staged one');
     }
-    return { ...staged, perSec: Math.round(staged.records / (bestMs / 1000)), barePerSec: Math.round(staged.records / (bareBestMs / 1000)) };
+    return { ...staged, perSec: Math.round(staged.records / (bestMs / 1000)), barePerSec: Math.round(staged.records / (bareBestMs / 1000)), pageTouchUs: pageTouchMicros() };
   } finally {
     journal.close();
   }
@@ -125,7 +146,8 @@ export function replayLine(f: ReplayFigures, what = "the HTTP section's resting 
     `per record: read ${f.readUs.toFixed(2)} us, decode ${f.decodeUs.toFixed(2)} us, apply ${f.applyUs.toFixed(2)} us; ` +
     `restart for ${RESTART_RECORDS / 1e6}M commands after a snapshot: ${restartS.toFixed(1)} s (extrapolated from this rate, not measured); ` +
     `reference in the same run, the same records read and kept with no engine (bareReplay): ${f.barePerSec} records/s, ` +
-    `Strikebook at ${(f.perSec / f.barePerSec).toFixed(2)} of it${f.barePerSec < TARGET_RECORDS_PER_SEC ? ' (the reference itself is below the target on this machine)' : ''}`
+    `Strikebook at ${(f.perSec / f.barePerSec).toFixed(2)} of it${f.barePerSec < TARGET_RECORDS_PER_SEC ? ' (the reference itself is below the target on this machine)' : ''}; ` +
+    `a first write to a fresh 4 KiB page costs ${f.pageTouchUs.toFixed(1)} us here`
   );
 }
 
