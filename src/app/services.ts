@@ -23,6 +23,7 @@ import { Sequencer, type Clock } from '../sequencer/sequencer.ts';
 import { TestClock, systemClock } from './clock.ts';
 import type { Config } from './config.ts';
 import { RateLimiter } from './rateLimiter.ts';
+import { runInTurns } from './turns.ts';
 import { startDemoMaker } from './demoMaker.ts';
 import { createMetrics, type EngineWork, type Metrics } from './metrics.ts';
 import { BackgroundSnapshots } from './backgroundSnapshots.ts';
@@ -449,7 +450,7 @@ function startMarketTimers(s: Services): { ready: Promise<void>; stop(): void } 
   // Between steps, orders that arrived are served. The steps keep their order, and each is one
   // sequenced command (or none), so what the journal holds is the same commands as before.
   let stopped = false;
-  const tick = setInterval(() => runSteps(marketSteps()), 1000);
+  const tick = setInterval(() => runInTurns(marketSteps(), (step) => timed(s.metrics, 'market_tick', step), () => stopped), 1000);
   const marketSteps = (): Array<() => void> => {
     const now = s.clock.now();
     const steps: Array<() => void> = [];
@@ -474,12 +475,6 @@ function startMarketTimers(s: Services): { ready: Promise<void>; stop(): void } 
       });
     });
     return steps;
-  };
-  /** Runs the steps one per turn, each timed as a piece of `market_tick` work; none after stop(). */
-  const runSteps = (steps: Array<() => void>, from = 0): void => {
-    if (stopped || from >= steps.length) return;
-    timed(s.metrics, 'market_tick', steps[from]!);
-    setImmediate(() => runSteps(steps, from + 1));
   };
 
   // The scan values every position after an index move: milliseconds for thousands of them. It runs
