@@ -49,7 +49,8 @@ export async function alternated<R extends LoadResult>(
   await a.run(2);
   await b.run(2);
   const slices: { a: R[]; b: R[] } = { a: [], b: [] };
-  const cpu = { a: { server: 0, client: 0 }, b: { server: 0, client: 0 } };
+  // seconds over the slices; null once a process's CPU could not be read
+  const cpu: Record<'a' | 'b', { server: number | null; client: number }> = { a: { server: 0, client: 0 }, b: { server: 0, client: 0 } };
   for (let slice = 0; slice < ALTERNATED_SLICES; slice++) {
     for (const which of slice % 2 === 0 ? (['a', 'b'] as const) : (['b', 'a'] as const)) {
       const side = which === 'a' ? a : b;
@@ -58,14 +59,14 @@ export async function alternated<R extends LoadResult>(
       slices[which].push(await side.run(seconds / ALTERNATED_SLICES));
       const client = process.cpuUsage(client0);
       const server1 = processCpuSeconds(side.pid);
-      cpu[which].server += server0 === null || server1 === null ? NaN : server1 - server0;
+      const used = cpu[which].server;
+      cpu[which].server = used === null || server0 === null || server1 === null ? null : used + server1 - server0;
       cpu[which].client += (client.user + client.system) / 1e6;
     }
   }
   const pool = (which: 'a' | 'b'): Alternated<R> => {
     const rs = slices[which];
     const total = rs.reduce((n, r) => n + r.total, 0);
-    const per = (sec: number) => (total > 0 && Number.isFinite(sec) ? `${((sec * 1e6) / total).toFixed(1)} us` : 'n/a');
     return {
       slices: rs,
       pooled: {
@@ -76,8 +77,8 @@ export async function alternated<R extends LoadResult>(
         non2xx: rs.reduce((n, r) => n + r.non2xx, 0),
         errors: rs.reduce((n, r) => n + r.errors, 0),
       },
-      server: per(cpu[which].server),
-      client: per(cpu[which].client),
+      server: cpuPerRequest(0, cpu[which].server, total),
+      client: cpuPerRequest(0, cpu[which].client, total),
     };
   };
   return { a: pool('a'), b: pool('b') };

@@ -467,13 +467,11 @@ function startMarketTimers(s: Services): { ready: Promise<void>; stop(): void } 
     lastTick = now;
     steps.push(() => {
       if (ex.trading.nextExpiry() <= now) void submit({ t: 'expire_orders' });
-      // after the index moved the marks: one journaled liquidation step per account below
-      // maintenance margin or still flagged (API.md 5.3, src/engine/liquidation.ts); it is sliced
-      // itself, and its first slice starts in a turn of its own
-      setImmediate(() => {
-        if (!stopped) void scanLiquidations();
-      });
     });
+    // after the index moved the marks: one journaled liquidation step per account below
+    // maintenance margin or still flagged (API.md 5.3, src/engine/liquidation.ts); the step is its
+    // first slice, and the scan yields between the others itself
+    steps.push(() => void scanLiquidations());
     return steps;
   };
 
