@@ -1,31 +1,16 @@
 // Runs the time-sensitive test files again with the exchange clock pinned at the hours that break
-// things (issue 12): just before and after the daily 08:00 expiry, a Friday's last seconds, the
-// last Friday of a quarter before its expiry, New Year's Eve, and once on the real clock so that
-// what pinning hides is still caught. The main `npm test` run pins a quiet hour
-// (test/helpers/server.ts, DEFAULT_TEST_START). Exits non-zero when any run fails.
+// things (issue 12): around the daily 08:00 expiry (inside its 30-minute delivery window too, issue
+// 28), a Friday's last seconds, the last Friday of a quarter before its expiry, New Year's Eve, one
+// instant drawn at random from a printed seed, and once on the real clock so that what pinning
+// hides is still caught. The main `npm test` run pins a quiet hour (test/helpers/server.ts,
+// DEFAULT_TEST_START). Exits non-zero when any run fails.
+//
+//   node --import tsx test/clockEdges.ts                      every start, a fresh random one
+//   CLOCK_EDGE_SEED=1234 node --import tsx test/clockEdges.ts  the same random start again
+//   node --import tsx test/clockEdges.ts 2026-03-11T07:45:00Z  only the starts named (any ISO instant, or `real`)
 import { spawnSync } from 'node:child_process';
-
-export const CLOCK_EDGES: { start: string; why: string }[] = [
-  { start: '2026-03-11T07:59:30Z', why: 'a Wednesday, 30 s before the daily expiry' },
-  { start: '2026-03-11T08:00:30Z', why: 'the same day, 30 s after the daily expiry' },
-  { start: '2026-03-13T23:59:30Z', why: 'a Friday, 30 s before midnight' },
-  { start: '2026-03-27T07:59:30Z', why: 'the last Friday of a quarter, 30 s before its expiry' },
-  { start: '2026-12-31T23:59:30Z', why: "New Year's Eve, 30 s before the year turns" },
-  { start: 'real', why: 'the wall clock' },
-];
-
-/** The files whose outcome could depend on the hour: they list, trade near marks, expire or settle. */
-export const TIME_SENSITIVE = [
-  'test/api/marketData.test.ts',
-  'test/api/fundsSafety.test.ts',
-  'test/api/liquidation.test.ts',
-  'test/app/demoMaker.test.ts',
-  'test/e2e/expiry.test.ts',
-  'test/e2e/story.test.ts',
-  'test/recovery/settlementCrash.test.ts',
-  'test/ws/streams.test.ts',
-  'test/ws/channels.test.ts',
-];
+import { randomInt } from 'node:crypto';
+import { CLOCK_EDGES, TIME_SENSITIVE, randomStart } from './helpers/clockStarts.ts';
 
 function counts(out: string): Record<string, number> {
   const r: Record<string, number> = {};
@@ -34,7 +19,19 @@ function counts(out: string): Record<string, number> {
 }
 
 const only = process.argv.slice(2);
-const edges = only.length > 0 ? CLOCK_EDGES.filter((e) => only.includes(e.start)) : CLOCK_EDGES;
+const seedText = process.env.CLOCK_EDGE_SEED;
+if (seedText !== undefined && !/^\d{1,10}$/.test(seedText)) {
+  console.error(`CLOCK_EDGE_SEED must be a non-negative integer, got ${JSON.stringify(seedText)}`);
+  process.exit(2);
+}
+const seed = seedText !== undefined ? Number(seedText) : randomInt(2 ** 31);
+const drawn = { start: randomStart(seed), why: `drawn at random from seed ${seed} (rerun: CLOCK_EDGE_SEED=${seed} npm run test:clock-edges)` };
+const edges = only.length > 0 ? only.map((start) => CLOCK_EDGES.find((e) => e.start === start) ?? { start, why: 'named on the command line' }) : [...CLOCK_EDGES.slice(0, -1), drawn, CLOCK_EDGES[CLOCK_EDGES.length - 1]];
+if (only.length === 0) console.log(`# clock edges: the random start is ${drawn.start}, seed ${seed} (CLOCK_EDGE_SEED=${seed} reruns it)`);
+for (const e of edges) if (e.start !== 'real' && !Number.isFinite(Date.parse(e.start))) {
+  console.error(`not an ISO instant: ${e.start}`);
+  process.exit(2);
+}
 const summary: string[] = [];
 let failed = false;
 for (const edge of edges) {
@@ -53,4 +50,5 @@ for (const edge of edges) {
 }
 console.log('\n# ---- time-sensitive tests at every pinned start ----');
 for (const line of summary) console.log(line);
+if (only.length === 0) console.log(`# the random start came from seed ${seed}: CLOCK_EDGE_SEED=${seed} npm run test:clock-edges reruns it`);
 process.exit(failed ? 1 : 0);

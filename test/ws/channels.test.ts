@@ -245,16 +245,29 @@ function suite(spec: TargetSpec): void {
   });
 
   test('estimated_expiration_price follows the delivery TWAP of get_index_price and ends at the delivery price; instrument.state announces settled and new series', async () => {
+    const min = 60_000;
+    const nearest = async () => Math.min(...(await ok(srv.url, 'public/get_instruments', { currency: 'BTC' })).map((x: any) => x.expiration_timestamp));
+    // the estimate on subscribe must come from before the nearest expiry's 30-minute delivery window
+    // (the test walks through that window below): an expiry less than 35 minutes away (a start
+    // inside or just before its window, issue 28) is settled first, and the next one taken
+    if ((await nearest()) - (await ok(srv.url, 'public/get_time')) < 35 * min) {
+      const admin0 = await login(srv.url, 'admin@example.com', 'admin-password-1');
+      await ok(srv.url, 'private/set_test_time', { timestamp: (await nearest()) + 1000 }, admin0);
+      // a barrier: a gateway relays the stream in order, so once an ETH print made after that
+      // settlement reaches a subscriber, the settlement's own messages have passed (they must not
+      // reach the subscription below as if they were the next expiry's)
+      const probe = await WsClient.open(tg.ws);
+      await probe.ok('public/subscribe', { channels: ['deribit_price_index.eth_usd'] });
+      const marker = (await ok(srv.url, 'public/get_index_price', { index_name: 'eth_usd' })).index_price + 1;
+      await ok(srv.url, 'private/set_index_price', { index_name: 'eth_usd', price: marker }, admin0);
+      await probe.until(() => probe.on('deribit_price_index.eth_usd').some((n) => n.data.price === marker), 5000, 'the barrier print');
+      await probe.close();
+    }
+    // subscribed once that expiry is settled: what follows is the next expiry's
     const ws = await WsClient.open(tg.ws);
     const chans = ['estimated_expiration_price.btc_usd', 'instrument.state.option.BTC', 'instrument.state.any.any', 'instrument.state.option.ETH'];
     assert.deepEqual(await ws.ok('public/subscribe', { channels: chans }), chans);
     const est = () => ws.on('estimated_expiration_price.btc_usd');
-    const min = 60_000;
-    const nearest = async () => Math.min(...(await ok(srv.url, 'public/get_instruments', { currency: 'BTC' })).map((x: any) => x.expiration_timestamp));
-    // an expiry less than 15 minutes away (a clock-edge start) is settled first: the test needs a window ahead
-    if ((await nearest()) - (await ok(srv.url, 'public/get_time')) < 15 * min) {
-      await ok(srv.url, 'private/set_test_time', { timestamp: (await nearest()) + 1000 }, await login(srv.url, 'admin@example.com', 'admin-password-1'));
-    }
     const before = await ok(srv.url, 'public/get_instruments', { currency: 'BTC' });
     const expiry = Math.min(...before.map((x: any) => x.expiration_timestamp));
     // the engine's time (of its last command), which the estimate counts from
