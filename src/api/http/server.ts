@@ -9,6 +9,7 @@ import { ERR } from '../../domain/errors.ts';
 import { compileMethod, type CallOutput, type CompiledMethod } from '../rpc/dispatch.ts';
 import type { MethodDef } from '../rpc/registry.ts';
 import { validRpcId } from '../rpc/validate.ts';
+import { NO_PROXIES, clientAddressOf } from './clientAddress.ts';
 import { docsPage, OPENAPI_PATH } from './docsPage.ts';
 import { fastPath } from './fastPath.ts';
 import { DEFAULT_CONNECTION_LIMITS, checkingIntervalMs, limitConnections, type ConnectionCounts, type ConnectionLimits } from './connectionLimits.ts';
@@ -74,6 +75,7 @@ export function connectionLimitsOf(c: Services['config']): ConnectionLimits {
     headersTimeoutMs: c.headersTimeoutMs ?? d.headersTimeoutMs,
     requestTimeoutMs: c.requestTimeoutMs ?? d.requestTimeoutMs,
     keepAliveTimeoutMs: c.keepAliveTimeoutMs ?? d.keepAliveTimeoutMs,
+    trustedProxies: c.proxyTrust?.proxies ?? [],
   };
 }
 
@@ -84,6 +86,7 @@ export function buildHttpServer(s: Services, methods: MethodDef[]): FastifyInsta
   const fastMethods = new Map<string, CompiledMethod>();
   let closing = false;
   const limits = connectionLimitsOf(s.config);
+  const trust = s.config.proxyTrust ?? NO_PROXIES;
   let counts: ConnectionCounts | null = null;
   const app = Fastify({
     // the node:http server, with the fast path in front of Fastify's own handler; its timeouts and
@@ -147,7 +150,7 @@ export function buildHttpServer(s: Services, methods: MethodDef[]): FastifyInsta
       query: req.query as Record<string, unknown>,
       pathValue: (req.params as Record<string, string> | undefined)?.pathValue,
       authorization: req.headers.authorization,
-      ip: req.ip,
+      ip: clientAddressOf(req.raw, trust),
     });
     if (out.retryAfter !== undefined) reply.header('retry-after', out.retryAfter);
     reply.code(out.status).type('application/json').send(out.text);
