@@ -70,7 +70,7 @@ test('through a reverse proxy: the WebSocket cap counts each client\'s sockets, 
   // two more clients: four sockets from the proxy's one address, over its TCP cap of three
   open.push(await wsFrom(proxy.url, '127.0.0.2'), await wsFrom(proxy.url, '127.0.0.4'));
   // an untrusted peer is still held to the TCP cap: its fourth connection is refused at once
-  const sockets = [];
+  const sockets: Socket[] = [];
   for (let i = 0; i < 3; i++) sockets.push(await tcpFrom(srv.url, '127.0.0.5'));
   t.after(() => sockets.forEach((x) => x.destroy()));
   const fourth = await tcpFrom(srv.url, '127.0.0.5');
