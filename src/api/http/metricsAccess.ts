@@ -2,10 +2,10 @@
 // operator's, not a client's. "The peer is loopback" used to be the test, and every same-host
 // reverse proxy or gateway is a loopback peer, so anything that forwarded /metrics (or `/metrics/`,
 // `/metrics?x=1`) served it to the internet. Now, on the API listener, in this order:
+// - STRIKEBOOK_METRICS_PORT set: nobody (the metrics have a listener of their own, metricsListener.ts);
 // - STRIKEBOOK_METRICS_PUBLIC=1: everyone (the operator said so);
 // - STRIKEBOOK_METRICS_TOKEN set: a request bearing it (`Authorization: Bearer`), from any peer, and
 //   nobody else;
-// - STRIKEBOOK_METRICS_PORT set: nobody (the metrics have a listener of their own, metricsListener.ts);
 // - production mode: nobody (set a token or a port);
 // - sandbox mode: a loopback peer that is not a trusted proxy, on a request without any forwarding
 //   header (a proxy that adds none must not be used in front of a sandbox that matters).
@@ -38,8 +38,9 @@ export function bearerMatches(authorization: string | undefined, token: string):
 
 /** Whether the API listener serves /metrics to this request. */
 export function metricsAllowed(p: MetricsPolicy, peer: string | undefined, headers: IncomingHttpHeaders): boolean {
+  if (p.ownListener) return false;
   if (p.public) return true;
   if (p.token !== null) return bearerMatches(headers.authorization, p.token);
-  if (p.ownListener || p.production) return false;
+  if (p.production) return false;
   return isLoopback(peer) && !viaProxy(peer, headers, p.proxies);
 }
