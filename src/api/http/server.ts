@@ -9,7 +9,7 @@ import { compileMethod, type CallOutput, type CompiledMethod } from '../rpc/disp
 import type { MethodDef } from '../rpc/registry.ts';
 import { validRpcId } from '../rpc/validate.ts';
 import { NO_PROXIES, clientAddressOf } from './clientAddress.ts';
-import { docsPage, OPENAPI_PATH } from './docsPage.ts';
+import { DOCS_CSP, docsPage, OPENAPI_PATH } from './docsPage.ts';
 import { fastPath } from './fastPath.ts';
 import { metricsAllowed, metricsPolicyOf } from './metricsAccess.ts';
 import { startMetricsListener, type MetricsListener } from './metricsListener.ts';
@@ -17,7 +17,7 @@ import { DEFAULT_CONNECTION_LIMITS, checkingIntervalMs, limitConnections, type C
 import { openApiDocument } from './openapi.ts';
 import { envelopeText, errorOut, micros, type Envelope } from './envelope.ts';
 import { rpcOverHttp } from './rpcOverHttp.ts';
-import { registerWebApp } from './webApp.ts';
+import { SECURITY_HEADERS, registerWebApp } from './webApp.ts';
 import {
   ALLOWED_VERBS,
   BODY_LIMIT,
@@ -210,8 +210,9 @@ export function buildHttpServer(s: Services, methods: MethodDef[]): FastifyInsta
   // generated once from the registry, here, so a request never rebuilds them
   const openApiText = JSON.stringify(openApiDocument(methods, { pathsOf: methodPaths }));
   const docsHtml = docsPage(methods);
-  app.get(OPENAPI_PATH, async (_req, reply) => reply.type('application/json').send(openApiText));
-  app.get('/docs', async (_req, reply) => reply.type('text/html; charset=utf-8').send(docsHtml));
+  const docsHeaders = { ...SECURITY_HEADERS, 'content-security-policy': DOCS_CSP };
+  app.get(OPENAPI_PATH, async (_req, reply) => reply.headers(docsHeaders).type('application/json').send(openApiText));
+  app.get('/docs', async (_req, reply) => reply.headers(docsHeaders).type('text/html; charset=utf-8').send(docsHtml));
   // the browser app (web/), on the same public API as any client
   registerWebApp(app);
 
