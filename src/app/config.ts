@@ -1,5 +1,6 @@
 // Configuration from the environment (API.md section 9). The environment always wins.
 import path from 'node:path';
+import { parseCidrList, type ProxyTrust } from '../api/http/clientAddress.ts';
 
 export type Mode = 'sandbox' | 'production';
 
@@ -76,6 +77,13 @@ export interface Config {
   advertisedUrl: string | null;
   /** GET /metrics answers every client, not only loopback ones (the metrics show users and orders). */
   metricsPublic: boolean;
+  /** GET /metrics answers a request bearing this token (`Authorization: Bearer`), from any peer; null: no token. */
+  metricsToken?: string | null;
+  /** A listener of its own for GET /metrics (null: none), on `metricsHost`; the API listener then never serves it. */
+  metricsPort?: number | null;
+  metricsHost?: string;
+  /** Proxies whose forwarding header names the client (src/api/http/clientAddress.ts); none by default. */
+  proxyTrust?: ProxyTrust;
   /** NATS JetStream events (src/app/natsEvents.ts): null = not published. */
   natsUrl?: string | null;
   natsStream?: string;
@@ -132,6 +140,24 @@ function advertisedUrl(raw: string | undefined): string | null {
   return raw.replace(/\/+$/, '');
 }
 
+/** STRIKEBOOK_TRUSTED_PROXIES (CIDRs) and STRIKEBOOK_PROXY_HEADER, the header those proxies write. */
+function proxyTrust(env: NodeJS.ProcessEnv): ProxyTrust {
+  let proxies;
+  try {
+    proxies = parseCidrList(env.STRIKEBOOK_TRUSTED_PROXIES ?? '');
+  } catch (err) {
+    throw new ConfigError(`STRIKEBOOK_TRUSTED_PROXIES must be comma-separated IP addresses or CIDR blocks: ${(err as Error).message}`);
+  }
+  return { proxies, header: oneOf(env, 'STRIKEBOOK_PROXY_HEADER', ['x-forwarded-for', 'forwarded'] as const, 'x-forwarded-for') };
+}
+
+/** A bearer token for /metrics: 16-256 visible ASCII characters (a short one is guessed). */
+function metricsToken(raw: string | undefined): string | null {
+  if (raw === undefined || raw === '') return null;
+  if (!/^[\x21-\x7e]{16,256}$/.test(raw)) throw new ConfigError('STRIKEBOOK_METRICS_TOKEN must be 16-256 visible ASCII characters without spaces');
+  return raw;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const mode = oneOf(env, 'STRIKEBOOK_MODE', ['sandbox', 'production'] as const, 'sandbox');
   const testClock = env.STRIKEBOOK_TEST_CLOCK === '1';
@@ -185,6 +211,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     standbyPollMs: int(env, 'STRIKEBOOK_STANDBY_POLL_MS', 1_000, 10, 60_000),
     advertisedUrl: advertisedUrl(env.STRIKEBOOK_ADVERTISED_URL),
     metricsPublic: oneOf(env, 'STRIKEBOOK_METRICS_PUBLIC', ['0', '1'] as const, '0') === '1',
+    metricsToken: metricsToken(env.STRIKEBOOK_METRICS_TOKEN),
+    metricsPort: env.STRIKEBOOK_METRICS_PORT ? int(env, 'STRIKEBOOK_METRICS_PORT', 0, 0, 65535) : null,
+    metricsHost: env.STRIKEBOOK_METRICS_HOST || '127.0.0.1',
+    proxyTrust: proxyTrust(env),
     natsUrl: env.NATS_URL || null,
     natsStream: natsName(env, 'STRIKEBOOK_NATS_STREAM', 'STRIKEBOOK'),
     natsSubjectPrefix: natsName(env, 'STRIKEBOOK_NATS_SUBJECT_PREFIX', 'strikebook'),

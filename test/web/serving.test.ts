@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { CSP, WEB_DIST } from '../../src/api/http/webApp.ts';
+import { WEB_DIST, cspFor } from '../../src/api/http/webApp.ts';
 import { browserSkipReason, ensureWebBuilt, launchBrowser, screenshot, watchErrors } from '../helpers/browser.ts';
 import { assertError } from '../helpers/envelope.ts';
 import { BOOTSTRAP, ok, rawRequest, rpc, startServer, type TestServer } from '../helpers/server.ts';
@@ -21,6 +21,7 @@ describe('the web app is served at /', () => {
 
   it('answers / and every app route with index.html, revalidated, under the CSP', async () => {
     const index = readFileSync(path.join(WEB_DIST, 'index.html'), 'utf8');
+    const CSP = cspFor(new URL(srv.url).host);
     for (const route of ['/', '/signin', '/chain/BTC', '/instrument/BTC-27MAR26-100000-C', '/portfolio', '/keys', '/admin', '/chain/BTC/']) {
       const r = await rawRequest(srv.url, 'GET', route);
       assert.equal(r.status, 200, route);

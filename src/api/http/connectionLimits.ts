@@ -6,6 +6,7 @@
 // timed out, and a socket that sent headers and one byte of a large body stayed open for ever.
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
+import { isTrustedProxy, type Cidr } from './clientAddress.ts';
 
 export interface ConnectionLimits {
   /** Open connections from one IP address; one more is answered 429 and closed. */
@@ -18,6 +19,12 @@ export interface ConnectionLimits {
   requestTimeoutMs: number;
   /** A kept-alive connection waiting for its next request is closed after this, ms. */
   keepAliveTimeoutMs: number;
+  /**
+   * Peers exempt from `maxPerIp` (STRIKEBOOK_TRUSTED_PROXIES): a proxy's connections carry many
+   * clients, each held to its own caps by its forwarded address (the WebSocket per-client cap, the
+   * credit pools, the login back-off); the total cap still applies.
+   */
+  trustedProxies?: readonly Cidr[];
 }
 
 export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = {
@@ -69,7 +76,7 @@ export function limitConnections(server: Server, l: ConnectionLimits): Connectio
       refused++;
       return refuse(socket, '503 Service Unavailable', `the server holds its maximum of ${l.maxTotal} connections`);
     }
-    if (mine >= l.maxPerIp) {
+    if (mine >= l.maxPerIp && !isTrustedProxy(ip, l.trustedProxies ?? [])) {
       refused++;
       return refuse(socket, '429 Too Many Requests', `at most ${l.maxPerIp} connections from one address`);
     }

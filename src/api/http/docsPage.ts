@@ -1,11 +1,21 @@
 // The page at /docs: the operations grouped by tag with their scope, and a link to the OpenAPI
 // document. Plain HTML built once, with no scripts: an exchange's own origin should not load
 // code from a CDN, and the JSON document is what tools read.
+import { createHash } from 'node:crypto';
 import type { MethodDef } from '../rpc/registry.ts';
 import { CANONICAL_PREFIX } from './openapi.ts';
 import { CHANNELS } from '../ws/channels.ts';
 
 export const OPENAPI_PATH = '/docs/openapi.json';
+
+const STYLE = 'body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 8px;text-align:left}';
+
+/**
+ * The docs' Content-Security-Policy: nothing loads but the page's one inline style, allowed by its
+ * hash; no script, no framing (clickjacking), no <base>, no form posts. Also sent with the OpenAPI
+ * document, which a browser could otherwise be led to render.
+ */
+export const DOCS_CSP = `default-src 'none'; style-src 'sha256-${createHash('sha256').update(STYLE).digest('base64')}'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`;
 
 function esc(s: string): string {
   return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
@@ -36,7 +46,7 @@ export function docsPage(methods: MethodDef[]): string {
   });
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Strikebook API</title>
-<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 8px;text-align:left}</style>
+<style>${STYLE}</style>
 </head><body>
 <h1>Strikebook API</h1>
 <p>OpenAPI 3.1 document: <a href="${OPENAPI_PATH}">${OPENAPI_PATH}</a>. Every operation answers at <code>/v1/</code>, <code>/api/v1/</code>

@@ -4,6 +4,7 @@ import { parse as parseQueryString } from 'node:querystring';
 import type { Services } from '../../app/services.ts';
 import { ERR } from '../../domain/errors.ts';
 import type { CompiledMethod } from '../rpc/dispatch.ts';
+import { NO_PROXIES, clientAddressOf } from './clientAddress.ts';
 import { envelopeText, errorOut, micros } from './envelope.ts';
 import { rpcOverHttp, type HttpAnswer, type HttpRpcRequest } from './rpcOverHttp.ts';
 import { BODY_LIMIT, bodyKind, malformedPercentEncoding } from './transportRefusals.ts';
@@ -28,6 +29,7 @@ export function fastPath(
   isClosing: () => boolean,
   fallback: (req: IncomingMessage, res: ServerResponse) => void,
 ): (req: IncomingMessage, res: ServerResponse) => void {
+  const trust = s.config.proxyTrust ?? NO_PROXIES;
   const answer = (req: IncomingMessage, res: ServerResponse, m: CompiledMethod, request: HttpRpcRequest) => {
     rpcOverHttp(s, m, request)
       .catch((err: unknown): HttpAnswer => {
@@ -68,7 +70,7 @@ export function fastPath(
         query: get.query,
         pathValue: undefined,
         authorization: req.headers.authorization,
-        ip: req.socket.remoteAddress ?? '',
+        ip: clientAddressOf(req, trust),
       });
       return;
     }
@@ -91,7 +93,7 @@ export function fastPath(
         query: undefined,
         pathValue: undefined,
         authorization: req.headers.authorization,
-        ip: req.socket.remoteAddress ?? '',
+        ip: clientAddressOf(req, trust),
       };
       answer(req, res, m, request);
     });

@@ -4,18 +4,20 @@
 import { createServer } from 'node:http';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Services } from '../../app/services.ts';
-import { isLoopback } from '../../app/metrics.ts';
 import { ERR } from '../../domain/errors.ts';
 import { compileMethod, type CallOutput, type CompiledMethod } from '../rpc/dispatch.ts';
 import type { MethodDef } from '../rpc/registry.ts';
 import { validRpcId } from '../rpc/validate.ts';
-import { docsPage, OPENAPI_PATH } from './docsPage.ts';
+import { NO_PROXIES, clientAddressOf } from './clientAddress.ts';
+import { DOCS_CSP, docsPage, OPENAPI_PATH } from './docsPage.ts';
 import { fastPath } from './fastPath.ts';
+import { metricsAllowed, metricsPolicyOf } from './metricsAccess.ts';
+import { startMetricsListener, type MetricsListener } from './metricsListener.ts';
 import { DEFAULT_CONNECTION_LIMITS, checkingIntervalMs, limitConnections, type ConnectionCounts, type ConnectionLimits } from './connectionLimits.ts';
 import { openApiDocument } from './openapi.ts';
 import { envelopeText, errorOut, micros, type Envelope } from './envelope.ts';
 import { rpcOverHttp } from './rpcOverHttp.ts';
-import { registerWebApp } from './webApp.ts';
+import { SECURITY_HEADERS, registerWebApp } from './webApp.ts';
 import {
   ALLOWED_VERBS,
   BODY_LIMIT,
@@ -74,8 +76,12 @@ export function connectionLimitsOf(c: Services['config']): ConnectionLimits {
     headersTimeoutMs: c.headersTimeoutMs ?? d.headersTimeoutMs,
     requestTimeoutMs: c.requestTimeoutMs ?? d.requestTimeoutMs,
     keepAliveTimeoutMs: c.keepAliveTimeoutMs ?? d.keepAliveTimeoutMs,
+    trustedProxies: c.proxyTrust?.proxies ?? [],
   };
 }
+
+/** The metrics listener of an HTTP server built here, when STRIKEBOOK_METRICS_PORT gave it one. */
+export const metricsListeners = new WeakMap<FastifyInstance, MetricsListener>();
 
 /** The open connections of the HTTP servers built here (WebSockets included), for metrics and tests. */
 export const connectionCounts = new WeakMap<FastifyInstance, ConnectionCounts>();
@@ -84,6 +90,7 @@ export function buildHttpServer(s: Services, methods: MethodDef[]): FastifyInsta
   const fastMethods = new Map<string, CompiledMethod>();
   let closing = false;
   const limits = connectionLimitsOf(s.config);
+  const trust = s.config.proxyTrust ?? NO_PROXIES;
   let counts: ConnectionCounts | null = null;
   const app = Fastify({
     // the node:http server, with the fast path in front of Fastify's own handler; its timeouts and
@@ -147,7 +154,7 @@ export function buildHttpServer(s: Services, methods: MethodDef[]): FastifyInsta
       query: req.query as Record<string, unknown>,
       pathValue: (req.params as Record<string, string> | undefined)?.pathValue,
       authorization: req.headers.authorization,
-      ip: req.ip,
+      ip: clientAddressOf(req.raw, trust),
     });
     if (out.retryAfter !== undefined) reply.header('retry-after', out.retryAfter);
     reply.code(out.status).type('application/json').send(out.text);
@@ -183,16 +190,29 @@ export function buildHttpServer(s: Services, methods: MethodDef[]): FastifyInsta
     const leader = s.ha.role === 'leader';
     reply.code(leader ? 200 : 503).type('application/json').send(JSON.stringify({ ready: leader, role: s.ha.role }));
   });
-  // users and orders are an exchange's internals: only this host may read them unless configured
+  // users and orders are an exchange's internals: operators only (metricsAccess.ts says who)
+  const metricsPolicy = metricsPolicyOf(s.config);
   app.get('/metrics', async (req, reply) => {
-    if (s.config.metricsPublic || isLoopback(req.socket.remoteAddress)) reply.type(s.metrics.contentType).send(await s.metrics.text());
+    if (metricsAllowed(metricsPolicy, req.socket.remoteAddress, req.headers)) reply.type(s.metrics.contentType).send(await s.metrics.text());
     else send(reply, { id: undefined, usIn: micros() }, errorOut(ERR.METHOD_NOT_FOUND), testnet);
   });
+  const metricsPort = s.config.metricsPort;
+  if (metricsPort != null) {
+    // its own listener opens and closes with this one; a port it cannot take fails the start
+    let listener: MetricsListener | null = null;
+    app.addHook('onReady', async () => {
+      listener = await startMetricsListener(s.metrics, metricsPort, s.config.metricsHost ?? '127.0.0.1', s.config.metricsToken ?? null);
+      metricsListeners.set(app, listener);
+      s.log.info({ url: listener.url }, 'metrics listening');
+    });
+    app.addHook('onClose', async () => listener?.close());
+  }
   // generated once from the registry, here, so a request never rebuilds them
   const openApiText = JSON.stringify(openApiDocument(methods, { pathsOf: methodPaths }));
   const docsHtml = docsPage(methods);
-  app.get(OPENAPI_PATH, async (_req, reply) => reply.type('application/json').send(openApiText));
-  app.get('/docs', async (_req, reply) => reply.type('text/html; charset=utf-8').send(docsHtml));
+  const docsHeaders = { ...SECURITY_HEADERS, 'content-security-policy': DOCS_CSP };
+  app.get(OPENAPI_PATH, async (_req, reply) => reply.headers(docsHeaders).type('application/json').send(openApiText));
+  app.get('/docs', async (_req, reply) => reply.headers(docsHeaders).type('text/html; charset=utf-8').send(docsHtml));
   // the browser app (web/), on the same public API as any client
   registerWebApp(app);
 

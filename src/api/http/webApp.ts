@@ -7,11 +7,25 @@
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
 export const WEB_DIST = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../web/dist');
 
-export const CSP = "default-src 'self'; connect-src 'self' ws: wss:; img-src 'self' data:; style-src 'self'; script-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+const CSP_REST = "img-src 'self' data:; style-src 'self'; script-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+
+/** A Host header that is a host name or an IP literal with an optional port, and nothing else. */
+const HOST = /^(?:[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63})*|\[[0-9A-Fa-f:.]{2,45}\])(?::\d{1,5})?$/;
+
+/**
+ * The page's Content-Security-Policy for a request to `host`: it may connect to its own origin
+ * only. `'self'` covers same-origin ws:/wss: in current browsers (CSP 3) but not in older ones, so
+ * the WebSocket URL of the same host is named too, with both schemes: behind a proxy that ends TLS
+ * the server sees http while the page is https. A Host that is not a plain host name adds nothing.
+ */
+export function cspFor(host: string | undefined): string {
+  const self = host !== undefined && host.length <= 261 && HOST.test(host) ? ` ws://${host} wss://${host}` : '';
+  return `default-src 'self'; connect-src 'self'${self}; ${CSP_REST}`;
+}
 
 /** The app's client-side routes (web/src/app.tsx): a reload on any of them must get the app. */
 export const APP_ROUTES = ['/', '/signin', '/signup', '/setup', '/chain', '/chain/*', '/instrument/*', '/portfolio', '/keys', '/admin', '/admin/*'];
@@ -40,11 +54,13 @@ function readTree(dir: string, prefix: string, out: Map<string, StaticFile>): vo
   }
 }
 
-const COMMON_HEADERS = {
-  'content-security-policy': CSP,
+/** Every HTML or asset answer's headers besides the CSP (also on /docs: server.ts). */
+export const SECURITY_HEADERS = {
   'x-content-type-options': 'nosniff',
   'referrer-policy': 'no-referrer',
 };
+
+const commonHeaders = (req: FastifyRequest) => ({ ...SECURITY_HEADERS, 'content-security-policy': cspFor(req.headers.host) });
 
 /** Registers the app's routes; without a build, `/` says how to make one. */
 export function registerWebApp(app: FastifyInstance, distDir = WEB_DIST): void {
@@ -52,8 +68,8 @@ export function registerWebApp(app: FastifyInstance, distDir = WEB_DIST): void {
   if (existsSync(path.join(distDir, 'index.html'))) readTree(distDir, '/', files);
   const index = files.get('/index.html');
 
-  const page = async (_req: unknown, reply: FastifyReply) => {
-    reply.headers(COMMON_HEADERS).header('cache-control', 'no-cache');
+  const page = async (req: FastifyRequest, reply: FastifyReply) => {
+    reply.headers(commonHeaders(req)).header('cache-control', 'no-cache');
     if (!index) return reply.code(503).type('text/plain; charset=utf-8').send('The web app is not built: run `npm run build:web` (npm ci and npm start do it).\n');
     return reply.type(index.type).send(index.body);
   };
@@ -63,11 +79,11 @@ export function registerWebApp(app: FastifyInstance, distDir = WEB_DIST): void {
   app.get('/assets/*', async (req, reply) => {
     const f = files.get(req.url.split('?')[0]);
     if (!f) return reply.callNotFound();
-    return reply.headers(COMMON_HEADERS).header('cache-control', 'public, max-age=31536000, immutable').type(f.type).send(f.body);
+    return reply.headers(commonHeaders(req)).header('cache-control', 'public, max-age=31536000, immutable').type(f.type).send(f.body);
   });
   // unhashed files at the top of dist (the icon): cached for a day
   for (const [name, f] of files) {
     if (name.startsWith('/assets/') || name === '/index.html') continue;
-    app.get(name, async (_req, reply) => reply.headers(COMMON_HEADERS).header('cache-control', 'public, max-age=86400').type(f.type).send(f.body));
+    app.get(name, async (req, reply) => reply.headers(commonHeaders(req)).header('cache-control', 'public, max-age=86400').type(f.type).send(f.body));
   }
 }

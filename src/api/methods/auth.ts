@@ -159,22 +159,26 @@ export const authMethods = [
         if (p.password === undefined) throw reject(ERR.INVALID_PARAMS, 'missing required parameter', 'password');
         const email = p.username.toLowerCase();
         // failed logins back off per (email, client) and, for clients that never logged in to the
-        // account, per email (src/auth/loginThrottle.ts); per IP, at most LOGIN_FAILS_PER_IP in the
-        // window. Attempts on one email run one at a time, so parallel guesses each meet the
-        // failures counted before them; per IP, an attempt is counted before the password is
-        // checked and a success gives it back.
+        // account, per email (src/auth/loginThrottle.ts); per client address (ctx.ip is the
+        // client's, not a proxy's: src/api/http/clientAddress.ts), at most LOGIN_FAILS_PER_IP in
+        // the window. A client known to the account is held only by its own back-off on it, not by
+        // that ceiling: others behind the same address (a NAT) spraying other emails must not
+        // refuse its right password. Attempts on one email run one at a time, so parallel guesses
+        // each meet the failures counted before them; per IP, an attempt is counted before the
+        // password is checked and a success gives it back.
         const ipKey = `login-fail-ip:${ctx.ip}`;
         const user = await s.limiter.exclusive(`login:${email}`, async () => {
           const wait = s.loginThrottle.retryAfter(email, ctx.ip);
           if (wait > 0) throw tooManyRequests('too_many_login_attempts', wait);
-          if (!s.limiter.allow(ipKey, LOGIN_FAILS_PER_IP, LOGIN_WINDOW_MS)) throw reject(ERR.TOO_MANY_REQUESTS, 'too_many_login_attempts');
+          const known = s.loginThrottle.isKnown(email, ctx.ip);
+          if (!known && !s.limiter.allow(ipKey, LOGIN_FAILS_PER_IP, LOGIN_WINDOW_MS)) throw reject(ERR.TOO_MANY_REQUESTS, 'too_many_login_attempts');
           const found = await s.seq.read(() => s.ex.usersByEmail.get(email) ?? null);
           const ok = found ? await verifyPassword(p.password!, found.passwordHash) : (await verifyPassword(p.password!, await DUMMY_HASH), false);
           if (!found || !ok) {
             s.loginThrottle.failed(email, ctx.ip);
             throw reject(ERR.INVALID_CREDENTIALS, 'invalid_credentials');
           }
-          s.limiter.release(ipKey);
+          if (!known) s.limiter.release(ipKey);
           s.loginThrottle.succeeded(email, ctx.ip);
           return found;
         });

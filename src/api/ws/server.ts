@@ -22,6 +22,7 @@ import { resultText, type RenderedJson } from '../reads/rendered.ts';
 import { isPrivate, type ChannelSpec } from './channels.ts';
 import { StreamHub, textFrame, textFrameOf, type Subscriber } from './hub.ts';
 import { micros, renderedAnswerFrame } from './answerFrame.ts';
+import { NO_PROXIES, clientAddressOf } from '../http/clientAddress.ts';
 
 export const WS_PATHS = new Set(['/ws/api/v2', '/v1/ws']);
 /** Deribit's frame limit. */
@@ -841,7 +842,7 @@ export function attachWebSocket(s: Services, server: Server, methods: MethodDef[
       socket.destroy();
       return;
     }
-    const ip = req.socket.remoteAddress ?? '';
+    const ip = clientAddressOf(req, s.config.proxyTrust ?? NO_PROXIES);
     if (connectionsOf(ip) >= opts.maxConnectionsPerIp) {
       socket.end('HTTP/1.1 429 Too Many Requests\r\nConnection: close\r\n\r\n');
       return;
