@@ -26,22 +26,24 @@
 //   private/subscribe is answered only after every request before it, so it sees that user. Every
 //   STRIKEBOOK_GATEWAY_RECHECK_MS the gateway asks again; an answer that is an error (logout,
 //   token expired or revoked) drops the private subscriptions, as the leader does with its own.
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import WebSocket, { WebSocketServer } from 'ws';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { DeliverPolicy, jetstream, type ConsumerMessages } from '@nats-io/jetstream';
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import { isPrivate, parseChannel, selects, type ChannelSpec } from '../api/ws/channels.ts';
 import { textFrame } from '../api/ws/hub.ts';
 import { WS_PATHS } from '../api/ws/server.ts';
 import { Reject, errorBody } from '../api/rpc/errors.ts';
 import { ERR, type ErrorCode } from '../domain/errors.ts';
-import { ensureEventStream } from '../app/natsEvents.ts';
 import { BookMirror, L2, type BookChange, type BookSnapshot } from './bookMirror.ts';
 import { LeaderLocator } from './leaderLocator.ts';
-import { httpForwarder } from './httpForward.ts';
+import { forwardedFor, httpForwarder } from './httpForward.ts';
+import { ClientConn, type Topic } from './clientConn.ts';
+import { Upstreams } from './upstreams.ts';
+import { Forwarding } from './forwarding.ts';
+import { startNatsStream } from './natsStream.ts';
+import { httpHandler } from './httpSide.ts';
 import { DEFAULT_CONNECTION_LIMITS, checkingIntervalMs, limitConnections } from '../api/http/connectionLimits.ts';
 
 export interface GatewayOptions {
@@ -65,6 +67,14 @@ export interface GatewayOptions {
   minHeartbeatSec?: number;
   /** A connection silent this long (no frame, no pong to the pings sent every half of it) is closed, ms; 0: never. */
   idleTimeoutMs?: number;
+  /** Upstream WebSockets to the leader in all, and for the clients of one address. */
+  maxUpstreams?: number;
+  maxUpstreamsPerIp?: number;
+  /** A forwarded call (or upstream upgrade) unanswered this long is refused (10040) and the leader looked for, ms. */
+  forwardTimeoutMs?: number;
+  /** Anonymous calls on the shared HTTP pool at once, and waiting per client address. */
+  poolSockets?: number;
+  poolMaxQueuedPerIp?: number;
 }
 
 export interface RunningGateway {
@@ -73,6 +83,8 @@ export interface RunningGateway {
   readonly deliveries: number;
   /** Connections terminated for passing STRIKEBOOK_WS_MAX_BUFFERED. */
   readonly overflows: number;
+  /** Upstream WebSockets to the leader, open or opening. */
+  readonly upstreams: number;
   close(): Promise<void>;
 }
 
@@ -89,19 +101,6 @@ function notification(channel: string, dataJson: string): Buffer {
 
 function currencyOf(instrument: string): string {
   return instrument.slice(0, instrument.indexOf('-'));
-}
-
-interface Topic {
-  channel: string;
-  spec: ChannelSpec;
-  userId: number | null;
-  subs: Set<ClientConn>;
-  /** ticker: the data last sent; quote: its best bid/ask; user.portfolio.{ccy}: the summary last sent */
-  last?: string;
-  /** user.portfolio: currencies whose summary is read again on the next tick */
-  due?: Set<string>;
-  /** user.portfolio: a read is under way */
-  reading?: boolean;
 }
 
 /** `quote.*` data of a mirrored book (0 where a side is empty, as the leader's), and its key. */
@@ -131,65 +130,6 @@ interface PrivateEvent {
   mmp?: Array<Record<string, unknown> & { index_name: string }>;
 }
 
-class ClientConn {
-  userId: number | null = null;
-  readonly subs = new Map<string, Topic>();
-  upstream: WebSocket | null = null;
-  upstreamOpen: Promise<void> | null = null;
-  /** upstream id -> [client id, resolve] */
-  readonly waiting = new Map<number, { id: unknown; done: (text: string) => void }>();
-  nextUp = 1;
-  chain: Promise<unknown> = Promise.resolve();
-  /** Forwarded requests not answered yet (a local request waits for them). */
-  outstanding = new Set<Promise<unknown>>();
-  /** Frames received and not yet handled (bounded like the leader's per-connection queue). */
-  queued = 0;
-  heartbeat: NodeJS.Timeout | null = null;
-  awaitingTest = false;
-  closed = false;
-  corked = false;
-
-  /** Something (a frame or a pong) arrived since the last idle check. */
-  heard = true;
-
-  constructor(
-    readonly ws: WebSocket,
-    readonly socket: Duplex,
-    private readonly maxBuffered: number,
-    readonly ip: string,
-    private readonly onOverflow: () => void,
-  ) {}
-
-  send(data: string | Buffer): void {
-    if (this.closed) return;
-    const len = typeof data === 'string' ? Buffer.byteLength(data) : data.length;
-    if (this.ws.bufferedAmount + len > this.maxBuffered) {
-      this.overflow();
-      return;
-    }
-    this.ws.send(data);
-  }
-
-  private cut = false;
-
-  private overflow(): void {
-    // counted once: frames keep coming until the terminated socket reports its close
-    if (this.closed || this.cut) return;
-    this.cut = true;
-    this.onOverflow();
-    this.ws.terminate();
-  }
-
-  sendFrame(frame: Buffer): void {
-    if (this.closed || this.ws.readyState !== WebSocket.OPEN) return;
-    if (this.ws.bufferedAmount + frame.length > this.maxBuffered) {
-      this.overflow();
-      return;
-    }
-    this.socket.write(frame);
-  }
-}
-
 export async function startGateway(opts: GatewayOptions): Promise<RunningGateway> {
   const log = opts.log;
   const tickMs = opts.tickMs ?? 100;
@@ -197,6 +137,10 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
   const maxSubs = opts.maxSubscriptions ?? 500;
   const minHeartbeat = opts.minHeartbeatSec ?? 10;
   const leader = new LeaderLocator(LeaderLocator.parse(opts.leaderUrl), log);
+  const register = new Registry();
+  collectDefaultMetrics({ register });
+  const forwardTimeoutMs = opts.forwardTimeoutMs ?? 5_000;
+  const upstreams = new Upstreams(leader, log, { maxTotal: opts.maxUpstreams ?? 1024, maxPerIp: opts.maxUpstreamsPerIp ?? 32, timeoutMs: forwardTimeoutMs });
   const topics = new Map<string, Topic>();
   const mirrors = new Map<string, BookMirror>();
   const conns = new Set<ClientConn>();
@@ -560,26 +504,9 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     flushSoon();
   };
 
-  const nc: NatsConnection = await connect({ servers: opts.natsUrl, name: 'strikebook-gateway', maxReconnectAttempts: -1, reconnectTimeWait: 250 });
-  const js = jetstream(nc);
-  // the leader creates the stream with its first batch; a gateway started first creates it alike
-  await ensureEventStream(nc, opts.stream, opts.prefix, 3600);
-  // an ordered consumer from now on: it resumes after the last message it saw when NATS comes back
-  const consumer = await js.consumers.get(opts.stream, { filter_subjects: `${opts.prefix}.>`, deliver_policy: DeliverPolicy.New });
-  const messages: ConsumerMessages = await consumer.consume();
-  void (async () => {
-    for await (const m of messages) {
-      try {
-        onMessage(m.subject, m.string());
-      } catch (err) {
-        log.error({ err, subject: m.subject }, 'stream message failed');
-      }
-    }
-  })();
+  const stream = await startNatsStream({ url: opts.natsUrl, stream: opts.stream, prefix: opts.prefix, log, register, onMessage });
 
   // ---- metrics ---------------------------------------------------------------------------------------
-  const register = new Registry();
-  collectDefaultMetrics({ register });
   new Counter({
     name: 'strikebook_gateway_deliveries_total',
     help: 'Notifications written to subscribers.',
@@ -602,57 +529,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
   const envelope = (id: unknown, body: string) => `{"jsonrpc":"2.0","id":${JSON.stringify(id ?? null)},${body},"testnet":true}`;
   const failure = (code: ErrorCode, reason?: string, param?: string) => `"error":${JSON.stringify(errorBody(new Reject(code, reason, param)))}`;
 
-  const openUpstream = (c: ClientConn): Promise<void> => {
-    if (c.upstreamOpen) return c.upstreamOpen;
-    // at the server that leads once a search for it (after a failure) is over
-    c.upstreamOpen = leader.settled().then(
-      (base) =>
-        new Promise<void>((resolve, reject) => {
-          if (c.closed) {
-            reject(new Error('client connection closed'));
-            return;
-          }
-          const up = new WebSocket(`${base.replace(/^http/, 'ws')}/ws/api/v2`, { perMessageDeflate: false });
-          c.upstream = up;
-          up.once('open', () => resolve());
-          up.once('error', (err) => {
-            void leader.relocate();
-            reject(err);
-          });
-          up.on('message', (raw) => {
-            const text = raw.toString();
-            const m = /^\{"jsonrpc":"2\.0","id":(\d+),/.exec(text);
-            if (!m) return;
-            // a standby's refusal: the leader moved, the next connections go where it is now
-            if (text.includes('"code":10040')) void leader.relocate();
-            const w = c.waiting.get(Number(m[1]));
-            if (!w) return;
-            c.waiting.delete(Number(m[1]));
-            w.done(text);
-          });
-          up.on('close', () => {
-            // the leader closed it (logout, shutdown, a crash): so does the gateway, as the leader
-            // would have; one that went away unasked may have handed over to a standby
-            if (!c.closed) void leader.relocate();
-            for (const w of c.waiting.values()) w.done(`{"jsonrpc":"2.0","id":0,"error":{"code":${ERR.INTERNAL},"message":"internal_server_error","data":{"reason":"leader connection closed"}}}`);
-            c.waiting.clear();
-            c.ws.close(1000, 'leader connection closed');
-          });
-          up.on('error', () => undefined);
-        }),
-    );
-    return c.upstreamOpen;
-  };
-
-  /** Sends `method` upstream with a gateway id; resolves with the leader's answer text. */
-  const upstreamCall = async (c: ClientConn, method: string, params: unknown): Promise<string> => {
-    await openUpstream(c);
-    const upId = c.nextUp++;
-    return new Promise((resolve) => {
-      c.waiting.set(upId, { id: upId, done: resolve });
-      c.upstream!.send(JSON.stringify({ jsonrpc: '2.0', id: upId, method, params }));
-    });
-  };
+  const upstreamCall = (c: ClientConn, method: string, params: unknown) => upstreams.call(c, method, params);
 
   // ---- first messages of a subscription, from the leader -------------------------------------------
   // One connection of the gateway's own: the channels are subscribed and unsubscribed in one go,
@@ -732,26 +609,13 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     return typeof body.result?.id === 'number' ? body.result.id : null;
   };
 
-  /** Relays a client's request to the leader; its answer goes back with the client's id. */
-  const forward = (c: ClientConn, id: unknown, method: string, params: unknown): Promise<void> => {
-    const p = upstreamCall(c, method, params).then(async (text) => {
-      let answer = text.replace(/^\{"jsonrpc":"2\.0","id":\d+,/, `{"jsonrpc":"2.0","id":${JSON.stringify(id ?? null)},`);
-      if ((method === 'public/auth' || method === 'private/logout') && !c.closed) {
-        const ok = !text.includes('"error":');
-        if (method === 'public/auth' && ok) c.userId = await whoAmI(c);
-        if (method === 'private/logout' && ok) dropPrivate(c);
-      }
-      if (!c.closed) c.send(answer);
-      answer = '';
-    });
-    const tracked = p.catch((err: unknown) => {
-      log.warn({ err }, 'forwarding to the leader failed');
-      c.send(envelope(id, failure(ERR.INTERNAL, 'leader unreachable')));
-    });
-    c.outstanding.add(tracked);
-    void tracked.finally(() => c.outstanding.delete(tracked));
-    return Promise.resolve();
-  };
+  const httpApi = httpForwarder(leader, log, forwardTimeoutMs, opts.poolSockets ?? 32);
+  const forwarding = new Forwarding(upstreams, httpApi, { sockets: opts.poolSockets ?? 32, maxQueuedPerIp: opts.poolMaxQueuedPerIp ?? 256, maxQueued: 8192 }, log, async (c, method, text) => {
+    if (method !== 'public/auth' && method !== 'private/logout') return;
+    const ok = !text.includes('"error":');
+    if (method === 'public/auth' && ok) c.userId = await whoAmI(c);
+    if (method === 'private/logout' && ok) dropPrivate(c);
+  });
 
   const unsubscribeOne = (c: ClientConn, channel: string) => {
     const t = c.subs.get(channel);
@@ -775,7 +639,11 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
   const subscribe = async (c: ClientConn, id: unknown, params: Record<string, unknown>, priv: boolean): Promise<void> => {
     const channels = params.channels;
     if (!Array.isArray(channels) || channels.length === 0 || channels.some((x) => typeof x !== 'string')) return c.send(envelope(id, failure(ERR.INVALID_PARAMS, 'channels must be a non-empty array of strings', 'channels')));
-    if (typeof params.access_token === 'string' && c.userId === null) c.userId = await whoAmI(c, params.access_token).catch(() => null);
+    if (typeof params.access_token === 'string' && c.userId === null) {
+      // the leader knows this connection's credentials from now on
+      c.stateful = true;
+      c.userId = await whoAmI(c, params.access_token).catch(() => null);
+    }
     if (priv && c.userId === null) return c.send(envelope(id, failure(ERR.AUTHORIZATION_REQUIRED)));
     const parse = (n: string) => parseChannel(n, (i) => known.has(i));
     if ((channels as string[]).some((n) => parse(n) === null) && performance.now() - knownAt > 5000) await refreshKnown().catch(() => undefined);
@@ -889,7 +757,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     if (method === 'public/test') c.awaitingTest = false;
     const params = (msg.params ?? {}) as Record<string, unknown>;
     if (typeof params !== 'object' || Array.isArray(params)) return c.send(envelope(msg.id, failure(ERR.INVALID_PARAMS, 'params must be an object')));
-    if (!LOCAL.has(method)) return forward(c, msg.id, method, params);
+    if (!LOCAL.has(method)) return forwarding.forward(c, msg.id, method, params);
     // a subscribe sees every request before it answered (the user of a public/auth, first of all)
     await Promise.allSettled([...c.outstanding]);
     return local(c, msg.id, method, params);
@@ -935,25 +803,14 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     if (c.heartbeat) clearInterval(c.heartbeat);
     for (const ch of [...c.subs.keys()]) unsubscribeOne(c, ch);
     // the leader sees the client go: its cancel-on-disconnect runs there
-    c.upstream?.close();
+    upstreams.release(c);
   };
-  const httpApi = httpForwarder(leader, log, DEFAULT_CONNECTION_LIMITS.requestTimeoutMs + 5_000);
-  const http: Server = createServer({ connectionsCheckingInterval: checkingIntervalMs(DEFAULT_CONNECTION_LIMITS) }, (req: IncomingMessage, res: ServerResponse) => {
-    if (req.url === '/health') {
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ status: 'ok', role: 'gateway', leader: leader.url, connections: conns.size, books: mirrors.size }));
-      return;
-    }
-    if (req.url === '/metrics') {
-      register.metrics().then((text) => {
-        res.writeHead(200, { 'content-type': register.contentType });
-        res.end(text);
-      }, () => res.writeHead(500).end());
-      return;
-    }
-    // the HTTP API (and the web app) are the leader's
-    httpApi.forward(req, res);
-  });
+  const health = () => {
+    const n = stream.state();
+    const body = { status: n.connected ? 'ok' : 'degraded', role: 'gateway', leader: leader.url, connections: conns.size, upstreams: upstreams.count, books: mirrors.size, nats: { connected: n.connected, last_seq: n.lastSeq, disconnects: n.disconnects, down_ms: n.downMs } };
+    return { ok: n.connected, body };
+  };
+  const http: Server = createServer({ connectionsCheckingInterval: checkingIntervalMs(DEFAULT_CONNECTION_LIMITS) }, httpHandler({ health, register, forwarder: httpApi }));
   // the leader's own bounds (docs/security.md): connections per address and in all, and how long a
   // request may take, so that what a gateway forwards or holds is bounded as it is there; per
   // address never below the WebSocket cap, which is the gateway's own setting
@@ -971,14 +828,14 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
       return;
     }
     wss.handleUpgrade(req, socket, head, (ws) => {
-      const c = new ClientConn(ws, socket, maxBuffered, ip, () => overflows++);
+      const c = new ClientConn(ws, socket, maxBuffered, ip, forwardedFor(req.headers['x-forwarded-for'], ip), () => overflows++);
       conns.add(c);
       ws.on('pong', () => (c.heard = true));
       ws.on('message', (data) => {
         c.heard = true;
         const text = data.toString();
         // frames waiting here plus requests waiting at the leader: past the bound, refused at once
-        if (c.queued + c.waiting.size >= MAX_QUEUED) {
+        if (c.queued + c.outstanding.size >= MAX_QUEUED) {
           let id: unknown = null;
           try {
             id = (JSON.parse(text) as { id?: unknown }).id ?? null;
@@ -1013,6 +870,9 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     get deliveries() {
       return deliveries;
     },
+    get upstreams() {
+      return upstreams.count;
+    },
     async close() {
       closing = true;
       feed?.ws.close();
@@ -1026,8 +886,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
       wss.close();
       await new Promise<void>((resolve) => http.close(() => resolve()));
       httpApi.close();
-      await messages.close().catch(() => undefined);
-      await nc.close();
+      await stream.close();
     },
   };
 }
