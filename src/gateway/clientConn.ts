@@ -4,6 +4,13 @@
 import type { Duplex } from 'node:stream';
 import WebSocket from 'ws';
 import type { ChannelSpec } from '../api/ws/channels.ts';
+import { Reject, errorBody } from '../api/rpc/errors.ts';
+import type { ErrorCode } from '../domain/errors.ts';
+
+/** A JSON-RPC answer frame with `body` (`"result":...` or `"error":...`), as the leader sends it. */
+export const envelope = (id: unknown, body: string) => `{"jsonrpc":"2.0","id":${JSON.stringify(id ?? null)},${body},"testnet":true}`;
+/** The `"error":...` part of an answer. */
+export const failure = (code: ErrorCode, reason?: string, param?: string) => `"error":${JSON.stringify(errorBody(new Reject(code, reason, param)))}`;
 
 export interface Topic {
   channel: string;

@@ -11,9 +11,8 @@
 //   front of others; past the queue bounds a call is refused at once (10028).
 // Answers leave in request order, with the client's id.
 import type { Logger } from 'pino';
-import { Reject, errorBody } from '../api/rpc/errors.ts';
 import { ERR } from '../domain/errors.ts';
-import type { ClientConn } from './clientConn.ts';
+import { envelope, failure, type ClientConn } from './clientConn.ts';
 import { Unserved, type HttpForwarder } from './httpForward.ts';
 import type { Upstreams } from './upstreams.ts';
 
@@ -89,9 +88,6 @@ export class FairPool {
   }
 }
 
-const envelope = (id: unknown, body: string) => `{"jsonrpc":"2.0","id":${JSON.stringify(id ?? null)},${body},"testnet":true}`;
-const failure = (code: Unserved['code'], reason: string) => `"error":${JSON.stringify(errorBody(new Reject(code, reason)))}`;
-
 /** The leader's answer `text` with the client's `id` in place of the gateway's. */
 export function withClientId(text: string, id: unknown): string {
   return text.replace(/^\{"jsonrpc":"2\.0"(?:,"id":[0-9]*)?,/, `{"jsonrpc":"2.0","id":${JSON.stringify(id ?? null)},`);
@@ -114,7 +110,7 @@ export class Forwarding {
   /** Relays a client's request to the leader; its answer (or the refusal) goes back with the client's id. */
   forward(c: ClientConn, id: unknown, method: string, params: Record<string, unknown>): void {
     let answer: Promise<string>;
-    if (!METHOD_NAME.test(method)) answer = Promise.resolve(envelope(0, `"error":${JSON.stringify(errorBody(new Reject(ERR.METHOD_NOT_FOUND)))}`));
+    if (!METHOD_NAME.test(method)) answer = Promise.resolve(envelope(0, failure(ERR.METHOD_NOT_FOUND)));
     else if (needsConnection(c, method, params)) {
       c.stateful = true;
       answer = this.upstreams.call(c, method, params);
