@@ -8,11 +8,14 @@
 //   (c) 256 connections placing IOC orders as another user (limited by the per-user credit limits
 //       where the server has them: it runs with whatever limits the server applies by default).
 // Printed: victim p50/p99 per phase and the ratio flood p99 / baseline p99 (target <= 3x).
+// Then the gateway flood (bench/abuseGateway.ts): 256 connections from one address through a stream
+// gateway, the victim's p99 through the same gateway against its own baseline.
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { BOOTSTRAP, call, runIfMain, spawnNode, spawnStrikebook, waitHttp } from './support.ts';
+import { runGatewayFlood } from './abuseGateway.ts';
 
 export const TARGET_RATIO = 3;
 const VICTIM_INTERVAL_MS = 10;
@@ -69,6 +72,12 @@ async function login(base: string, email: string): Promise<string> {
 }
 
 export async function runAbuseBench(): Promise<{ lines: string[]; ok: boolean }> {
+  const direct = await runDirectFloods();
+  const gateway = await runGatewayFlood();
+  return { lines: [...direct.lines, '', 'through a gateway:', ...gateway.lines], ok: direct.ok && gateway.ok };
+}
+
+async function runDirectFloods(): Promise<{ lines: string[]; ok: boolean }> {
   const lines: string[] = [];
   const dataDir = mkdtempSync(path.join(tmpdir(), 'strikebook-abusebench-'));
   const port = 21000 + Math.floor(Math.random() * 10000);

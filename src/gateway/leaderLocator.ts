@@ -1,8 +1,10 @@
 // Which server a gateway forwards to (docs/operations.md, "Gateways and NATS"). STRIKEBOOK_LEADER_URL
 // is one URL (a load balancer that checks /ready, or a single server) or a comma-separated list of
 // the leader and its standbys. With a list, the gateway follows a takeover itself: when the server
-// it uses stops answering, closes its connections or answers as a standby (10040), it asks each
-// one's /ready (200 only on the leader) until one leads, and opens its connections there.
+// it uses stops answering, closes its connections or answers as a standby (10040), it asks every
+// one's /ready at once (200 only on the leader: a frozen old leader's silence delays nothing) until
+// one leads, and opens its connections there. Listeners of `onMove` move what is open (the
+// per-client upstream WebSockets, src/gateway/upstreams.ts).
 import type { Logger } from 'pino';
 
 /** How long one /ready may take before the next server is asked, ms. */
@@ -15,6 +17,7 @@ const SEARCH_MS = 10_000;
 export class LeaderLocator {
   private current: string;
   private search: Promise<string> | null = null;
+  private readonly moved: Array<(to: string, from: string) => void> = [];
 
   constructor(
     private readonly urls: readonly string[],
@@ -47,9 +50,19 @@ export class LeaderLocator {
     return this.search ?? Promise.resolve(this.current);
   }
 
-  /** The server in use failed: finds the one that leads (with one URL there is nothing to find). */
-  relocate(): Promise<string> {
+  /** Calls `fn` each time the server in use changes. */
+  onMove(fn: (to: string, from: string) => void): void {
+    this.moved.push(fn);
+  }
+
+  /**
+   * The server in use failed: finds the one that leads (with one URL there is nothing to find).
+   * `failed` names the server that failed; when the search already moved away from it, the server
+   * in use now is kept.
+   */
+  relocate(failed?: string): Promise<string> {
     if (this.urls.length === 1) return Promise.resolve(this.current);
+    if (this.search === null && failed !== undefined && failed !== this.current) return Promise.resolve(this.current);
     this.search ??= this.find().finally(() => (this.search = null));
     return this.search;
   }
@@ -57,14 +70,27 @@ export class LeaderLocator {
   private async find(): Promise<string> {
     const deadline = performance.now() + SEARCH_MS;
     do {
-      for (const u of this.urls) {
-        const leads = await fetch(`${u}/ready`, { signal: AbortSignal.timeout(READY_TIMEOUT_MS) }).then(
-          (r) => r.status === 200,
-          () => false,
-        );
-        if (!leads) continue;
-        if (u !== this.current) this.log.info({ from: this.current, to: u }, 'gateway: the leader moved');
+      const asked = await Promise.all(
+        this.urls.map((u) =>
+          fetch(`${u}/ready`, { signal: AbortSignal.timeout(READY_TIMEOUT_MS) }).then(
+            (r) => {
+              void r.body?.cancel();
+              return r.status === 200;
+            },
+            () => false,
+          ),
+        ),
+      );
+      // the first in the list that leads (two never do for long: the lock or lease decides)
+      const k = asked.indexOf(true);
+      if (k >= 0) {
+        const u = this.urls[k]!;
+        const from = this.current;
         this.current = u;
+        if (u !== from) {
+          this.log.warn({ from, to: u }, 'gateway: the leader moved');
+          for (const fn of this.moved) fn(u, from);
+        }
         return u;
       }
       await new Promise((r) => setTimeout(r, ROUND_PAUSE_MS));

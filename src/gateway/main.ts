@@ -36,6 +36,11 @@ async function main(): Promise<void> {
     maxConnectionsPerIp: int('STRIKEBOOK_WS_MAX_CONNECTIONS_PER_IP', 256, 1, 1e6),
     idleTimeoutMs: int('STRIKEBOOK_WS_IDLE_TIMEOUT_MS', 60_000, 0, 86_400_000),
     minHeartbeatSec: int('STRIKEBOOK_WS_MIN_HEARTBEAT', 10, 1, 3600),
+    maxUpstreams: int('STRIKEBOOK_GATEWAY_MAX_UPSTREAMS', 1024, 1, 1e6),
+    maxUpstreamsPerIp: int('STRIKEBOOK_GATEWAY_MAX_UPSTREAMS_PER_IP', 32, 1, 1e6),
+    forwardTimeoutMs: int('STRIKEBOOK_GATEWAY_FORWARD_TIMEOUT_MS', 5_000, 100, 600_000),
+    poolSockets: int('STRIKEBOOK_GATEWAY_POOL_SOCKETS', 32, 1, 4096),
+    poolMaxQueuedPerIp: int('STRIKEBOOK_GATEWAY_POOL_QUEUE_PER_IP', 256, 1, 1e6),
     log,
   });
   log.info({ url: gw.url }, `Strikebook gateway listening on ${gw.url}`);

@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
+import WebSocket from 'ws';
 import { ROOT, freePort } from './server.ts';
 
 export interface Book {
@@ -81,4 +82,50 @@ export async function spawnGateway(env: Record<string, string>): Promise<ChildGa
     return fetch(`${url}/health`).then((r) => r.ok, () => false);
   }, 30_000);
   return { url, proc, exited, output: () => out };
+}
+
+/** A JSON-RPC WebSocket client that connects from a loopback address of its choice (another "client address"). */
+export class AddressedClient {
+  private next = 1;
+  private readonly pending = new Map<number, (body: any) => void>();
+  readonly notes: Array<{ channel: string; data: any }> = [];
+  /** The close code and reason, once closed. */
+  closed: { code: number; reason: string } | null = null;
+  readonly closedP: Promise<{ code: number; reason: string }>;
+
+  private constructor(readonly ws: WebSocket) {
+    ws.on('message', (raw) => {
+      const msg = JSON.parse(raw.toString());
+      if (msg.method === 'subscription') this.notes.push(msg.params);
+      else if (typeof msg.id === 'number') {
+        this.pending.get(msg.id)?.(msg);
+        this.pending.delete(msg.id);
+      }
+    });
+    this.closedP = new Promise((resolve) => ws.on('close', (code, reason) => resolve((this.closed = { code, reason: reason.toString() }))));
+  }
+
+  static open(url: string, localAddress = '127.0.0.1'): Promise<AddressedClient> {
+    const ws = new WebSocket(`${url.replace(/^http/, 'ws')}/ws/api/v2`, { localAddress });
+    return new Promise((resolve, reject) => {
+      ws.once('open', () => resolve(new AddressedClient(ws)));
+      ws.once('error', reject);
+    });
+  }
+
+  /** Sends a request; resolves with the whole answer, or rejects when none comes within `ms`. */
+  call(method: string, params: Record<string, unknown> = {}, ms = 10_000): Promise<any> {
+    const id = this.next++;
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.pending.delete(id);
+        reject(new Error(`no answer to ${method} within ${ms} ms`));
+      }, ms);
+      this.pending.set(id, (body) => {
+        clearTimeout(timer);
+        resolve(body);
+      });
+      this.ws.send(JSON.stringify({ jsonrpc: '2.0', id, method, params }));
+    });
+  }
 }
