@@ -1,7 +1,8 @@
 // The one schema of every setting (environment variable) of the server and the gateway: its type,
 // range, default, who reads it, and whether production requires it. loadConfig (config.ts) and the
-// gateway read their values through it; the README's configuration table is generated from it
-// (`npm run config:table`) and a test holds the two together. Adding a setting is adding one entry.
+// gateway check their values through it; the README's configuration table is generated from it
+// (configTable(); test/app/config.test.ts fails when the README differs and prints the table).
+// Adding a setting is adding one entry here and one field in loadConfig.
 import { VENUE_NAMES } from '../market/venueIndex.ts';
 
 export type Role = 'server' | 'gateway';
