@@ -7,6 +7,7 @@ import type { CompiledMethod } from '../rpc/dispatch.ts';
 import { envelopeText, errorOut, micros } from './envelope.ts';
 import { rpcOverHttp, type HttpAnswer, type HttpRpcRequest } from './rpcOverHttp.ts';
 import { BODY_LIMIT, bodyKind, malformedPercentEncoding } from './transportRefusals.ts';
+import { requestIdOf } from './requestIds.ts';
 
 /** What Fastify's `reply.type('application/json')` sends, so both paths answer alike. */
 export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
@@ -32,7 +33,7 @@ export function fastPath(
     rpcOverHttp(s, m, request)
       .catch((err: unknown): HttpAnswer => {
         // call() turns handler failures into error replies; this is a bug in the transport itself
-        s.log.error({ err, url: req.url }, 'unexpected HTTP error');
+        s.log.error({ err, reqId: requestIdOf(req), path: req.url?.split('?')[0] }, 'unexpected HTTP error');
         return { status: 500, text: envelopeText({ id: undefined, usIn: micros() }, errorOut(ERR.INTERNAL), s.config.mode !== 'production') };
       })
       .then((out) => {
@@ -69,6 +70,7 @@ export function fastPath(
         pathValue: undefined,
         authorization: req.headers.authorization,
         ip: req.socket.remoteAddress ?? '',
+        requestId: requestIdOf(req),
       });
       return;
     }
@@ -92,6 +94,7 @@ export function fastPath(
         pathValue: undefined,
         authorization: req.headers.authorization,
         ip: req.socket.remoteAddress ?? '',
+        requestId: requestIdOf(req),
       };
       answer(req, res, m, request);
     });

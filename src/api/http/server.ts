@@ -15,6 +15,7 @@ import { DEFAULT_CONNECTION_LIMITS, checkingIntervalMs, limitConnections, type C
 import { openApiDocument } from './openapi.ts';
 import { envelopeText, errorOut, micros, type Envelope } from './envelope.ts';
 import { rpcOverHttp } from './rpcOverHttp.ts';
+import { requestIdOf, withRequestIds } from './requestIds.ts';
 import { registerWebApp } from './webApp.ts';
 import {
   ALLOWED_VERBS,
@@ -89,7 +90,8 @@ export function buildHttpServer(s: Services, methods: MethodDef[]): FastifyInsta
     // the node:http server, with the fast path in front of Fastify's own handler; its timeouts and
     // connection caps are ours (connectionLimits.ts), not Fastify's defaults (which time out nothing)
     serverFactory: (handler) => {
-      const server = createServer({ connectionsCheckingInterval: checkingIntervalMs(limits) }, fastPath(s, fastMethods, () => closing, handler));
+      const listener = withRequestIds(fastPath(s, fastMethods, () => closing, handler), { accessLog: s.config.accessLog, log: s.log });
+      const server = createServer({ connectionsCheckingInterval: checkingIntervalMs(limits) }, listener);
       counts = limitConnections(server, limits);
       return server;
     },
@@ -148,6 +150,7 @@ export function buildHttpServer(s: Services, methods: MethodDef[]): FastifyInsta
       pathValue: (req.params as Record<string, string> | undefined)?.pathValue,
       authorization: req.headers.authorization,
       ip: req.ip,
+      requestId: requestIdOf(req.raw),
     });
     if (out.retryAfter !== undefined) reply.header('retry-after', out.retryAfter);
     reply.code(out.status).type('application/json').send(out.text);
@@ -209,7 +212,7 @@ export function buildHttpServer(s: Services, methods: MethodDef[]): FastifyInsta
     if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || err.statusCode === 413) return send(reply, env, BODY_TOO_LARGE, testnet);
     if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' || err.statusCode === 415) return send(reply, env, UNSUPPORTED_CONTENT_TYPE, testnet);
     if (err.statusCode && err.statusCode < 500) return send(reply, env, refusal(400, ERR.INVALID_REQUEST, String((err as Error).message ?? 'bad request')), testnet);
-    s.log.error({ err, url: req.url }, 'unexpected HTTP error');
+    s.log.error({ err, reqId: requestIdOf(req.raw), path: req.url.split('?')[0] }, 'unexpected HTTP error');
     return send(reply, env, errorOut(ERR.INTERNAL), testnet);
   });
 
