@@ -150,6 +150,7 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
         return st === undefined ? { leader: true, lagRecords: 0, lagSeconds: 0 } : { leader: false, lagRecords: st.leaderSeq - st.appliedSeq, lagSeconds: st.lagMs / 1000 };
       },
       nats: () => nats?.counts ?? null,
+      now: () => clock.now(),
     });
     const catalog = loadCatalogConfig(config.catalogPath ?? undefined);
     const sequencer = new Sequencer(

@@ -5,6 +5,7 @@ import { createServer } from 'node:http';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Services } from '../../app/services.ts';
 import { isLoopback } from '../../app/metrics.ts';
+import { BUILD_INFO } from '../../app/buildInfo.ts';
 import { ERR } from '../../domain/errors.ts';
 import { compileMethod, type CallOutput, type CompiledMethod } from '../rpc/dispatch.ts';
 import type { MethodDef } from '../rpc/registry.ts';
@@ -177,8 +178,8 @@ export function buildHttpServer(s: Services, methods: MethodDef[]): FastifyInsta
     const st = s.ha.role === 'standby' ? s.ha.follower?.status() : undefined;
     const body =
       st === undefined
-        ? { status: 'ok', seq: s.ex.seq, role: s.ha.role }
-        : { status: 'ok', seq: s.ex.seq, role: s.ha.role, leader: st.leaderUrl, lag: { seq: st.leaderSeq - st.appliedSeq, ms: st.lagMs, leader_seq: st.leaderSeq, since_last_read_ms: st.sinceLastReadMs } };
+        ? { status: 'ok', seq: s.ex.seq, role: s.ha.role, version: BUILD_INFO.version }
+        : { status: 'ok', seq: s.ex.seq, role: s.ha.role, version: BUILD_INFO.version, leader: st.leaderUrl, lag: { seq: st.leaderSeq - st.appliedSeq, ms: st.lagMs, leader_seq: st.leaderSeq, since_last_read_ms: st.sinceLastReadMs } };
     reply.type('application/json').send(JSON.stringify(body));
   });
   // for load balancers: only the leader takes traffic that writes
