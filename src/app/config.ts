@@ -1,6 +1,9 @@
-// Configuration from the environment (API.md section 9). The environment always wins.
+// Configuration from the environment (API.md section 9). The environment always wins. Every setting
+// is an entry of the schema in configSchema.ts, checked there before any value is read here.
 import path from 'node:path';
 import { parseCidrList, type ProxyTrust } from '../api/http/clientAddress.ts';
+import { checkEnvironment, parseInstant, rawValue } from './configSchema.ts';
+import type { IndexSourceSpec } from '../market/venueIndex.ts';
 
 export type Mode = 'sandbox' | 'production';
 
@@ -11,13 +14,21 @@ export interface Config {
   databaseUrl: string | null;
   mode: Mode;
   bootstrapToken: string | null;
-  indexFeed: 'simulated' | 'manual';
+  indexFeed: 'simulated' | 'manual' | 'venues';
+  /** The `venues` feed (src/app/venueFeed.ts): its sources and the rules of its median. */
+  indexSources: IndexSourceSpec[];
+  indexMinSources: number;
+  indexMaxAgeMs: number;
+  indexPollMs: number;
+  indexTimeoutMs: number;
   demoMaker: boolean;
   testClock: boolean;
   /** Where the test clock starts (ms), or null for the wall clock; only with `testClock`. */
   testStart: number | null;
   catalogPath: string | null;
   logLevel: string;
+  /** One log line per HTTP request (STRIKEBOOK_ACCESS_LOG). */
+  accessLog: boolean;
   accessTokenTtlSec: number;
   refreshTokenTtlSec: number;
   snapshotEvery: number;
@@ -92,9 +103,21 @@ export interface Config {
   natsMaxAgeSec?: number;
 }
 
-export class ConfigError extends Error {}
+/** Bad settings: `problems` holds one line each, naming the variable. */
+export class ConfigError extends Error {
+  readonly problems: string[];
+  constructor(problems: string | string[]) {
+    const list = typeof problems === 'string' ? [problems] : problems;
+    super(list.join('; '));
+    this.problems = list;
+  }
+}
 
-function int(env: NodeJS.ProcessEnv, key: string, def: number, min: number, max: number): number {
+/**
+ * An integer setting read without a schema entry; for a setting that has none yet (configSchema.ts
+ * PENDING_NAMES). Prefer an entry in SETTINGS: it is documented and checked with the others.
+ */
+export function int(env: NodeJS.ProcessEnv, key: string, def: number, min: number, max: number): number {
   const raw = env[key];
   if (raw === undefined || raw === '') return def;
   const n = Number(raw);
@@ -102,123 +125,103 @@ function int(env: NodeJS.ProcessEnv, key: string, def: number, min: number, max:
   return n;
 }
 
-function oneOf<T extends string>(env: NodeJS.ProcessEnv, key: string, values: readonly T[], def: T): T {
-  const raw = env[key];
-  if (raw === undefined || raw === '') return def;
-  if (!(values as readonly string[]).includes(raw)) throw new ConfigError(`${key} must be one of ${values.join(', ')}, got "${raw}"`);
-  return raw as T;
-}
-
-/** An ISO 8601 instant with its zone (`2026-03-27T07:59:30Z`) or integer milliseconds since the epoch. */
-function parseTestStart(raw: string | undefined): number | null {
-  if (raw === undefined || raw === '') return null;
-  const ms = /^\d+$/.test(raw) ? Number(raw) : /^\d{4}-\d\d-\d\dT[\d:.]+(Z|[+-]\d\d:\d\d)$/.test(raw) ? Date.parse(raw) : NaN;
-  if (!Number.isSafeInteger(ms)) throw new ConfigError(`STRIKEBOOK_TEST_START must be an ISO 8601 time with a zone or milliseconds, got "${raw}"`);
-  return ms;
-}
-
-/** A stream name or subject token: letters, digits, `_` and `-` (no dots, wildcards or spaces). */
-function natsName(env: NodeJS.ProcessEnv, key: string, def: string): string {
-  const raw = env[key];
-  if (raw === undefined || raw === '') return def;
-  if (!/^[A-Za-z0-9_-]{1,64}$/.test(raw)) throw new ConfigError(`${key} must be 1-64 letters, digits, _ or -, got "${raw}"`);
-  return raw;
-}
-
-/** An http(s) URL without credentials: standbys hand it to every client they refuse. */
-function advertisedUrl(raw: string | undefined): string | null {
-  if (raw === undefined || raw === '') return null;
-  let u: URL | null = null;
-  try {
-    u = new URL(raw);
-  } catch {
-    // reported below
-  }
-  if (u === null || (u.protocol !== 'http:' && u.protocol !== 'https:') || u.username !== '' || u.password !== '') {
-    throw new ConfigError(`STRIKEBOOK_ADVERTISED_URL must be an http(s) URL without credentials, got "${raw}"`);
-  }
-  return raw.replace(/\/+$/, '');
-}
-
-/** STRIKEBOOK_TRUSTED_PROXIES (CIDRs) and STRIKEBOOK_PROXY_HEADER, the header those proxies write. */
-function proxyTrust(env: NodeJS.ProcessEnv): ProxyTrust {
-  let proxies;
-  try {
-    proxies = parseCidrList(env.STRIKEBOOK_TRUSTED_PROXIES ?? '');
-  } catch (err) {
-    throw new ConfigError(`STRIKEBOOK_TRUSTED_PROXIES must be comma-separated IP addresses or CIDR blocks: ${(err as Error).message}`);
-  }
-  return { proxies, header: oneOf(env, 'STRIKEBOOK_PROXY_HEADER', ['x-forwarded-for', 'forwarded'] as const, 'x-forwarded-for') };
-}
-
-/** A bearer token for /metrics: 16-256 visible ASCII characters (a short one is guessed). */
-function metricsToken(raw: string | undefined): string | null {
-  if (raw === undefined || raw === '') return null;
-  if (!/^[\x21-\x7e]{16,256}$/.test(raw)) throw new ConfigError('STRIKEBOOK_METRICS_TOKEN must be 16-256 visible ASCII characters without spaces');
-  return raw;
+/** `venue` or `venue=base-url` items (checked by the schema). */
+function indexSources(raw: string): IndexSourceSpec[] {
+  if (raw === '') return [];
+  return raw.split(',').map((item) => {
+    const eq = item.indexOf('=');
+    const venue = (eq < 0 ? item : item.slice(0, eq)).trim() as IndexSourceSpec['venue'];
+    return eq < 0 ? { venue, baseUrl: null } : { venue, baseUrl: item.slice(eq + 1).trim().replace(/\/+$/, '') };
+  });
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const mode = oneOf(env, 'STRIKEBOOK_MODE', ['sandbox', 'production'] as const, 'sandbox');
-  const testClock = env.STRIKEBOOK_TEST_CLOCK === '1';
-  if (testClock && mode === 'production') throw new ConfigError('STRIKEBOOK_TEST_CLOCK=1 is not allowed in production mode');
-  const testStart = parseTestStart(env.STRIKEBOOK_TEST_START);
-  if (testStart !== null && !testClock) throw new ConfigError('STRIKEBOOK_TEST_START needs STRIKEBOOK_TEST_CLOCK=1');
-  const demoDefault = mode === 'sandbox' ? '1' : '0';
-  const demoMaker = (env.STRIKEBOOK_DEMO_MAKER ?? demoDefault) === '1';
-  if (demoMaker && mode === 'production') throw new ConfigError('the demo market maker cannot run in production mode');
+  const problems = checkEnvironment(env, 'server');
+  if (problems.length > 0) throw new ConfigError(problems);
+  const get = (name: string) => rawValue(env, name);
+  const n = (name: string) => Number(get(name));
+  const on = (name: string) => get(name) === '1';
+  const orNull = (name: string) => get(name) || null;
+
+  const mode = get('STRIKEBOOK_MODE') as Mode;
+  const production = mode === 'production';
+  const testClock = on('STRIKEBOOK_TEST_CLOCK');
+  const testStart = get('STRIKEBOOK_TEST_START') === '' ? null : parseInstant(get('STRIKEBOOK_TEST_START'));
+  const demoMaker = (get('STRIKEBOOK_DEMO_MAKER') || (production ? '0' : '1')) === '1';
+  const indexFeed = get('STRIKEBOOK_INDEX_FEED') as Config['indexFeed'];
+  const sources = indexSources(get('STRIKEBOOK_INDEX_SOURCES'));
+  const minSources = n('STRIKEBOOK_INDEX_MIN_SOURCES');
+  // rules between settings, each one line naming the variable to change
+  if (testClock && production) problems.push('STRIKEBOOK_TEST_CLOCK=1 is not allowed in production mode');
+  if (testStart !== null && !testClock) problems.push('STRIKEBOOK_TEST_START needs STRIKEBOOK_TEST_CLOCK=1');
+  if (demoMaker && production) problems.push('STRIKEBOOK_DEMO_MAKER=1: the demo market maker cannot run in production mode');
+  if (production && indexFeed === 'simulated' && !on('STRIKEBOOK_ALLOW_SIMULATED_INDEX')) {
+    problems.push('STRIKEBOOK_INDEX_FEED=simulated is refused in production mode: use venues (with STRIKEBOOK_INDEX_SOURCES) or manual, or set STRIKEBOOK_ALLOW_SIMULATED_INDEX=1 for a rehearsal');
+  }
+  if (indexFeed === 'venues' && sources.length === 0) problems.push('STRIKEBOOK_INDEX_SOURCES is required with STRIKEBOOK_INDEX_FEED=venues');
+  if (indexFeed === 'venues' && sources.length > 0 && sources.length < minSources) {
+    problems.push(`STRIKEBOOK_INDEX_MIN_SOURCES=${minSources} is more than the ${sources.length} venues of STRIKEBOOK_INDEX_SOURCES`);
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
   return {
-    port: int(env, 'PORT', 8080, 0, 65535),
-    host: env.HOST || '127.0.0.1',
-    dataDir: path.resolve(env.STRIKEBOOK_DATA_DIR || './data'),
-    databaseUrl: env.DATABASE_URL || null,
+    port: n('PORT'),
+    host: get('HOST'),
+    dataDir: path.resolve(get('STRIKEBOOK_DATA_DIR')),
+    databaseUrl: orNull('DATABASE_URL'),
     mode,
-    bootstrapToken: env.STRIKEBOOK_BOOTSTRAP_TOKEN || null,
-    indexFeed: oneOf(env, 'STRIKEBOOK_INDEX_FEED', ['simulated', 'manual'] as const, 'simulated'),
+    bootstrapToken: orNull('STRIKEBOOK_BOOTSTRAP_TOKEN'),
+    indexFeed,
+    indexSources: sources,
+    indexMinSources: minSources,
+    indexMaxAgeMs: n('STRIKEBOOK_INDEX_MAX_AGE_MS'),
+    indexPollMs: n('STRIKEBOOK_INDEX_POLL_MS'),
+    indexTimeoutMs: n('STRIKEBOOK_INDEX_TIMEOUT_MS'),
     demoMaker,
     testClock,
     testStart,
-    catalogPath: env.STRIKEBOOK_CATALOG || null,
-    logLevel: env.LOG_LEVEL || 'info',
-    accessTokenTtlSec: int(env, 'STRIKEBOOK_ACCESS_TOKEN_TTL', 3600, 60, 31536000),
-    refreshTokenTtlSec: int(env, 'STRIKEBOOK_REFRESH_TOKEN_TTL', 30 * 86400, 60, 31536000),
-    snapshotEvery: int(env, 'STRIKEBOOK_SNAPSHOT_EVERY', 500_000, 1, 1e9),
-    snapshotInlineMaxBytes: int(env, 'STRIKEBOOK_SNAPSHOT_INLINE_MAX_BYTES', 1024 * 1024, 0, 2 ** 40),
-    indexSeed: int(env, 'STRIKEBOOK_INDEX_SEED', 42, 0, 2 ** 31 - 1),
-    indexAnnualVol: Number(env.STRIKEBOOK_INDEX_VOL || 0.5),
-    wsMaxBufferedBytes: int(env, 'STRIKEBOOK_WS_MAX_BUFFERED', 4 * 1024 * 1024, 1024, 2 ** 30),
-    wsMinHeartbeatSec: int(env, 'STRIKEBOOK_WS_MIN_HEARTBEAT', 10, 1, 3600),
-    wsMaxConnectionsPerIp: int(env, 'STRIKEBOOK_WS_MAX_CONNECTIONS_PER_IP', 256, 1, 1e6),
-    rateLimits: oneOf(env, 'STRIKEBOOK_RATE_LIMITS', ['0', '1'] as const, '1') === '1',
-    rateLimitTier: int(env, 'STRIKEBOOK_RATE_LIMIT_TIER', 4, 1, 4) as 1 | 2 | 3 | 4,
-    rateLimitHoldMaxMs: int(env, 'STRIKEBOOK_RATE_LIMIT_HOLD_MAX_MS', 1000, 0, 60_000),
-    signatureReplayMax: int(env, 'STRIKEBOOK_SIGNATURE_REPLAY_MAX', 100_000, 1, 1e8),
-    signatureReplayPerKey: int(env, 'STRIKEBOOK_SIGNATURE_REPLAY_PER_KEY', 10_000, 1, 1e8),
-    wsMaxQueuedRequests: int(env, 'STRIKEBOOK_WS_MAX_QUEUED', 100, 1, 1e6),
-    wsIdleTimeoutMs: int(env, 'STRIKEBOOK_WS_IDLE_TIMEOUT_MS', 60_000, 0, 86_400_000),
-    maxConnectionsPerIp: int(env, 'STRIKEBOOK_MAX_CONNECTIONS_PER_IP', 512, 1, 1e6),
-    maxConnections: int(env, 'STRIKEBOOK_MAX_CONNECTIONS', 8192, 1, 1e7),
-    headersTimeoutMs: int(env, 'STRIKEBOOK_HEADERS_TIMEOUT_MS', 10_000, 10, 3_600_000),
-    requestTimeoutMs: int(env, 'STRIKEBOOK_REQUEST_TIMEOUT_MS', 30_000, 10, 3_600_000),
-    keepAliveTimeoutMs: int(env, 'STRIKEBOOK_KEEP_ALIVE_TIMEOUT_MS', 72_000, 10, 3_600_000),
-    readCacheBytes: int(env, 'STRIKEBOOK_READ_CACHE_BYTES', 64 * 1024 * 1024, 0, 2 ** 40),
-    heavyReadsPerTurn: int(env, 'STRIKEBOOK_HEAVY_READS_PER_TURN', 2, 1, 1000),
-    diskFloorBytes: int(env, 'STRIKEBOOK_DISK_FLOOR_BYTES', 512 * 1024 * 1024, 0, 2 ** 53),
-    diskCheckMs: int(env, 'STRIKEBOOK_DISK_CHECK_MS', 5_000, 10, 3_600_000),
-    journalRetention: oneOf(env, 'STRIKEBOOK_JOURNAL_RETENTION', ['keep', 'delete', 'archive'] as const, 'keep'),
-    journalArchiveDir: env.STRIKEBOOK_JOURNAL_ARCHIVE_DIR ? path.resolve(env.STRIKEBOOK_JOURNAL_ARCHIVE_DIR) : undefined,
-    standby: oneOf(env, 'STRIKEBOOK_STANDBY', ['0', '1'] as const, '1') === '1',
-    standbyPollMs: int(env, 'STRIKEBOOK_STANDBY_POLL_MS', 1_000, 10, 60_000),
-    advertisedUrl: advertisedUrl(env.STRIKEBOOK_ADVERTISED_URL),
-    metricsPublic: oneOf(env, 'STRIKEBOOK_METRICS_PUBLIC', ['0', '1'] as const, '0') === '1',
-    metricsToken: metricsToken(env.STRIKEBOOK_METRICS_TOKEN),
-    metricsPort: env.STRIKEBOOK_METRICS_PORT ? int(env, 'STRIKEBOOK_METRICS_PORT', 0, 0, 65535) : null,
-    metricsHost: env.STRIKEBOOK_METRICS_HOST || '127.0.0.1',
-    proxyTrust: proxyTrust(env),
-    natsUrl: env.NATS_URL || null,
-    natsStream: natsName(env, 'STRIKEBOOK_NATS_STREAM', 'STRIKEBOOK'),
-    natsSubjectPrefix: natsName(env, 'STRIKEBOOK_NATS_SUBJECT_PREFIX', 'strikebook'),
-    natsBacklogMax: int(env, 'STRIKEBOOK_NATS_BACKLOG_MAX', 100_000, 10, 1e8),
-    natsMaxAgeSec: int(env, 'STRIKEBOOK_NATS_MAX_AGE', 3600, 1, 365 * 86400),
+    catalogPath: orNull('STRIKEBOOK_CATALOG'),
+    logLevel: get('LOG_LEVEL'),
+    accessLog: on('STRIKEBOOK_ACCESS_LOG'),
+    accessTokenTtlSec: n('STRIKEBOOK_ACCESS_TOKEN_TTL'),
+    refreshTokenTtlSec: n('STRIKEBOOK_REFRESH_TOKEN_TTL'),
+    snapshotEvery: n('STRIKEBOOK_SNAPSHOT_EVERY'),
+    snapshotInlineMaxBytes: n('STRIKEBOOK_SNAPSHOT_INLINE_MAX_BYTES'),
+    indexSeed: n('STRIKEBOOK_INDEX_SEED'),
+    indexAnnualVol: n('STRIKEBOOK_INDEX_VOL'),
+    wsMaxBufferedBytes: n('STRIKEBOOK_WS_MAX_BUFFERED'),
+    wsMinHeartbeatSec: n('STRIKEBOOK_WS_MIN_HEARTBEAT'),
+    wsMaxConnectionsPerIp: n('STRIKEBOOK_WS_MAX_CONNECTIONS_PER_IP'),
+    rateLimits: on('STRIKEBOOK_RATE_LIMITS'),
+    rateLimitTier: n('STRIKEBOOK_RATE_LIMIT_TIER') as 1 | 2 | 3 | 4,
+    rateLimitHoldMaxMs: n('STRIKEBOOK_RATE_LIMIT_HOLD_MAX_MS'),
+    signatureReplayMax: n('STRIKEBOOK_SIGNATURE_REPLAY_MAX'),
+    signatureReplayPerKey: n('STRIKEBOOK_SIGNATURE_REPLAY_PER_KEY'),
+    wsMaxQueuedRequests: n('STRIKEBOOK_WS_MAX_QUEUED'),
+    wsIdleTimeoutMs: n('STRIKEBOOK_WS_IDLE_TIMEOUT_MS'),
+    maxConnectionsPerIp: n('STRIKEBOOK_MAX_CONNECTIONS_PER_IP'),
+    maxConnections: n('STRIKEBOOK_MAX_CONNECTIONS'),
+    headersTimeoutMs: n('STRIKEBOOK_HEADERS_TIMEOUT_MS'),
+    requestTimeoutMs: n('STRIKEBOOK_REQUEST_TIMEOUT_MS'),
+    keepAliveTimeoutMs: n('STRIKEBOOK_KEEP_ALIVE_TIMEOUT_MS'),
+    readCacheBytes: n('STRIKEBOOK_READ_CACHE_BYTES'),
+    heavyReadsPerTurn: n('STRIKEBOOK_HEAVY_READS_PER_TURN'),
+    diskFloorBytes: n('STRIKEBOOK_DISK_FLOOR_BYTES'),
+    diskCheckMs: n('STRIKEBOOK_DISK_CHECK_MS'),
+    journalRetention: get('STRIKEBOOK_JOURNAL_RETENTION') as 'keep' | 'delete' | 'archive',
+    journalArchiveDir: get('STRIKEBOOK_JOURNAL_ARCHIVE_DIR') ? path.resolve(get('STRIKEBOOK_JOURNAL_ARCHIVE_DIR')) : undefined,
+    standby: on('STRIKEBOOK_STANDBY'),
+    standbyPollMs: n('STRIKEBOOK_STANDBY_POLL_MS'),
+    // standbys hand it to every client they refuse: one form, without a trailing slash
+    advertisedUrl: get('STRIKEBOOK_ADVERTISED_URL') ? get('STRIKEBOOK_ADVERTISED_URL').replace(/\/+$/, '') : null,
+    metricsPublic: on('STRIKEBOOK_METRICS_PUBLIC'),
+    metricsToken: orNull('STRIKEBOOK_METRICS_TOKEN'),
+    metricsPort: get('STRIKEBOOK_METRICS_PORT') ? n('STRIKEBOOK_METRICS_PORT') : null,
+    metricsHost: get('STRIKEBOOK_METRICS_HOST'),
+    proxyTrust: { proxies: parseCidrList(get('STRIKEBOOK_TRUSTED_PROXIES')), header: get('STRIKEBOOK_PROXY_HEADER') as ProxyTrust['header'] },
+    natsUrl: orNull('NATS_URL'),
+    natsStream: get('STRIKEBOOK_NATS_STREAM'),
+    natsSubjectPrefix: get('STRIKEBOOK_NATS_SUBJECT_PREFIX'),
+    natsBacklogMax: n('STRIKEBOOK_NATS_BACKLOG_MAX'),
+    natsMaxAgeSec: n('STRIKEBOOK_NATS_MAX_AGE'),
   };
 }

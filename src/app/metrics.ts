@@ -9,6 +9,7 @@ import type { Exchange } from '../engine/exchange.ts';
 import type { SnapshotCounts } from './backgroundSnapshots.ts';
 import { LatencySeries, histogramText } from './latencyHistogram.ts';
 import { loopStalls } from './loopStalls.ts';
+import { opsMetrics } from './opsMetrics.ts';
 import type { NatsEventStats } from './natsEvents.ts';
 
 export interface MetricSources {
@@ -23,6 +24,8 @@ export interface MetricSources {
   nats?(): NatsEventStats | null;
   /** Leader or hot standby, and a standby's lag (src/app/standby.ts); absent: always the leader. */
   ha?(): { leader: boolean; lagRecords: number; lagSeconds: number };
+  /** The exchange clock (index age); absent: the wall clock. */
+  now?(): number;
 }
 
 export interface Metrics {
@@ -103,6 +106,7 @@ export function createMetrics(src: MetricSources): Metrics {
   const register = new Registry();
   const shared = processMetrics();
   const { ex } = src;
+  opsMetrics(register, ex, src.now ?? (() => Date.now()));
 
   // prom-client's labelled child costs ~140 ns per inc() (it hashes the labels every time); a cached
   // cell is a Map lookup and an increment (~5 ns), copied into the counter when scraped

@@ -18,12 +18,12 @@ import { serialize } from '../engine/snapshot.ts';
 import { scanForLiquidation } from '../engine/liquidation.ts';
 import { codSweep } from '../engine/cod.ts';
 import { instrumentFields, listingsFor, loadCatalogConfig, type CatalogConfig } from '../market/catalog.ts';
-import { SimulatedIndex } from '../market/indexFeed.ts';
 import { Sequencer, type Clock } from '../sequencer/sequencer.ts';
 import { TestClock, systemClock } from './clock.ts';
 import type { Config } from './config.ts';
 import { RateLimiter } from './rateLimiter.ts';
 import { runInTurns } from './turns.ts';
+import { startIndexFeeds } from './indexFeeds.ts';
 import { startDemoMaker } from './demoMaker.ts';
 import { createMetrics, type EngineWork, type Metrics } from './metrics.ts';
 import { BackgroundSnapshots } from './backgroundSnapshots.ts';
@@ -150,6 +150,7 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
         return st === undefined ? { leader: true, lagRecords: 0, lagSeconds: 0 } : { leader: false, lagRecords: st.leaderSeq - st.appliedSeq, lagSeconds: st.lagMs / 1000 };
       },
       nats: () => nats?.counts ?? null,
+      now: () => clock.now(),
     });
     const catalog = loadCatalogConfig(config.catalogPath ?? undefined);
     const sequencer = new Sequencer(
@@ -394,38 +395,33 @@ function timed<R>(metrics: Metrics, kind: EngineWork, fn: () => R): R {
 function startMarketTimers(s: Services): { ready: Promise<void>; stop(): void } {
   const { ex, seq, config, catalog, log } = s;
   const submit = (cmd: Command) => seq.submit(cmd, (r) => r).catch((err) => log.error({ err, t: cmd.t }, 'market command failed'));
-  const feeds = new Map<CurrencyCode, SimulatedIndex>();
+  const feeds = startIndexFeeds(config, catalog, ex, log);
   let lastTick = s.clock.now();
-
-  const initial: Promise<unknown>[] = [];
-  for (const cc of catalog.currencies) {
-    const idx = ex.index[cc.currency];
-    if (config.indexFeed === 'simulated') {
-      const start = idx?.price ?? cc.initialIndex;
-      feeds.set(cc.currency, new SimulatedIndex(config.indexSeed + cc.currency.charCodeAt(0), start, config.indexAnnualVol));
-      initial.push(submit({ t: 'index', currency: cc.currency, price: start, manual: false, by: null }));
-    } else if (!idx) {
-      initial.push(submit({ t: 'index', currency: cc.currency, price: cc.initialIndex, manual: true, by: null }));
-    }
-  }
+  const initial = feeds.initial().map(submit);
 
   const listNew = () => timed(s.metrics, 'listing', listDue);
   const listDue = () => {
     const now = s.clock.now();
     const indexPrices: Record<string, number> = {};
     const listed: Record<string, number[]> = {};
-    for (const cc of catalog.currencies) {
+    // a currency without an index yet (venues not fresh at start) is listed once it has one
+    const priced = catalog.currencies.filter((cc) => ex.index[cc.currency] !== undefined);
+    for (const cc of priced) {
       indexPrices[cc.currency] = ex.indexPrice(cc.currency);
       listed[cc.currency] = [];
     }
     for (const inst of ex.instruments.values()) listed[inst.currency]?.push(inst.expiry);
-    const specs = listingsFor(catalog, now, indexPrices, listed);
+    const specs = listingsFor({ ...catalog, currencies: priced }, now, indexPrices, listed);
     if (specs.length === 0) return Promise.resolve();
     const fields = new Map(catalog.currencies.map((cc) => [cc.currency, instrumentFields(cc)]));
     return submit({ t: 'list', instruments: specs.map((sp) => ({ ...sp, ...fields.get(sp.currency)! })) });
   };
 
-  const ready = Promise.all(initial).then(() => listNew()).then(() => undefined);
+  const ready = Promise.all(initial)
+    .then(() => feeds.warm())
+    .then((prints) => Promise.all(prints.map(submit)))
+    .then(() => listNew())
+    .then(() => undefined);
 
   /** Settles every expiry that has passed (settlement first: the TWAP window closed at expiry). */
   const settleDue = (now: number): Promise<unknown>[] => {
@@ -458,11 +454,14 @@ function startMarketTimers(s: Services): { ready: Promise<void>; stop(): void } 
     steps.push(() => {
       if (settleDue(now).length > 0) void listNew();
     });
-    if (config.indexFeed === 'simulated') {
-      // a test clock jumping hours ahead would otherwise make one huge move, which the engine
-      // rejects as a bad print (maxIndexJump) and the feed would never come back within bounds
-      const dt = Math.min(Math.max(0, now - lastTick), 60_000);
-      for (const [currency, feed] of feeds) steps.push(() => void submit({ t: 'index', currency, price: feed.next(dt), manual: false, by: null }));
+    // a test clock jumping hours ahead would otherwise make one huge move, which the engine
+    // rejects as a bad print (maxIndexJump) and the feed would never come back within bounds
+    const dt = Math.min(Math.max(0, now - lastTick), 60_000);
+    for (const step of feeds.steps(dt)) {
+      steps.push(() => {
+        const cmd = step();
+        if (cmd !== null) void submit(cmd);
+      });
     }
     lastTick = now;
     steps.push(() => {
@@ -506,6 +505,7 @@ function startMarketTimers(s: Services): { ready: Promise<void>; stop(): void } 
     ready,
     stop() {
       stopped = true;
+      feeds.stop();
       clearInterval(tick);
       clearInterval(listing);
     },

@@ -1,6 +1,7 @@
 // Gateway entry point: `npm run gateway` (docs/operations.md, "Gateways and NATS").
 import pino from 'pino';
 import { startGateway } from './gateway.ts';
+import { checkGatewayEnvOrExit } from '../app/startup.ts';
 
 function int(key: string, def: number, min: number, max: number): number {
   const raw = process.env[key];
@@ -23,6 +24,8 @@ function required(key: string): string {
 }
 
 async function main(): Promise<void> {
+  // the settings' schema (src/app/configSchema.ts): every problem one line, exit 2, before anything opens
+  checkGatewayEnvOrExit();
   const log = pino({ level: process.env.LOG_LEVEL || 'info' });
   const gw = await startGateway({
     leaderUrl: required('STRIKEBOOK_LEADER_URL'),

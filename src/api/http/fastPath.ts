@@ -8,6 +8,7 @@ import { NO_PROXIES, clientAddressOf } from './clientAddress.ts';
 import { envelopeText, errorOut, micros } from './envelope.ts';
 import { rpcOverHttp, type HttpAnswer, type HttpRpcRequest } from './rpcOverHttp.ts';
 import { BODY_LIMIT, bodyKind, malformedPercentEncoding } from './transportRefusals.ts';
+import { requestIdOf } from './requestIds.ts';
 
 /** What Fastify's `reply.type('application/json')` sends, so both paths answer alike. */
 export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
@@ -34,7 +35,7 @@ export function fastPath(
     rpcOverHttp(s, m, request)
       .catch((err: unknown): HttpAnswer => {
         // call() turns handler failures into error replies; this is a bug in the transport itself
-        s.log.error({ err, url: req.url }, 'unexpected HTTP error');
+        s.log.error({ err, reqId: requestIdOf(req), path: req.url?.split('?')[0] }, 'unexpected HTTP error');
         return { status: 500, text: envelopeText({ id: undefined, usIn: micros() }, errorOut(ERR.INTERNAL), s.config.mode !== 'production') };
       })
       .then((out) => {
@@ -71,6 +72,7 @@ export function fastPath(
         pathValue: undefined,
         authorization: req.headers.authorization,
         ip: clientAddressOf(req, trust),
+        requestId: requestIdOf(req),
       });
       return;
     }
@@ -94,6 +96,7 @@ export function fastPath(
         pathValue: undefined,
         authorization: req.headers.authorization,
         ip: clientAddressOf(req, trust),
+        requestId: requestIdOf(req),
       };
       answer(req, res, m, request);
     });

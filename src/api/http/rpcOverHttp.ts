@@ -25,6 +25,8 @@ export interface HttpRpcRequest {
   pathValue: string | undefined;
   authorization: string | undefined;
   ip: string;
+  /** src/api/http/requestIds.ts */
+  requestId?: string;
 }
 
 /**
@@ -100,6 +102,7 @@ export async function rpcOverHttp(s: Services, m: CompiledMethod, req: HttpRpcRe
       signed: { method: req.method, uri: req.url, body: req.rawBody ?? '' },
     },
     ip: req.ip,
+    requestId: req.requestId,
   });
   return answer(env, out, testnet, s);
 }

@@ -4,6 +4,7 @@
 import { createServer } from 'node:http';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Services } from '../../app/services.ts';
+import { BUILD_INFO } from '../../app/buildInfo.ts';
 import { ERR } from '../../domain/errors.ts';
 import { compileMethod, type CallOutput, type CompiledMethod } from '../rpc/dispatch.ts';
 import type { MethodDef } from '../rpc/registry.ts';
@@ -17,6 +18,7 @@ import { DEFAULT_CONNECTION_LIMITS, checkingIntervalMs, limitConnections, type C
 import { openApiDocument } from './openapi.ts';
 import { envelopeText, errorOut, micros, type Envelope } from './envelope.ts';
 import { rpcOverHttp } from './rpcOverHttp.ts';
+import { requestIdOf, withRequestIds } from './requestIds.ts';
 import { SECURITY_HEADERS, registerWebApp } from './webApp.ts';
 import {
   ALLOWED_VERBS,
@@ -96,7 +98,8 @@ export function buildHttpServer(s: Services, methods: MethodDef[]): FastifyInsta
     // the node:http server, with the fast path in front of Fastify's own handler; its timeouts and
     // connection caps are ours (connectionLimits.ts), not Fastify's defaults (which time out nothing)
     serverFactory: (handler) => {
-      const server = createServer({ connectionsCheckingInterval: checkingIntervalMs(limits) }, fastPath(s, fastMethods, () => closing, handler));
+      const listener = withRequestIds(fastPath(s, fastMethods, () => closing, handler), { accessLog: s.config.accessLog, log: s.log });
+      const server = createServer({ connectionsCheckingInterval: checkingIntervalMs(limits) }, listener);
       counts = limitConnections(server, limits);
       return server;
     },
@@ -155,6 +158,7 @@ export function buildHttpServer(s: Services, methods: MethodDef[]): FastifyInsta
       pathValue: (req.params as Record<string, string> | undefined)?.pathValue,
       authorization: req.headers.authorization,
       ip: clientAddressOf(req.raw, trust),
+      requestId: requestIdOf(req.raw),
     });
     if (out.retryAfter !== undefined) reply.header('retry-after', out.retryAfter);
     reply.code(out.status).type('application/json').send(out.text);
@@ -181,8 +185,8 @@ export function buildHttpServer(s: Services, methods: MethodDef[]): FastifyInsta
     const st = s.ha.role === 'standby' ? s.ha.follower?.status() : undefined;
     const body =
       st === undefined
-        ? { status: 'ok', seq: s.ex.seq, role: s.ha.role }
-        : { status: 'ok', seq: s.ex.seq, role: s.ha.role, leader: st.leaderUrl, lag: { seq: st.leaderSeq - st.appliedSeq, ms: st.lagMs, leader_seq: st.leaderSeq, since_last_read_ms: st.sinceLastReadMs } };
+        ? { status: 'ok', seq: s.ex.seq, role: s.ha.role, version: BUILD_INFO.version }
+        : { status: 'ok', seq: s.ex.seq, role: s.ha.role, version: BUILD_INFO.version, leader: st.leaderUrl, lag: { seq: st.leaderSeq - st.appliedSeq, ms: st.lagMs, leader_seq: st.leaderSeq, since_last_read_ms: st.sinceLastReadMs } };
     reply.type('application/json').send(JSON.stringify(body));
   });
   // for load balancers: only the leader takes traffic that writes
@@ -229,7 +233,7 @@ export function buildHttpServer(s: Services, methods: MethodDef[]): FastifyInsta
     if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || err.statusCode === 413) return send(reply, env, BODY_TOO_LARGE, testnet);
     if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' || err.statusCode === 415) return send(reply, env, UNSUPPORTED_CONTENT_TYPE, testnet);
     if (err.statusCode && err.statusCode < 500) return send(reply, env, refusal(400, ERR.INVALID_REQUEST, String((err as Error).message ?? 'bad request')), testnet);
-    s.log.error({ err, url: req.url }, 'unexpected HTTP error');
+    s.log.error({ err, reqId: requestIdOf(req.raw), path: req.url.split('?')[0] }, 'unexpected HTTP error');
     return send(reply, env, errorOut(ERR.INTERNAL), testnet);
   });
 

@@ -40,6 +40,8 @@ export interface CallInput {
   resolved?: Caller | Reject | null;
   /** The WebSocket connection has cancel-on-disconnect on (CallContext.cod); never set from params. */
   cod?: boolean;
+  /** The HTTP request's id (src/api/http/requestIds.ts): an 11094's correlation id. */
+  requestId?: string;
 }
 
 export interface CallOutput {
@@ -210,7 +212,7 @@ function succeeded(s: Services, name: string, started: number, charge: Charge | 
 }
 
 /** What a call threw as call() answers it: a Reject as its error, anything else as 11094, logged. */
-function failed(s: Services, name: string, err: unknown): CallOutput {
+function failed(s: Services, name: string, err: unknown, requestId?: string): CallOutput {
   if (err instanceof Reject) {
     s.metrics.callFailed(name, err.code);
     return { status: httpStatus(err), error: errorBody(err) };
@@ -219,7 +221,7 @@ function failed(s: Services, name: string, err: unknown): CallOutput {
     s.metrics.callFailed(name, ERR.RETRY);
     return { status: ERROR_TABLE[ERR.RETRY].status, error: standbyErrorBody(err.leaderUrl) };
   }
-  const correlationId = randomUUID();
+  const correlationId = requestId ?? randomUUID();
   s.metrics.callFailed(name, ERR.INTERNAL);
   s.log.error({ err, correlationId, method: name }, 'unexpected error in handler');
   return { status: 500, error: { code: ERR.INTERNAL, message: 'internal_server_error', data: { reason: `correlation_id ${correlationId}` } } };
@@ -233,7 +235,7 @@ export async function call(s: Services, m: CompiledMethod, input: CallInput): Pr
     const result = await m.def.handler({ services: s, caller: a.caller, ip: input.ip, cod: input.cod === true }, input.params as never);
     return succeeded(s, m.def.name, started, a.charge, result);
   } catch (err) {
-    return failed(s, m.def.name, err);
+    return failed(s, m.def.name, err, input.requestId);
   }
 }
 

@@ -1,0 +1,20 @@
+// What this server is (docs/operations.md, "Upgrade and rollback"): its version from package.json,
+// shown in GET /health and as the strikebook_build_info metric, so an operator sees which version
+// each server of a fleet runs before and after an upgrade.
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+function packageVersion(): string {
+  try {
+    const pkg = JSON.parse(readFileSync(fileURLToPath(new URL('../../package.json', import.meta.url)), 'utf8')) as { version?: unknown };
+    return typeof pkg.version === 'string' ? pkg.version : 'unknown';
+  } catch {
+    // a build without its package.json still serves; the version is then unknown, not a crash
+    return 'unknown';
+  }
+}
+
+export const BUILD_INFO = {
+  version: packageVersion(),
+  node: process.version,
+} as const;
