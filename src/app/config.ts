@@ -18,6 +18,8 @@ export interface Config {
   catalogPath: string | null;
   logLevel: string;
   accessTokenTtlSec: number;
+  /** The longest access-token lifetime a client may ask for with `expires:NUMBER` in its auth scope. */
+  maxAccessTokenTtlSec: number;
   refreshTokenTtlSec: number;
   snapshotEvery: number;
   /** A snapshot up to this size is serialized on the engine thread; larger ones in the background. */
@@ -155,6 +157,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     catalogPath: env.STRIKEBOOK_CATALOG || null,
     logLevel: env.LOG_LEVEL || 'info',
     accessTokenTtlSec: int(env, 'STRIKEBOOK_ACCESS_TOKEN_TTL', 3600, 60, 31536000),
+    maxAccessTokenTtlSec: int(env, 'STRIKEBOOK_MAX_ACCESS_TOKEN_TTL', 7 * 86400, 60, 31536000),
     refreshTokenTtlSec: int(env, 'STRIKEBOOK_REFRESH_TOKEN_TTL', 30 * 86400, 60, 31536000),
     snapshotEvery: int(env, 'STRIKEBOOK_SNAPSHOT_EVERY', 500_000, 1, 1e9),
     snapshotInlineMaxBytes: int(env, 'STRIKEBOOK_SNAPSHOT_INLINE_MAX_BYTES', 1024 * 1024, 0, 2 ** 40),

@@ -9,6 +9,7 @@ import { ERR } from '../../domain/errors.ts';
 import { compileMethod, type CallOutput, type CompiledMethod } from '../rpc/dispatch.ts';
 import type { MethodDef } from '../rpc/registry.ts';
 import { validRpcId } from '../rpc/validate.ts';
+import { registerBodyMethodRoutes } from './bodyMethod.ts';
 import { docsPage, OPENAPI_PATH } from './docsPage.ts';
 import { fastPath } from './fastPath.ts';
 import { DEFAULT_CONNECTION_LIMITS, checkingIntervalMs, limitConnections, type ConnectionCounts, type ConnectionLimits } from './connectionLimits.ts';
@@ -153,8 +154,11 @@ export function buildHttpServer(s: Services, methods: MethodDef[]): FastifyInsta
     reply.code(out.status).type('application/json').send(out.text);
   };
 
+  /** Every method by name and alias, for requests that name it in the body (bodyMethod.ts). */
+  const byName = new Map<string, CompiledMethod>();
   for (const def of methods) {
     const compiled = compileMethod(def);
+    for (const n of [def.name, ...(def.aliases ?? [])]) byName.set(n, compiled);
     const h = handle(compiled);
     for (const path of methodPaths(def)) {
       fastMethods.set(path, compiled);
@@ -162,6 +166,8 @@ export function buildHttpServer(s: Services, methods: MethodDef[]): FastifyInsta
       if (def.pathParam) app.route({ method: ['GET', 'POST'], url: `${path}/:pathValue`, handler: h });
     }
   }
+
+  registerBodyMethodRoutes(app, s, byName);
 
   // once closing, Fastify answers (503 and Connection: close on a kept-alive connection)
   app.addHook('preClose', (done) => {

@@ -730,6 +730,8 @@ export function attachWebSocket(s: Services, server: Server, methods: MethodDef[
       if (msg === null || typeof msg !== 'object' || Array.isArray(msg)) return reply(c, ticket, undefined, usIn, fail(ERR.INVALID_REQUEST, 'request must be a JSON object'));
       const req = msg as { id?: unknown; method?: unknown; params?: unknown };
       if (!validRpcId(req.id)) return reply(c, ticket, null, usIn, fail(ERR.INVALID_REQUEST, BAD_RPC_ID_REASON));
+      // Deribit refuses a request without an id (its answer could not be matched to it) and runs nothing
+      if (req.id === undefined) return reply(c, ticket, undefined, usIn, fail(ERR.INVALID_REQUEST, 'id is required'));
       const id = req.id;
       if (typeof req.method !== 'string') return reply(c, ticket, id, usIn, fail(ERR.INVALID_REQUEST, 'method is required'));
       const method = req.method.charCodeAt(0) === 47 /* '/' */ ? req.method.slice(1) : req.method;
