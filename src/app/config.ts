@@ -30,6 +30,8 @@ export interface Config {
   /** One log line per HTTP request (STRIKEBOOK_ACCESS_LOG). */
   accessLog: boolean;
   accessTokenTtlSec: number;
+  /** The longest access-token lifetime a client may ask for with `expires:NUMBER` in its auth scope. */
+  maxAccessTokenTtlSec: number;
   refreshTokenTtlSec: number;
   snapshotEvery: number;
   /** A snapshot up to this size is serialized on the engine thread; larger ones in the background. */
@@ -183,6 +185,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: get('LOG_LEVEL'),
     accessLog: on('STRIKEBOOK_ACCESS_LOG'),
     accessTokenTtlSec: n('STRIKEBOOK_ACCESS_TOKEN_TTL'),
+    maxAccessTokenTtlSec: n('STRIKEBOOK_MAX_ACCESS_TOKEN_TTL'),
     refreshTokenTtlSec: n('STRIKEBOOK_REFRESH_TOKEN_TTL'),
     snapshotEvery: n('STRIKEBOOK_SNAPSHOT_EVERY'),
     snapshotInlineMaxBytes: n('STRIKEBOOK_SNAPSHOT_INLINE_MAX_BYTES'),

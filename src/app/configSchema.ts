@@ -135,6 +135,7 @@ export const SETTINGS: readonly Setting[] = [
   { name: 'STRIKEBOOK_TEST_CLOCK', def: '0', roles: S, check: flag, doc: '`1` enables the admin `private/set_test_time` (refused in production)' },
   { name: 'STRIKEBOOK_TEST_START', def: '', shownDefault: 'wall clock', roles: S, check: (raw) => (Number.isSafeInteger(parseInstant(raw)) ? null : 'an ISO 8601 time with a zone or milliseconds'), doc: 'where the test clock starts (only with `STRIKEBOOK_TEST_CLOCK=1`)' },
   { name: 'STRIKEBOOK_ACCESS_TOKEN_TTL', def: '3600', roles: S, check: int(60, 31_536_000), doc: 'access token lifetime, seconds' },
+  { name: 'STRIKEBOOK_MAX_ACCESS_TOKEN_TTL', def: '604800', roles: S, check: int(60, 31_536_000), doc: 'the longest access-token lifetime a client may ask for with `expires:NUMBER` in its `public/auth` scope, seconds' },
   { name: 'STRIKEBOOK_REFRESH_TOKEN_TTL', def: '2592000', roles: S, check: int(60, 31_536_000), doc: 'refresh token lifetime, seconds' },
   { name: 'STRIKEBOOK_SNAPSHOT_EVERY', def: '500000', roles: S, check: int(1, 1e9), doc: 'journal records between snapshots' },
   { name: 'STRIKEBOOK_SNAPSHOT_INLINE_MAX_BYTES', def: '1048576', roles: S, check: int(0, 2 ** 40), doc: 'a smaller state is snapshotted on the engine thread; a larger one by a background thread (`0`: always in the background)' },

@@ -1,5 +1,5 @@
 // Channels of issue 17 over the WebSocket, each value checked against the HTTP API: unknown channels
-// are refused by name, `quote.{instrument}` follows the best bid/ask of get_order_book,
+// are left out of the answer (issue 31; a gateway refuses them by name), `quote.{instrument}` follows the best bid/ask of get_order_book,
 // `chart.trades.{instrument}.{resolution}` the candles of get_tradingview_chart_data.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -29,11 +29,22 @@ function suite(spec: TargetSpec): void {
     await tg.stop();
   });
 
-  test('a subscription to a channel the server does not serve is refused with an error naming it, and subscribes nothing', async () => {
+  test('a subscription naming channels the server does not serve subscribes the rest and leaves them out of the answer, as Deribit does (a gateway still refuses them by name)', async () => {
     const ws = await WsClient.open(tg.ws);
     await ws.auth('alice@example.com');
     const good = `book.${m.name}.100ms`;
     const bad = ['no.such.channel', 'book.NOPE-1JAN30-1-C.raw', `chart.trades.${m.name}.7`, `quote.${m.name}.100ms`];
+    if (spec.kind === 'engine') {
+      for (const method of ['public/subscribe', 'private/subscribe']) {
+        assert.deepEqual(await ws.ok(method, { channels: [...bad.slice(0, 2), good, ...bad.slice(2)] }), [good], `${method}: only the served channel`);
+      }
+      await ws.until(() => ws.on(good).length > 0, 5000, 'the served channel\'s snapshot');
+      assert.deepEqual(await ws.ok('public/unsubscribe', { channels: [good] }), [good]);
+      // only unknown channels: an empty answer, nothing subscribed
+      assert.deepEqual(await ws.ok('public/subscribe', { channels: ['quote', 'nope.1'] }), []);
+      await ws.close();
+      return;
+    }
     for (const method of ['public/subscribe', 'private/subscribe']) {
       const r = await ws.call(method, { channels: [good, ...bad] });
       assert.equal(r.result, undefined, 'no result');
@@ -44,13 +55,6 @@ function suite(spec: TargetSpec): void {
     }
     // nothing of the refused request was subscribed
     assert.deepEqual(await ws.ok('public/unsubscribe', { channels: [good] }), []);
-    // one unknown channel alone is refused too (never a silent empty list)
-    const one = await ws.call('public/subscribe', { channels: ['quote'] });
-    assert.deepEqual([one.error?.code, one.error?.data?.reason], [-32602, 'unknown channel: quote']);
-    // many unknown channels: the first five are named, the rest counted
-    const many = Array.from({ length: 8 }, (_, k) => `nope.${k}`);
-    const r = await ws.call('public/subscribe', { channels: many });
-    assert.equal(r.error.data.reason, 'unknown channel: nope.0, nope.1, nope.2, nope.3, nope.4 (and 3 more)');
     assert.deepEqual(await ws.ok('public/subscribe', { channels: [good] }), [good]);
     await ws.close();
   });
@@ -157,12 +161,15 @@ function suite(spec: TargetSpec): void {
     await ws.auth('alice@example.com');
     assert.deepEqual(await ws.ok('public/get_channels'), listed, 'the same over the WebSocket');
     assert.deepEqual(await ws.ok('public/get_channels', { access: 'private' }), listed.filter((c: any) => c.access === 'private'));
-    // every family, with every value of every parameter, is accepted by subscribe
+    // every family, with every value of every parameter, is accepted by subscribe (a gateway does not
+    // serve issue 31's channels yet: src/api/ws/parityChannels.ts; docs/api-notes.md "Stream gateways")
+    const leaderOnly = new Set(['platform_state.public_methods_state', 'deribit_volatility_index.{index_name}', 'incremental_ticker.{instrument_name}']);
     for (const c of listed) {
+      if (spec.kind === 'gateway' && leaderOnly.has(c.channel)) continue;
       const variants = new Set<string>([instantiate(c.channel, c.params, m.name)]);
       for (const [k, values] of Object.entries(c.params as Record<string, string[]>)) {
         if (k === 'instrument_name') continue;
-        for (const v of values) variants.add(instantiate(c.channel, { ...c.params, [k]: [v] }, m.name));
+        for (const v of values) if (!(spec.kind === 'gateway' && k === 'group' && v !== 'none')) variants.add(instantiate(c.channel, { ...c.params, [k]: [v] }, m.name));
       }
       const chans = [...variants];
       assert.deepEqual(await ws.ok(c.access === 'private' ? 'private/subscribe' : 'public/subscribe', { channels: chans }), chans, c.channel);

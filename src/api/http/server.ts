@@ -11,6 +11,7 @@ import type { MethodDef } from '../rpc/registry.ts';
 import { validRpcId } from '../rpc/validate.ts';
 import { NO_PROXIES, clientAddressOf } from './clientAddress.ts';
 import { DOCS_CSP, docsPage, OPENAPI_PATH } from './docsPage.ts';
+import { registerBodyMethodRoutes } from './bodyMethod.ts';
 import { fastPath } from './fastPath.ts';
 import { metricsAllowed, metricsPolicyOf } from './metricsAccess.ts';
 import { startMetricsListener, type MetricsListener } from './metricsListener.ts';
@@ -164,8 +165,11 @@ export function buildHttpServer(s: Services, methods: MethodDef[]): FastifyInsta
     reply.code(out.status).type('application/json').send(out.text);
   };
 
+  /** Every method by name and alias, for requests that name it in the body (bodyMethod.ts). */
+  const byName = new Map<string, CompiledMethod>();
   for (const def of methods) {
     const compiled = compileMethod(def);
+    for (const n of [def.name, ...(def.aliases ?? [])]) byName.set(n, compiled);
     const h = handle(compiled);
     for (const path of methodPaths(def)) {
       fastMethods.set(path, compiled);
@@ -173,6 +177,8 @@ export function buildHttpServer(s: Services, methods: MethodDef[]): FastifyInsta
       if (def.pathParam) app.route({ method: ['GET', 'POST'], url: `${path}/:pathValue`, handler: h });
     }
   }
+
+  registerBodyMethodRoutes(app, s, byName);
 
   // once closing, Fastify answers (503 and Connection: close on a kept-alive connection)
   app.addHook('preClose', (done) => {

@@ -7,6 +7,7 @@ import { defineMethod, scopeAllows, type CallContext, type Scope } from '../rpc/
 import { Email, Password, caller, unwrap } from './common.ts';
 import { apiKeyGrant } from './apiKeys.ts';
 import { apiKeyScopeTag } from '../../auth/apiKeys.ts';
+import { tokenLifetimeSec } from '../../auth/tokenLifetime.ts';
 
 function renderUser(u: User) {
   return { user_id: u.id, email: u.email, role: u.role, creation_timestamp: u.created };
@@ -49,8 +50,10 @@ export function narrowScope(granted: string, requested: string | undefined): str
   return [...new Set(out)].join(' ');
 }
 
-async function issueTokens(ctx: CallContext, user: User, scope: string, replaces: string | null) {
+async function issueTokens(ctx: CallContext, user: User, scope: string, replaces: string | null, requested?: string) {
   const s = ctx.services;
+  // `expires:NUMBER` in the requested scope: the token's lifetime in seconds (Deribit), capped
+  const life = unwrap(tokenLifetimeSec(requested, s.config.accessTokenTtlSec, s.config.maxAccessTokenTtlSec));
   const access = randomToken();
   const refresh = randomToken();
   return s.seq.submit(
@@ -60,7 +63,7 @@ async function issueTokens(ctx: CallContext, user: User, scope: string, replaces
       access: sha256Hex(access),
       refresh: sha256Hex(refresh),
       scope,
-      accessTtl: s.config.accessTokenTtlSec * 1000,
+      accessTtl: life.sec * 1000,
       refreshTtl: s.config.refreshTokenTtlSec * 1000,
       replaces,
     },
@@ -69,9 +72,9 @@ async function issueTokens(ctx: CallContext, user: User, scope: string, replaces
       return {
         access_token: access,
         token_type: 'bearer',
-        expires_in: s.config.accessTokenTtlSec,
+        expires_in: life.sec,
         refresh_token: refresh,
-        scope: `connection mainaccount ${scope}`,
+        scope: `connection mainaccount ${scope}${life.asked ? ` expires:${life.sec}` : ''}`,
       };
     },
   );
@@ -182,7 +185,7 @@ export const authMethods = [
           s.loginThrottle.succeeded(email, ctx.ip);
           return found;
         });
-        return issueTokens(ctx, user, narrowScope(roleScope(user.role), p.scope), null);
+        return issueTokens(ctx, user, narrowScope(roleScope(user.role), p.scope), null, p.scope);
       }
       if (p.grant_type === 'refresh_token') {
         if (p.refresh_token === undefined) throw reject(ERR.INVALID_PARAMS, 'missing required parameter', 'refresh_token');
@@ -190,13 +193,13 @@ export const authMethods = [
         const rec = await s.seq.read(() => s.ex.auth.refresh.get(hash) ?? null);
         if (!rec || rec.expiresAt <= s.clock.now()) throw reject(ERR.UNAUTHORIZED, 'invalid_refresh_token', 'refresh_token');
         const user = s.ex.users.get(rec.userId)!;
-        return issueTokens(ctx, user, rec.scope, hash);
+        return issueTokens(ctx, user, rec.scope, hash, p.scope);
       }
       // API keys (src/auth/apiKeys.ts): a token with the key's scopes
       const key = await s.seq.read(() => apiKeyGrant(s.ex.apiKeys, s.serverKey, p, [s.clock.now(), Date.now()], s.replay));
       const keyUser = s.ex.users.get(key.userId);
       if (!keyUser) throw reject(ERR.INVALID_CREDENTIALS, 'invalid_credentials', 'client_id');
-      return issueTokens(ctx, keyUser, narrowScope(`${key.scope} ${apiKeyScopeTag(key)}`, p.scope), null);
+      return issueTokens(ctx, keyUser, narrowScope(`${key.scope} ${apiKeyScopeTag(key)}`, p.scope), null, p.scope);
     },
   }),
   defineMethod({

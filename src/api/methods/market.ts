@@ -13,7 +13,8 @@ import { marketDataMethods, orderBookOf, orderBookRead } from './marketData.ts';
 import { catalogVersion, sharedRead } from '../reads/sharedReads.ts';
 import { CurrencyOrAny, InstrumentName, currencyFilter } from './common.ts';
 
-export const SERVER_VERSION = '0.1.0';
+export { SERVER_VERSION } from '../../app/version.ts';
+import { SERVER_VERSION } from '../../app/version.ts';
 
 function instrumentOrReject(s: Services, name: string): Instrument {
   const inst = s.ex.instruments.get(name);

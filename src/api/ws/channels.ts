@@ -3,6 +3,7 @@
 // subscribe request is then refused with an error naming it (never a silent empty result).
 import { CURRENCY_CODES, type CurrencyCode } from '../../domain/currency.ts';
 import { RESOLUTIONS } from '../methods/marketData.ts';
+import { BOOK_GROUPS, parseParityChannel, type ParitySpec } from './parityChannels.ts';
 
 export type Interval = 'raw' | '100ms' | 'agg2';
 /** `raw` channels publish after every durable batch; `100ms` and `agg2` are conflated on the tick. */
@@ -16,7 +17,8 @@ export interface Selector {
 
 export type ChannelSpec =
   | { k: 'book'; instrument: string; cadence: Cadence }
-  | { k: 'book_depth'; instrument: string; depth: number; cadence: Cadence }
+  /** `group`: price buckets of that many base ticks, 0 for `none` (parityChannels.ts groupLevels) */
+  | { k: 'book_depth'; instrument: string; depth: number; cadence: Cadence; group: number }
   | { k: 'trades'; sel: Selector; cadence: Cadence }
   | { k: 'ticker'; instrument: string; cadence: Cadence }
   | { k: 'quote'; instrument: string }
@@ -35,7 +37,8 @@ export type ChannelSpec =
   | { k: 'user.mmp_trigger'; currency: CurrencyCode; indexName: string }
   /** `user.portfolio.{currency}` of a Deribit currency Strikebook keeps no accounts in: accepted,
    *  never notified (ccxt's watchBalance subscribes BTC, ETH, SOL and USDC in one request) */
-  | { k: 'user.portfolio.none'; currency: string };
+  | { k: 'user.portfolio.none'; currency: string }
+  | ParitySpec;
 
 export function isPrivate(spec: ChannelSpec): boolean {
   return spec.k.startsWith('user.');
@@ -80,10 +83,18 @@ function selector(parts: string[], known: (name: string) => boolean): { sel: Sel
   return null;
 }
 
-/** Parses a channel name; `known` says whether an instrument name exists. */
-export function parseChannel(name: string, known: (instrument: string) => boolean): ChannelSpec | null {
+/**
+ * Parses a channel name; `known` says whether an instrument name exists. `parity` adds the channels of
+ * issue 31 (parityChannels.ts: grouped books, volatility index, incremental ticker, public-methods
+ * state), which the leader's hub serves; a reader that cannot serve them leaves it off.
+ */
+export function parseChannel(name: string, known: (instrument: string) => boolean, opts: { parity?: boolean } = {}): ChannelSpec | null {
   if (typeof name !== 'string' || name.length > 128) return null;
   const p = name.split('.');
+  if (opts.parity) {
+    const extra = parseParityChannel(p, known);
+    if (extra) return extra;
+  }
   switch (p[0]) {
     case 'book': {
       if (p.length === 3) {
@@ -91,11 +102,11 @@ export function parseChannel(name: string, known: (instrument: string) => boolea
         return cadence && known(p[1]) ? { k: 'book', instrument: p[1], cadence } : null;
       }
       if (p.length === 5) {
-        // grouping applies to futures' USD prices; options are only offered ungrouped (`none`)
         const cadence = cadenceOf(p[4]);
         const depth = Number(p[3]);
-        if (!cadence || p[2] !== 'none' || !BOOK_DEPTHS.has(depth) || !known(p[1])) return null;
-        return { k: 'book_depth', instrument: p[1], depth, cadence };
+        const group = BOOK_GROUPS.get(p[2]);
+        if (!cadence || group === undefined || (group !== 0 && !opts.parity) || !BOOK_DEPTHS.has(depth) || !known(p[1])) return null;
+        return { k: 'book_depth', instrument: p[1], depth, cadence, group };
       }
       return null;
     }
@@ -175,7 +186,7 @@ const INST = ['(instrument_name)'];
 /** Every channel the WebSocket serves (API.md 6 and issue 17); a test subscribes one of each. */
 export const CHANNELS: ChannelInfo[] = [
   { channel: 'book.{instrument_name}.{interval}', access: 'public', params: { instrument_name: INST, interval: IV }, data: 'snapshot, then changes [action, price, amount] chained by prev_change_id' },
-  { channel: 'book.{instrument_name}.{group}.{depth}.{interval}', access: 'public', params: { instrument_name: INST, group: ['none'], depth: ['1', '10', '20'], interval: IV }, data: '{timestamp, instrument_name, change_id, bids, asks} truncated to depth' },
+  { channel: 'book.{instrument_name}.{group}.{depth}.{interval}', access: 'public', params: { instrument_name: INST, group: [...BOOK_GROUPS.keys()], depth: ['1', '10', '20'], interval: IV }, data: '{timestamp, instrument_name, change_id, bids, asks} truncated to depth; a group sums levels into buckets of that many base ticks (bids down, asks up)' },
   { channel: 'trades.{instrument_name}.{interval}', access: 'public', params: { instrument_name: INST, interval: IV }, data: 'array of public trades' },
   { channel: 'trades.{kind}.{currency}.{interval}', access: 'public', params: { kind: KIND, currency: CCY, interval: IV }, data: 'array of public trades' },
   { channel: 'ticker.{instrument_name}.{interval}', access: 'public', params: { instrument_name: INST, interval: IV }, data: 'ticker object (public/ticker), when it changed' },
@@ -186,6 +197,9 @@ export const CHANNELS: ChannelInfo[] = [
   { channel: 'estimated_expiration_price.{index_name}', access: 'public', params: { index_name: IDX }, data: '{seconds, price, is_estimated}' },
   { channel: 'instrument.state.{kind}.{currency}', access: 'public', params: { kind: KIND, currency: CCY }, data: '{timestamp, state: created|started|settled, instrument_name}' },
   { channel: 'platform_state', access: 'public', params: {}, data: '{price_index, locked}' },
+  { channel: 'platform_state.public_methods_state', access: 'public', params: {}, data: '{allow_unauthenticated_public_requests: true}, on subscribe' },
+  { channel: 'deribit_volatility_index.{index_name}', access: 'public', params: { index_name: IDX }, data: '{index_name, volatility, timestamp} (public/get_volatility_index_data), on subscribe and when it moves' },
+  { channel: 'incremental_ticker.{instrument_name}', access: 'public', params: { instrument_name: INST }, data: '{type:"snapshot", ...ticker} on subscribe, then {type:"change", timestamp, instrument_name, ...the fields that changed} (100 ms)' },
   { channel: 'user.orders.{instrument_name}.{interval}', access: 'private', params: { instrument_name: INST, interval: IV }, data: 'raw: one order; else an array of orders' },
   { channel: 'user.orders.{kind}.{currency}.{interval}', access: 'private', params: { kind: KIND, currency: CCY, interval: IV }, data: 'raw: one order; else an array of orders' },
   { channel: 'user.trades.{instrument_name}.{interval}', access: 'private', params: { instrument_name: INST, interval: IV }, data: 'array of user trades' },

@@ -38,6 +38,7 @@ import { expirationEstimate, lockedIndices } from '../methods/market.ts';
 import { coin, renderOrder, renderPublicTrade, renderUserTrade } from '../render.ts';
 import type { BatchTouched } from './streamEvents.ts';
 import { isPrivate, parseChannel, selects, type Cadence, type ChannelSpec } from './channels.ts';
+import { groupLevels, isParitySpec, parityInitial, parityRound, type ParityTopic } from './parityChannels.ts';
 
 /** A connection as the hub sees it. */
 export interface Subscriber {
@@ -284,7 +285,7 @@ export class StreamHub {
   // ---- subscriptions ---------------------------------------------------------------------------
 
   parse(channel: string): ChannelSpec | null {
-    return parseChannel(channel, (name) => this.s.ex.instruments.has(name));
+    return parseChannel(channel, (name) => this.s.ex.instruments.has(name), { parity: true });
   }
 
   /**
@@ -307,7 +308,8 @@ export class StreamHub {
     mine.add(topic);
     this.regroup.add(sub);
     if (spec.k === 'book') return notification(channel, JSON.stringify(this.snapshot(this.books[spec.cadence].get(this.instId(spec.instrument))!)));
-    if (spec.k === 'book_depth') return notification(channel, JSON.stringify(this.depthView(this.books[spec.cadence].get(this.instId(spec.instrument))!, spec.depth)));
+    if (spec.k === 'book_depth') return notification(channel, JSON.stringify(this.depthView(this.books[spec.cadence].get(this.instId(spec.instrument))!, spec.depth, spec.group)));
+    if (isParitySpec(spec)) return parityInitial(this.s.ex, topic as ParityTopic).map((d) => notification(channel, d));
     // the current ticker, best bid/ask and candle of the latest trade, so a client has a value at
     // once (a screen of a hundred tickers needs no hundred requests, each costing rate-limit credits)
     if (spec.k === 'ticker') {
@@ -433,12 +435,8 @@ export class StreamHub {
     };
   }
 
-  private depthView(st: BookState, depth: number) {
-    const top = (m: Map<number, number>, desc: boolean) =>
-      [...m.keys()]
-        .sort((a, b) => (desc ? b - a : a - b))
-        .slice(0, depth)
-        .map((p) => [priceToNumber(p), lotsAmount(st.inst, m.get(p)!)]);
+  private depthView(st: BookState, depth: number, group: number) {
+    const top = (m: Map<number, number>, desc: boolean) => groupLevels(m, st.inst, group, desc, depth).map(([p, q]) => [priceToNumber(p), lotsAmount(st.inst, q)]);
     return { timestamp: this.s.ex.now, instrument_name: st.inst.name, change_id: st.changeId, bids: top(st.bids, true), asks: top(st.asks, false) };
   }
 
@@ -673,7 +671,7 @@ export class StreamHub {
         case 'book_depth': {
           if (spec.cadence !== cadence) break;
           const id = this.instId(spec.instrument);
-          if (bookChanges.has(id)) this.deliver(topic, notification(topic.channel, JSON.stringify(this.depthView(this.books[cadence].get(id)!, spec.depth))));
+          if (bookChanges.has(id)) this.deliver(topic, notification(topic.channel, JSON.stringify(this.depthView(this.books[cadence].get(id)!, spec.depth, spec.group))));
           break;
         }
         case 'trades': {
@@ -822,6 +820,8 @@ export class StreamHub {
           if (spec.currency === null) topic.last = '';
           break;
         }
+        default:
+          if (isParitySpec(spec)) for (const d of parityRound(ex, topic as ParityTopic, { cadence, currencies: ch.currencies, touched: touchedInst })) this.deliver(topic, notification(topic.channel, d));
       }
     }
     this.flush(cadence, held);

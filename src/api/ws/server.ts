@@ -136,12 +136,6 @@ class PlacedIds extends Set<number> {
   sweepAt = PLACED_SWEEP_MIN;
 }
 
-/** The channels named in an unknown-channel error: the first 5, each cut at 128 characters. */
-function unknownList(names: string[]): string {
-  const shown = names.slice(0, 5).map((n) => (n.length > 128 ? `${n.slice(0, 128)}...` : n));
-  return shown.join(', ') + (names.length > 5 ? ` (and ${names.length - 5} more)` : '');
-}
-
 class Connection implements Subscriber {
   readonly id = nextConnId++;
   caller: Caller | null = null;
@@ -500,12 +494,9 @@ export function attachWebSocket(s: Services, server: Server, methods: MethodDef[
     const initial: Buffer[] = [];
     const done: string[] = [];
     let tooMany = false;
-    let unknown: string[] = [];
     await s.seq.read(() => {
-      // a channel the server does not serve refuses the whole request, naming it, and subscribes
-      // nothing: a client must learn that it will never receive what it asked for (issue 17)
-      unknown = (channels as string[]).filter((ch) => !c.subs.has(ch) && !hub.parse(ch));
-      if (unknown.length > 0) return;
+      // as Deribit: a channel the server does not serve is left out of the answer and the rest
+      // subscribe (issue 31; a bot that batches its subscriptions otherwise got nothing at all)
       for (const ch of channels as string[]) {
         if (c.closed) return;
         if (c.subs.has(ch)) {
@@ -532,7 +523,6 @@ export function attachWebSocket(s: Services, server: Server, methods: MethodDef[
         done.push(ch);
       }
     });
-    if (unknown.length > 0) return fail(ERR.INVALID_PARAMS, `unknown channel: ${unknownList(unknown)}`, 'channels');
     if (tooMany && done.length === 0) return fail(ERR.INVALID_ARGUMENTS, `at most ${opts.maxSubscriptions} subscriptions per connection`, 'channels');
     // the reply goes out before the snapshots it announces
     return { status: 200, result: done, after: initial } as CallOutput & { after: Buffer[] };
@@ -731,6 +721,8 @@ export function attachWebSocket(s: Services, server: Server, methods: MethodDef[
       if (msg === null || typeof msg !== 'object' || Array.isArray(msg)) return reply(c, ticket, undefined, usIn, fail(ERR.INVALID_REQUEST, 'request must be a JSON object'));
       const req = msg as { id?: unknown; method?: unknown; params?: unknown };
       if (!validRpcId(req.id)) return reply(c, ticket, null, usIn, fail(ERR.INVALID_REQUEST, BAD_RPC_ID_REASON));
+      // Deribit refuses a request without an id (its answer could not be matched to it) and runs nothing
+      if (req.id === undefined) return reply(c, ticket, undefined, usIn, fail(ERR.INVALID_REQUEST, 'id is required'));
       const id = req.id;
       if (typeof req.method !== 'string') return reply(c, ticket, id, usIn, fail(ERR.INVALID_REQUEST, 'method is required'));
       const method = req.method.charCodeAt(0) === 47 /* '/' */ ? req.method.slice(1) : req.method;
