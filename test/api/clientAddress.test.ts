@@ -6,7 +6,11 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { canonicalAddress, clientAddress, isTrustedProxy, parseCidrList, viaProxy, type ProxyTrust } from '../../src/api/http/clientAddress.ts';
+import { spawnSync } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import path from 'node:path';
 import { ConfigError, loadConfig } from '../../src/app/config.ts';
+import { ROOT, tempDir } from '../helpers/server.ts';
 
 const trust = (list: string, header: ProxyTrust['header'] = 'x-forwarded-for'): ProxyTrust => ({ proxies: parseCidrList(list), header });
 
@@ -81,6 +85,21 @@ describe('STRIKEBOOK_TRUSTED_PROXIES and STRIKEBOOK_PROXY_HEADER', () => {
     assert.equal(loadConfig({ STRIKEBOOK_TRUSTED_PROXIES: '127.0.0.1,::1', STRIKEBOOK_PROXY_HEADER: 'forwarded' }).proxyTrust!.proxies.length, 2);
     assert.throws(() => loadConfig({ STRIKEBOOK_TRUSTED_PROXIES: '127.0.0.1,nope' }), (e: Error) => e instanceof ConfigError && /^STRIKEBOOK_TRUSTED_PROXIES .*"nope"/.test(e.message));
     assert.throws(() => loadConfig({ STRIKEBOOK_PROXY_HEADER: 'x-real-ip' }), (e: Error) => e instanceof ConfigError && /STRIKEBOOK_PROXY_HEADER/.test(e.message));
+  });
+
+  it('a bad STRIKEBOOK_TRUSTED_PROXIES stops the server at start: exit 2 and one line naming it', (t) => {
+    const dir = tempDir();
+    t.after(() => rmSync(dir, { recursive: true, force: true }));
+    const r = spawnSync(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src/app/main.ts')], {
+      cwd: ROOT,
+      env: { ...process.env, PORT: '0', STRIKEBOOK_DATA_DIR: dir, DATABASE_URL: '', STRIKEBOOK_TRUSTED_PROXIES: '10.0.0.0/8,10.0.0.0/99' },
+      encoding: 'utf8',
+      timeout: 90_000,
+    });
+    assert.equal(r.status, 2, r.stderr);
+    const lines = r.stderr.trim().split('\n');
+    assert.equal(lines.length, 1, r.stderr);
+    assert.match(lines[0]!, /^configuration error: STRIKEBOOK_TRUSTED_PROXIES .*"10\.0\.0\.0\/99"/);
   });
 });
 

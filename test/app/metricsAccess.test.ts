@@ -6,7 +6,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { metricsListeners } from '../../src/api/http/server.ts';
 import { ConfigError, loadConfig } from '../../src/app/config.ts';
+import pino from 'pino';
+import { startGateway } from '../../src/gateway/gateway.ts';
 import { startForwardingProxy } from '../helpers/forwardingProxy.ts';
+import { freshStream } from '../helpers/nats.ts';
 import { rawRequest, startServer } from '../helpers/server.ts';
 
 const TOKEN = 'metrics-token-0123456789abcdef';
@@ -23,6 +26,19 @@ test('through a same-host reverse proxy /metrics is not served, in any spelling'
     assert.equal(r.status, 404, path);
     assert.equal(r.body.error.code, -32601, path);
     assert.doesNotMatch(r.text, /strikebook_/, path);
+  }
+});
+
+test('through the stream gateway the leader\'s /metrics is not served, in any spelling the gateway forwards', async (t) => {
+  const ns = await freshStream(t);
+  if (!ns) return;
+  const srv = await startServer(ns.env);
+  t.after(() => srv.stop());
+  const gw = await startGateway({ leaderUrl: srv.url, natsUrl: ns.url, stream: ns.stream, prefix: ns.prefix, port: 0, host: '127.0.0.1', log: pino({ level: 'silent' }) });
+  t.after(() => gw.close());
+  for (const path of ['/metrics', '/metrics/', '/metrics?x=1']) {
+    const r = await rawRequest(gw.url, 'GET', path);
+    assert.doesNotMatch(r.text, /strikebook_journal_seq/, `${path}: the leader's metrics`);
   }
 });
 

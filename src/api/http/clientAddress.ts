@@ -10,11 +10,13 @@
 // the address it saw, so everything left of the first untrusted hop (from the right) was written by
 // someone we do not trust. Pure: no I/O, no clock.
 
-/** One CIDR block: the address as a 32- or 128-bit number, and its prefix length. */
+/** One CIDR block: its prefix length and masked address (IPv6 as a bigint, IPv4 as a number). */
 export interface Cidr {
   v6: boolean;
-  base: bigint;
   prefix: number;
+  base: bigint;
+  base4: number;
+  mask4: number;
 }
 
 /** Which header a trusted proxy names the client in. */
@@ -30,29 +32,26 @@ export const NO_PROXIES: ProxyTrust = { proxies: [], header: 'x-forwarded-for' }
 /** Hops read from the right before giving up: a chain longer than this is not a real deployment. */
 export const MAX_HOPS = 32;
 
-/** Where an address is parsed to: its family and value. */
-interface Parsed {
-  v6: boolean;
-  value: bigint;
-}
+/** An address parsed: IPv4 as a number (every request reads one: no bigint work), IPv6 as a bigint. */
+type Parsed = { v6: false; n: number } | { v6: true; value: bigint };
 
-function parseV4(s: string): bigint | null {
+function parseV4(s: string): number | null {
   const parts = s.split('.');
   if (parts.length !== 4) return null;
-  let v = 0n;
+  let v = 0;
   for (const p of parts) {
     // no leading zeros: `010` is octal to some parsers and decimal to others
     if (!/^(0|[1-9]\d{0,2})$/.test(p)) return null;
     const n = Number(p);
     if (n > 255) return null;
-    v = (v << 8n) | BigInt(n);
+    v = v * 256 + n;
   }
   return v;
 }
 
 function parseV6(s: string): bigint | null {
   if (s.length > 45 || !/^[0-9a-fA-F:.]+$/.test(s)) return null;
-  let tail4: bigint | null = null;
+  let tail4: number | null = null;
   let text = s;
   // an IPv4 tail (`::ffff:1.2.3.4`) is the last 32 bits
   const lastColon = s.lastIndexOf(':');
@@ -75,22 +74,22 @@ function parseV6(s: string): bigint | null {
     if (!/^[0-9a-fA-F]{1,4}$/.test(g)) return null;
     v = (v << 16n) | BigInt(parseInt(g, 16));
   }
-  if (tail4 !== null) v = (v & ~0xffffffffn) | tail4;
+  if (tail4 !== null) v = (v & ~0xffffffffn) | BigInt(tail4);
   return v;
 }
 
 /** An address as text, IPv4-mapped IPv6 taken as the IPv4 it carries; null when it is not one. */
 function parseAddress(raw: string): Parsed | null {
   const v4 = parseV4(raw);
-  if (v4 !== null) return { v6: false, value: v4 };
+  if (v4 !== null) return { v6: false, n: v4 };
   const v6 = parseV6(raw);
   if (v6 === null) return null;
-  if (v6 >> 32n === 0xffffn) return { v6: false, value: v6 & 0xffffffffn };
+  if (v6 >> 32n === 0xffffn) return { v6: false, n: Number(v6 & 0xffffffffn) };
   return { v6: true, value: v6 };
 }
 
-function formatV4(v: bigint): string {
-  return [24n, 16n, 8n, 0n].map((s) => String((v >> s) & 0xffn)).join('.');
+function formatV4(n: number): string {
+  return `${n >>> 24}.${(n >>> 16) & 255}.${(n >>> 8) & 255}.${n & 255}`;
 }
 
 /** RFC 5952 text: lower case, no leading zeros, the longest run (2+) of zero groups as `::`. */
@@ -118,7 +117,7 @@ function formatV6(v: bigint): string {
 }
 
 function format(p: Parsed): string {
-  return p.v6 ? formatV6(p.value) : formatV4(p.value);
+  return p.v6 ? formatV6(p.value) : formatV4(p.n);
 }
 
 /**
@@ -149,7 +148,8 @@ export function parseCidrList(raw: string): Cidr[] {
     let prefix = prefixText === null ? width : Number(prefixText);
     if (mapped) prefix -= 96;
     if (prefix < 0 || prefix > width) throw new Error(`"${e}" has a prefix length outside 0..${width}`);
-    out.push({ v6: addr.v6, base: mask(addr.value, prefix, width), prefix });
+    const mask4 = prefix === 0 || addr.v6 ? 0 : (~0 << (32 - prefix)) >>> 0;
+    out.push(addr.v6 ? { v6: true, prefix, base: mask(addr.value, prefix, 128), base4: 0, mask4 } : { v6: false, prefix, base: 0n, base4: (addr.n & mask4) >>> 0, mask4 });
   }
   return out;
 }
@@ -160,7 +160,10 @@ function mask(v: bigint, prefix: number, width: number): bigint {
 }
 
 function inList(p: Parsed, list: readonly Cidr[]): boolean {
-  for (const c of list) if (c.v6 === p.v6 && mask(p.value, c.prefix, p.v6 ? 128 : 32) === c.base) return true;
+  for (const c of list) {
+    if (c.v6 !== p.v6) continue;
+    if (p.v6 ? mask(p.value, c.prefix, 128) === c.base : ((p.n & c.mask4) >>> 0) === c.base4) return true;
+  }
   return false;
 }
 
@@ -204,13 +207,17 @@ export function forwardedHops(value: string, header: ProxyHeader): string[] {
  * hop of the configured header that is not a trusted proxy. A hop that is not an IP address
  * (`unknown`, an obfuscated name, garbage) stops the walk at the trusted hop to its right: its
  * clients share that proxy's address rather than take a name anyone could pick. When every hop is
- * trusted, the left-most. Always canonical text (canonicalAddress).
+ * trusted, the left-most. Canonical text (canonicalAddress); with no proxies configured, the peer
+ * as the socket wrote it (which is), IPv4-mapped addresses unwrapped, without parsing: the cost of
+ * every request when no proxy is in front (about 60 ns against 1 us parsed).
  */
 export function clientAddress(peer: string | undefined, headerValue: string | string[] | undefined, trust: ProxyTrust): string {
   const peerText = peer ?? '';
+  // no proxies (the default): the peer as the socket wrote it (already canonical), IPv4-mapped unwrapped
+  if (trust.proxies.length === 0) return peerText.startsWith('::ffff:') && peerText.includes('.') ? peerText.slice(7) : peerText;
   const peerParsed = parseAddress(peerText);
   if (peerParsed === null) return peerText;
-  if (trust.proxies.length === 0 || !inList(peerParsed, trust.proxies) || headerValue === undefined) return format(peerParsed);
+  if (!inList(peerParsed, trust.proxies) || headerValue === undefined) return format(peerParsed);
   const value = Array.isArray(headerValue) ? headerValue.join(',') : headerValue;
   // only the right end is read: a client can send a long header, but not make us walk it
   const tail = value.length > 4096 ? value.slice(value.indexOf(',', value.length - 4096) + 1) : value;

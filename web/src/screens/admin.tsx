@@ -310,7 +310,7 @@ function Insurance() {
   );
 }
 
-/** Metric lines worth a glance, from the Prometheus text at /metrics (served to this host only). */
+/** Metric lines worth a glance, from the Prometheus text at /metrics (when the server lets this page read it: docs/security.md). */
 const HEALTH_METRICS = ['strikebook_users', 'strikebook_open_orders', 'strikebook_instruments', 'strikebook_ws_connections', 'strikebook_journal_seq', 'strikebook_journal_records_total', 'process_resident_memory_bytes', 'nodejs_eventloop_lag_p99_seconds'];
 
 function Health() {
@@ -348,7 +348,7 @@ function Health() {
           ))}
         </dl>
       )}
-      {data && !data.metrics && <p class="muted">/metrics answers this host only (STRIKEBOOK_METRICS_PUBLIC opens it).</p>}
+      {data && !data.metrics && <p class="muted">/metrics is for operators: a token or a port of its own (STRIKEBOOK_METRICS_TOKEN, STRIKEBOOK_METRICS_PORT); a sandbox also answers this host directly, not through a proxy.</p>}
     </div>
   );
 }
