@@ -127,7 +127,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     const body = JSON.parse(text) as { result?: { id?: unknown } };
     return typeof body.result?.id === 'number' ? body.result.id : null;
   };
-  const streams = await startStreams({ log, tickMs, maxSubs, prefix: opts.prefix, leader, upstreamCall, whoAmI, closing: () => closing });
+  const streams = await startStreams({ log, tickMs, maxSubs, prefix: opts.prefix, leader, timeoutMs: forwardTimeoutMs, upstreamCall, whoAmI, closing: () => closing });
   const { subscribe, unsubscribeOne, dropPrivate } = streams;
   const stream = await startNatsStream({ url: opts.natsUrl, stream: opts.stream, prefix: opts.prefix, log, register, onMessage: streams.onMessage });
 

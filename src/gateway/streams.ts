@@ -20,6 +20,8 @@ export interface StreamDeps {
   /** The first token of the stream's subjects. */
   prefix: string;
   leader: LeaderLocator;
+  /** How long a read from the leader may take before the leader is looked for, ms. */
+  timeoutMs: number;
   /** Sends a request on the client's own upstream connection; resolves with the answer text. */
   upstreamCall(c: ClientConn, method: string, params: unknown): Promise<string>;
   /** The id of the user the leader knows on the client's connection (with a token given as a param). */
@@ -47,12 +49,14 @@ export async function startStreams(deps: StreamDeps): Promise<Streams> {
   let knownAt = 0;
   const leaderGet = async (method: string, params: Record<string, string | number>): Promise<unknown> => {
     const qs = new URLSearchParams(Object.entries(params).map(([k, v]) => [k, String(v)])).toString();
+    const get = (base: string) => fetch(`${base}/api/v2/${method}?${qs}`, { signal: AbortSignal.timeout(deps.timeoutMs) });
+    const base = await leader.settled();
     let r: Response;
     try {
-      r = await fetch(`${await leader.settled()}/api/v2/${method}?${qs}`);
+      r = await get(base);
     } catch {
-      // the server is gone (a takeover): once more, at the server that leads now
-      r = await fetch(`${await leader.relocate()}/api/v2/${method}?${qs}`);
+      // the server is gone or stalled (a takeover, a frozen leader): once more, at the server that leads now
+      r = await get(await leader.relocate(base));
     }
     const body = (await r.json()) as { result?: unknown; error?: { message: string } };
     if (body.error) throw new Error(`${method}: ${body.error.message}`);
