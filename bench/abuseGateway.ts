@@ -88,8 +88,10 @@ export async function runGatewayFlood(): Promise<{ lines: string[]; ok: boolean 
     const lastExpiry = Math.max(...instruments.map((i) => i.expiration_timestamp));
     const inst = instruments.filter((i) => i.expiration_timestamp === lastExpiry && i.option_type === 'call').sort((a, b) => Math.abs(a.strike - index) - Math.abs(b.strike - index))[0]!;
     const book = await call(base, 'public/get_order_book', { instrument_name: inst.instrument_name });
-    // an IOC bid at the lowest price takes nothing: the book stays as it is
-    const bid = book.min_price as number;
+    // an IOC bid on the price grid (abuseBench.ts's) in an empty book takes nothing: the book stays as it is
+    const units: number[] = [];
+    for (let u = Math.ceil(book.min_price * 1e4 - 1e-6); u <= Math.floor(book.max_price * 1e4 + 1e-6); u++) if (u % (u >= 50 ? 5 : 1) === 0) units.push(u);
+    const bid = units[Math.floor(units.length / 4)]! / 1e4;
 
     const gwPort = await freePort();
     const gateway = `http://127.0.0.1:${gwPort}`;
@@ -100,6 +102,7 @@ export async function runGatewayFlood(): Promise<{ lines: string[]; ok: boolean 
     const victim = await victimSocket(gateway, 'bench-victim@example.com');
     sockets.push(victim.ws);
     const params = { instrument_name: inst.instrument_name, amount: 0.1, price: bid, time_in_force: 'immediate_or_cancel' };
+    let firstError: unknown = null;
     const phase = async (): Promise<{ sorted: number[]; errors: number }> => {
       const lat: number[] = [];
       let errors = 0;
@@ -111,7 +114,10 @@ export async function runGatewayFlood(): Promise<{ lines: string[]; ok: boolean 
         if (wait > 0) await new Promise((r) => setTimeout(r, wait));
         pending.push(
           victim.call('private/buy', params).then((a) => {
-            if (a.error) errors++;
+            if (a.error) {
+              errors++;
+              firstError ??= a.error;
+            }
             lat.push(performance.now() - scheduled);
           }),
         );
@@ -144,6 +150,7 @@ export async function runGatewayFlood(): Promise<{ lines: string[]; ok: boolean 
     report('256 connections from one address through the gateway', during, `  p99 ratio ${ratio.toFixed(2)}x (target <= ${TARGET_RATIO}x) ${ok ? 'PASS' : 'FAIL'}`);
     lines.push(`during the flood: the gateway held ${health.connections} client connections and ${health.upstreams} upstreams; a fresh victim login took ${fresh.loginMs.toFixed(1)} ms`);
     lines.push(`baseline p99 for the ratio: both victim-alone phases pooled (${pooled.length} orders), ${base99.toFixed(1)} ms`);
+    if (firstError !== null) lines.push(`first victim error: ${JSON.stringify(firstError)}`);
     return { lines, ok };
   } finally {
     for (const s of sockets) s.terminate();

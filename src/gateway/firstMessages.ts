@@ -30,6 +30,7 @@ export class FirstMessages {
 
   private openFeed(): Feed {
     if (this.feed !== null && this.feed.ws.readyState <= WebSocket.OPEN) return this.feed;
+    const base = this.leader.url;
     const ws = new WebSocket(this.leader.wsUrl, { perMessageDeflate: false });
     const f: Feed = {
       ws,
@@ -52,7 +53,8 @@ export class FirstMessages {
     ws.on('close', () => {
       for (const w of f.waiting.values()) w();
       f.waiting.clear();
-      if (!this.closing()) void this.leader.relocate();
+      // closed unasked: the leader may have moved (a close after a move finds it moved already)
+      if (!this.closing()) void this.leader.relocate(base);
     });
     ws.on('error', () => undefined);
     this.feed = f;

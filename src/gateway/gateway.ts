@@ -50,6 +50,7 @@ import { Upstreams } from './upstreams.ts';
 import { Forwarding } from './forwarding.ts';
 import { startNatsStream } from './natsStream.ts';
 import { httpHandler } from './httpSide.ts';
+import { AddressRate } from './addressRate.ts';
 import { DEFAULT_CONNECTION_LIMITS, checkingIntervalMs, limitConnections } from '../api/http/connectionLimits.ts';
 
 export interface GatewayOptions {
@@ -81,6 +82,8 @@ export interface GatewayOptions {
   /** Anonymous calls on the shared HTTP pool at once, and waiting per client address. */
   poolSockets?: number;
   poolMaxQueuedPerIp?: number;
+  /** Frames read per second from the clients of one address (burst twice that); past it their connections wait. */
+  framesPerSecPerIp?: number;
 }
 
 export interface RunningGateway {
@@ -124,7 +127,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     const body = JSON.parse(text) as { result?: { id?: unknown } };
     return typeof body.result?.id === 'number' ? body.result.id : null;
   };
-  const streams = await startStreams({ log, tickMs, maxSubs, prefix: opts.prefix, leader, upstreamCall, whoAmI, closing: () => closing });
+  const streams = await startStreams({ log, tickMs, maxSubs, prefix: opts.prefix, leader, timeoutMs: forwardTimeoutMs, upstreamCall, whoAmI, closing: () => closing });
   const { subscribe, unsubscribeOne, dropPrivate } = streams;
   const stream = await startNatsStream({ url: opts.natsUrl, stream: opts.stream, prefix: opts.prefix, log, register, onMessage: streams.onMessage });
 
@@ -214,6 +217,9 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
   };
 
   const maxPerIp = opts.maxConnectionsPerIp ?? 256;
+  const frameRate = new AddressRate(opts.framesPerSecPerIp ?? 1000);
+  const rateSweep = setInterval(() => frameRate.sweep(), 10_000);
+  rateSweep.unref();
   // idle connections (as on the leader): one silent since the last check, not even a pong, is closed
   const idleMs = opts.idleTimeoutMs ?? 60_000;
   const idleSweep =
@@ -281,9 +287,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
       const c = new ClientConn(ws, socket, maxBuffered, ip, forwardedFor(req.headers['x-forwarded-for'], ip), () => overflows++);
       conns.add(c);
       ws.on('pong', () => (c.heard = true));
-      ws.on('message', (data) => {
-        c.heard = true;
-        const text = data.toString();
+      const accept = (text: string) => {
         // frames waiting here plus requests waiting at the leader: past the bound, refused at once
         if (c.queued + c.outstanding.size >= MAX_QUEUED) {
           let id: unknown = null;
@@ -300,6 +304,30 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
           .then(() => handle(c, text))
           .catch((err: unknown) => log.error({ err }, 'gateway request failed'))
           .finally(() => c.queued--);
+      };
+      // past its address's frame rate a connection is not read (ws.pause) until the rate allows; the
+      // frames ws had already read when it paused are held here (at most one read's worth)
+      const held: string[] = [];
+      let paused = false;
+      const drain = () => {
+        while (held.length > 0 && !paused) {
+          accept(held.shift()!);
+          const wait = frameRate.take(ip);
+          if (wait <= 0) continue;
+          paused = true;
+          ws.pause();
+          setTimeout(() => {
+            paused = false;
+            if (c.closed) return;
+            ws.resume();
+            drain();
+          }, wait).unref();
+        }
+      };
+      ws.on('message', (data) => {
+        c.heard = true;
+        held.push(data.toString());
+        drain();
       });
       ws.on('close', () => onClose(c));
       ws.on('error', () => onClose(c));
@@ -327,6 +355,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
       closing = true;
       streams.close();
       clearInterval(recheck);
+      clearInterval(rateSweep);
       if (idleSweep) clearInterval(idleSweep);
       for (const c of [...conns]) {
         c.ws.terminate();

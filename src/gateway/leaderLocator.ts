@@ -70,21 +70,26 @@ export class LeaderLocator {
   private async find(): Promise<string> {
     const deadline = performance.now() + SEARCH_MS;
     do {
-      const asked = await Promise.all(
-        this.urls.map((u) =>
-          fetch(`${u}/ready`, { signal: AbortSignal.timeout(READY_TIMEOUT_MS) }).then(
-            (r) => {
-              void r.body?.cancel();
-              return r.status === 200;
-            },
-            () => false,
-          ),
-        ),
-      );
-      // the first in the list that leads (two never do for long: the lock or lease decides)
-      const k = asked.indexOf(true);
-      if (k >= 0) {
-        const u = this.urls[k]!;
+      // the first to answer 200 (two never lead for long: the lock or lease decides); a frozen
+      // server's silence delays nothing
+      const u = await new Promise<string | null>((resolve) => {
+        let left = this.urls.length;
+        for (const url of this.urls) {
+          fetch(`${url}/ready`, { signal: AbortSignal.timeout(READY_TIMEOUT_MS) })
+            .then(
+              (r) => {
+                void r.body?.cancel();
+                return r.status === 200;
+              },
+              () => false,
+            )
+            .then((leads) => {
+              if (leads) resolve(url);
+              else if (--left === 0) resolve(null);
+            });
+        }
+      });
+      if (u !== null) {
         const from = this.current;
         this.current = u;
         if (u !== from) {

@@ -44,6 +44,7 @@ async function main(): Promise<void> {
     forwardTimeoutMs: int('STRIKEBOOK_GATEWAY_FORWARD_TIMEOUT_MS', 5_000, 100, 600_000),
     poolSockets: int('STRIKEBOOK_GATEWAY_POOL_SOCKETS', 32, 1, 4096),
     poolMaxQueuedPerIp: int('STRIKEBOOK_GATEWAY_POOL_QUEUE_PER_IP', 256, 1, 1e6),
+    framesPerSecPerIp: int('STRIKEBOOK_GATEWAY_FRAMES_PER_SEC_PER_IP', 1000, 1, 1e7),
     log,
   });
   log.info({ url: gw.url }, `Strikebook gateway listening on ${gw.url}`);

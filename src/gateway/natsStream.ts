@@ -72,7 +72,10 @@ export async function startNatsStream(opts: NatsStreamOptions): Promise<NatsStre
           log.error({ err, subject: msg.subject }, 'stream message failed');
         }
       }
-    })();
+    })().catch((err: unknown) => {
+      // the consumer ended with an error (NATS gone): the reconnect makes a new one
+      if (mine === generation && !closing) log.warn({ err }, 'gateway: stream consumer ended');
+    });
   };
   await consume();
 

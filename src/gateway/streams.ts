@@ -10,6 +10,7 @@ import { BookMirror, type BookChange, type BookSnapshot, type L2 } from './bookM
 import { envelope, failure, type ClientConn, type Topic } from './clientConn.ts';
 import type { LeaderLocator } from './leaderLocator.ts';
 import { FirstMessages } from './firstMessages.ts';
+import { LeaderReads } from './leaderReads.ts';
 import { FIRST_FROM_LEADER, PORTFOLIO_CURRENCIES, currencyOf, notification, quoteKey, quoteOf, unknownList, type PrivateEvent } from './channelData.ts';
 
 
@@ -20,6 +21,8 @@ export interface StreamDeps {
   /** The first token of the stream's subjects. */
   prefix: string;
   leader: LeaderLocator;
+  /** How long a read from the leader may take before the leader is looked for, ms. */
+  timeoutMs: number;
   /** Sends a request on the client's own upstream connection; resolves with the answer text. */
   upstreamCall(c: ClientConn, method: string, params: unknown): Promise<string>;
   /** The id of the user the leader knows on the client's connection (with a token given as a param). */
@@ -42,29 +45,9 @@ export async function startStreams(deps: StreamDeps): Promise<Streams> {
   const topics = new Map<string, Topic>();
   const mirrors = new Map<string, BookMirror>();
   let deliveries = 0;
-  // ---- instruments known (for channel names) -----------------------------------------------------
-  const known = new Set<string>();
-  let knownAt = 0;
-  const leaderGet = async (method: string, params: Record<string, string | number>): Promise<unknown> => {
-    const qs = new URLSearchParams(Object.entries(params).map(([k, v]) => [k, String(v)])).toString();
-    let r: Response;
-    try {
-      r = await fetch(`${await leader.settled()}/api/v2/${method}?${qs}`);
-    } catch {
-      // the server is gone (a takeover): once more, at the server that leads now
-      r = await fetch(`${await leader.relocate()}/api/v2/${method}?${qs}`);
-    }
-    const body = (await r.json()) as { result?: unknown; error?: { message: string } };
-    if (body.error) throw new Error(`${method}: ${body.error.message}`);
-    return body.result;
-  };
-  const refreshKnown = async () => {
-    knownAt = performance.now();
-    for (const currency of ['BTC', 'ETH']) {
-      const list = (await leaderGet('public/get_instruments', { currency })) as Array<{ instrument_name: string }>;
-      for (const i of list) known.add(i.instrument_name);
-    }
-  };
+  // the instruments known (for channel names), snapshots and tickers
+  const reads = new LeaderReads(leader, deps.timeoutMs);
+  const leaderGet = (method: string, params: Record<string, string | number>) => reads.get(method, params);
 
   // ---- fan-out -------------------------------------------------------------------------------------
   const corked = new Set<ClientConn>();
@@ -428,8 +411,8 @@ export async function startStreams(deps: StreamDeps): Promise<Streams> {
       c.userId = await whoAmI(c, params.access_token).catch(() => null);
     }
     if (priv && c.userId === null) return c.send(envelope(id, failure(ERR.AUTHORIZATION_REQUIRED)));
-    const parse = (n: string) => parseChannel(n, (i) => known.has(i));
-    if ((channels as string[]).some((n) => parse(n) === null) && performance.now() - knownAt > 5000) await refreshKnown().catch(() => undefined);
+    const parse = (n: string) => parseChannel(n, (i) => reads.known.has(i));
+    if ((channels as string[]).some((n) => parse(n) === null) && performance.now() - reads.knownAt > 5000) await reads.refreshKnown().catch(() => undefined);
     const specs: Array<[string, ChannelSpec]> = [];
     const unknown: string[] = [];
     for (const n of channels as string[]) {
@@ -488,7 +471,7 @@ export async function startStreams(deps: StreamDeps): Promise<Streams> {
     c.send(envelope(id, `"result":${JSON.stringify(done)}`));
     for (const a of after) c.send(a);
   };
-  await refreshKnown();
+  await reads.refreshKnown();
 
   return {
     onMessage,

@@ -193,7 +193,8 @@ export class Upstreams {
   /** The leader moved to `to`: upstreams at another server are closed (their close moves the client). */
   private moveTo(to: string): void {
     for (const c of [...this.open]) {
-      if (c.upstreamBase !== null && c.upstreamBase !== to) c.upstream?.close(1001, 'leader moved');
+      // terminated, not closed: a frozen old leader would never answer a closing handshake
+      if (c.upstreamBase !== null && c.upstreamBase !== to) c.upstream?.terminate();
     }
   }
 }

@@ -30,11 +30,11 @@ test('one address\'s 40 connections through a gateway take none of its upstream 
   for (let i = 0; i < 40; i++) flood.push(await AddressedClient.open(gw.url, '127.0.0.1'));
   t.after(() => flood.forEach((c) => c.ws.terminate()));
   // anonymous reads: every one answered by the leader, over the shared pool
-  const reads = await Promise.all(flood.map((c) => c.call('public/get_time', {}, 5_000)));
+  const reads = await Promise.all(flood.map((c) => c.call('public/get_time', {}, 10_000)));
   assert.deepEqual(reads.filter((r) => typeof r.result !== 'number').map((r) => r.error), [], 'every anonymous read answered');
   assert.ok(gw.upstreams <= 1, `anonymous reads opened no upstream per client (${gw.upstreams})`);
   // logins need a connection of their own: 8 from this address at most, the rest refused at once
-  const logins = await Promise.all(flood.map((c) => c.call('public/auth', { grant_type: 'password', username: 'mallory@example.com', password: 'user-password-1' }, 5_000)));
+  const logins = await Promise.all(flood.map((c) => c.call('public/auth', { grant_type: 'password', username: 'mallory@example.com', password: 'user-password-1' }, 15_000)));
   const granted = logins.filter((r) => r.result?.access_token !== undefined).length;
   const refused = logins.filter((r) => r.error?.code === 10028);
   assert.equal(granted, 8, 'the per-address upstream cap');
@@ -44,7 +44,8 @@ test('one address\'s 40 connections through a gateway take none of its upstream 
   // another address: its login and private calls are answered at once
   const victim = await AddressedClient.open(gw.url, '127.0.0.2');
   t.after(() => victim.ws.terminate());
-  const auth = await victim.call('public/auth', { grant_type: 'password', username: 'victim@example.com', password: 'user-password-1' }, 5_000);
+  // a deadline for liveness only (a login hashes a password: slow on a loaded machine)
+  const auth = await victim.call('public/auth', { grant_type: 'password', username: 'victim@example.com', password: 'user-password-1' }, 10_000);
   assert.equal(typeof auth.result?.access_token, 'string', JSON.stringify(auth));
   const summary = await victim.call('private/get_account_summary', { currency: 'BTC' }, 5_000);
   assert.equal(summary.result?.currency, 'BTC', JSON.stringify(summary));
