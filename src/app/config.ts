@@ -164,6 +164,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (indexFeed === 'venues' && sources.length > 0 && sources.length < minSources) {
     problems.push(`STRIKEBOOK_INDEX_MIN_SOURCES=${minSources} is more than the ${sources.length} venues of STRIKEBOOK_INDEX_SOURCES`);
   }
+  // standbys hand the leader's advertised URL to every client they refuse: http://0.0.0.0:8080 reaches nobody
+  if (production && get('DATABASE_URL') !== '' && /^(0\.0\.0\.0|::|\[::\])$/.test(get('HOST')) && get('STRIKEBOOK_ADVERTISED_URL') === '') {
+    problems.push('STRIKEBOOK_ADVERTISED_URL is required in production mode with DATABASE_URL when HOST is a wildcard address (standbys name it to clients)');
+  }
   if (problems.length > 0) throw new ConfigError(problems);
   return {
     port: n('PORT'),

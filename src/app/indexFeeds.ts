@@ -25,10 +25,16 @@ export interface IndexFeeds {
   stop(): void;
 }
 
+/**
+ * The venues of a running venues feed, by the exchange it feeds: read by /metrics
+ * (src/app/opsMetrics.ts) without a path through the composition root.
+ */
+export const indexSourcesOf = new WeakMap<Exchange, () => Array<SourceStatus & { fresh: boolean }>>();
+
 const print = (currency: CurrencyCode, price: number): IndexCommand => ({ t: 'index', currency, price, manual: false, by: null });
 
 export function startIndexFeeds(config: Config, catalog: CatalogConfig, ex: Exchange, log: Logger): IndexFeeds {
-  if (config.indexFeed === 'venues') return venueFeeds(config, catalog, log);
+  if (config.indexFeed === 'venues') return venueFeeds(config, catalog, ex, log);
   const simulated = new Map<CurrencyCode, SimulatedIndex>();
   const initial: IndexCommand[] = [];
   for (const cc of catalog.currencies) {
@@ -50,7 +56,7 @@ export function startIndexFeeds(config: Config, catalog: CatalogConfig, ex: Exch
   };
 }
 
-function venueFeeds(config: Config, catalog: CatalogConfig, log: Logger): IndexFeeds {
+function venueFeeds(config: Config, catalog: CatalogConfig, ex: Exchange, log: Logger): IndexFeeds {
   const currencies = catalog.currencies.map((cc) => cc.currency);
   const feed = new VenueFeed({
     sources: config.indexSources,
@@ -62,6 +68,7 @@ function venueFeeds(config: Config, catalog: CatalogConfig, log: Logger): IndexF
     log,
   });
   const started = feed.start();
+  indexSourcesOf.set(ex, () => feed.status().map((s) => ({ ...s, fresh: s.ageMs !== null && s.ageMs <= config.indexMaxAgeMs })));
   const stale = new Set<CurrencyCode>();
   const now = (currency: CurrencyCode): IndexCommand | null => {
     const r = feed.index(currency);
@@ -79,6 +86,9 @@ function venueFeeds(config: Config, catalog: CatalogConfig, log: Logger): IndexF
     warm: () => started.then(() => currencies.map(now).filter((c): c is IndexCommand => c !== null)),
     steps: () => currencies.map((c) => () => now(c)),
     sources: () => feed.status(),
-    stop: () => feed.stop(),
+    stop() {
+      feed.stop();
+      indexSourcesOf.delete(ex);
+    },
   };
 }

@@ -1,6 +1,6 @@
 // Server entry point: `npm start`.
 import { createLogger, startExchange } from './services.ts';
-import { bootstrapNotice, serverConfigOrExit } from './startup.ts';
+import { bootstrapNotice, serverConfigOrExit, startFailureLine } from './startup.ts';
 
 async function main(): Promise<void> {
   // checked whole before anything is opened: a bad setting exits 2 with one line each
@@ -28,6 +28,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((err) => {
-  console.error(err);
+  console.error(startFailureLine(err) ?? err);
   process.exit(1);
 });

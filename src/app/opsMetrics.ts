@@ -4,6 +4,7 @@
 import { Gauge, type Registry } from 'prom-client';
 import type { Exchange } from '../engine/exchange.ts';
 import { BUILD_INFO } from './buildInfo.ts';
+import { indexSourcesOf } from './indexFeeds.ts';
 
 export function opsMetrics(register: Registry, ex: Exchange, now: () => number): void {
   new Gauge({
@@ -24,6 +25,16 @@ export function opsMetrics(register: Registry, ex: Exchange, now: () => number):
       this.reset();
       const t = now();
       for (const [currency, idx] of Object.entries(ex.index)) if (idx !== undefined) this.set({ currency, manual: idx.manual ? '1' : '0' }, Math.max(0, t - idx.ts) / 1000);
+    },
+  });
+  new Gauge({
+    name: 'strikebook_index_source_fresh',
+    help: 'Venues index (STRIKEBOOK_INDEX_FEED=venues): 1 while a source has a price younger than STRIKEBOOK_INDEX_MAX_AGE_MS, else 0.',
+    labelNames: ['venue', 'currency'],
+    registers: [register],
+    collect() {
+      this.reset();
+      for (const s of indexSourcesOf.get(ex)?.() ?? []) this.set({ venue: s.venue, currency: s.currency }, s.fresh ? 1 : 0);
     },
   });
 }

@@ -57,6 +57,19 @@ export function checkGatewayEnvOrExit(env: NodeJS.ProcessEnv = process.env): voi
 }
 
 /**
+ * One line for a start that failed on the system (the port taken, no permission, an unreachable
+ * database), which an operator fixes without reading a stack; null for anything else (a bug: its
+ * stack is wanted).
+ */
+export function startFailureLine(err: unknown): string | null {
+  const e = err as NodeJS.ErrnoException & { address?: string; port?: number };
+  if (typeof e?.code !== 'string' || !/^E[A-Z]+$/.test(e.code)) return null;
+  const where = e.address !== undefined ? ` ${e.address}${e.port !== undefined ? `:${e.port}` : ''}` : '';
+  const hint = e.code === 'EADDRINUSE' ? ' (PORT is taken: another process listens there)' : e.code === 'EACCES' ? ' (PORT needs privileges: use one above 1023)' : '';
+  return `cannot start: ${e.syscall ?? 'error'} ${e.code}${where}${hint}`;
+}
+
+/**
  * What the terminal is told when no administrator exists yet. The token is a secret: it goes to
  * stderr (the terminal, or the supervisor's console), never to the JSON log on stdout. An operator
  * who set STRIKEBOOK_BOOTSTRAP_TOKEN knows it and is not shown it. A standby refuses create_admin

@@ -79,6 +79,13 @@ describe('production mode', () => {
     assert.equal(loadConfig({ ...prod, STRIKEBOOK_INDEX_FEED: 'manual' }).indexFeed, 'manual');
   });
 
+  it('requires the advertised URL of a server on PostgreSQL that listens on every interface', () => {
+    const env = { ...prod, STRIKEBOOK_INDEX_FEED: 'manual', DATABASE_URL: 'postgres://u@db/x', HOST: '0.0.0.0' };
+    assert.deepEqual(problems(env), ['STRIKEBOOK_ADVERTISED_URL is required in production mode with DATABASE_URL when HOST is a wildcard address (standbys name it to clients)']);
+    assert.equal(loadConfig({ ...env, STRIKEBOOK_ADVERTISED_URL: 'https://a.example' }).advertisedUrl, 'https://a.example');
+    assert.equal(loadConfig({ ...env, HOST: '10.0.0.5' }).advertisedUrl, null, 'a concrete address is a URL clients can reach');
+  });
+
   it('runs no demo market maker, and refuses one asked for', () => {
     assert.equal(loadConfig({ ...prod, STRIKEBOOK_INDEX_FEED: 'manual' }).demoMaker, false);
     assert.deepEqual(problems({ ...prod, STRIKEBOOK_INDEX_FEED: 'manual', STRIKEBOOK_DEMO_MAKER: '1' }), ['STRIKEBOOK_DEMO_MAKER=1: the demo market maker cannot run in production mode']);

@@ -5,6 +5,8 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { readdirSync, rmSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { createServer } from 'node:net';
 import path from 'node:path';
 import { ROOT, tempDir } from '../helpers/server.ts';
 
@@ -81,6 +83,20 @@ describe('the server entry point refuses bad settings', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('a start the system refuses', () => {
+  it('exits 1 with one line when the port is taken, naming PORT', { timeout: 90_000 }, async (t) => {
+    const taken = createServer();
+    await new Promise<void>((r) => taken.listen(0, '127.0.0.1', r));
+    t.after(() => taken.close());
+    const dir = tempDir();
+    t.after(() => rmSync(dir, { recursive: true, force: true }));
+    const port = String((taken.address() as AddressInfo).port);
+    const r = await run('src/app/main.ts', { STRIKEBOOK_DATA_DIR: dir, PORT: port, HOST: '127.0.0.1', STRIKEBOOK_INDEX_FEED: 'manual', STRIKEBOOK_DEMO_MAKER: '0', LOG_LEVEL: 'warn' });
+    assert.equal(r.code, 1, r.stderr);
+    assert.deepEqual(lines(r.stderr), [`cannot start: listen EADDRINUSE 127.0.0.1:${port} (PORT is taken: another process listens there)`]);
   });
 });
 
