@@ -1,5 +1,6 @@
 // Configuration from the environment (API.md section 9). The environment always wins.
 import path from 'node:path';
+import { leaseTimingProblem } from '../journal/postgresLease.ts';
 
 export type Mode = 'sandbox' | 'production';
 
@@ -72,6 +73,12 @@ export interface Config {
   standby: boolean;
   /** How often a standby reads the journal when no notification came, ms. */
   standbyPollMs: number;
+  /**
+   * The leadership lease on PostgreSQL (src/journal/postgresLease.ts): how long it lasts past a
+   * renewal (a standby takes over once it expired), and how often the leader renews it, ms.
+   */
+  leaseMs: number;
+  leaseRenewMs: number;
   /** The URL clients reach this server at, written for standbys to name as the leader (default: the listening URL). */
   advertisedUrl: string | null;
   /** GET /metrics answers every client, not only loopback ones (the metrics show users and orders). */
@@ -140,6 +147,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (testStart !== null && !testClock) throw new ConfigError('STRIKEBOOK_TEST_START needs STRIKEBOOK_TEST_CLOCK=1');
   const demoDefault = mode === 'sandbox' ? '1' : '0';
   const demoMaker = (env.STRIKEBOOK_DEMO_MAKER ?? demoDefault) === '1';
+  const leaseMs = int(env, 'STRIKEBOOK_LEASE_MS', 5_000, 300, 600_000);
+  const leaseRenewMs = int(env, 'STRIKEBOOK_LEASE_RENEW_MS', 1_000, 100, 200_000);
+  const leaseProblem = leaseTimingProblem({ leaseMs, renewMs: leaseRenewMs });
+  if (leaseProblem !== null) throw new ConfigError(`STRIKEBOOK_LEASE_MS / STRIKEBOOK_LEASE_RENEW_MS: ${leaseProblem}`);
   if (demoMaker && mode === 'production') throw new ConfigError('the demo market maker cannot run in production mode');
   return {
     port: int(env, 'PORT', 8080, 0, 65535),
@@ -183,6 +194,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     journalArchiveDir: env.STRIKEBOOK_JOURNAL_ARCHIVE_DIR ? path.resolve(env.STRIKEBOOK_JOURNAL_ARCHIVE_DIR) : undefined,
     standby: oneOf(env, 'STRIKEBOOK_STANDBY', ['0', '1'] as const, '1') === '1',
     standbyPollMs: int(env, 'STRIKEBOOK_STANDBY_POLL_MS', 1_000, 10, 60_000),
+    leaseMs,
+    leaseRenewMs,
     advertisedUrl: advertisedUrl(env.STRIKEBOOK_ADVERTISED_URL),
     metricsPublic: oneOf(env, 'STRIKEBOOK_METRICS_PUBLIC', ['0', '1'] as const, '0') === '1',
     natsUrl: env.NATS_URL || null,

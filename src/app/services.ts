@@ -32,7 +32,9 @@ import { openStorage, type JournalHandles, type OpenedStorage } from './storage.
 import { DEFAULT_READ_LIMITS, configureReads } from '../api/reads/sharedReads.ts';
 import { DiskGuard } from './diskGuard.ts';
 import { startNatsEvents, type NatsEvents } from './natsEvents.ts';
-import { LEADER_URL_META, awaitMeta, type StandbyFollower } from './standby.ts';
+import { LEADER_URL_META, awaitMeta } from './standby.ts';
+import { newHaState, type HaState } from './haStatus.ts';
+import { stepDown } from './leadership.ts';
 
 export { recover, recoverAsync } from './recovery.ts';
 export type { JournalHandles } from './storage.ts';
@@ -46,14 +48,7 @@ const SHUTDOWN_GRACE_MS = 5_000;
 /** How long a standby waits for a starting leader to write the API-key server key. */
 const SERVER_KEY_WAIT_MS = 60_000;
 
-/** Leader or hot standby (docs/operations.md); a server without DATABASE_URL is always the leader. */
-export interface HaState {
-  role: 'leader' | 'standby';
-  /** Follows the leader's journal while a standby; kept after the takeover for its figures. */
-  follower: StandbyFollower | null;
-  /** When this server became the leader by a takeover (performance.now()), or null. */
-  tookOverAt: number | null;
-}
+export type { HaState } from './haStatus.ts';
 
 export interface Services {
   config: Config;
@@ -121,7 +116,9 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
   const onCommandError = (err: unknown, cmd: Sequenced) => log.error({ err, seq: cmd.seq, t: cmd.t }, 'command failed with an internal error');
   const views = new MarketViews();
   // opens the journal named by the config and recovers from it; cleans up after itself on failure
-  const storage: OpenedStorage = await openStorage(config, log, onCommandError, views);
+  // set below, once the storage says which role this server starts in
+  let ha: HaState | null = null;
+  const storage: OpenedStorage = await openStorage(config, log, onCommandError, views, (err) => stepDown(err, log, ha));
   const { ex, replayed, snapshotBytes } = storage;
   let seq: Sequencer | null = null;
   let stopSnapshots: (() => Promise<void>) | null = null;
@@ -174,7 +171,10 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
         },
         onCommitted: (cmds, seconds, followed) => {
           // a standby applies the leader's batches: it wrote no journal batch of its own
-          if (!followed) metrics.committed(cmds, seconds);
+          if (!followed) {
+            metrics.committed(cmds, seconds);
+            services.ha.lastCommitAt = performance.now();
+          }
           const started = performance.now();
           ws?.hub.onCommitted(cmds);
           metrics.work('stream_fanout', (performance.now() - started) / 1000);
@@ -217,7 +217,7 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
       metrics,
       snapshots,
       disk,
-      ha: { role: standby ? 'standby' : 'leader', follower, tookOverAt: null },
+      ha: (ha = newHaState(standby ? 'standby' : 'leader', follower, () => (storage.handles.storage === 'postgres' ? storage.handles.journal.lease() : null))),
       onAdminCreated() {
         services.bootstrapToken = null;
       },

@@ -4,17 +4,20 @@
 // with the server's WAL flushed (checked at open: fsync on, synchronous_commit not off).
 //
 // Two kinds of connection:
-// - one writer client, owned for the journal's whole life: it holds the single-writer advisory lock
-//   (session-level, so it must be the same session) and runs every write, one after the other, in
-//   the order they were issued;
+// - one writer client, owned for the journal's whole life: it holds the leadership lease (renewed on
+//   it, src/journal/postgresLease.ts) and the advisory lock beside it (session-level, so it must be
+//   the same session), and runs every write, one after the other, in the order they were issued;
 // - a small pool for reads (recovery, meta, snapshots), so that a long catch-up read never waits
 //   behind writes and never runs inside one of the writer's transactions.
 import { KEEP_ALL, archiveRecords, type JournalRetention } from './retention.ts';
+import { hostname } from 'node:os';
 import pg from 'pg';
 import type { AsyncJournal, JournalRecord } from './journal.ts';
-import { checkDurability, describeDatabaseUrl, detectDeadClient, int8, journalChannel, lockSchema, migrate, readDurability, schemaLockOf, type PostgresDurability, type SchemaLock } from './postgresSetup.ts';
+import { checkDurability, describeDatabaseUrl, detectDeadClient, int8, journalChannel, migrate, readDurability, schemaLockOf, type PostgresDurability, type SchemaLock } from './postgresSetup.ts';
+import { DEFAULT_LEASE, acquireLease, leaseTimingProblem, releaseLease, renewDeadlineMs, renewLease, type LeaseGrant, type LeaseStatus, type LeaseTiming } from './postgresLease.ts';
 
-export { describeDatabaseUrl, durabilityProblem, WriterLockTaken, type PostgresDurability } from './postgresSetup.ts';
+export { describeDatabaseUrl, durabilityProblem, type PostgresDurability } from './postgresSetup.ts';
+export { WriterLockTaken, type LeaseStatus, type LeaseTiming } from './postgresLease.ts';
 
 export interface PostgresJournal extends AsyncJournal {
   /** The schema the tables live in (the first existing schema of the connection's search_path). */
@@ -25,6 +28,10 @@ export interface PostgresJournal extends AsyncJournal {
   readonly channel: string;
   /** The advisory lock key of the schema's single writer (bigint as text). */
   readonly lockKey: string;
+  /** The term of the leadership lease this journal writes under (0 when opened read-only). */
+  readonly term: number;
+  /** The lease as this server holds it now, or null when opened read-only (/health, /ready). */
+  lease(): LeaseStatus | null;
   /** The durability settings as the writer connection sees them now. */
   durability(): Promise<PostgresDurability>;
   /**
@@ -56,6 +63,13 @@ export interface PostgresJournalOptions {
   lockRetryMs?: number;
   /** Gives up waiting for the lock (a standby shutting down). */
   signal?: AbortSignal;
+  /** The leadership lease's timing (src/journal/postgresLease.ts); 5 s renewed every 1 s by default. */
+  lease?: LeaseTiming;
+  /**
+   * The lease is lost (not renewed within its deadline, or taken over): every later write is refused
+   * already, and so is the acknowledgement of any write still in flight. The server must step down.
+   */
+  onLeaseLost?: (err: Error) => void;
 }
 
 const DEFAULT_PAGE_SIZE = 5_000;
@@ -65,6 +79,7 @@ const CONNECT_TIMEOUT_MS = 10_000;
 const KEEPALIVE_IDLE_MS = 10_000;
 const DEFAULT_STATEMENT_TIMEOUT_MS = 30_000;
 const DEFAULT_LOCK_WAIT_MS = 60_000;
+const LOCK_RETRY_MS = 500;
 /** How much longer the client waits than the server's own timeout before it gives up on the network. */
 const CLIENT_TIMEOUT_SLACK_MS = 5_000;
 
@@ -73,17 +88,19 @@ const CLIENT_TIMEOUT_SLACK_MS = 5_000;
  * answers ReadyForQuery only after the commit (and its WAL flush) returned; pg resolves the query on
  * ReadyForQuery. One round trip per batch instead of three for BEGIN / INSERT / COMMIT.
  * The WHERE clause is the fence against a second writer (a standby that took over, docs/operations.md):
- * the database confirms that its journal ends where ours does, and that this session still holds
- * the writer lock (an advisory lock already held by the session is granted again at once; held by
- * another session, it is refused without waiting). If either fails nothing is inserted and the
- * adapter stops. The seq primary key refuses a seq written twice whatever happens.
+ * the database confirms that its journal ends where ours does, and that the lease is still of our
+ * term ($5) and unexpired by its own clock. FOR SHARE on the lease row serializes the append with a
+ * takeover (which updates the row): either the append commits first, and the new leader reads it
+ * after taking over, or it waits and then sees the new term. If either check fails nothing is
+ * inserted and the adapter stops. The seq primary key refuses a seq written twice whatever happens.
  * The NOTIFY is delivered when the transaction commits, never before: standbys LISTEN for it.
  */
 export const APPEND_SQL = `
-  WITH ins AS (
+  WITH lease AS (SELECT 1 FROM leader_lease WHERE id = 1 AND term = $5::bigint AND expires_at > now() FOR SHARE),
+  ins AS (
     INSERT INTO journal (seq, ts, cmd)
     SELECT r.seq, r.ts, r.cmd FROM unnest($1::bigint[], $2::bigint[], $3::text[]) AS r(seq, ts, cmd)
-    WHERE (SELECT COALESCE(MAX(seq), 0) FROM journal) = $4 AND (SELECT pg_try_advisory_xact_lock($5::bigint))
+    WHERE (SELECT COALESCE(MAX(seq), 0) FROM journal) = $4 AND EXISTS (SELECT 1 FROM lease)
     RETURNING seq)
   SELECT count(*)::int AS n, pg_notify($6, COALESCE(MAX(seq), 0)::text)::text AS notified FROM ins`;
 
@@ -110,6 +127,9 @@ export async function openPostgresJournal(url: string, opts: PostgresJournalOpti
   const pageSize = opts.pageSize ?? DEFAULT_PAGE_SIZE;
   if (!Number.isSafeInteger(pageSize) || pageSize < 1) throw new RangeError(`journal: pageSize must be a positive integer, got ${pageSize}`);
   const statementTimeout = opts.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS;
+  const timing = opts.lease ?? DEFAULT_LEASE;
+  const timingProblem = leaseTimingProblem(timing);
+  if (timingProblem !== null) throw new RangeError(`journal: ${timingProblem}`);
   if (!Number.isSafeInteger(statementTimeout) || statementTimeout < 1) {
     throw new RangeError(`journal: statementTimeoutMs must be a positive integer, got ${statementTimeout}`);
   }
@@ -148,16 +168,22 @@ export async function openPostgresJournal(url: string, opts: PostgresJournalOpti
 
   let committedSeq: number;
   let lock: SchemaLock;
+  let grant: LeaseGrant | null = null;
   let writerPid: number;
   let pool: pg.Pool;
   try {
     await checkDurability(client, where);
-    if (opts.readOnly) {
-      lock = await schemaLockOf(client, where);
-    } else {
+    lock = await schemaLockOf(client, where);
+    if (!opts.readOnly) {
       await detectDeadClient(client);
-      lock = await lockSchema(client, where, opts.lockWaitMs ?? DEFAULT_LOCK_WAIT_MS, opts.lockRetryMs, opts.signal);
-      await migrate(client);
+      await migrate(client, lock);
+      grant = await acquireLease(client, lock.key, `${hostname()}:${process.pid}`, timing, {
+        waitMs: opts.lockWaitMs ?? DEFAULT_LOCK_WAIT_MS,
+        retryMs: opts.lockRetryMs ?? LOCK_RETRY_MS,
+        signal: opts.signal,
+        where,
+        schema: lock.schema,
+      });
     }
     const last = await client.query<{ last: string; pid: number }>('SELECT COALESCE(MAX(seq), 0) AS last, pg_backend_pid() AS pid FROM journal');
     committedSeq = int8(last.rows[0]!.last, 'last journal seq');
@@ -187,6 +213,69 @@ export async function openPostgresJournal(url: string, opts: PostgresJournalOpti
     const run = tail.then(fn);
     tail = run.catch(() => undefined);
     return run;
+  }
+
+  // The lease (none when read-only), renewed on the writer connection in order with the writes: a
+  // renewal that cannot get through (a hung connection, a stalled database) leaves the watchdog to
+  // give the lease up at the renew deadline, before any standby may take it (postgresLease.ts).
+  const deadlineMs = renewDeadlineMs(timing);
+  let lost: string | null = null;
+  let renewing = false;
+  let renewTimer: NodeJS.Timeout | null = null;
+  let watchdog: NodeJS.Timeout | null = null;
+  /** Whether this server may still acknowledge: its monotonic clock, checked at every use (a process resumed from a freeze runs its I/O before its timers). */
+  const leaseValid = (): boolean => grant !== null && lost === null && performance.now() < grant.sentAt + deadlineMs;
+
+  function stopLeaseTimers(): void {
+    if (renewTimer !== null) clearInterval(renewTimer);
+    if (watchdog !== null) clearTimeout(watchdog);
+    renewTimer = watchdog = null;
+  }
+
+  function loseLease(why: string): void {
+    if (lost !== null || grant === null) return;
+    lost = why;
+    stopLeaseTimers();
+    const err = new Error(`journal: lost the leadership lease of term ${grant.term}: ${why}`);
+    broken ??= err;
+    opts.onLeaseLost?.(err);
+  }
+
+  function armWatchdog(): void {
+    if (watchdog !== null) clearTimeout(watchdog);
+    const left = grant!.sentAt + deadlineMs - performance.now();
+    watchdog = setTimeout(() => {
+      watchdog = null;
+      if (leaseValid()) armWatchdog();
+      else loseLease(`not renewed within the renew deadline (${deadlineMs} ms)`);
+    }, Math.max(0, left) + 1);
+    watchdog.unref();
+  }
+
+  function renew(): void {
+    if (renewing || closed || lost !== null || grant === null) return;
+    renewing = true;
+    const held = grant;
+    serial(async () => {
+      // a failed write stops the process: its lease is left to expire
+      if (broken !== null || closed) return;
+      const next = await renewLease(client, held, lock.key, timing);
+      if (next === null) loseLease('the lease expired or another server took it over');
+      else if (lost === null) {
+        grant = next;
+        armWatchdog();
+      }
+    })
+      .catch((e: unknown) => loseLease(`renewing failed: ${e instanceof Error ? e.message : String(e)}`))
+      .finally(() => {
+        renewing = false;
+      });
+  }
+
+  if (grant !== null) {
+    armWatchdog();
+    renewTimer = setInterval(renew, timing.renewMs);
+    renewTimer.unref();
   }
 
   function write(what: string, fn: () => Promise<void>): Promise<void> {
@@ -222,11 +311,22 @@ export async function openPostgresJournal(url: string, opts: PostgresJournalOpti
       tss[i] = r.ts;
       cmds[i] = r.cmd;
     }
-    const res = await client.query<{ n: number }>({ name: 'strikebook_journal_append', text: APPEND_SQL, values: [seqs, tss, cmds, committedSeq, lock.key, channel] });
+    if (!leaseValid()) {
+      loseLease(`not renewed within the renew deadline (${deadlineMs} ms)`);
+      throw new Error('journal: append refused, this server no longer holds the leadership lease');
+    }
+    const res = await client.query<{ n: number }>({ name: 'strikebook_journal_append', text: APPEND_SQL, values: [seqs, tss, cmds, committedSeq, grant!.term, channel] });
     if (res.rows[0]?.n !== n) {
-      throw new Error(`journal: the journal table in schema "${schema}" does not end at seq ${committedSeq}, or this server no longer holds the writer lock; another server writes to it`);
+      loseLease('an append was fenced: the journal moved on, or the lease expired or was taken over');
+      throw new Error(`journal: the journal table in schema "${schema}" does not end at seq ${committedSeq}, or the lease of term ${grant!.term} has expired or been taken over; another server writes to it`);
     }
     committedSeq = expected - 1;
+    // Durable, and the standby that takes over will read it; but past the deadline nothing is
+    // acknowledged any more (the reply waits on this promise): it fails, like a write of unknown outcome.
+    if (!leaseValid()) {
+      loseLease(`not renewed within the renew deadline (${deadlineMs} ms)`);
+      throw new Error(`journal: batch ending at seq ${committedSeq} committed after the lease's renew deadline; not acknowledged`);
+    }
   }
 
   async function snapshot(seq: number, data: string): Promise<void> {
@@ -324,7 +424,15 @@ export async function openPostgresJournal(url: string, opts: PostgresJournalOpti
     writerPid,
     channel,
     lockKey: lock.key,
+    term: grant?.term ?? 0,
     compactStep,
+
+    lease(): LeaseStatus | null {
+      if (grant === null) return null;
+      const age = performance.now() - grant.sentAt;
+      const held = leaseValid();
+      return { term: grant.term, ageMs: Math.round(age), validForMs: held ? Math.round(deadlineMs - age) : 0, held, lost };
+    },
 
     append(records: JournalRecord[]): Promise<void> {
       return write('append', () => appendBatch(records));
@@ -372,9 +480,12 @@ export async function openPostgresJournal(url: string, opts: PostgresJournalOpti
 
     close(): Promise<void> {
       closed = true;
+      stopLeaseTimers();
       closing ??= (async () => {
         // the writes issued before close() land (or fail) first; ending the session frees the lock
         await tail;
+        // a clean stop hands over at once: a standby need not wait for the lease to expire
+        if (grant !== null && lost === null && broken === null) await releaseLease(client, grant.term).catch(() => undefined);
         await client.end().catch(() => undefined);
         await pool.end().catch(() => undefined);
       })();
