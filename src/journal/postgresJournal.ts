@@ -14,7 +14,8 @@ import { hostname } from 'node:os';
 import pg from 'pg';
 import type { AsyncJournal, JournalRecord } from './journal.ts';
 import { checkDurability, describeDatabaseUrl, detectDeadClient, int8, journalChannel, migrate, readDurability, schemaLockOf, type PostgresDurability, type SchemaLock } from './postgresSetup.ts';
-import { DEFAULT_LEASE, acquireLease, leaseTimingProblem, releaseLease, renewDeadlineMs, renewLease, type LeaseGrant, type LeaseStatus, type LeaseTiming } from './postgresLease.ts';
+import { DEFAULT_LEASE, acquireLease, leaseTimingProblem, releaseLease, type LeaseGrant, type LeaseStatus, type LeaseTiming } from './postgresLease.ts';
+import { LeaseKeeper } from './leaseKeeper.ts';
 
 export { describeDatabaseUrl, durabilityProblem, type PostgresDurability } from './postgresSetup.ts';
 export { WriterLockTaken, type LeaseStatus, type LeaseTiming } from './postgresLease.ts';
@@ -89,14 +90,15 @@ const CLIENT_TIMEOUT_SLACK_MS = 5_000;
  * ReadyForQuery. One round trip per batch instead of three for BEGIN / INSERT / COMMIT.
  * The WHERE clause is the fence against a second writer (a standby that took over, docs/operations.md):
  * the database confirms that its journal ends where ours does, and that the lease is still of our
- * term ($5) and unexpired by its own clock. FOR SHARE on the lease row serializes the append with a
+ * term ($5) (its expiry decides takeovers; acknowledgements are held by src/journal/leaseKeeper.ts
+ * while it may have run out). FOR SHARE on the lease row serializes the append with a
  * takeover (which updates the row): either the append commits first, and the new leader reads it
  * after taking over, or it waits and then sees the new term. If either check fails nothing is
  * inserted and the adapter stops. The seq primary key refuses a seq written twice whatever happens.
  * The NOTIFY is delivered when the transaction commits, never before: standbys LISTEN for it.
  */
 export const APPEND_SQL = `
-  WITH lease AS (SELECT 1 FROM leader_lease WHERE id = 1 AND term = $5::bigint AND expires_at > now() FOR SHARE),
+  WITH lease AS (SELECT 1 FROM leader_lease WHERE id = 1 AND term = $5::bigint FOR SHARE),
   ins AS (
     INSERT INTO journal (seq, ts, cmd)
     SELECT r.seq, r.ts, r.cmd FROM unnest($1::bigint[], $2::bigint[], $3::text[]) AS r(seq, ts, cmd)
@@ -215,68 +217,25 @@ export async function openPostgresJournal(url: string, opts: PostgresJournalOpti
     return run;
   }
 
-  // The lease (none when read-only), renewed on the writer connection in order with the writes: a
-  // renewal that cannot get through (a hung connection, a stalled database) leaves the watchdog to
-  // give the lease up at the renew deadline, before any standby may take it (postgresLease.ts).
-  const deadlineMs = renewDeadlineMs(timing);
-  let lost: string | null = null;
-  let renewing = false;
-  let renewTimer: NodeJS.Timeout | null = null;
-  let watchdog: NodeJS.Timeout | null = null;
-  /** Whether this server may still acknowledge: its monotonic clock, checked at every use (a process resumed from a freeze runs its I/O before its timers). */
-  const leaseValid = (): boolean => grant !== null && lost === null && performance.now() < grant.sentAt + deadlineMs;
-
-  function stopLeaseTimers(): void {
-    if (renewTimer !== null) clearInterval(renewTimer);
-    if (watchdog !== null) clearTimeout(watchdog);
-    renewTimer = watchdog = null;
-  }
-
-  function loseLease(why: string): void {
-    if (lost !== null || grant === null) return;
-    lost = why;
-    stopLeaseTimers();
-    const err = new Error(`journal: lost the leadership lease of term ${grant.term}: ${why}`);
-    broken ??= err;
-    opts.onLeaseLost?.(err);
-  }
-
-  function armWatchdog(): void {
-    if (watchdog !== null) clearTimeout(watchdog);
-    const left = grant!.sentAt + deadlineMs - performance.now();
-    watchdog = setTimeout(() => {
-      watchdog = null;
-      if (leaseValid()) armWatchdog();
-      else loseLease(`not renewed within the renew deadline (${deadlineMs} ms)`);
-    }, Math.max(0, left) + 1);
-    watchdog.unref();
-  }
-
-  function renew(): void {
-    if (renewing || closed || lost !== null || grant === null) return;
-    renewing = true;
-    const held = grant;
-    serial(async () => {
-      // a failed write stops the process: its lease is left to expire
-      if (broken !== null || closed) return;
-      const next = await renewLease(client, held, lock.key, timing);
-      if (next === null) loseLease('the lease expired or another server took it over');
-      else if (lost === null) {
-        grant = next;
-        armWatchdog();
-      }
-    })
-      .catch((e: unknown) => loseLease(`renewing failed: ${e instanceof Error ? e.message : String(e)}`))
-      .finally(() => {
-        renewing = false;
-      });
-  }
-
-  if (grant !== null) {
-    armWatchdog();
-    renewTimer = setInterval(renew, timing.renewMs);
-    renewTimer.unref();
-  }
+  // The lease (none when read-only), renewed on the writer connection in order with the writes
+  // (src/journal/leaseKeeper.ts): a renewal that cannot get through (a hung connection, a stalled
+  // database or thread) suspends the acknowledgements at the renew deadline, before any standby
+  // may take the lease.
+  const keeper =
+    grant === null
+      ? null
+      : new LeaseKeeper({
+          client,
+          serial,
+          grant,
+          lockKey: lock.key,
+          timing,
+          broken: () => broken !== null || closed,
+          onLost(err) {
+            broken ??= err;
+            opts.onLeaseLost?.(err);
+          },
+        });
 
   function write(what: string, fn: () => Promise<void>): Promise<void> {
     if (closed) return Promise.reject(new Error('journal: closed'));
@@ -311,22 +270,13 @@ export async function openPostgresJournal(url: string, opts: PostgresJournalOpti
       tss[i] = r.ts;
       cmds[i] = r.cmd;
     }
-    if (!leaseValid()) {
-      loseLease(`not renewed within the renew deadline (${deadlineMs} ms)`);
-      throw new Error('journal: append refused, this server no longer holds the leadership lease');
-    }
-    const res = await client.query<{ n: number }>({ name: 'strikebook_journal_append', text: APPEND_SQL, values: [seqs, tss, cmds, committedSeq, grant!.term, channel] });
+    const term = keeper!.term;
+    const res = await client.query<{ n: number }>({ name: 'strikebook_journal_append', text: APPEND_SQL, values: [seqs, tss, cmds, committedSeq, term, channel] });
     if (res.rows[0]?.n !== n) {
-      loseLease('an append was fenced: the journal moved on, or the lease expired or was taken over');
-      throw new Error(`journal: the journal table in schema "${schema}" does not end at seq ${committedSeq}, or the lease of term ${grant!.term} has expired or been taken over; another server writes to it`);
+      keeper!.lose('an append was fenced: another server took the lease over, or the journal moved on');
+      throw new Error(`journal: the journal table in schema "${schema}" does not end at seq ${committedSeq}, or the lease of term ${term} has been taken over; another server writes to it`);
     }
     committedSeq = expected - 1;
-    // Durable, and the standby that takes over will read it; but past the deadline nothing is
-    // acknowledged any more (the reply waits on this promise): it fails, like a write of unknown outcome.
-    if (!leaseValid()) {
-      loseLease(`not renewed within the renew deadline (${deadlineMs} ms)`);
-      throw new Error(`journal: batch ending at seq ${committedSeq} committed after the lease's renew deadline; not acknowledged`);
-    }
   }
 
   async function snapshot(seq: number, data: string): Promise<void> {
@@ -428,14 +378,14 @@ export async function openPostgresJournal(url: string, opts: PostgresJournalOpti
     compactStep,
 
     lease(): LeaseStatus | null {
-      if (grant === null) return null;
-      const age = performance.now() - grant.sentAt;
-      const held = leaseValid();
-      return { term: grant.term, ageMs: Math.round(age), validForMs: held ? Math.round(deadlineMs - age) : 0, held, lost };
+      return keeper?.status() ?? null;
     },
 
     append(records: JournalRecord[]): Promise<void> {
-      return write('append', () => appendBatch(records));
+      // Durable once written; acknowledged (the caller's replies wait on this promise) only while
+      // the lease is held: past its renew deadline the batch waits for a renewal, or fails with the
+      // lease. Outside `serial`, so that the renewal it waits for is not queued behind it.
+      return write('append', () => appendBatch(records)).then(() => (keeper === null || keeper.valid() ? undefined : keeper.whenValid()));
     },
 
     readAfter(afterSeq: number): AsyncIterableIterator<JournalRecord> {
@@ -480,12 +430,12 @@ export async function openPostgresJournal(url: string, opts: PostgresJournalOpti
 
     close(): Promise<void> {
       closed = true;
-      stopLeaseTimers();
+      keeper?.stop();
       closing ??= (async () => {
         // the writes issued before close() land (or fail) first; ending the session frees the lock
         await tail;
         // a clean stop hands over at once: a standby need not wait for the lease to expire
-        if (grant !== null && lost === null && broken === null) await releaseLease(client, grant.term).catch(() => undefined);
+        if (keeper !== null && keeper.lost === null && broken === null) await releaseLease(client, keeper.term).catch(() => undefined);
         await client.end().catch(() => undefined);
         await pool.end().catch(() => undefined);
       })();

@@ -5,8 +5,9 @@
 // with the DATABASE's clock (now()), never the servers' (their clocks may disagree; the database is
 // the one judge both sides ask). The leader renews it every `renewMs` on the journal's own writer
 // connection (so a renewal proves the connection that writes still works); every append is fenced
-// on the term and the expiry in the same statement (postgresJournal.ts APPEND_SQL); a standby takes
-// the lease, with the next term, once it has expired, whatever stopped the renewals.
+// on the term in the same statement (postgresJournal.ts APPEND_SQL); a standby takes the lease, with
+// the next term, once it has expired, whatever stopped the renewals. The leader answers clients only
+// while its own clock says the lease cannot have ended (src/journal/leaseKeeper.ts).
 //
 // The advisory lock is kept beside it for one case only: a leader that crashed or exited has lost
 // its session at once, and waiting out its lease would add seconds to every kill -9 failover. The
@@ -107,19 +108,20 @@ export async function tryAcquireLease(client: pg.ClientBase, lockKey: string, ho
 }
 
 /**
- * Renews the lease of `term`, if it is still this term's and has not expired (a leader whose lease
- * ran out never revives it: a standby may be taking over at this moment). Takes the advisory lock
- * in the same statement while it is not held yet (a leader that took over from a frozen one gets
- * it once the frozen one is gone). Null when the lease is lost.
+ * Renews the lease of `term` if it is still this term's, expired or not: a takeover and a renewal
+ * are serialized on the row, so a renewal that finds its term has nobody after it, and the leader
+ * that stalled past its expiry with no standby waiting carries on. Takes the advisory lock in the
+ * same statement while it is not held yet (a leader that took over from a frozen one gets it once
+ * the frozen one is gone). Null when another server has taken the lease.
  */
 export async function renewLease(client: pg.ClientBase, grant: LeaseGrant, lockKey: string, timing: LeaseTiming): Promise<LeaseGrant | null> {
   const sentAt = performance.now();
   const res = await client.query<{ lock_held: boolean }>(
     grant.lockHeld
       ? `UPDATE leader_lease SET expires_at = now() + $2::bigint * interval '1 millisecond', renewed_at = now()
-          WHERE id = 1 AND term = $1::bigint AND expires_at > now() RETURNING lock_held`
+          WHERE id = 1 AND term = $1::bigint RETURNING lock_held`
       : `UPDATE leader_lease SET expires_at = now() + $2::bigint * interval '1 millisecond', renewed_at = now(), lock_held = pg_try_advisory_lock($3::bigint)
-          WHERE id = 1 AND term = $1::bigint AND expires_at > now() RETURNING lock_held`,
+          WHERE id = 1 AND term = $1::bigint RETURNING lock_held`,
     grant.lockHeld ? [grant.term, ms(timing.leaseMs)] : [grant.term, ms(timing.leaseMs), lockKey],
   );
   const row = res.rows[0];

@@ -60,18 +60,13 @@ test('a leader whose lease expired and was taken over is fenced: its append inse
   const db = await freshSchema(t);
   if (!db) return;
   const lost: Error[] = [];
-  const old = await open(t, db, (err) => lost.push(err));
+  // renewals far apart: the expiry below is not renewed away before the successor looks
+  const old = await openPostgresJournal(db.url, { lease: { leaseMs: 30_000, renewMs: 10_000 }, onLeaseLost: (err) => lost.push(err) });
+  t.after(() => old.close());
   await old.append([rec(1), rec(2)]);
   // what a freeze looks like from the database: the lease runs out while the session lives on
-  // (the row lock keeps the old leader's renewals from getting through meanwhile)
-  const blocker = new pg.Client({ connectionString: db.url });
-  await blocker.connect();
-  t.after(() => blocker.end().catch(() => undefined));
-  await blocker.query('BEGIN');
-  await blocker.query(`UPDATE ${db.name}.leader_lease SET expires_at = now() - interval '1 second'`);
-  const successor = openPostgresJournal(db.url, { lease: TIMING, lockWaitMs: 10_000, lockRetryMs: 50 });
-  await blocker.query('COMMIT');
-  const next = await successor;
+  await db.query(`UPDATE ${db.name}.leader_lease SET expires_at = now() - interval '1 second'`);
+  const next = await openPostgresJournal(db.url, { lease: TIMING, lockWaitMs: 10_000, lockRetryMs: 50 });
   t.after(() => next.close());
   assert.equal(next.term, 2, 'the next term');
   assert.equal(next.lastSeq(), 2);
@@ -83,28 +78,55 @@ test('a leader whose lease expired and was taken over is fenced: its append inse
   assert.equal(old.lease()?.held, false);
 });
 
-test('a leader whose renewals cannot get through gives the lease up at its renew deadline, before the lease ends', async (t) => {
+/** A transaction elsewhere holding the lease row: renewals (and appends) wait behind it, as behind a hung connection. */
+async function blockLeaseRow(t: TestContext, db: TestSchema): Promise<{ release(): Promise<void> }> {
+  const blocker = new pg.Client({ connectionString: db.url });
+  await blocker.connect();
+  t.after(() => blocker.end().catch(() => undefined));
+  await blocker.query('BEGIN');
+  await blocker.query(`SELECT 1 FROM ${db.name}.leader_lease WHERE id = 1 FOR UPDATE`);
+  return { release: async () => void (await blocker.query('ROLLBACK')) };
+}
+
+test('a leader whose renewals are held up stops acknowledging at its renew deadline, before its lease ends, and resumes once a renewal gets through', async (t) => {
+  const db = await freshSchema(t);
+  if (!db) return;
+  // a renew interval long enough that the renewal held up is not given up on while the test looks
+  const lost: Error[] = [];
+  const j = await openPostgresJournal(db.url, { lease: { leaseMs: 6_000, renewMs: 2_000 }, onLeaseLost: (err) => lost.push(err) });
+  t.after(() => j.close());
+  await j.append([rec(1)]);
+  const block = await blockLeaseRow(t, db);
+  const since = performance.now();
+  while (j.lease()!.held && performance.now() - since < 20_000) await sleep(20);
+  assert.equal(j.lease()!.held, false, 'the lease is no longer counted held');
+  const atDeadline = await leaseRow(db);
+  assert.ok(atDeadline.left_ms > 0, `acknowledgements stopped while the database still counted the lease valid (${atDeadline.left_ms} ms left)`);
+  let acknowledged = false;
+  const pending = j.append([rec(2)]).then(() => (acknowledged = true));
+  await sleep(300);
+  assert.equal(acknowledged, false, 'an append is not acknowledged while the lease is not held');
+  await block.release();
+  await pending;
+  assert.equal(j.lease()!.held, true, 'a renewal with the same term holds the lease again');
+  assert.deepEqual(lost, []);
+  assert.equal((await leaseRow(db)).term, 1);
+});
+
+test('a leader whose renewal goes unanswered for longer than the lease loses it for good, and writes nothing more', async (t) => {
   const db = await freshSchema(t);
   if (!db) return;
   let lostAt = 0;
   const j = await open(t, db, () => (lostAt = performance.now()));
   await j.append([rec(1)]);
-  // a row lock held elsewhere: each renewal waits behind it, as behind a hung connection
-  const blocker = new pg.Client({ connectionString: db.url });
-  await blocker.connect();
-  t.after(() => blocker.end().catch(() => undefined));
-  await blocker.query('BEGIN');
-  const blockedAt = performance.now();
-  await blocker.query(`SELECT 1 FROM ${db.name}.leader_lease WHERE id = 1 FOR UPDATE`);
-  const before = await leaseRow(db);
-  while (lostAt === 0 && performance.now() - blockedAt < 10_000) await sleep(20);
+  const block = await blockLeaseRow(t, db);
+  const since = performance.now();
+  while (lostAt === 0 && performance.now() - since < 20_000) await sleep(20);
   assert.ok(lostAt > 0, 'the lease was given up');
-  const atLoss = await leaseRow(db);
-  assert.ok(atLoss.left_ms > 0, `given up while the database still counted it valid (${atLoss.left_ms} ms left, ${before.left_ms} ms when blocked)`);
   const st = j.lease();
   assert.ok(st !== null && !st.held && st.lost !== null, `reported lost: ${JSON.stringify(st)}`);
-  await blocker.query('ROLLBACK');
-  await assert.rejects(j.append([rec(2)]), /refused/, 'nothing more is written');
+  await block.release();
+  await assert.rejects(j.append([rec(2)]), /refused|lease/, 'nothing more is written');
 });
 
 test('a leader that crashed is taken over at once through the advisory lock, without waiting out its lease', async (t) => {

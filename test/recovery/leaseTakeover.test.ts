@@ -72,7 +72,7 @@ async function startDrill(t: TestContext, db: TestSchema, prefix: string, leader
   const leader = await leaderFleet.spawn();
   assert.equal((await request(leader.url, '/health')).body.role, 'leader');
   const standby = await standbyFleet.spawn();
-  assert.equal((await request(standby.url, '/health')).body.role, 'standby');
+  assert.equal((await request(standby.url, '/health')).body.role, 'standby', `the second server is a standby; the leader's output:\n${leader.output()}\nthe second's:\n${standby.output()}`);
   const admin = await adminToken(leader.url);
   const tokens: string[] = [];
   for (let i = 0; i < 3; i++) tokens.push(await userToken(leader.url, admin, `${prefix}${i}@example.com`, { currency: 'BTC', amount: 100 }));
