@@ -1,6 +1,10 @@
-// Server entry point: `npm start`.
+// Server entry point: `node --import tsx src/app/main.ts` (what `npm start` execs; docs/operations.md
+// "Stopping a server": run it directly, or through npm, which passes SIGTERM on to it).
 import { ConfigError, loadConfig } from './config.ts';
 import { createLogger, startExchange } from './services.ts';
+
+/** How long kept-alive HTTP connections are still answered (with `Connection: close`) once a stop begins (src/app/shutdown.ts). */
+const SHUTDOWN_LINGER_MS = 1_000;
 
 async function main(): Promise<void> {
   let config;
@@ -23,10 +27,21 @@ async function main(): Promise<void> {
     const cmd = `curl -s -X POST ${app.url}/v1/private/create_admin -H 'Content-Type: application/json' -d '{"email":"admin@example.com","password":"change-me-please","bootstrap_token":"${s.bootstrapToken}"}'`;
     console.log(`\nNo administrator yet. Create the first one with:\n\n  ${cmd}\n`);
   }
+  let stopping = false;
   const shutdown = (signal: string) => {
+    // a second signal while the stop is under way: the operator wants out now (nothing is lost that
+    // was acknowledged: each answer went out only once its record was durable)
+    if (stopping) {
+      log.warn({ signal }, 'second signal: exiting without waiting for the stop to finish');
+      process.exit(1);
+    }
+    stopping = true;
     log.info({ signal }, 'shutting down');
-    app.close().then(
-      () => process.exit(0),
+    app.close({ lingerMs: SHUTDOWN_LINGER_MS }).then(
+      () => {
+        log.info('stopped');
+        process.exit(0);
+      },
       (err) => {
         log.error({ err }, 'error during shutdown');
         process.exit(1);

@@ -35,15 +35,13 @@ import { startNatsEvents, type NatsEvents } from './natsEvents.ts';
 import { LEADER_URL_META, awaitMeta } from './standby.ts';
 import { newHaState, type HaState } from './haStatus.ts';
 import { stepDown } from './leadership.ts';
+import { shutdownExchange, type ShutdownOptions } from './shutdown.ts';
 
 export { recover, recoverAsync } from './recovery.ts';
 export type { JournalHandles } from './storage.ts';
 
 /** The longest slice of the liquidation scan in one event-loop turn, ms. */
 const SCAN_SLICE_MS = 1;
-
-/** How long a shutdown waits for in-flight HTTP requests before closing their connections. */
-const SHUTDOWN_GRACE_MS = 5_000;
 
 /** How long a standby waits for a starting leader to write the API-key server key. */
 const SERVER_KEY_WAIT_MS = 60_000;
@@ -97,8 +95,8 @@ interface RunningExchangeBase {
   url: string;
   /** The WebSocket transport and its stream hub (API.md 1.3, 6). */
   ws: WsTransport;
-  /** Stops timers and HTTP, writes what is pending, closes the journal. Idempotent. */
-  close(): Promise<void>;
+  /** Answers what is in flight, stops timers and HTTP, writes what is pending, closes the journal (src/app/shutdown.ts). Idempotent. */
+  close(opts?: ShutdownOptions): Promise<void>;
 }
 
 export function createLogger(config: Config): Logger {
@@ -262,37 +260,23 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
       url,
       ...storage.handles,
       ws: wsTransport,
-      close() {
-        // Order matters: no new timer commands, then in-flight requests finish (their replies wait
-        // for their batch), then the last batch is written, then the journal closes.
-        closing ??= (async () => {
-          // a standby stops following (and waiting for the lock) first
-          await storage.follower?.close();
-          // sockets first: their cancel-on-disconnect commands still reach the journal
-          await wsTransport.close();
-          timers?.stop();
-          stopDisk();
-          const httpClosed = server.close();
-          // Fastify closes the connections that are idle when close() starts; a connection whose
-          // request was still in flight goes idle only afterwards and would then be kept open for
-          // keepAliveTimeout (72 s by default), holding up the shutdown that long. Close those as
-          // they go idle, and after a grace period whatever is left: a client cut off then sees an
-          // unknown outcome, as after a crash, and every command applied is written just below.
-          const sweep = setInterval(() => server.server.closeIdleConnections(), 20);
-          const force = setTimeout(() => server.server.closeAllConnections(), SHUTDOWN_GRACE_MS);
-          try {
-            await httpClosed;
-          } finally {
-            clearInterval(sweep);
-            clearTimeout(force);
-          }
-          await sequencer.stop();
-          // the last batches' events, if NATS takes them soon (a backlog left is lost: docs/operations.md)
-          await nats?.close();
-          // a snapshot being built is saved if it finishes soon, before the journal closes
-          await snapshots.close();
-          await storage.close();
-        })();
+      close(opts) {
+        closing ??= shutdownExchange(
+          {
+            follower: storage.follower,
+            ws: wsTransport,
+            http: server,
+            stopTimers() {
+              timers?.stop();
+              stopDisk();
+            },
+            sequencer,
+            // the last batches' events, if NATS takes them soon (a backlog left is lost: docs/operations.md);
+            // a snapshot being built is saved if it finishes soon, before the journal closes
+            after: [async () => await nats?.close(), () => snapshots.close(), () => storage.close()],
+          },
+          opts,
+        );
         return closing;
       },
     };
