@@ -89,6 +89,14 @@ export class LeaseKeeper {
     this.timer = null;
   }
 
+  /** The journal closes: no more renewals, and an acknowledgement still waiting for one fails. */
+  close(): void {
+    this.stop();
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const w of waiters) w.reject(new Error('journal: closed while the lease waited for a renewal'));
+  }
+
   private tick(): void {
     if (this.lostWhy !== null) return;
     if (!this.renewing) {

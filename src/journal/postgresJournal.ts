@@ -430,7 +430,7 @@ export async function openPostgresJournal(url: string, opts: PostgresJournalOpti
 
     close(): Promise<void> {
       closed = true;
-      keeper?.stop();
+      keeper?.close();
       closing ??= (async () => {
         // the writes issued before close() land (or fail) first; ending the session frees the lock
         await tail;
