@@ -1,6 +1,7 @@
 // What the PostgreSQL journal checks and prepares on its writer connection before the first write:
-// the server's durability settings, the single-writer lock, the schema. Each refuses to start with
-// a message an operator can act on, and none of them ever prints the password of DATABASE_URL.
+// the server's durability settings, the schema (its identity, its writer's advisory lock key) and
+// its migration; the lease is postgresLease.ts. Each refuses to start with a message an operator
+// can act on, and none of them ever prints the password of DATABASE_URL.
 import type pg from 'pg';
 import { LEASE_TABLE_SQL } from './postgresLease.ts';
 
