@@ -145,6 +145,7 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
         return st === undefined ? { leader: true, lagRecords: 0, lagSeconds: 0 } : { leader: false, lagRecords: st.leaderSeq - st.appliedSeq, lagSeconds: st.lagMs / 1000 };
       },
       nats: () => nats?.counts ?? null,
+      lease: () => (services.ha.role === 'leader' ? services.ha.lease() : null),
     });
     const catalog = loadCatalogConfig(config.catalogPath ?? undefined);
     const sequencer = new Sequencer(
