@@ -4,6 +4,7 @@ import path from 'node:path';
 import { parseCidrList, type ProxyTrust } from '../api/http/clientAddress.ts';
 import { checkEnvironment, parseInstant, rawValue } from './configSchema.ts';
 import type { IndexSourceSpec } from '../market/venueIndex.ts';
+import { leaseTimingProblem } from '../journal/postgresLease.ts';
 
 export type Mode = 'sandbox' | 'production';
 
@@ -86,6 +87,12 @@ export interface Config {
   standby: boolean;
   /** How often a standby reads the journal when no notification came, ms. */
   standbyPollMs: number;
+  /**
+   * The leadership lease on PostgreSQL (src/journal/postgresLease.ts): how long it lasts past a
+   * renewal (a standby takes over once it expired), and how often the leader renews it, ms.
+   */
+  leaseMs: number;
+  leaseRenewMs: number;
   /** The URL clients reach this server at, written for standbys to name as the leader (default: the listening URL). */
   advertisedUrl: string | null;
   /** GET /metrics answers every client, not only loopback ones (the metrics show users and orders). */
@@ -168,6 +175,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (production && get('DATABASE_URL') !== '' && /^(0\.0\.0\.0|::|\[::\])$/.test(get('HOST')) && get('STRIKEBOOK_ADVERTISED_URL') === '') {
     problems.push('STRIKEBOOK_ADVERTISED_URL is required in production mode with DATABASE_URL when HOST is a wildcard address (standbys name it to clients)');
   }
+  const leaseMs = n('STRIKEBOOK_LEASE_MS');
+  const leaseRenewMs = n('STRIKEBOOK_LEASE_RENEW_MS');
+  const leaseProblem = leaseTimingProblem({ leaseMs, renewMs: leaseRenewMs });
+  if (leaseProblem !== null) problems.push(`STRIKEBOOK_LEASE_MS / STRIKEBOOK_LEASE_RENEW_MS: ${leaseProblem}`);
   if (problems.length > 0) throw new ConfigError(problems);
   return {
     port: n('PORT'),
@@ -218,6 +229,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     journalArchiveDir: get('STRIKEBOOK_JOURNAL_ARCHIVE_DIR') ? path.resolve(get('STRIKEBOOK_JOURNAL_ARCHIVE_DIR')) : undefined,
     standby: on('STRIKEBOOK_STANDBY'),
     standbyPollMs: n('STRIKEBOOK_STANDBY_POLL_MS'),
+    leaseMs,
+    leaseRenewMs,
     // standbys hand it to every client they refuse: one form, without a trailing slash
     advertisedUrl: get('STRIKEBOOK_ADVERTISED_URL') ? get('STRIKEBOOK_ADVERTISED_URL').replace(/\/+$/, '') : null,
     metricsPublic: on('STRIKEBOOK_METRICS_PUBLIC'),

@@ -119,6 +119,8 @@ export const SETTINGS: readonly Setting[] = [
   { name: 'DATABASE_URL', def: '', shownDefault: 'unset', roles: S, check: url(['postgres:', 'postgresql:'], false), secret: true, doc: '`postgres://...`: journal, snapshots and meta in PostgreSQL instead ("Production")' },
   { name: 'STRIKEBOOK_STANDBY', def: '1', roles: S, check: flag, doc: 'with `DATABASE_URL`, a server that finds the writer lock taken becomes a hot standby (`0`: waits, then refuses to start)' },
   { name: 'STRIKEBOOK_STANDBY_POLL_MS', def: '1000', roles: S, check: int(10, 60_000), doc: 'how often a standby reads the journal when no notification came' },
+  { name: 'STRIKEBOOK_LEASE_MS', def: '5000', roles: S, check: int(300, 600_000), doc: 'with `DATABASE_URL`: the leadership lease; a standby takes over once the leader has not renewed it for this long (docs/operations.md "Leadership lease")' },
+  { name: 'STRIKEBOOK_LEASE_RENEW_MS', def: '1000', roles: S, check: int(100, 200_000), doc: 'how often the leader renews its lease; it stops acknowledging when a renewal is this late past its deadline' },
   { name: 'STRIKEBOOK_ADVERTISED_URL', def: '', shownDefault: 'listening URL', roles: S, check: url(['http:', 'https:'], true), doc: 'the URL clients reach this server at (standbys name it as the leader); required in production on PostgreSQL with a wildcard `HOST`' },
   { name: 'STRIKEBOOK_BOOTSTRAP_TOKEN', def: '', shownDefault: 'generated', roles: S, check: pattern(/^[A-Za-z0-9_.~+/=-]{16,256}$/, '16-256 letters, digits or _.~+/=-'), secret: true, doc: 'token for the first `create_admin` (a generated one is printed to the terminal, never to the log)' },
   { name: 'STRIKEBOOK_CATALOG', def: '', shownDefault: '`config/catalog.json`', roles: S, check: path, doc: 'currencies, grids and expiry schedule (checked at start)' },
@@ -196,9 +198,6 @@ export const TOOLING_NAMES: readonly string[] = [
  * each is checked by the code that reads it until it has an entry in SETTINGS.
  */
 export const PENDING_NAMES: readonly string[] = [
-  'STRIKEBOOK_LEASE_MS',
-  'STRIKEBOOK_LEASE_RENEW_MS',
-  'STRIKEBOOK_LEASE_TTL_MS',
 ];
 
 export const SETTING_BY_NAME: ReadonlyMap<string, Setting> = new Map(SETTINGS.map((s) => [s.name, s]));

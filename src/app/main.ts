@@ -1,6 +1,10 @@
-// Server entry point: `npm start`.
+// Server entry point: `node --import tsx src/app/main.ts` (what `npm start` execs; docs/operations.md
+// "Stopping a server": run it directly, or through npm, which passes SIGTERM on to it).
 import { createLogger, startExchange } from './services.ts';
 import { bootstrapNotice, serverConfigOrExit, startFailureLine } from './startup.ts';
+
+/** How long kept-alive HTTP connections are still answered (with `Connection: close`) once a stop begins (src/app/shutdown.ts). */
+const SHUTDOWN_LINGER_MS = 1_000;
 
 async function main(): Promise<void> {
   // checked whole before anything is opened: a bad setting exits 2 with one line each
@@ -13,10 +17,21 @@ async function main(): Promise<void> {
   // printed once, on purpose, to the terminal (stderr), never to the JSON log on stdout
   const notice = bootstrapNotice(s, app.url);
   if (notice !== null) process.stderr.write(`\n${notice}\n`);
+  let stopping = false;
   const shutdown = (signal: string) => {
+    // a second signal while the stop is under way: the operator wants out now (nothing is lost that
+    // was acknowledged: each answer went out only once its record was durable)
+    if (stopping) {
+      log.warn({ signal }, 'second signal: exiting without waiting for the stop to finish');
+      process.exit(1);
+    }
+    stopping = true;
     log.info({ signal }, 'shutting down');
-    app.close().then(
-      () => process.exit(0),
+    app.close({ lingerMs: SHUTDOWN_LINGER_MS }).then(
+      () => {
+        log.info('stopped');
+        process.exit(0);
+      },
       (err) => {
         log.error({ err }, 'error during shutdown');
         process.exit(1);

@@ -11,6 +11,7 @@ import { LatencySeries, histogramText } from './latencyHistogram.ts';
 import { loopStalls } from './loopStalls.ts';
 import { opsMetrics } from './opsMetrics.ts';
 import type { NatsEventStats } from './natsEvents.ts';
+import type { LeaseStatus } from '../journal/postgresJournal.ts';
 
 export interface MetricSources {
   ex: Exchange;
@@ -26,6 +27,8 @@ export interface MetricSources {
   ha?(): { leader: boolean; lagRecords: number; lagSeconds: number };
   /** The exchange clock (index age); absent: the wall clock. */
   now?(): number;
+  /** The leadership lease the leader writes under (PostgreSQL; src/journal/leaseKeeper.ts); null without one. */
+  lease?(): LeaseStatus | null;
 }
 
 export interface Metrics {
@@ -162,6 +165,30 @@ export function createMetrics(src: MetricSources): Metrics {
     registers: [register],
     collect() {
       this.set(src.ha?.().leader === false ? 0 : 1);
+    },
+  });
+  new Gauge({
+    name: 'strikebook_lease_held',
+    help: '1 while this leader holds its leadership lease and may answer (PostgreSQL; docs/operations.md "Leadership lease"), 0 past its renew deadline or without a lease.',
+    registers: [register],
+    collect() {
+      this.set(src.lease?.()?.held ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: 'strikebook_lease_age_seconds',
+    help: 'Since the last renewal of the leadership lease that succeeded was sent (near the renew interval while all is well; 0 without a lease).',
+    registers: [register],
+    collect() {
+      this.set((src.lease?.()?.ageMs ?? 0) / 1000);
+    },
+  });
+  new Gauge({
+    name: 'strikebook_lease_term',
+    help: 'The term of the leadership lease this leader writes under (one more at each takeover; 0 without a lease).',
+    registers: [register],
+    collect() {
+      this.set(src.lease?.()?.term ?? 0);
     },
   });
   new Gauge({

@@ -32,7 +32,10 @@ import { openStorage, type JournalHandles, type OpenedStorage } from './storage.
 import { DEFAULT_READ_LIMITS, configureReads } from '../api/reads/sharedReads.ts';
 import { DiskGuard } from './diskGuard.ts';
 import { startNatsEvents, type NatsEvents } from './natsEvents.ts';
-import { LEADER_URL_META, awaitMeta, type StandbyFollower } from './standby.ts';
+import { LEADER_URL_META, awaitMeta } from './standby.ts';
+import { newHaState, type HaState } from './haStatus.ts';
+import { stepDown } from './leadership.ts';
+import { shutdownExchange, type ShutdownOptions } from './shutdown.ts';
 
 export { recover, recoverAsync } from './recovery.ts';
 export type { JournalHandles } from './storage.ts';
@@ -40,20 +43,10 @@ export type { JournalHandles } from './storage.ts';
 /** The longest slice of the liquidation scan in one event-loop turn, ms. */
 const SCAN_SLICE_MS = 1;
 
-/** How long a shutdown waits for in-flight HTTP requests before closing their connections. */
-const SHUTDOWN_GRACE_MS = 5_000;
-
 /** How long a standby waits for a starting leader to write the API-key server key. */
 const SERVER_KEY_WAIT_MS = 60_000;
 
-/** Leader or hot standby (docs/operations.md); a server without DATABASE_URL is always the leader. */
-export interface HaState {
-  role: 'leader' | 'standby';
-  /** Follows the leader's journal while a standby; kept after the takeover for its figures. */
-  follower: StandbyFollower | null;
-  /** When this server became the leader by a takeover (performance.now()), or null. */
-  tookOverAt: number | null;
-}
+export type { HaState } from './haStatus.ts';
 
 export interface Services {
   config: Config;
@@ -102,8 +95,8 @@ interface RunningExchangeBase {
   url: string;
   /** The WebSocket transport and its stream hub (API.md 1.3, 6). */
   ws: WsTransport;
-  /** Stops timers and HTTP, writes what is pending, closes the journal. Idempotent. */
-  close(): Promise<void>;
+  /** Answers what is in flight, stops timers and HTTP, writes what is pending, closes the journal (src/app/shutdown.ts). Idempotent. */
+  close(opts?: ShutdownOptions): Promise<void>;
 }
 
 export function createLogger(config: Config): Logger {
@@ -121,7 +114,9 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
   const onCommandError = (err: unknown, cmd: Sequenced) => log.error({ err, seq: cmd.seq, t: cmd.t }, 'command failed with an internal error');
   const views = new MarketViews();
   // opens the journal named by the config and recovers from it; cleans up after itself on failure
-  const storage: OpenedStorage = await openStorage(config, log, onCommandError, views);
+  // set below, once the storage says which role this server starts in
+  let ha: HaState | null = null;
+  const storage: OpenedStorage = await openStorage(config, log, onCommandError, views, (err) => stepDown(err, log, ha));
   const { ex, replayed, snapshotBytes } = storage;
   let seq: Sequencer | null = null;
   let stopSnapshots: (() => Promise<void>) | null = null;
@@ -151,6 +146,7 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
       },
       nats: () => nats?.counts ?? null,
       now: () => clock.now(),
+      lease: () => (services.ha.role === 'leader' ? services.ha.lease() : null),
     });
     const catalog = loadCatalogConfig(config.catalogPath ?? undefined);
     const sequencer = new Sequencer(
@@ -175,7 +171,10 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
         },
         onCommitted: (cmds, seconds, followed) => {
           // a standby applies the leader's batches: it wrote no journal batch of its own
-          if (!followed) metrics.committed(cmds, seconds);
+          if (!followed) {
+            metrics.committed(cmds, seconds);
+            services.ha.lastCommitAt = performance.now();
+          }
           const started = performance.now();
           ws?.hub.onCommitted(cmds);
           metrics.work('stream_fanout', (performance.now() - started) / 1000);
@@ -218,7 +217,7 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
       metrics,
       snapshots,
       disk,
-      ha: { role: standby ? 'standby' : 'leader', follower, tookOverAt: null },
+      ha: (ha = newHaState(standby ? 'standby' : 'leader', follower, () => (storage.handles.storage === 'postgres' ? storage.handles.journal.lease() : null))),
       onAdminCreated() {
         services.bootstrapToken = null;
       },
@@ -263,37 +262,23 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
       url,
       ...storage.handles,
       ws: wsTransport,
-      close() {
-        // Order matters: no new timer commands, then in-flight requests finish (their replies wait
-        // for their batch), then the last batch is written, then the journal closes.
-        closing ??= (async () => {
-          // a standby stops following (and waiting for the lock) first
-          await storage.follower?.close();
-          // sockets first: their cancel-on-disconnect commands still reach the journal
-          await wsTransport.close();
-          timers?.stop();
-          stopDisk();
-          const httpClosed = server.close();
-          // Fastify closes the connections that are idle when close() starts; a connection whose
-          // request was still in flight goes idle only afterwards and would then be kept open for
-          // keepAliveTimeout (72 s by default), holding up the shutdown that long. Close those as
-          // they go idle, and after a grace period whatever is left: a client cut off then sees an
-          // unknown outcome, as after a crash, and every command applied is written just below.
-          const sweep = setInterval(() => server.server.closeIdleConnections(), 20);
-          const force = setTimeout(() => server.server.closeAllConnections(), SHUTDOWN_GRACE_MS);
-          try {
-            await httpClosed;
-          } finally {
-            clearInterval(sweep);
-            clearTimeout(force);
-          }
-          await sequencer.stop();
-          // the last batches' events, if NATS takes them soon (a backlog left is lost: docs/operations.md)
-          await nats?.close();
-          // a snapshot being built is saved if it finishes soon, before the journal closes
-          await snapshots.close();
-          await storage.close();
-        })();
+      close(opts) {
+        closing ??= shutdownExchange(
+          {
+            follower: storage.follower,
+            ws: wsTransport,
+            http: server,
+            stopTimers() {
+              timers?.stop();
+              stopDisk();
+            },
+            sequencer,
+            // the last batches' events, if NATS takes them soon (a backlog left is lost: docs/operations.md);
+            // a snapshot being built is saved if it finishes soon, before the journal closes
+            after: [async () => await nats?.close(), () => snapshots.close(), () => storage.close()],
+          },
+          opts,
+        );
         return closing;
       },
     };

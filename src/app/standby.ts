@@ -1,10 +1,11 @@
-// The hot standby (docs/operations.md): a server started on a DATABASE_URL whose writer lock another
-// server holds. It follows the leader's journal (LISTEN for the NOTIFY each commit sends, and a poll
-// as the fallback when a notification is lost or the listening connection is down), applying the
-// records through the sequencer's follow() (the same applyCommand as recovery's replay), and waits
-// for the writer lock. When the leader's session ends (a crash ends it at once; a network cut once
-// the server's keepalives give up, about 30 s) it takes the lock, applies the tail it has not seen
-// from the now-locked journal, and hands over to the caller, who promotes the sequencer.
+// The hot standby (docs/operations.md): a server started on a DATABASE_URL whose leadership lease
+// another server holds. It follows the leader's journal (LISTEN for the NOTIFY each commit sends, and
+// a poll as the fallback when a notification is lost or the listening connection is down), applying
+// the records through the sequencer's follow() (the same applyCommand as recovery's replay), and
+// waits for the lease (src/journal/postgresLease.ts). When the leader's lease expires (it froze, its
+// connection hangs, the network is cut: the lease's few seconds) or its session ends (a crash: at
+// once) it takes the lease with the next term, applies the tail it has not seen from the journal,
+// and hands over to the caller, who promotes the sequencer.
 import pg from 'pg';
 import type { Logger } from 'pino';
 import { openPostgresJournal, type PostgresJournal, type PostgresJournalOptions } from '../journal/postgresJournal.ts';
@@ -96,8 +97,9 @@ export class StandbyFollower {
     this.kick();
     const writer = await this.takeLock();
     if (writer === null) return null;
-    // The lock is ours: the old leader's session has ended, so everything it committed is in the
-    // table and nothing more can be (its appends are fenced on the lock). Stop following, then
+    // The lease is ours, with a new term: everything the old leader committed is in the table and
+    // nothing more can be (its appends are fenced on the term, serialized with the takeover on the
+    // lease row). Stop following, then
     // read what is left through the writer journal itself.
     this.stopFollowing();
     await this.running?.catch(() => undefined);

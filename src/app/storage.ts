@@ -5,7 +5,7 @@ import path from 'node:path';
 import type { Logger } from 'pino';
 import type { Sequenced } from '../engine/commands.ts';
 import type { JournalWriter, MetaStore } from '../journal/journal.ts';
-import { WriterLockTaken, describeDatabaseUrl, openPostgresJournal, type PostgresJournal } from '../journal/postgresJournal.ts';
+import { WriterLockTaken, describeDatabaseUrl, openPostgresJournal, type PostgresJournal, type PostgresJournalOptions } from '../journal/postgresJournal.ts';
 import { StandbyRefusal } from '../sequencer/sequencer.ts';
 import { StandbyFollower } from './standby.ts';
 import { openSqliteJournal, type SqliteJournal } from '../journal/sqliteJournal.ts';
@@ -17,6 +17,11 @@ import { recover, recoverAsync, type Recovered } from './recovery.ts';
 
 /** Old journal records removed per step when retention is on (a few ms of the writer). */
 const JOURNAL_RETENTION_STEP = 2_000;
+
+/** The writer journal's options from the config: retention, and the lease with what to do when it is lost. */
+function writerOptions(config: Config, onLeaseLost: (err: Error) => void): PostgresJournalOptions {
+  return { retention: retentionOf(config), lease: { leaseMs: config.leaseMs, renewMs: config.leaseRenewMs }, onLeaseLost };
+}
 
 function retentionOf(config: Config): JournalRetention {
   return {
@@ -59,7 +64,11 @@ export interface OpenedStorage extends Recovered {
   close(): Promise<void>;
 }
 
-export async function openStorage(config: Config, log: Logger, onCommandError: (err: unknown, cmd: Sequenced) => void, views: MarketViews): Promise<OpenedStorage> {
+/**
+ * `onLeaseLost`: the PostgreSQL leader's lease is lost (src/journal/postgresLease.ts); the journal
+ * refuses every write already, and the server must step down (src/app/leadership.ts).
+ */
+export async function openStorage(config: Config, log: Logger, onCommandError: (err: unknown, cmd: Sequenced) => void, views: MarketViews, onLeaseLost: (err: Error) => void): Promise<OpenedStorage> {
   const t0 = performance.now();
   const logRecovered = (r: Recovered) => log.info({ replayed: r.replayed, seq: r.ex.seq, ms: Math.round(performance.now() - t0) }, 'state recovered');
 
@@ -67,10 +76,10 @@ export async function openStorage(config: Config, log: Logger, onCommandError: (
     let journal: PostgresJournal;
     try {
       // a standby-capable server does not wait for a lock another server holds: it follows it
-      journal = await openPostgresJournal(config.databaseUrl, { retention: retentionOf(config), ...(config.standby ? { lockWaitMs: 0 } : {}) });
+      journal = await openPostgresJournal(config.databaseUrl, { ...writerOptions(config, onLeaseLost), ...(config.standby ? { lockWaitMs: 0 } : {}) });
     } catch (err) {
       if (!(err instanceof WriterLockTaken) || !config.standby) throw err;
-      return openStandby(config, log, onCommandError, views, t0);
+      return openStandby(config, log, onCommandError, views, t0, onLeaseLost);
     }
     try {
       log.info({ database: describeDatabaseUrl(config.databaseUrl), schema: journal.schema }, 'journal on PostgreSQL');
@@ -122,7 +131,7 @@ const TABLES_WAIT_MS = 30_000;
  * follower that applies the leader's later records and waits for the lock. Until the takeover its
  * writer refuses everything (the standby sequencer never hands it a batch) and so does its meta store.
  */
-async function openStandby(config: Config, log: Logger, onCommandError: (err: unknown, cmd: Sequenced) => void, views: MarketViews, t0: number): Promise<OpenedStorage> {
+async function openStandby(config: Config, log: Logger, onCommandError: (err: unknown, cmd: Sequenced) => void, views: MarketViews, t0: number, onLeaseLost: (err: Error) => void): Promise<OpenedStorage> {
   const url = config.databaseUrl!;
   const reader = await openPostgresJournal(url, { readOnly: true });
   let recovered: Recovered;
@@ -146,7 +155,7 @@ async function openStandby(config: Config, log: Logger, onCommandError: (err: un
   const follower = new StandbyFollower({
     url,
     reader,
-    writerOptions: { retention: retentionOf(config) },
+    writerOptions: writerOptions(config, onLeaseLost),
     pollMs: config.standbyPollMs,
     log,
     onFatal(err) {

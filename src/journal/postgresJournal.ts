@@ -4,17 +4,21 @@
 // with the server's WAL flushed (checked at open: fsync on, synchronous_commit not off).
 //
 // Two kinds of connection:
-// - one writer client, owned for the journal's whole life: it holds the single-writer advisory lock
-//   (session-level, so it must be the same session) and runs every write, one after the other, in
-//   the order they were issued;
+// - one writer client, owned for the journal's whole life: it holds the leadership lease (renewed on
+//   it, src/journal/postgresLease.ts) and the advisory lock beside it (session-level, so it must be
+//   the same session), and runs every write, one after the other, in the order they were issued;
 // - a small pool for reads (recovery, meta, snapshots), so that a long catch-up read never waits
 //   behind writes and never runs inside one of the writer's transactions.
 import { KEEP_ALL, archiveRecords, type JournalRetention } from './retention.ts';
+import { hostname } from 'node:os';
 import pg from 'pg';
 import type { AsyncJournal, JournalRecord } from './journal.ts';
-import { checkDurability, describeDatabaseUrl, detectDeadClient, int8, journalChannel, lockSchema, migrate, readDurability, schemaLockOf, type PostgresDurability, type SchemaLock } from './postgresSetup.ts';
+import { checkDurability, describeDatabaseUrl, detectDeadClient, int8, journalChannel, migrate, readDurability, schemaLockOf, type PostgresDurability, type SchemaLock } from './postgresSetup.ts';
+import { DEFAULT_LEASE, acquireLease, leaseTimingProblem, releaseLease, type LeaseGrant, type LeaseStatus, type LeaseTiming } from './postgresLease.ts';
+import { LeaseKeeper } from './leaseKeeper.ts';
 
-export { describeDatabaseUrl, durabilityProblem, WriterLockTaken, type PostgresDurability } from './postgresSetup.ts';
+export { describeDatabaseUrl, durabilityProblem, type PostgresDurability } from './postgresSetup.ts';
+export { WriterLockTaken, type LeaseStatus, type LeaseTiming } from './postgresLease.ts';
 
 export interface PostgresJournal extends AsyncJournal {
   /** The schema the tables live in (the first existing schema of the connection's search_path). */
@@ -25,6 +29,10 @@ export interface PostgresJournal extends AsyncJournal {
   readonly channel: string;
   /** The advisory lock key of the schema's single writer (bigint as text). */
   readonly lockKey: string;
+  /** The term of the leadership lease this journal writes under (0 when opened read-only). */
+  readonly term: number;
+  /** The lease as this server holds it now, or null when opened read-only (/health, /ready). */
+  lease(): LeaseStatus | null;
   /** The durability settings as the writer connection sees them now. */
   durability(): Promise<PostgresDurability>;
   /**
@@ -56,6 +64,13 @@ export interface PostgresJournalOptions {
   lockRetryMs?: number;
   /** Gives up waiting for the lock (a standby shutting down). */
   signal?: AbortSignal;
+  /** The leadership lease's timing (src/journal/postgresLease.ts); 5 s renewed every 1 s by default. */
+  lease?: LeaseTiming;
+  /**
+   * The lease is lost (not renewed within its deadline, or taken over): every later write is refused
+   * already, and so is the acknowledgement of any write still in flight. The server must step down.
+   */
+  onLeaseLost?: (err: Error) => void;
 }
 
 const DEFAULT_PAGE_SIZE = 5_000;
@@ -65,6 +80,7 @@ const CONNECT_TIMEOUT_MS = 10_000;
 const KEEPALIVE_IDLE_MS = 10_000;
 const DEFAULT_STATEMENT_TIMEOUT_MS = 30_000;
 const DEFAULT_LOCK_WAIT_MS = 60_000;
+const LOCK_RETRY_MS = 500;
 /** How much longer the client waits than the server's own timeout before it gives up on the network. */
 const CLIENT_TIMEOUT_SLACK_MS = 5_000;
 
@@ -73,17 +89,20 @@ const CLIENT_TIMEOUT_SLACK_MS = 5_000;
  * answers ReadyForQuery only after the commit (and its WAL flush) returned; pg resolves the query on
  * ReadyForQuery. One round trip per batch instead of three for BEGIN / INSERT / COMMIT.
  * The WHERE clause is the fence against a second writer (a standby that took over, docs/operations.md):
- * the database confirms that its journal ends where ours does, and that this session still holds
- * the writer lock (an advisory lock already held by the session is granted again at once; held by
- * another session, it is refused without waiting). If either fails nothing is inserted and the
- * adapter stops. The seq primary key refuses a seq written twice whatever happens.
+ * the database confirms that its journal ends where ours does, and that the lease is still of our
+ * term ($5) (its expiry decides takeovers; acknowledgements are held by src/journal/leaseKeeper.ts
+ * while it may have run out). FOR SHARE on the lease row serializes the append with a
+ * takeover (which updates the row): either the append commits first, and the new leader reads it
+ * after taking over, or it waits and then sees the new term. If either check fails nothing is
+ * inserted and the adapter stops. The seq primary key refuses a seq written twice whatever happens.
  * The NOTIFY is delivered when the transaction commits, never before: standbys LISTEN for it.
  */
 export const APPEND_SQL = `
-  WITH ins AS (
+  WITH lease AS (SELECT 1 FROM leader_lease WHERE id = 1 AND term = $5::bigint FOR SHARE),
+  ins AS (
     INSERT INTO journal (seq, ts, cmd)
     SELECT r.seq, r.ts, r.cmd FROM unnest($1::bigint[], $2::bigint[], $3::text[]) AS r(seq, ts, cmd)
-    WHERE (SELECT COALESCE(MAX(seq), 0) FROM journal) = $4 AND (SELECT pg_try_advisory_xact_lock($5::bigint))
+    WHERE (SELECT COALESCE(MAX(seq), 0) FROM journal) = $4 AND EXISTS (SELECT 1 FROM lease)
     RETURNING seq)
   SELECT count(*)::int AS n, pg_notify($6, COALESCE(MAX(seq), 0)::text)::text AS notified FROM ins`;
 
@@ -110,6 +129,9 @@ export async function openPostgresJournal(url: string, opts: PostgresJournalOpti
   const pageSize = opts.pageSize ?? DEFAULT_PAGE_SIZE;
   if (!Number.isSafeInteger(pageSize) || pageSize < 1) throw new RangeError(`journal: pageSize must be a positive integer, got ${pageSize}`);
   const statementTimeout = opts.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS;
+  const timing = opts.lease ?? DEFAULT_LEASE;
+  const timingProblem = leaseTimingProblem(timing);
+  if (timingProblem !== null) throw new RangeError(`journal: ${timingProblem}`);
   if (!Number.isSafeInteger(statementTimeout) || statementTimeout < 1) {
     throw new RangeError(`journal: statementTimeoutMs must be a positive integer, got ${statementTimeout}`);
   }
@@ -148,16 +170,22 @@ export async function openPostgresJournal(url: string, opts: PostgresJournalOpti
 
   let committedSeq: number;
   let lock: SchemaLock;
+  let grant: LeaseGrant | null = null;
   let writerPid: number;
   let pool: pg.Pool;
   try {
     await checkDurability(client, where);
-    if (opts.readOnly) {
-      lock = await schemaLockOf(client, where);
-    } else {
+    lock = await schemaLockOf(client, where);
+    if (!opts.readOnly) {
       await detectDeadClient(client);
-      lock = await lockSchema(client, where, opts.lockWaitMs ?? DEFAULT_LOCK_WAIT_MS, opts.lockRetryMs, opts.signal);
-      await migrate(client);
+      await migrate(client, lock);
+      grant = await acquireLease(client, lock.key, `${hostname()}:${process.pid}`, timing, {
+        waitMs: opts.lockWaitMs ?? DEFAULT_LOCK_WAIT_MS,
+        retryMs: opts.lockRetryMs ?? LOCK_RETRY_MS,
+        signal: opts.signal,
+        where,
+        schema: lock.schema,
+      });
     }
     const last = await client.query<{ last: string; pid: number }>('SELECT COALESCE(MAX(seq), 0) AS last, pg_backend_pid() AS pid FROM journal');
     committedSeq = int8(last.rows[0]!.last, 'last journal seq');
@@ -188,6 +216,26 @@ export async function openPostgresJournal(url: string, opts: PostgresJournalOpti
     tail = run.catch(() => undefined);
     return run;
   }
+
+  // The lease (none when read-only), renewed on the writer connection in order with the writes
+  // (src/journal/leaseKeeper.ts): a renewal that cannot get through (a hung connection, a stalled
+  // database or thread) suspends the acknowledgements at the renew deadline, before any standby
+  // may take the lease.
+  const keeper =
+    grant === null
+      ? null
+      : new LeaseKeeper({
+          client,
+          serial,
+          grant,
+          lockKey: lock.key,
+          timing,
+          broken: () => broken !== null || closed,
+          onLost(err) {
+            broken ??= err;
+            opts.onLeaseLost?.(err);
+          },
+        });
 
   function write(what: string, fn: () => Promise<void>): Promise<void> {
     if (closed) return Promise.reject(new Error('journal: closed'));
@@ -222,9 +270,11 @@ export async function openPostgresJournal(url: string, opts: PostgresJournalOpti
       tss[i] = r.ts;
       cmds[i] = r.cmd;
     }
-    const res = await client.query<{ n: number }>({ name: 'strikebook_journal_append', text: APPEND_SQL, values: [seqs, tss, cmds, committedSeq, lock.key, channel] });
+    const term = keeper!.term;
+    const res = await client.query<{ n: number }>({ name: 'strikebook_journal_append', text: APPEND_SQL, values: [seqs, tss, cmds, committedSeq, term, channel] });
     if (res.rows[0]?.n !== n) {
-      throw new Error(`journal: the journal table in schema "${schema}" does not end at seq ${committedSeq}, or this server no longer holds the writer lock; another server writes to it`);
+      keeper!.lose('an append was fenced: another server took the lease over, or the journal moved on');
+      throw new Error(`journal: the journal table in schema "${schema}" does not end at seq ${committedSeq}, or the lease of term ${term} has been taken over; another server writes to it`);
     }
     committedSeq = expected - 1;
   }
@@ -324,10 +374,18 @@ export async function openPostgresJournal(url: string, opts: PostgresJournalOpti
     writerPid,
     channel,
     lockKey: lock.key,
+    term: grant?.term ?? 0,
     compactStep,
 
+    lease(): LeaseStatus | null {
+      return keeper?.status() ?? null;
+    },
+
     append(records: JournalRecord[]): Promise<void> {
-      return write('append', () => appendBatch(records));
+      // Durable once written; acknowledged (the caller's replies wait on this promise) only while
+      // the lease is held: past its renew deadline the batch waits for a renewal, or fails with the
+      // lease. Outside `serial`, so that the renewal it waits for is not queued behind it.
+      return write('append', () => appendBatch(records)).then(() => (keeper === null || keeper.valid() ? undefined : keeper.whenValid()));
     },
 
     readAfter(afterSeq: number): AsyncIterableIterator<JournalRecord> {
@@ -372,9 +430,12 @@ export async function openPostgresJournal(url: string, opts: PostgresJournalOpti
 
     close(): Promise<void> {
       closed = true;
+      keeper?.close();
       closing ??= (async () => {
         // the writes issued before close() land (or fail) first; ending the session frees the lock
         await tail;
+        // a clean stop hands over at once: a standby need not wait for the lease to expire
+        if (keeper !== null && keeper.lost === null && broken === null) await releaseLease(client, keeper.term).catch(() => undefined);
         await client.end().catch(() => undefined);
         await pool.end().catch(() => undefined);
       })();

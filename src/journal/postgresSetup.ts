@@ -1,9 +1,12 @@
 // What the PostgreSQL journal checks and prepares on its writer connection before the first write:
-// the server's durability settings, the single-writer lock, the schema. Each refuses to start with
-// a message an operator can act on, and none of them ever prints the password of DATABASE_URL.
+// the server's durability settings, the schema (its identity, its writer's advisory lock key) and
+// its migration; the lease is postgresLease.ts. Each refuses to start with a message an operator
+// can act on, and none of them ever prints the password of DATABASE_URL.
 import type pg from 'pg';
+import { LEASE_TABLE_SQL } from './postgresLease.ts';
 
-const SCHEMA_VERSION = 1;
+/** 2: the leadership lease table (src/journal/postgresLease.ts); a version-1 schema is migrated by adding it. */
+const SCHEMA_VERSION = 2;
 const SCHEMA_VERSION_KEY = 'schema_version';
 /**
  * High half of the advisory lock key ('STRK'). The low half is the oid of the schema the journal
@@ -11,12 +14,8 @@ const SCHEMA_VERSION_KEY = 'schema_version';
  * run that way, in parallel) do not block each other. Advisory locks are per database, not per schema.
  */
 const LOCK_KEY_HIGH = 0x5354524b;
-const LOCK_RETRY_MS = 500;
-
-/** Another session holds the single-writer lock (a leader is running): a standby can wait for it. */
-export class WriterLockTaken extends Error {
-  override name = 'WriterLockTaken';
-}
+/** High half of the key of the transaction lock that lets one server at a time migrate a schema ('STRM'). */
+const MIGRATE_KEY_HIGH = 0x5354524d;
 
 /** The schema the journal lives in, and the advisory lock key of its single writer. */
 export interface SchemaLock {
@@ -104,33 +103,6 @@ export async function detectDeadClient(client: pg.ClientBase): Promise<void> {
   }
 }
 
-/**
- * Takes the session-level advisory lock of the schema the tables go in (the first existing schema
- * of search_path) and returns that schema's name. Held until the connection ends, so a crashed
- * writer releases it with its connection. A second writer would interleave seqs with ours, so it
- * is refused at start instead: after waiting up to `waitMs` for the lock, which is what it takes
- * the server to end the session of a writer that died or lost the network (detectDeadClient).
- */
-export async function lockSchema(client: pg.ClientBase, where: string, waitMs: number, retryMs = LOCK_RETRY_MS, signal?: AbortSignal): Promise<SchemaLock> {
-  const deadline = performance.now() + waitMs;
-  for (;;) {
-    signal?.throwIfAborted();
-    const res = await client.query<{ schema: string | null; locked: boolean | null; key: string | null; oid: string | null }>(
-      `SELECT current_schema() AS schema, n.oid::bigint::text AS oid, ((($1::bigint << 32) | n.oid::bigint))::text AS key,
-              pg_try_advisory_lock(($1::bigint << 32) | n.oid::bigint) AS locked
-         FROM (SELECT 1) AS one LEFT JOIN pg_namespace n ON n.nspname = current_schema()`,
-      [LOCK_KEY_HIGH],
-    );
-    const { schema, locked, key, oid } = res.rows[0]!;
-    if (schema === null || key === null || oid === null) throw new Error(`journal: no schema of search_path exists in the database at ${where}`);
-    if (locked === true) return { schema, key, oid: Number(oid) };
-    if (performance.now() >= deadline) {
-      throw new WriterLockTaken(`journal: another Strikebook server is writing to this database (${where}, schema "${schema}"); stop it first`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, Math.min(retryMs, Math.max(0, deadline - performance.now()))));
-  }
-}
-
 /** The schema and lock key of the journal `client`'s search_path points at, without locking. */
 export async function schemaLockOf(client: pg.ClientBase, where: string): Promise<SchemaLock> {
   const res = await client.query<{ schema: string | null; key: string | null; oid: string | null }>(
@@ -143,24 +115,29 @@ export async function schemaLockOf(client: pg.ClientBase, where: string): Promis
   return { schema, key, oid: Number(oid) };
 }
 
-/** Creates the tables if missing and records the schema version, refusing a newer one. */
-export async function migrate(client: pg.ClientBase): Promise<void> {
+/**
+ * Creates the tables if missing and records the schema version, refusing a newer one. Every server
+ * that may write runs it before it takes the lease (it needs the lease table), standbys included, so
+ * a transaction lock per schema keeps two of them from creating the same tables at once.
+ */
+export async function migrate(client: pg.ClientBase, lock: SchemaLock): Promise<void> {
   await client.query('BEGIN');
   try {
+    await client.query('SELECT pg_advisory_xact_lock(($1::bigint << 32) | $2::bigint)', [MIGRATE_KEY_HIGH, lock.oid]);
     await client.query(`
       CREATE TABLE IF NOT EXISTS journal (seq bigint PRIMARY KEY, ts bigint NOT NULL, cmd text NOT NULL);
       CREATE TABLE IF NOT EXISTS snapshots (seq bigint PRIMARY KEY, data text NOT NULL);
       CREATE TABLE IF NOT EXISTS meta (key text PRIMARY KEY, value text NOT NULL);
     `);
+    await client.query(LEASE_TABLE_SQL);
     const res = await client.query<{ value: string }>('SELECT value FROM meta WHERE key = $1', [SCHEMA_VERSION_KEY]);
     const version = res.rows.length === 0 ? 0 : Number(res.rows[0]!.value);
     if (!(version <= SCHEMA_VERSION)) {
       throw new Error(`journal: database schema version ${res.rows[0]!.value} is newer than this server understands (${SCHEMA_VERSION})`);
     }
-    await client.query(
-      'INSERT INTO meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
-      [SCHEMA_VERSION_KEY, String(SCHEMA_VERSION)],
-    );
+    if (version !== SCHEMA_VERSION) {
+      await client.query('INSERT INTO meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value', [SCHEMA_VERSION_KEY, String(SCHEMA_VERSION)]);
+    }
     await client.query('COMMIT');
   } catch (e) {
     await client.query('ROLLBACK').catch(() => undefined);

@@ -7,6 +7,7 @@ import { spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { bootstrapNotice } from '../../src/app/startup.ts';
+import { newHaState } from '../../src/app/haStatus.ts';
 import { loadConfig } from '../../src/app/config.ts';
 import { ROOT, adminToken, freePort, login, ok, rpc, startServer, tempDir, type TestServer } from '../helpers/server.ts';
 
@@ -60,7 +61,7 @@ describe('the first administrator notice', () => {
 
   it('does not print a configured token, only where it comes from', () => {
     const config = loadConfig({ STRIKEBOOK_BOOTSTRAP_TOKEN: 'operator-chosen-token-0123' });
-    const text = bootstrapNotice({ bootstrapToken: 'operator-chosen-token-0123', config, ha: { role: 'leader', follower: null, tookOverAt: null } }, 'http://127.0.0.1:8080')!;
+    const text = bootstrapNotice({ bootstrapToken: 'operator-chosen-token-0123', config, ha: newHaState('leader', null, () => null) }, 'http://127.0.0.1:8080')!;
     assert.ok(!text.includes('operator-chosen-token-0123'));
     assert.match(text, /\$STRIKEBOOK_BOOTSTRAP_TOKEN/);
   });
@@ -68,13 +69,13 @@ describe('the first administrator notice', () => {
   it('on a standby names the leader and prints no command it would refuse', () => {
     const config = loadConfig({});
     const follower = { leaderUrl: () => 'https://a.example:8080' } as never;
-    const text = bootstrapNotice({ bootstrapToken: 'generated-token-0123456789', config, ha: { role: 'standby', follower, tookOverAt: null } }, 'http://127.0.0.1:8081')!;
+    const text = bootstrapNotice({ bootstrapToken: 'generated-token-0123456789', config, ha: newHaState('standby', follower, () => null) }, 'http://127.0.0.1:8081')!;
     assert.ok(!text.includes('generated-token-0123456789'));
     assert.ok(!text.includes('curl'));
     assert.match(text, /standby.*create the first administrator on the leader \(https:\/\/a\.example:8080\)/);
   });
 
   it('is not printed once an administrator exists', () => {
-    assert.equal(bootstrapNotice({ bootstrapToken: null, config: loadConfig({}), ha: { role: 'leader', follower: null, tookOverAt: null } }, 'http://x'), null);
+    assert.equal(bootstrapNotice({ bootstrapToken: null, config: loadConfig({}), ha: newHaState('leader', null, () => null) }, 'http://x'), null);
   });
 });

@@ -74,8 +74,8 @@ test('appended records read back in order, page by page across page boundaries, 
   // the tables went into the test's schema (search_path from the connection string)
   assert.equal(j.schema, db.name);
   const tables = await db.query<{ table_name: string }>('SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY 1', [db.name]);
-  assert.deepEqual(tables.map((r) => r.table_name), ['journal', 'meta', 'snapshots']);
-  assert.equal(await j.getMeta('schema_version'), '1');
+  assert.deepEqual(tables.map((r) => r.table_name), ['journal', 'leader_lease', 'meta', 'snapshots']);
+  assert.equal(await j.getMeta('schema_version'), '2');
 
   await j.close();
   const again = await openPostgresJournal(db.url);
@@ -394,20 +394,21 @@ test('connection errors name the server without the password', async () => {
   assert.doesNotMatch(err.message, /s3cret/);
 });
 
-test('the append is fenced: a session without the writer lock inserts nothing, and seqs already written are refused', async (t) => {
+test('the append is fenced: a statement of another term inserts nothing, and seqs already written are refused', async (t) => {
   const s = await setup(t);
   if (!s) return;
   const { db, j } = s;
   await j.append(range(1, 2));
-  // a stale leader's statement, exactly as the adapter sends it, from a session that lost the lock
+  // a stale leader's statement, exactly as the adapter sends it, under the term before this one
   const stale = new pg.Client({ connectionString: db.url });
   await stale.connect();
   try {
     const r = rec(3);
-    const res = await stale.query<{ n: number }>(APPEND_SQL, [[r.seq], [r.ts], [r.cmd], 2, j.lockKey, j.channel]);
-    assert.equal(res.rows[0]!.n, 0, 'nothing inserted without the lock, although the seq follows');
+    assert.ok(j.term >= 1);
+    const res = await stale.query<{ n: number }>(APPEND_SQL, [[r.seq], [r.ts], [r.cmd], 2, j.term - 1, j.channel]);
+    assert.equal(res.rows[0]!.n, 0, 'nothing inserted under a stale term, although the seq follows');
     // and with a stale idea of the journal's end (a seq written twice) the primary key and the end check refuse it
-    const again = await stale.query<{ n: number }>(APPEND_SQL, [[2], [r.ts], [r.cmd], 1, j.lockKey, j.channel]);
+    const again = await stale.query<{ n: number }>(APPEND_SQL, [[2], [r.ts], [r.cmd], 1, j.term, j.channel]);
     assert.equal(again.rows[0]!.n, 0);
   } finally {
     await stale.end();

@@ -21,6 +21,7 @@ import { envelopeText, errorOut, micros, type Envelope } from './envelope.ts';
 import { rpcOverHttp } from './rpcOverHttp.ts';
 import { requestIdOf, withRequestIds } from './requestIds.ts';
 import { SECURITY_HEADERS, registerWebApp } from './webApp.ts';
+import { healthBody, readyBody } from '../../app/haStatus.ts';
 import {
   ALLOWED_VERBS,
   BODY_LIMIT,
@@ -186,19 +187,14 @@ export function buildHttpServer(s: Services, methods: MethodDef[]): FastifyInsta
     done();
   });
 
-  // role and, on a standby, how far behind the leader it is (docs/operations.md)
+  // role, lease and last commit, and on a standby how far behind the leader it is (docs/operations.md)
   app.get('/health', async (_req, reply) => {
-    const st = s.ha.role === 'standby' ? s.ha.follower?.status() : undefined;
-    const body =
-      st === undefined
-        ? { status: 'ok', seq: s.ex.seq, role: s.ha.role, version: BUILD_INFO.version }
-        : { status: 'ok', seq: s.ex.seq, role: s.ha.role, version: BUILD_INFO.version, leader: st.leaderUrl, lag: { seq: st.leaderSeq - st.appliedSeq, ms: st.lagMs, leader_seq: st.leaderSeq, since_last_read_ms: st.sinceLastReadMs } };
-    reply.type('application/json').send(JSON.stringify(body));
+    reply.type('application/json').send(JSON.stringify({ ...healthBody(s.ha, s.ex.seq), version: BUILD_INFO.version }));
   });
-  // for load balancers: only the leader takes traffic that writes
+  // for load balancers: only the leader, holding its lease, takes traffic that writes
   app.get('/ready', async (_req, reply) => {
-    const leader = s.ha.role === 'leader';
-    reply.code(leader ? 200 : 503).type('application/json').send(JSON.stringify({ ready: leader, role: s.ha.role }));
+    const body = readyBody(s.ha);
+    reply.code(body.ready ? 200 : 503).type('application/json').send(JSON.stringify(body));
   });
   // users and orders are an exchange's internals: operators only (metricsAccess.ts says who)
   const metricsPolicy = metricsPolicyOf(s.config);

@@ -9,7 +9,7 @@ import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { Services } from '../../app/services.ts';
 import { replyCost } from '../../app/credits.ts';
-import { ERR } from '../../domain/errors.ts';
+import { ERR, type ErrorCode } from '../../domain/errors.ts';
 import { sha256Hex } from '../../auth/crypto.ts';
 import { call, callDeferred, chargeSessionCall, compileMethod, settleCall, tokenCaller, type CallOutput, type CompiledMethod } from '../rpc/dispatch.ts';
 import { ERROR_TABLE, Reject, errorBody, httpStatus, standbyErrorBody } from '../rpc/errors.ts';
@@ -23,6 +23,7 @@ import { isPrivate, type ChannelSpec } from './channels.ts';
 import { StreamHub, textFrame, textFrameOf, type Subscriber } from './hub.ts';
 import { micros, renderedAnswerFrame } from './answerFrame.ts';
 import { NO_PROXIES, clientAddressOf } from '../http/clientAddress.ts';
+import { DRAIN_MS, closeGoingAway } from './goingAway.ts';
 
 export const WS_PATHS = new Set(['/ws/api/v2', '/v1/ws']);
 /** Deribit's frame limit. */
@@ -311,8 +312,11 @@ export interface WsTransport {
   readonly requestsRun: number;
   /** Frames answered with 10028 because the connection had `maxQueuedRequests` waiting. */
   readonly requestsRefused: number;
-  /** Closes every connection (cancel-on-disconnect runs) and waits for those commands. */
-  close(): Promise<void>;
+  /**
+   * Closes every connection with 1001 once it has answered the requests it received (at most
+   * `drainMs`; 0 cuts them off at once), then waits for their cancel-on-disconnect commands.
+   */
+  close(drainMs?: number): Promise<void>;
 }
 
 export function attachWebSocket(s: Services, server: Server, methods: MethodDef[], opts: WsOptions = DEFAULT_WS_OPTIONS): WsTransport {
@@ -325,6 +329,8 @@ export function attachWebSocket(s: Services, server: Server, methods: MethodDef[
   }
   const wss = new WebSocketServer({ noServer: true, maxPayload: 1024 * 1024, perMessageDeflate: false });
   const conns = new Set<Connection>();
+  /** Set when the server stops: new frames are refused while the requests received are answered. */
+  let goingAway = false;
   const connectionsOf = (ip: string): number => {
     let n = 0;
     for (const c of conns) if (c.ip === ip) n++;
@@ -632,7 +638,7 @@ export function attachWebSocket(s: Services, server: Server, methods: MethodDef[
   let requestsRefused = 0;
 
   /** Answers a frame that found its connection's queue full, without running it. */
-  function refuseQueued(c: Connection, text: string): void {
+  function refuseQueued(c: Connection, text: string, code: ErrorCode = ERR.TOO_MANY_REQUESTS, why = `more than ${opts.maxQueuedRequests} requests waiting on this connection`): void {
     let id: unknown;
     if (text.length <= FRAME_LIMIT) {
       try {
@@ -643,7 +649,7 @@ export function attachWebSocket(s: Services, server: Server, methods: MethodDef[
       }
     }
     requestsRefused++;
-    c.send(envelope(id, micros(), fail(ERR.TOO_MANY_REQUESTS, `more than ${opts.maxQueuedRequests} requests waiting on this connection`)));
+    c.send(envelope(id, micros(), fail(code, why)));
   }
 
   /**
@@ -669,6 +675,8 @@ export function attachWebSocket(s: Services, server: Server, methods: MethodDef[
    * A connection's requests start in the order they arrive (Deribit): auth, then what needs it.
    */
   function admit(c: Connection, text: string): void {
+    // stopping: what came before is answered, what comes now is told to go elsewhere (goingAway.ts)
+    if (goingAway) return refuseQueued(c, text, ERR.RETRY, 'server shutting down; reconnect');
     if (c.queued >= opts.maxQueuedRequests) return refuseQueued(c, text);
     c.queued++;
     if (c.holder >= 0 || c.waiting.length > 0) {
@@ -868,14 +876,12 @@ export function attachWebSocket(s: Services, server: Server, methods: MethodDef[
     get requestsRefused() {
       return requestsRefused;
     },
-    async close() {
+    async close(drainMs = DRAIN_MS) {
       clearInterval(credentialSweep);
       if (idleSweep) clearInterval(idleSweep);
       server.off('upgrade', onUpgrade);
-      for (const c of [...conns]) {
-        c.ws.terminate();
-        onClose(c);
-      }
+      goingAway = true;
+      await closeGoingAway([...conns], onClose, drainMs);
       await Promise.allSettled([...codPending]);
       hub.close();
       wss.close();
