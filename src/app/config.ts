@@ -43,6 +43,8 @@ export interface Config {
   wsMaxQueuedRequests?: number;
   /** WebSocket: a connection silent this long (no frame, no pong to our pings) is closed, ms. */
   wsIdleTimeoutMs?: number;
+  /** WebSocket: private subscriptions whose token was revoked or expired end within this, ms. */
+  wsCredentialSweepMs?: number;
   /** TCP connections (HTTP and WebSocket) open from one IP address; more are refused. */
   maxConnectionsPerIp?: number;
   /** TCP connections open in total; more are refused. Keep it below the process's `ulimit -n`. */
@@ -170,6 +172,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     signatureReplayPerKey: int(env, 'STRIKEBOOK_SIGNATURE_REPLAY_PER_KEY', 10_000, 1, 1e8),
     wsMaxQueuedRequests: int(env, 'STRIKEBOOK_WS_MAX_QUEUED', 100, 1, 1e6),
     wsIdleTimeoutMs: int(env, 'STRIKEBOOK_WS_IDLE_TIMEOUT_MS', 60_000, 0, 86_400_000),
+    wsCredentialSweepMs: int(env, 'STRIKEBOOK_WS_CREDENTIAL_SWEEP_MS', 1000, 10, 60_000),
     maxConnectionsPerIp: int(env, 'STRIKEBOOK_MAX_CONNECTIONS_PER_IP', 512, 1, 1e6),
     maxConnections: int(env, 'STRIKEBOOK_MAX_CONNECTIONS', 8192, 1, 1e7),
     headersTimeoutMs: int(env, 'STRIKEBOOK_HEADERS_TIMEOUT_MS', 10_000, 10, 3_600_000),

@@ -19,9 +19,10 @@ import { BAD_RPC_ID_REASON, validRpcId } from '../rpc/validate.ts';
 import { PlacedJson } from '../orderJson.ts';
 import { parseOrderId } from '../render.ts';
 import { resultText, type RenderedJson } from '../reads/rendered.ts';
-import { isPrivate, type ChannelSpec } from './channels.ts';
+import { isPrivate } from './channels.ts';
 import { StreamHub, textFrame, textFrameOf, type Subscriber } from './hub.ts';
 import { micros, renderedAnswerFrame } from './answerFrame.ts';
+import { channelScope, followNewToken, sweepCredentials, type Subscription } from './credentialSweep.ts';
 
 export const WS_PATHS = new Set(['/ws/api/v2', '/v1/ws']);
 /** Deribit's frame limit. */
@@ -49,6 +50,8 @@ export interface WsOptions {
    * never). Pings go out every half of it; every WebSocket client answers them by itself.
    */
   idleTimeoutMs: number;
+  /** Private subscriptions whose token was revoked or expired end within this (ms; credentialSweep.ts). */
+  credentialSweepMs: number;
 }
 
 export const DEFAULT_WS_OPTIONS: WsOptions = {
@@ -59,6 +62,7 @@ export const DEFAULT_WS_OPTIONS: WsOptions = {
   maxConnectionsPerIp: 256,
   maxQueuedRequests: 100,
   idleTimeoutMs: 60_000,
+  credentialSweepMs: 1000,
 };
 
 /** Methods that place orders: the ids they return are tracked for cancel-on-disconnect. */
@@ -143,10 +147,10 @@ function unknownList(names: string[]): string {
 
 class Connection implements Subscriber {
   readonly id = nextConnId++;
-  caller: Caller | null = null;
+  /** The access token of the last public/auth on the socket; kept once revoked, so calls get 13009. */
   token: string | undefined;
-  /** channel -> spec and the user it was subscribed as */
-  readonly subs = new Map<string, { spec: ChannelSpec; userId: number | null }>();
+  /** channel -> spec, the user it was subscribed as and with which token */
+  readonly subs = new Map<string, Subscription>();
   /** Cancel-on-disconnect is on: orders placed now carry `cod` in their command (src/engine/cod.ts);
    *  change it only through `setCod`, which marks or unmarks the orders placed before. */
   cod = false;
@@ -335,22 +339,9 @@ export function attachWebSocket(s: Services, server: Server, methods: MethodDef[
     for (const c of conns) if (c.ip === ip) n++;
     return n;
   };
-  // Credentials can expire or be revoked (logout, key removal) while a socket streams private
-  // data: once a second, private subscriptions of connections whose token is no longer valid go.
-  const credentialSweep = setInterval(() => {
-    for (const c of conns) {
-      if (!c.caller || c.token === undefined) continue;
-      const r = tokenCaller(s, c.hashOf(c.token));
-      if (!(r instanceof Reject)) continue;
-      c.caller = null;
-      c.token = undefined;
-      for (const [channel, sub] of c.subs) {
-        if (sub.userId === null) continue;
-        hub.unsubscribe(c, channel, sub.spec, sub.userId);
-        c.subs.delete(channel);
-      }
-    }
-  }, 1000);
+  // Credentials can expire or be revoked while a socket streams private data: each sweep, private
+  // subscriptions whose token no longer authenticates go, whichever form carried it (credentialSweep.ts)
+  const credentialSweep = setInterval(() => sweepCredentials(s, conns, (c, channel, sub) => hub.unsubscribe(c, channel, sub.spec, sub.userId)), opts.credentialSweepMs);
   credentialSweep.unref();
   // Idle connections: one that sent nothing since the previous check, not even the pong to the
   // ping sent then, is closed; the others are pinged. A dead peer is found within idleTimeoutMs.
@@ -480,10 +471,11 @@ export function attachWebSocket(s: Services, server: Server, methods: MethodDef[
   };
 
   const setAuth = (c: Connection, token: string) => {
+    const previous = c.token === undefined ? null : c.hashOf(c.token);
     const r = tokenCaller(s, c.hashOf(token));
     if (!(r instanceof Reject)) {
+      followNewToken(c, previous, r);
       c.token = token;
-      c.caller = r;
       if (accountCod.has(r.userId)) setCod(c, true).catch((err: unknown) => s.log.error({ err, conn: c.id }, 'cancel-on-disconnect marks failed'));
     }
   };
@@ -517,14 +509,14 @@ export function attachWebSocket(s: Services, server: Server, methods: MethodDef[
         // need authentication (Deribit 13778): both are silently left out of the result otherwise
         if (isPrivate(spec) && (!priv || !caller)) continue;
         // an API key's scopes bound what it may stream, as they bound what it may call
-        if (isPrivate(spec) && !scopeAllows(caller!.scopes, spec.k.startsWith('user.portfolio') ? 'account:read' : 'trade:read')) continue;
+        if (isPrivate(spec) && !scopeAllows(caller!.scopes, channelScope(spec))) continue;
         if ('cadence' in spec && spec.cadence === 'raw' && !caller) continue;
         if (c.subs.size >= opts.maxSubscriptions) {
           tooMany = true;
           break;
         }
         const userId = isPrivate(spec) ? caller!.userId : null;
-        c.subs.set(ch, { spec, userId });
+        c.subs.set(ch, { spec, userId, tokenHash: userId === null ? null : caller!.tokenHash });
         const first = hub.subscribe(c, ch, spec, userId);
         if (Array.isArray(first)) initial.push(...first);
         else if (first) initial.push(first);
