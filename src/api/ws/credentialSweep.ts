@@ -5,6 +5,7 @@
 // tokens, the same check every call makes, so whatever revokes a token for calls (logout, a refresh
 // that rotates it, its API key removed, expiry) also ends the subscriptions made with it.
 import type { Services } from '../../app/services.ts';
+import { sha256Hex } from '../../auth/crypto.ts';
 import { tokenCaller } from '../rpc/dispatch.ts';
 import { Reject } from '../rpc/errors.ts';
 import { scopeAllows, type Caller, type Scope } from '../rpc/registry.ts';
@@ -18,8 +19,50 @@ export interface Subscription {
   tokenHash: string | null;
 }
 
+/**
+ * A connection's subscriptions by channel, counting its private ones as they come and go: the
+ * sweep skips a connection with none without reading its channels (a market-data socket may hold
+ * 500 of them, and there may be thousands of such sockets).
+ */
+export class Subscriptions extends Map<string, Subscription> {
+  privateCount = 0;
+
+  override set(channel: string, sub: Subscription): this {
+    const old = super.get(channel);
+    if (old !== undefined && old.userId !== null) this.privateCount--;
+    if (sub.userId !== null) this.privateCount++;
+    return super.set(channel, sub);
+  }
+
+  override delete(channel: string): boolean {
+    const old = super.get(channel);
+    if (old !== undefined && old.userId !== null) this.privateCount--;
+    return super.delete(channel);
+  }
+
+  override clear(): void {
+    this.privateCount = 0;
+    super.clear();
+  }
+}
+
 export interface SweptConnection {
-  readonly subs: Map<string, Subscription>;
+  readonly subs: Subscriptions;
+  /**
+   * The hash of the socket's own token while a public/auth on the socket refreshes it (ownRotation):
+   * the refresh voids that token when its command applies, and the socket learns its successor only
+   * when the answer is durable; a sweep in between must not end the streams the answer moves on.
+   */
+  rotating: string | null;
+}
+
+/**
+ * The socket's own token hash when `params` (a public/auth) refresh the session that token belongs
+ * to, else null. Read before the call runs: the refresh token still names its pair then.
+ */
+export function ownRotation(s: Services, ownHash: string | null, params: Record<string, unknown>): string | null {
+  if (ownHash === null || params.grant_type !== 'refresh_token' || typeof params.refresh_token !== 'string' || params.refresh_token.length > 256) return null;
+  return s.ex.auth.refresh.get(sha256Hex(params.refresh_token))?.pair === ownHash ? ownHash : null;
 }
 
 /** What a private channel needs of its credential's scopes (as a call reading the same data). */
@@ -32,17 +75,19 @@ export function channelScope(spec: ChannelSpec): Scope {
  * out of the hub, the connection forgets it. Each distinct token is looked up once per sweep.
  */
 export function sweepCredentials<C extends SweptConnection>(s: Services, conns: Iterable<C>, drop: (c: C, channel: string, sub: Subscription) => void): void {
-  const valid = new Map<string, boolean>();
+  // token hash -> the user it authenticates now, or null
+  const owner = new Map<string, number | null>();
   for (const c of conns) {
+    if (c.subs.privateCount === 0) continue;
     for (const [channel, sub] of c.subs) {
-      if (sub.userId === null || sub.tokenHash === null) continue;
-      let ok = valid.get(sub.tokenHash);
-      if (ok === undefined) {
+      if (sub.userId === null || sub.tokenHash === null || sub.tokenHash === c.rotating) continue;
+      let who = owner.get(sub.tokenHash);
+      if (who === undefined) {
         const r = tokenCaller(s, sub.tokenHash);
-        ok = !(r instanceof Reject) && r.userId === sub.userId;
-        valid.set(sub.tokenHash, ok);
+        who = r instanceof Reject ? null : r.userId;
+        owner.set(sub.tokenHash, who);
       }
-      if (ok) continue;
+      if (who === sub.userId) continue;
       drop(c, channel, sub);
       c.subs.delete(channel);
     }

@@ -22,7 +22,7 @@ import { resultText, type RenderedJson } from '../reads/rendered.ts';
 import { isPrivate } from './channels.ts';
 import { StreamHub, textFrame, textFrameOf, type Subscriber } from './hub.ts';
 import { micros, renderedAnswerFrame } from './answerFrame.ts';
-import { channelScope, followNewToken, sweepCredentials, type Subscription } from './credentialSweep.ts';
+import { Subscriptions, channelScope, followNewToken, ownRotation, sweepCredentials } from './credentialSweep.ts';
 
 export const WS_PATHS = new Set(['/ws/api/v2', '/v1/ws']);
 /** Deribit's frame limit. */
@@ -150,7 +150,8 @@ class Connection implements Subscriber {
   /** The access token of the last public/auth on the socket; kept once revoked, so calls get 13009. */
   token: string | undefined;
   /** channel -> spec, the user it was subscribed as and with which token */
-  readonly subs = new Map<string, Subscription>();
+  readonly subs = new Subscriptions();
+  rotating: string | null = null;
   /** Cancel-on-disconnect is on: orders placed now carry `cod` in their command (src/engine/cod.ts);
    *  change it only through `setCod`, which marks or unmarks the orders placed before. */
   cod = false;
@@ -744,6 +745,7 @@ export function attachWebSocket(s: Services, server: Server, methods: MethodDef[
       }
       const m = byName.get(method);
       if (!m) return reply(c, ticket, id, usIn, fail(ERR.METHOD_NOT_FOUND));
+      if (m.def.name === 'public/auth') c.rotating = ownRotation(s, c.token === undefined ? null : c.hashOf(c.token), params);
       // resolved once here, for the call and for cancel-on-disconnect (`track`); a public method that
       // reads no credentials leaves it to call()
       const callerBefore = m.def.scope !== 'none' || m.def.optionalAuth === true ? authOf(c, params) : undefined;
@@ -767,6 +769,7 @@ export function attachWebSocket(s: Services, server: Server, methods: MethodDef[
       }
       answerCall(c, ticket, id, usIn, m, callerBefore, out);
     } catch (err) {
+      c.rotating = null;
       s.log.error({ err, conn: c.id }, 'websocket request failed');
     } finally {
       // a request that failed or was dropped has no answer: the ones after it go on
@@ -783,6 +786,7 @@ export function attachWebSocket(s: Services, server: Server, methods: MethodDef[
 
   /** A registry call's answer, and what it changes on the connection (auth, tracked orders, logout). */
   function answerCall(c: Connection, ticket: number, id: unknown, usIn: number, m: CompiledMethod, callerBefore: Caller | Reject | null | undefined, out: CallOutput): void {
+    if (m.def.name === 'public/auth') c.rotating = null;
     if (!out.error) {
       if (m.def.name === 'public/auth') {
         const token = (out.result as { access_token?: unknown } | null)?.access_token;
