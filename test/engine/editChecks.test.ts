@@ -99,4 +99,16 @@ describe('private/edit runs the checks of a new order', () => {
     assert.equal(refusal(edit(h, a, o.id, '0.3', null)), '10005');
     assert.equal(o.amount, 2);
   });
+
+  it('cuts a reduce-only increase to what is left to reduce, as a new reduce-only order is cut', () => {
+    const h = setup();
+    const [a, maker] = [h.user('10'), h.user('10')];
+    const top = priceToNumber(band(h).top).toString();
+    h.ok(maker, 'sell', C, top, '0.3');
+    h.ok(a, 'buy', C, top, '0.3');
+    const o = h.ok(a, 'sell', C, top, '0.1', { reduceOnly: true }).order;
+    const r = edit(h, a, o.id, '0.5', null);
+    assert.ok(!isReject(r));
+    assert.equal(o.amount, 3, 'a long of 0.3 leaves 0.3 to reduce');
+  });
 });
