@@ -148,6 +148,7 @@ export const SETTINGS: readonly Setting[] = [
   { name: 'STRIKEBOOK_WS_MIN_HEARTBEAT', def: '10', roles: SG, check: int(1, 3600), doc: 'smallest `public/set_heartbeat` interval, seconds' },
   { name: 'STRIKEBOOK_WS_MAX_QUEUED', def: '100', roles: S, check: int(1, 1e6), doc: 'requests one WebSocket may have waiting for their answers; more are answered `10028`' },
   { name: 'STRIKEBOOK_WS_IDLE_TIMEOUT_MS', def: '60000', roles: SG, check: int(0, 86_400_000), doc: 'a WebSocket silent this long (no frame, no pong) is closed; `0` never' },
+  { name: 'STRIKEBOOK_WS_CREDENTIAL_SWEEP_MS', def: '1000', roles: S, check: int(10, 60_000), doc: 'how often the tokens behind live private subscriptions are checked: a revoked or expired one ends its streams (docs/security.md)' },
   { name: 'STRIKEBOOK_RATE_LIMITS', def: '1', roles: S, check: flag, doc: '`0` turns the credit rate limits off (test servers and benches that flood; docs/security.md)' },
   { name: 'STRIKEBOOK_RATE_LIMIT_TIER', def: '4', roles: S, check: int(1, 4), doc: "matching-engine tier (1..4, Deribit's table) of users an administrator has not set" },
   { name: 'STRIKEBOOK_RATE_LIMIT_HOLD_MAX_MS', def: '1000', roles: S, check: int(0, 60_000), doc: 'longest a 10028 is held for a client that resends while refused (docs/security.md); `0` never holds' },

@@ -5,11 +5,17 @@
 // one), also that key; unauthenticated calls are charged to the client IP. A call that finds too
 // few credits is refused with 10028 and the wait until it would pass (retry_after_ms).
 //
-// This file is the one place that says what a call costs (`callCost`, `replyCost`), which pool it
-// draws on (`MATCHING_METHODS`), and how big each pool is (`NON_MATCHING`, `MATCHING_TIERS`).
+// This file is the one place that says what a call costs (`callCost`, `replyCost`, `workCost`),
+// which pool it draws on (`MATCHING_METHODS`, the quotes pool), and how big each pool is
+// (`NON_MATCHING`, `MATCHING_TIERS`, `QUOTE_TIERS`).
+//
+// Cost follows work (issue 29): a call that carries many orders pays for each of them. mass_quote
+// pays, besides its matching-engine request, QUOTE_COST per quote side it carries (bid or ask, an
+// amount of 0 included: a removal is work too) from a third pool of its own (Deribit limits mass
+// quotes apart from other requests); up to MAX_QUOTES_PER_MESSAGE x 2 sides per call.
 // The clock is injected (the services clock), so tests pin it and see exact arithmetic.
 
-export type Pool = 'matching' | 'non_matching';
+export type Pool = 'matching' | 'non_matching' | 'quotes';
 export type Tier = 1 | 2 | 3 | 4;
 
 export interface PoolLimits {
@@ -40,6 +46,43 @@ export const MATCHING_TIERS: Record<Tier, PoolLimits> = {
   3: { maxCredits: 30 * REQUEST_COST, refillPerSec: 10 * REQUEST_COST },
   4: { maxCredits: 20 * REQUEST_COST, refillPerSec: 5 * REQUEST_COST },
 };
+
+/** What one quote side of a mass_quote costs in the quotes pool: as much as one order. */
+export const QUOTE_COST = REQUEST_COST;
+/**
+ * The quotes pool per account tier, in quote sides: burst and sides per second. A full mass_quote
+ * (100 two-sided quotes, 200 sides) fits the burst of tier 4 once, and then once every 2 s.
+ *   tier 1: 1,000 burst, 500/s;  tier 2: 600, 300/s;  tier 3: 400, 200/s;  tier 4: 200, 100/s.
+ */
+export const QUOTE_TIERS: Record<Tier, PoolLimits> = {
+  1: { maxCredits: 1000 * QUOTE_COST, refillPerSec: 500 * QUOTE_COST },
+  2: { maxCredits: 600 * QUOTE_COST, refillPerSec: 300 * QUOTE_COST },
+  3: { maxCredits: 400 * QUOTE_COST, refillPerSec: 200 * QUOTE_COST },
+  4: { maxCredits: 200 * QUOTE_COST, refillPerSec: 100 * QUOTE_COST },
+};
+
+/** Sides read from one mass_quote at most (the schema allows 100 quotes; this bounds the count's own work). */
+const MAX_SIDES_COUNTED = 1000;
+
+/**
+ * What a call costs in the quotes pool, from its params before it runs: QUOTE_COST per quote side
+ * of a mass_quote, 0 for every other method. The other batch methods need no such charge: a cancel
+ * (cancel_all*, cancel_by_label, cancel_quotes) removes at most the orders the user has open
+ * (bounded per user), each of which paid when it was placed; reads are bounded by `count` and
+ * charged by their reply's size (replyCost).
+ */
+export function workCost(name: string, params: Record<string, unknown>): number {
+  if (name !== 'private/mass_quote' || !Array.isArray(params.quotes)) return 0;
+  let sides = 0;
+  const quotes = params.quotes as unknown[];
+  for (let i = 0; i < quotes.length && sides < MAX_SIDES_COUNTED; i++) {
+    const q = quotes[i] as { bid?: unknown; ask?: unknown } | null;
+    if (q === null || typeof q !== 'object') continue;
+    if (q.bid !== undefined) sides++;
+    if (q.ask !== undefined) sides++;
+  }
+  return sides * QUOTE_COST;
+}
 
 /** Registry methods (canonical names) that go to the matching engine. */
 export const MATCHING_METHODS: ReadonlySet<string> = new Set([
@@ -100,7 +143,7 @@ export interface Charge {
 }
 
 export class CreditLimiter {
-  private readonly pools: Record<Pool, Map<Subject, Bucket>> = { matching: new Map(), non_matching: new Map() };
+  private readonly pools: Record<Pool, Map<Subject, Bucket>> = { matching: new Map(), non_matching: new Map(), quotes: new Map() };
   /** Per-user limits set by an administrator (kept in the journal's meta table: creditSettings.ts). */
   readonly overrides = new Map<number, UserLimits>();
   /** Writes `overrides` where they survive a restart. */
@@ -124,7 +167,8 @@ export class CreditLimiter {
   poolLimits(userId: number | null, pool: Pool): PoolLimits {
     if (userId === null) return NON_MATCHING;
     const l = this.limitsOf(userId);
-    return pool === 'matching' ? l.matching : l.nonMatching;
+    // the quotes pool follows the user's tier (an administrator sets the tier)
+    return pool === 'matching' ? l.matching : pool === 'quotes' ? QUOTE_TIERS[l.tier] : l.nonMatching;
   }
 
   /**
@@ -188,10 +232,11 @@ export class CreditLimiter {
   reset(subject: Subject): void {
     this.pools.matching.delete(subject);
     this.pools.non_matching.delete(subject);
+    this.pools.quotes.delete(subject);
   }
 
   get size(): number {
-    return this.pools.matching.size + this.pools.non_matching.size;
+    return this.pools.matching.size + this.pools.non_matching.size + this.pools.quotes.size;
   }
 
   private bucket(map: Map<Subject, Bucket>, subject: Subject, limits: PoolLimits, t: number): Bucket {

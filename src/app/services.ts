@@ -245,6 +245,7 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
       maxConnectionsPerIp: config.wsMaxConnectionsPerIp ?? DEFAULT_WS_OPTIONS.maxConnectionsPerIp,
       maxQueuedRequests: config.wsMaxQueuedRequests ?? DEFAULT_WS_OPTIONS.maxQueuedRequests,
       idleTimeoutMs: config.wsIdleTimeoutMs ?? DEFAULT_WS_OPTIONS.idleTimeoutMs,
+      credentialSweepMs: config.wsCredentialSweepMs ?? DEFAULT_WS_OPTIONS.credentialSweepMs,
     });
     const wsTransport = ws;
     // only the leader publishes; a standby renders what it follows, for a takeover (src/app/natsEvents.ts)

@@ -9,6 +9,7 @@ import type { Command } from './commands.ts';
 import type { Exchange } from './exchange.ts';
 import { appendEntry } from './ledger.ts';
 import type { MmpTag } from './mmp.ts';
+import { editOrder } from './edit.ts';
 import { BUY, SELL, type OrderBook, type Side } from './orderBook.ts';
 import { addTradeId, newOrder, type CancelReason, type Order, type OrderExposure, type Position, type Trade, type User } from './types.ts';
 
@@ -244,7 +245,7 @@ export class Trading {
    * left to reduce, and cancelled when nothing is. Otherwise an ordinary order that closed the
    * position would leave a reduce-only order behind that opens the opposite one.
    */
-  private trimReduceOnlyAfterFills(taker: User, inst: Instrument): void {
+  trimReduceOnlyAfterFills(taker: User, inst: Instrument): void {
     const users = this.touched;
     if (!users.includes(taker)) users.push(taker);
     for (const u of users) this.trimReduceOnly(u, inst);
@@ -281,13 +282,13 @@ export class Trading {
   }
 
   /** Why the account may not add risk in `currency` (liquidation, a negative balance), or null. */
-  private riskBlocked(user: User, currency: CurrencyCode): string | null {
+  riskBlocked(user: User, currency: CurrencyCode): string | null {
     if (this.ex.inLiquidation(user.id, currency)) return 'account_in_liquidation';
     if (this.risk.hasNegativeBalance(user)) return 'negative_balance';
     return null;
   }
 
-  private maxFee(inst: Instrument, price: number, lots: number): number {
+  maxFee(inst: Instrument, price: number, lots: number): number {
     return tradeFee(inst, price, lots, Math.max(inst.makerCommission, inst.takerCommission));
   }
 
@@ -317,7 +318,7 @@ export class Trading {
     return e;
   }
 
-  private rest(user: User, order: Order, book: OrderBook<Order>, e: OrderExposure): void {
+  rest(user: User, order: Order, book: OrderBook<Order>, e: OrderExposure): void {
     book.add(order);
     e.openOrders.add(order);
     if (order.reduceOnly) e.reduceOnlyOpen++;
@@ -336,7 +337,7 @@ export class Trading {
   }
 
   /** Removes a resting order's remainder from its exposure (after a fill or a cancel). */
-  private releaseExposure(user: User, order: Order, lots: number): void {
+  releaseExposure(user: User, order: Order, lots: number): void {
     const e = user.exposures.get(order.inst.id)!;
     if (order.side === BUY) {
       e.buyOpenLots -= lots;
@@ -360,7 +361,7 @@ export class Trading {
    * one sweep through an ordinary order and a reduce-only one of the same account would flip its
    * position.
    */
-  private execute(taker: Order, book: OrderBook<Order>, limit: number): Trade[] {
+  execute(taker: Order, book: OrderBook<Order>, limit: number): Trade[] {
     this.fills = [];
     this.currentTaker = taker;
     for (;;) {
@@ -512,135 +513,9 @@ export class Trading {
 
   // ---- cancels ---------------------------------------------------------------------------------
 
-  /**
-   * private/edit (API.md 3.3): changes the amount and/or price of an open order. A size decrease at
-   * the same price keeps the order's time priority (the book reduces it in place); a price change or
-   * a size increase re-enters it at the back of its level and may match at once, like a new order.
-   * Risk is checked again for what the edited order would reserve; a refused edit leaves the order
-   * exactly as it was. `c.lots` is the new total amount (filled part included).
-   */
+  /** private/edit (API.md 3.3): src/engine/edit.ts. */
   edit(c: EditCmd): PlaceResult | Reject {
-    const ex = this.ex;
-    const user = ex.users.get(c.userId);
-    const order = user?.orders.get(c.orderId);
-    if (!user || !order) return reject(ERR.ORDER_NOT_FOUND, undefined, 'order_id');
-    if (order.state !== 'open' || order.level === null) return reject(ERR.ALREADY_CLOSED, undefined, 'order_id');
-    const inst = order.inst;
-    if (inst.state !== 'open' || inst.halted || inst.expiry <= ex.now) return reject(ERR.BOOK_CLOSED, inst.halted ? 'instrument_halted' : 'instrument_not_open');
-    const idx = ex.index[inst.currency];
-    if (!idx || (!idx.manual && ex.now - idx.ts > ex.limits.indexStaleMs)) return reject(ERR.BOOK_CLOSED, 'index_stale');
-    const market = ex.markets.get(inst.id)!;
-
-    if (!(c.lots > 0)) return reject(ERR.INVALID_AMOUNT, 'amount_not_positive', 'amount');
-    if (c.lots < inst.lotScaled) return reject(ERR.QTY_TOO_LOW, 'below_min_trade_amount', 'amount');
-    if (c.lots % inst.lotScaled !== 0) return reject(ERR.INVALID_AMOUNT, 'not_multiple_of_min_trade_amount', 'amount');
-    const newAmount = c.lots / inst.lotScaled;
-    let remaining = newAmount - order.filled;
-    if (remaining <= 0) return reject(ERR.INVALID_AMOUNT, 'amount_not_above_filled_amount', 'amount');
-
-    let price = order.price;
-    if (c.price !== null && c.price !== order.price) {
-      price = c.price;
-      if (!(price > 0)) return reject(ERR.INVALID_PRICE, 'price_not_positive', 'price');
-      if (!isOnTick(inst, price)) return reject(ERR.PRICE_WRONG_TICK, undefined, 'price');
-      if (price < market.minPrice) return reject(ERR.PRICE_TOO_LOW, undefined, 'price', String(priceToNumber(market.minPrice)));
-      if (price > market.maxPrice) return reject(ERR.PRICE_TOO_HIGH, undefined, 'price', String(priceToNumber(market.maxPrice)));
-    }
-    const side = order.side;
-    const e = this.exposure(user, inst);
-    const pos = user.positions.get(inst.id)?.size ?? 0;
-    // as for a new order: while blocked, an edit may only leave the order reducing the position
-    const blocked = this.riskBlocked(user, inst.currency);
-    if (blocked !== null && remaining > order.remaining && remaining > reducibleBy(side, pos)) return reject(ERR.NOT_ENOUGH_FUNDS, blocked);
-    if (order.reduceOnly && remaining > order.remaining) {
-      // an increase may not take a reduce-only order beyond what is left to reduce
-      const reducible = (side === BUY ? Math.max(0, -pos) : Math.max(0, pos)) - (reduceOnlyOpenLots(e, side) - order.remaining);
-      remaining = Math.min(remaining, reducible);
-      if (remaining <= 0) return reject(ERR.OTHER_REJECT, 'reduce_only', 'reduce_only');
-    }
-    const book = ex.books.get(inst.id)!;
-    // `mmp` on an edit flags or unflags an ordinary order; a mass quote stays in its group
-    let mmpTag = order.mmp;
-    if (c.mmp === true && mmpTag === null) {
-      const refused = ex.mmp.refusal(user.id, inst.currency, null);
-      if (refused !== null) return refused;
-      mmpTag = { group: null, quoteId: null, quoteSetId: null };
-    } else if (c.mmp === false && mmpTag !== null && mmpTag.quoteId === null) mmpTag = null;
-
-    // same price, smaller: in place, keeping time priority
-    if (price === order.price && remaining <= order.remaining) {
-      order.mmp = mmpTag;
-      const cut = order.remaining - remaining;
-      if (cut > 0) {
-        this.releaseExposure(user, order, cut);
-        book.reduce(order, cut);
-        order.amount -= cut;
-        order.lastUpdate = ex.now;
-        market.changeId++;
-        ex.observer?.order(order);
-      }
-      return { order, trades: [] };
-    }
-
-    const postOnly = c.postOnly ?? order.postOnly;
-    const rejectPostOnly = c.rejectPostOnly ?? order.rejectPostOnly;
-    if (postOnly) {
-      const best = side === BUY ? book.bestAsk() : book.bestBid();
-      const crosses = side === BUY ? price >= best : price <= best;
-      if (!Number.isNaN(best) && crosses) {
-        if (rejectPostOnly) return reject(ERR.POST_ONLY_REJECT, 'post_only_reject');
-        price = side === BUY ? stepTick(inst, best, -1) : stepTick(inst, best, 1);
-        if (price < market.minPrice) return reject(ERR.PRICE_TOO_LOW, undefined, 'price', String(priceToNumber(market.minPrice)));
-        if (price > market.maxPrice) return reject(ERR.PRICE_TOO_HIGH, undefined, 'price', String(priceToNumber(market.maxPrice)));
-      }
-    } else {
-      // only the liquidity the edited order would actually take counts, as for a new order
-      let selfTrade = false;
-      let taken = 0;
-      book.walk(side, price, (maker) => {
-        if (maker.userId === user.id) selfTrade = true;
-        taken += maker.remaining;
-        return !selfTrade && taken < remaining;
-      });
-      if (selfTrade) return reject(ERR.OTHER_REJECT, 'self_trade');
-    }
-
-    // risk: what the edited order reserves, against the funds available once its current
-    // reservation is released
-    const free = this.risk.available(user, inst.currency);
-    let available: number;
-    let required: number;
-    if (side === BUY) {
-      available = Math.min(free, this.risk.freeCash(user, inst.currency)) + order.reserved;
-      required = premiumOf(inst, price, remaining) + this.maxFee(inst, price, remaining);
-    } else {
-      const others = e.sellOpenLots - order.remaining;
-      const extraNow = shortOpeningLots(e.sellOpenLots, pos) - shortOpeningLots(others, pos);
-      const extraNew = shortOpeningLots(others + remaining, pos) - shortOpeningLots(others, pos);
-      const im = this.risk.imPerContract(inst);
-      const dec = CURRENCIES[inst.currency].decimals;
-      available = free + (extraNow > 0 ? toMinorUp(im * contractsOf(inst, extraNow), dec) : 0);
-      required = extraNew > 0 ? toMinorUp(im * contractsOf(inst, extraNew), dec) : 0;
-    }
-    if (!Number.isFinite(required) || available - required < 0) return reject(ERR.NOT_ENOUGH_FUNDS, 'not_enough_funds');
-
-    // out of the book and its exposure, then in again as a taker that may rest: loses priority
-    order.mmp = mmpTag;
-    book.remove(order);
-    this.releaseExposure(user, order, order.remaining);
-    e.openOrders.delete(order);
-    user.openOrderCount--;
-    if (order.reduceOnly) e.reduceOnlyOpen--;
-    this.gtdOrders.delete(order);
-    order.price = price;
-    order.remaining = remaining;
-    order.amount = order.filled + remaining;
-    order.lastUpdate = ex.now;
-    market.changeId++;
-    const trades = this.execute(order, book, price);
-    if (order.remaining > 0) this.rest(user, order, book, e);
-    if (trades.length > 0) this.trimReduceOnlyAfterFills(user, inst);
-    return { order, trades };
+    return editOrder(this, this.ex, c);
   }
 
   cancelByUser(userId: number, orderId: number): Order | Reject {
@@ -829,7 +704,7 @@ export function forgetOldestClientOrderIds(user: User, kept: number, cutoff: num
 }
 
 /** Lots an order on `side` can take off a position of `pos` lots without flipping it. */
-function reducibleBy(side: Side, pos: number): number {
+export function reducibleBy(side: Side, pos: number): number {
   return side === BUY ? Math.max(0, -pos) : Math.max(0, pos);
 }
 
@@ -870,7 +745,7 @@ class ReduceOnlyMakers {
   }
 }
 
-function reduceOnlyOpenLots(e: OrderExposure, side: Side): number {
+export function reduceOnlyOpenLots(e: OrderExposure, side: Side): number {
   if (e.reduceOnlyOpen === 0) return 0;
   let lots = 0;
   for (const o of e.openOrders) if (o.reduceOnly && o.side === side) lots += o.remaining;

@@ -120,6 +120,7 @@ export async function startTarget(kind: TargetKind, env: Record<string, string> 
     log: pino({ level: 'silent' }),
     ...(env.STRIKEBOOK_WS_MAX_BUFFERED ? { maxBufferedBytes: Number(env.STRIKEBOOK_WS_MAX_BUFFERED) } : {}),
     ...(env.STRIKEBOOK_WS_MIN_HEARTBEAT ? { minHeartbeatSec: Number(env.STRIKEBOOK_WS_MIN_HEARTBEAT) } : {}),
+    ...(env.STRIKEBOOK_GATEWAY_RECHECK_MS ? { recheckMs: Number(env.STRIKEBOOK_GATEWAY_RECHECK_MS) } : {}),
   });
   return {
     kind,

@@ -2,7 +2,7 @@
 // journaled commands: limits are operator settings kept in the journal's meta table, and changing
 // them moves no money and no exchange state.
 import { Type } from '@sinclair/typebox';
-import { MATCHING_TIERS, REQUEST_COST, tierLimits, type PoolLimits, type Tier } from '../../app/credits.ts';
+import { MATCHING_TIERS, QUOTE_COST, REQUEST_COST, tierLimits, type Pool, type PoolLimits, type Tier } from '../../app/credits.ts';
 import { ERR, reject } from '../../domain/errors.ts';
 import type { Services } from '../../app/services.ts';
 import { defineMethod } from '../rpc/registry.ts';
@@ -10,8 +10,8 @@ import { defineMethod } from '../rpc/registry.ts';
 const Credits = Type.Integer({ minimum: REQUEST_COST, maximum: 1e9 });
 const Refill = Type.Integer({ minimum: 1, maximum: 1e9 });
 
-function renderPool(s: Services, subject: number, pool: 'matching' | 'non_matching', l: PoolLimits) {
-  return { max_credits: l.maxCredits, refill_per_sec: l.refillPerSec, cost: REQUEST_COST, credits: s.credits.credits(subject, pool, l) };
+function renderPool(s: Services, subject: number, pool: Pool, l: PoolLimits) {
+  return { max_credits: l.maxCredits, refill_per_sec: l.refillPerSec, cost: pool === 'quotes' ? QUOTE_COST : REQUEST_COST, credits: s.credits.credits(subject, pool, l) };
 }
 
 function renderLimits(s: Services, userId: number) {
@@ -23,6 +23,8 @@ function renderLimits(s: Services, userId: number) {
     custom: s.credits.overrides.has(userId),
     matching_engine: renderPool(s, userId, 'matching', l.matching),
     non_matching_engine: renderPool(s, userId, 'non_matching', l.nonMatching),
+    // mass_quote's own pool, charged per quote side (`cost` each), by tier
+    mass_quotes: renderPool(s, userId, 'quotes', s.credits.poolLimits(userId, 'quotes')),
   };
 }
 

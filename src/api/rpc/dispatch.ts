@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { sha256Hex } from '../../auth/crypto.ts';
 import { verifyBasic, verifyHmac, type SignedRequest } from '../../auth/apiKeys.ts';
 import { ERR, Reject, reject, tooManyRequests } from '../../domain/errors.ts';
-import { MATCHING_METHODS, callCost, type Charge } from '../../app/credits.ts';
+import { MATCHING_METHODS, callCost, workCost, type Charge } from '../../app/credits.ts';
 import type { Services } from '../../app/services.ts';
 import { DEFERRED, StandbyRefusal } from '../../sequencer/sequencer.ts';
 import { ERROR_TABLE, errorBody, httpStatus, standbyErrorBody } from './errors.ts';
@@ -101,8 +101,7 @@ function chargeFor(s: Services, name: string, caller: Caller | null, ip: string)
  * Takes a call's credits: undefined when taken, else the 10028 (with the wait still left), given
  * once the refusal has been held as long as `refusalHold` says (credits.ts).
  */
-function takeCredits(s: Services, charge: Charge): Promise<Reject> | undefined {
-  const cost = callCost();
+function takeCredits(s: Services, charge: Charge, cost = callCost()): Promise<Reject> | undefined {
   const wait = s.credits.take(charge, cost);
   if (wait <= 0) return undefined;
   const hold = s.credits.refusalHold(charge, wait, cost);
@@ -202,6 +201,12 @@ function admit(s: Services, m: CompiledMethod, input: CallInput): Admitted | Pro
   }
   const bad = validateParams(m.validators, params, input.fromQuery);
   if (bad) throw bad;
+  // a call that carries many orders pays for each from a pool of its own (credits.ts workCost)
+  const work = charge !== undefined && caller !== null ? workCost(def.name, params) : 0;
+  if (work > 0) {
+    const refused = takeCredits(s, { subjects: charge!.subjects, pool: 'quotes', limits: s.credits.poolLimits(caller!.userId, 'quotes') }, work);
+    if (refused !== undefined) return refused;
+  }
   return { caller, charge };
 }
 

@@ -19,11 +19,12 @@ import { BAD_RPC_ID_REASON, validRpcId } from '../rpc/validate.ts';
 import { PlacedJson } from '../orderJson.ts';
 import { parseOrderId } from '../render.ts';
 import { resultText, type RenderedJson } from '../reads/rendered.ts';
-import { isPrivate, type ChannelSpec } from './channels.ts';
+import { isPrivate } from './channels.ts';
 import { StreamHub, textFrame, textFrameOf, type Subscriber } from './hub.ts';
 import { micros, renderedAnswerFrame } from './answerFrame.ts';
 import { NO_PROXIES, clientAddressOf } from '../http/clientAddress.ts';
 import { DRAIN_MS, closeGoingAway } from './goingAway.ts';
+import { Subscriptions, channelScope, followNewToken, ownRotation, sweepCredentials } from './credentialSweep.ts';
 
 export const WS_PATHS = new Set(['/ws/api/v2', '/v1/ws']);
 /** Deribit's frame limit. */
@@ -51,6 +52,8 @@ export interface WsOptions {
    * never). Pings go out every half of it; every WebSocket client answers them by itself.
    */
   idleTimeoutMs: number;
+  /** Private subscriptions whose token was revoked or expired end within this (ms; credentialSweep.ts). */
+  credentialSweepMs: number;
 }
 
 export const DEFAULT_WS_OPTIONS: WsOptions = {
@@ -61,6 +64,7 @@ export const DEFAULT_WS_OPTIONS: WsOptions = {
   maxConnectionsPerIp: 256,
   maxQueuedRequests: 100,
   idleTimeoutMs: 60_000,
+  credentialSweepMs: 1000,
 };
 
 /** Methods that place orders: the ids they return are tracked for cancel-on-disconnect. */
@@ -139,10 +143,11 @@ class PlacedIds extends Set<number> {
 
 class Connection implements Subscriber {
   readonly id = nextConnId++;
-  caller: Caller | null = null;
+  /** The access token of the last public/auth on the socket; kept once revoked, so calls get 13009. */
   token: string | undefined;
-  /** channel -> spec and the user it was subscribed as */
-  readonly subs = new Map<string, { spec: ChannelSpec; userId: number | null }>();
+  /** channel -> spec, the user it was subscribed as and with which token */
+  readonly subs = new Subscriptions();
+  rotating: string | null = null;
   /** Cancel-on-disconnect is on: orders placed now carry `cod` in their command (src/engine/cod.ts);
    *  change it only through `setCod`, which marks or unmarks the orders placed before. */
   cod = false;
@@ -336,22 +341,9 @@ export function attachWebSocket(s: Services, server: Server, methods: MethodDef[
     for (const c of conns) if (c.ip === ip) n++;
     return n;
   };
-  // Credentials can expire or be revoked (logout, key removal) while a socket streams private
-  // data: once a second, private subscriptions of connections whose token is no longer valid go.
-  const credentialSweep = setInterval(() => {
-    for (const c of conns) {
-      if (!c.caller || c.token === undefined) continue;
-      const r = tokenCaller(s, c.hashOf(c.token));
-      if (!(r instanceof Reject)) continue;
-      c.caller = null;
-      c.token = undefined;
-      for (const [channel, sub] of c.subs) {
-        if (sub.userId === null) continue;
-        hub.unsubscribe(c, channel, sub.spec, sub.userId);
-        c.subs.delete(channel);
-      }
-    }
-  }, 1000);
+  // Credentials can expire or be revoked while a socket streams private data: each sweep, private
+  // subscriptions whose token no longer authenticates go, whichever form carried it (credentialSweep.ts)
+  const credentialSweep = setInterval(() => sweepCredentials(s, conns, (c, channel, sub) => hub.unsubscribe(c, channel, sub.spec, sub.userId)), opts.credentialSweepMs);
   credentialSweep.unref();
   // Idle connections: one that sent nothing since the previous check, not even the pong to the
   // ping sent then, is closed; the others are pinged. A dead peer is found within idleTimeoutMs.
@@ -481,10 +473,11 @@ export function attachWebSocket(s: Services, server: Server, methods: MethodDef[
   };
 
   const setAuth = (c: Connection, token: string) => {
+    const previous = c.token === undefined ? null : c.hashOf(c.token);
     const r = tokenCaller(s, c.hashOf(token));
     if (!(r instanceof Reject)) {
+      followNewToken(c, previous, r);
       c.token = token;
-      c.caller = r;
       if (accountCod.has(r.userId)) setCod(c, true).catch((err: unknown) => s.log.error({ err, conn: c.id }, 'cancel-on-disconnect marks failed'));
     }
   };
@@ -515,14 +508,14 @@ export function attachWebSocket(s: Services, server: Server, methods: MethodDef[
         // need authentication (Deribit 13778): both are silently left out of the result otherwise
         if (isPrivate(spec) && (!priv || !caller)) continue;
         // an API key's scopes bound what it may stream, as they bound what it may call
-        if (isPrivate(spec) && !scopeAllows(caller!.scopes, spec.k.startsWith('user.portfolio') ? 'account:read' : 'trade:read')) continue;
+        if (isPrivate(spec) && !scopeAllows(caller!.scopes, channelScope(spec))) continue;
         if ('cadence' in spec && spec.cadence === 'raw' && !caller) continue;
         if (c.subs.size >= opts.maxSubscriptions) {
           tooMany = true;
           break;
         }
         const userId = isPrivate(spec) ? caller!.userId : null;
-        c.subs.set(ch, { spec, userId });
+        c.subs.set(ch, { spec, userId, tokenHash: userId === null ? null : caller!.tokenHash });
         const first = hub.subscribe(c, ch, spec, userId);
         if (Array.isArray(first)) initial.push(...first);
         else if (first) initial.push(first);
@@ -753,6 +746,7 @@ export function attachWebSocket(s: Services, server: Server, methods: MethodDef[
       }
       const m = byName.get(method);
       if (!m) return reply(c, ticket, id, usIn, fail(ERR.METHOD_NOT_FOUND));
+      if (m.def.name === 'public/auth') c.rotating = ownRotation(s, c.token === undefined ? null : c.hashOf(c.token), params);
       // resolved once here, for the call and for cancel-on-disconnect (`track`); a public method that
       // reads no credentials leaves it to call()
       const callerBefore = m.def.scope !== 'none' || m.def.optionalAuth === true ? authOf(c, params) : undefined;
@@ -776,6 +770,7 @@ export function attachWebSocket(s: Services, server: Server, methods: MethodDef[
       }
       answerCall(c, ticket, id, usIn, m, callerBefore, out);
     } catch (err) {
+      c.rotating = null;
       s.log.error({ err, conn: c.id }, 'websocket request failed');
     } finally {
       // a request that failed or was dropped has no answer: the ones after it go on
@@ -792,6 +787,7 @@ export function attachWebSocket(s: Services, server: Server, methods: MethodDef[
 
   /** A registry call's answer, and what it changes on the connection (auth, tracked orders, logout). */
   function answerCall(c: Connection, ticket: number, id: unknown, usIn: number, m: CompiledMethod, callerBefore: Caller | Reject | null | undefined, out: CallOutput): void {
+    if (m.def.name === 'public/auth') c.rotating = null;
     if (!out.error) {
       if (m.def.name === 'public/auth') {
         const token = (out.result as { access_token?: unknown } | null)?.access_token;
