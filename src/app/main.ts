@@ -1,6 +1,6 @@
 // Server entry point: `npm start`.
 import { createLogger, startExchange } from './services.ts';
-import { bootstrapNotice, serverConfigOrExit, startFailureLine } from './startup.ts';
+import { bootstrapNotice, noticeOnTakeover, serverConfigOrExit, startFailureLine } from './startup.ts';
 
 async function main(): Promise<void> {
   // checked whole before anything is opened: a bad setting exits 2 with one line each
@@ -13,6 +13,7 @@ async function main(): Promise<void> {
   // printed once, on purpose, to the terminal (stderr), never to the JSON log on stdout
   const notice = bootstrapNotice(s, app.url);
   if (notice !== null) process.stderr.write(`\n${notice}\n`);
+  noticeOnTakeover(s, app.url, (text) => process.stderr.write(text));
   const shutdown = (signal: string) => {
     log.info({ signal }, 'shutting down');
     app.close().then(
