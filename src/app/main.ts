@@ -1,7 +1,7 @@
 // Server entry point: `node --import tsx src/app/main.ts` (what `npm start` execs; docs/operations.md
 // "Stopping a server": run it directly, or through npm, which passes SIGTERM on to it).
 import { createLogger, startExchange } from './services.ts';
-import { bootstrapNotice, serverConfigOrExit, startFailureLine } from './startup.ts';
+import { bootstrapNotice, noticeOnTakeover, serverConfigOrExit, startFailureLine } from './startup.ts';
 
 /** How long kept-alive HTTP connections are still answered (with `Connection: close`) once a stop begins (src/app/shutdown.ts). */
 const SHUTDOWN_LINGER_MS = 1_000;
@@ -17,6 +17,7 @@ async function main(): Promise<void> {
   // printed once, on purpose, to the terminal (stderr), never to the JSON log on stdout
   const notice = bootstrapNotice(s, app.url);
   if (notice !== null) process.stderr.write(`\n${notice}\n`);
+  noticeOnTakeover(s, app.url, (text) => process.stderr.write(text));
   let stopping = false;
   const shutdown = (signal: string) => {
     // a second signal while the stop is under way: the operator wants out now (nothing is lost that

@@ -57,6 +57,25 @@ export function checkGatewayEnvOrExit(env: NodeJS.ProcessEnv = process.env): voi
 }
 
 /**
+ * A standby that takes over while no administrator exists prints the leader's notice then: the old
+ * leader's generated token went with it, and this server's own is the one create_admin now takes.
+ * Watches the role (the takeover is in services.ts); stops once it has printed or `stop()` is called.
+ */
+export function noticeOnTakeover(s: Pick<Services, 'bootstrapToken' | 'config' | 'ha' | 'ex'>, url: string, write: (text: string) => void, everyMs = 1_000): { stop(): void } {
+  if (s.ha.role !== 'standby') return { stop() {} };
+  const timer = setInterval(() => {
+    if (s.ha.role !== 'leader') return;
+    clearInterval(timer);
+    // an administrator created on the old leader reached this server as a followed command
+    if (s.ex.hasAdmin()) return;
+    const notice = bootstrapNotice(s, url);
+    if (notice !== null) write(`\n${notice}\n`);
+  }, everyMs);
+  timer.unref();
+  return { stop: () => clearInterval(timer) };
+}
+
+/**
  * One line for a start that failed on the system (the port taken, no permission, an unreachable
  * database), which an operator fixes without reading a stack; null for anything else (a bug: its
  * stack is wanted).

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import path from 'node:path';
-import { bootstrapNotice } from '../../src/app/startup.ts';
+import { bootstrapNotice, noticeOnTakeover } from '../../src/app/startup.ts';
 import { newHaState } from '../../src/app/haStatus.ts';
 import { loadConfig } from '../../src/app/config.ts';
 import { ROOT, adminToken, freePort, login, ok, rpc, startServer, tempDir, type TestServer } from '../helpers/server.ts';
@@ -73,6 +73,38 @@ describe('the first administrator notice', () => {
     assert.ok(!text.includes('generated-token-0123456789'));
     assert.ok(!text.includes('curl'));
     assert.match(text, /standby.*create the first administrator on the leader \(https:\/\/a\.example:8080\)/);
+  });
+
+  it('is printed by a standby once it takes over, with its own token, while no administrator exists', async () => {
+    const config = loadConfig({});
+    const follower = { leaderUrl: () => 'https://a.example:8080' } as never;
+    let admin = false;
+    const ex = { hasAdmin: () => admin } as never;
+    const s = { bootstrapToken: 'standby-own-token-0123456789' as string | null, config, ex, ha: newHaState('standby', follower, () => null) };
+    const written: string[] = [];
+    const watch = noticeOnTakeover(s, 'https://b.example:8080', (t) => written.push(t), 10);
+    try {
+      await new Promise((r) => setTimeout(r, 50));
+      assert.deepEqual(written, [], 'nothing while it is a standby');
+      s.ha.role = 'leader';
+      const deadline = Date.now() + 10_000;
+      while (written.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+      assert.equal(written.length, 1);
+      assert.match(written[0], /curl -s -X POST https:\/\/b\.example:8080\/v1\/private\/create_admin .*standby-own-token-0123456789/);
+      await new Promise((r) => setTimeout(r, 50));
+      assert.equal(written.length, 1, 'once');
+    } finally {
+      watch.stop();
+    }
+    // an administrator the old leader created came with the journal: no notice
+    admin = true;
+    s.ha.role = 'standby';
+    const quiet: string[] = [];
+    const again = noticeOnTakeover(s, 'https://b.example:8080', (t) => quiet.push(t), 10);
+    s.ha.role = 'leader';
+    await new Promise((r) => setTimeout(r, 100));
+    again.stop();
+    assert.deepEqual(quiet, []);
   });
 
   it('is not printed once an administrator exists', () => {
