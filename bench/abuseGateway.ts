@@ -43,10 +43,18 @@ async function victimSocket(gateway: string, email: string): Promise<{ ws: WebSo
       pending.delete(msg.id);
     }
   });
+  // an answer that never comes is an error after 10 s (the gateway before issue 29 left calls unanswered)
   const rpc = (method: string, params: object) =>
     new Promise<any>((resolve) => {
       const k = ++id;
-      pending.set(k, resolve);
+      const timer = setTimeout(() => {
+        pending.delete(k);
+        resolve({ error: { code: 0, message: 'no answer within 10 s' } });
+      }, 10_000);
+      pending.set(k, (m) => {
+        clearTimeout(timer);
+        resolve(m);
+      });
       ws.send(JSON.stringify({ jsonrpc: '2.0', id: k, method, params }));
     });
   const t0 = performance.now();

@@ -19,8 +19,9 @@ import { BODY_LIMIT } from '../api/http/transportRefusals.ts';
 import { ERR, type ErrorCode } from '../domain/errors.ts';
 import type { LeaderLocator } from './leaderLocator.ts';
 
-/** Headers of one hop only (RFC 9110 7.6.1), never passed on. */
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'host', 'content-length']);
+/** Headers of one hop only (RFC 9110 7.6.1), never passed on; the body is sent whole with its own
+ *  length, so the client's length and `Expect: 100-continue` are this hop's too. */
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'host', 'content-length', 'expect']);
 /** Errors that mean the request never reached the leader: nothing ran there. */
 const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
 /** Connections to the leader kept open for forwarded HTTP requests. */
