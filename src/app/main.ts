@@ -27,8 +27,10 @@ async function main(): Promise<void> {
       process.exit(1);
     }
     stopping = true;
+    // logged once the stop has begun: new connections are refused from here on
+    const closed = app.close({ lingerMs: SHUTDOWN_LINGER_MS });
     log.info({ signal }, 'shutting down');
-    app.close({ lingerMs: SHUTDOWN_LINGER_MS }).then(
+    closed.then(
       () => {
         log.info('stopped');
         process.exit(0);

@@ -1,10 +1,11 @@
 // Stopping a running exchange (docs/operations.md "Stopping a server"; issue 30 item 4). Order
 // matters: a standby stops following first; then requests already received are answered (HTTP
 // requests in flight, and WebSocket requests, whose sockets then close with 1001), while from the
-// first moment every HTTP answer closes its connection and new WebSocket requests are refused; then
-// no new timer commands; the listening socket closes (new connections refused); the last batch is
-// written; the journal closes. Every command applied is journaled before the process exits 0.
+// first moment new connections are refused, every HTTP answer closes its connection and new
+// WebSocket requests are refused; then no new timer commands; the idle connections close; the last
+// batch is written; the journal closes. Every command applied is journaled before the process exits 0.
 import type { ServerResponse } from 'node:http';
+import { Server as NetServer } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import type { WsTransport } from '../api/ws/server.ts';
 import type { Sequencer } from '../sequencer/sequencer.ts';
@@ -37,8 +38,13 @@ export interface ShutdownOptions {
 }
 
 export async function shutdownExchange(p: ShutdownParts, opts: ShutdownOptions = {}): Promise<void> {
-  await p.follower?.close();
   const server = p.http.server;
+  // New connections are refused at once, before the first await (main.ts logs the stop after
+  // this returns): the listening socket closes (net.Server's close, not http.Server's, which would
+  // also cut the idle kept-alive connections the linger below serves). Fastify's close further
+  // down closes it again, which it accepts.
+  NetServer.prototype.close.call(server);
+  await p.follower?.close();
   // from now on no answer keeps its connection open
   const noKeepAlive = (_req: unknown, res: ServerResponse) => {
     res.shouldKeepAlive = false;

@@ -6,6 +6,7 @@ import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
+import { connect } from 'node:net';
 import { atmCall } from '../helpers/market.ts';
 import { BOOTSTRAP, ROOT, adminToken, freePort, ok, rpc, spawnServer, tempDir, userToken, type ChildServer } from '../helpers/server.ts';
 import { WsClient } from '../helpers/ws.ts';
@@ -33,7 +34,8 @@ function stopServer(t: TestContext, s: ChildServer): void {
 test('SIGTERM under load answers every request in flight, closes WebSockets with 1001, exits 0, and every acknowledged order survives the restart', { timeout: 240_000 }, async (t) => {
   const dir = tempDir();
   t.after(() => rmSync(dir, { recursive: true, force: true }));
-  const server = await spawnServer(dir);
+  // info: the test waits for the server's "shutting down" line
+  const server = await spawnServer(dir, { LOG_LEVEL: 'info' });
   stopServer(t, server);
   const admin = await adminToken(server.url);
   const emails = ['sd0@example.com', 'sd1@example.com', 'sd2@example.com', 'sd3@example.com'];
@@ -91,6 +93,21 @@ test('SIGTERM under load answers every request in flight, closes WebSockets with
   server.proc.kill('SIGTERM');
   const termAt = performance.now();
   stopSending = true;
+  // once the stop has begun (logged after the listening socket closed), a new connection is refused
+  // while the requests in flight are still being answered
+  for (const start = performance.now(); !server.output().includes('"msg":"shutting down"'); ) {
+    if (performance.now() - start > 30_000) throw new Error(`no "shutting down" line: ${server.output()}`);
+    await sleep(5);
+  }
+  const newConnection = await new Promise<string>((resolve) => {
+    const sock = connect(Number(new URL(server.url).port), '127.0.0.1');
+    sock.once('connect', () => {
+      sock.destroy();
+      resolve('accepted');
+    });
+    sock.once('error', (e: NodeJS.ErrnoException) => resolve(e.code ?? 'error'));
+  });
+  const aliveThen = server.proc.exitCode === null;
   const code = await Promise.race([server.exited, sleep(60_000).then(() => 'still running')]);
   await Promise.all([...httpLoops, ...wsLoops]);
   try {
@@ -101,6 +118,8 @@ test('SIGTERM under load answers every request in flight, closes WebSockets with
     const internal = inFlight.filter((o) => o.answer === 11094).map((o) => o.label);
     assert.deepEqual(internal, [], 'none with 11094');
     assert.deepEqual(closeCodes, [1001, 1001, 1001], 'every WebSocket was closed with 1001 (going away)');
+    assert.ok(aliveThen, 'the server was still stopping when the new connection was tried');
+    assert.equal(newConnection, 'ECONNREFUSED', 'a new connection during the stop is refused');
   } catch (err) {
     t.diagnostic(`server output:\n${server.output()}`);
     throw err;

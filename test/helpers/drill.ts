@@ -15,7 +15,8 @@ export interface Ack {
   orderId: string;
   token: string;
   label: string;
-  /** performance.now() when the answer arrived. */
+  /** performance.now() when the request was sent, and when its answer arrived. */
+  sentAt: number;
   at: number;
   /** The server that answered. */
   url: string;
@@ -41,9 +42,10 @@ export function orderLoad(target: () => string, tokens: string[], instrument: st
     for (let n = 0; !stopped; n++) {
       const url = target();
       const label = `${prefix}-${u}-${n}`;
+      const sentAt = performance.now();
       try {
         const r = await rpcWithin(url, 'private/buy', { instrument_name: instrument, amount: 0.1, price: prices[n % prices.length], label }, token, requestTimeoutMs);
-        if (r.body?.result) acks.push({ orderId: String(r.body.result.order.order_id), token, label, at: performance.now(), url });
+        if (r.body?.result) acks.push({ orderId: String(r.body.result.order.order_id), token, label, sentAt, at: performance.now(), url });
         else if (r.body?.error) errors.set(r.body.error.code, (errors.get(r.body.error.code) ?? 0) + 1);
       } catch {
         // the outcome is unknown: nothing was acknowledged

@@ -182,3 +182,24 @@ test('a journal schema of version 1 (no lease table) is migrated and written on 
   for await (const r of j.readAfter(0)) seqs.push(r.seq);
   assert.deepEqual(seqs, [1, 2, 3]);
 });
+
+test('a leader that took over from a frozen one is not taken over when the frozen one exits, and takes the advisory lock itself', async (t) => {
+  const db = await freshSchema(t);
+  if (!db) return;
+  const frozen = await openPostgresJournal(db.url, { lease: { leaseMs: 30_000, renewMs: 10_000 }, onLeaseLost: () => undefined });
+  await frozen.append([rec(1)]);
+  await db.query(`UPDATE ${db.name}.leader_lease SET expires_at = now() - interval '1 second'`);
+  const leader = await open(t, db, undefined, 10_000);
+  assert.equal(leader.term, 2);
+  assert.equal((await leaseRow(db)).lock_held, false, 'the frozen one still holds the advisory lock');
+  // the frozen one goes (its session ends, the lock is free); a third server must not take over
+  await frozen.close();
+  await assert.rejects(openPostgresJournal(db.url, { lease: TIMING, lockWaitMs: 200, lockRetryMs: 20 }), WriterLockTaken);
+  // the leader's next renewals take the lock, so that its own crash is taken over at once
+  for (const start = performance.now(); !(await leaseRow(db)).lock_held; ) {
+    assert.ok(performance.now() - start < 10_000, 'the leader took the advisory lock');
+    await sleep(50);
+  }
+  assert.equal((await leaseRow(db)).term, 2);
+  await leader.append([rec(2)]);
+});

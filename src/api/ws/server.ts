@@ -630,7 +630,7 @@ export function attachWebSocket(s: Services, server: Server, methods: MethodDef[
   let requestsRun = 0;
   let requestsRefused = 0;
 
-  /** Answers a frame that found its connection's queue full, without running it. */
+  /** Answers a frame without running it: its connection's queue is full (10028), or the server is stopping (10040). */
   function refuseQueued(c: Connection, text: string, code: ErrorCode = ERR.TOO_MANY_REQUESTS, why = `more than ${opts.maxQueuedRequests} requests waiting on this connection`): void {
     let id: unknown;
     if (text.length <= FRAME_LIMIT) {
