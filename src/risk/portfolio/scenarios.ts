@@ -29,7 +29,11 @@ interface NetLeg {
 /** Legs netted per instrument and sorted by name, so that input order never changes a sum. */
 function netLegs(legs: readonly PmLeg[]): NetLeg[] {
   const byName = new Map<string, NetLeg>();
-  for (const leg of legs) {
+  // float sums depend on their order: legs of one instrument are added in a canonical order too
+  const canonical = [...legs].sort(
+    (a, b) => (a.instrument < b.instrument ? -1 : a.instrument > b.instrument ? 1 : a.position - b.position || a.buyOpen - b.buyOpen || a.sellOpen - b.sellOpen),
+  );
+  for (const leg of canonical) {
     if (!(Number.isFinite(leg.position) && leg.buyOpen >= 0 && leg.sellOpen >= 0)) throw new RangeError(`bad leg ${leg.instrument}`);
     const n = byName.get(leg.instrument);
     if (n === undefined) byName.set(leg.instrument, { leg, position: leg.position, buyOpen: leg.buyOpen, sellOpen: leg.sellOpen });
