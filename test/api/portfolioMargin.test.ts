@@ -98,6 +98,8 @@ describe('portfolio margin simulation', () => {
     assertError(await rpc(srv.url, 'private/pme/simulate', { currency: 'BTC', simulated_positions: { 'BTC-1JAN20-1-C': 1 } }, seller), 10020);
     assertError(await rpc(srv.url, 'private/pme/simulate', { currency: 'ETH', simulated_positions: { [call.name]: 1 } }, seller), 10020);
     assertError(await rpc(srv.url, 'private/pme/simulate', { currency: 'BTC', simulated_positions: { [call.name]: 0.05 } }, seller), 10021);
+    assertError(await rpc(srv.url, 'private/pme/simulate', { currency: 'BTC', simulated_positions: { [call.name]: -10000.1 } }, seller), 10021);
+    assertError(await rpc(srv.url, 'private/pme/simulate', { currency: 'BTC', simulated_positions: { [call.name]: 1e300 } }, seller), 10021);
     assertError(await rpc(srv.url, 'private/pme/simulate', { currency: 'BTC', simulated_positions: '{not json' }, seller), 11029);
     assertError(await rpc(srv.url, 'private/pme/simulate', { currency: 'BTC', simulated_positions: '[1]' }, seller), 11029);
     const many: Record<string, number> = {};

@@ -20,6 +20,9 @@ import { CurrencyParam, caller } from './common.ts';
 
 /** At most this many what-if positions per call: each costs a revaluation in every scenario. */
 export const MAX_SIMULATED_POSITIONS = 100;
+/** At most this many contracts per what-if position: 100 of them losing the most any scenario can
+ * (a few coin per contract) stay far inside exact integer minor units. */
+export const MAX_SIMULATED_CONTRACTS = 10_000;
 
 const SimulatedPositions = Type.Union([
   // GET clients send the object as JSON text (Deribit documents it so)
@@ -52,7 +55,9 @@ function parseSimulated(ex: Exchange, currency: CurrencyCode, raw: string | Reco
     const inst = ex.instruments.get(name);
     if (!inst || inst.currency !== currency || inst.state !== 'open') throw reject(ERR.INVALID_INSTRUMENT, undefined, 'simulated_positions');
     const scaled = typeof amount === 'number' || typeof amount === 'string' ? parseScaled(amount, AMOUNT_SCALE) : null;
-    if (scaled === null || scaled % inst.lotScaled !== 0) throw reject(ERR.INVALID_AMOUNT, 'invalid_amount', 'simulated_positions');
+    if (scaled === null || scaled % inst.lotScaled !== 0 || Math.abs(scaled) > MAX_SIMULATED_CONTRACTS * 10 ** AMOUNT_SCALE) {
+      throw reject(ERR.INVALID_AMOUNT, 'invalid_amount', 'simulated_positions');
+    }
     out.set(inst, (out.get(inst) ?? 0) + scaled / inst.lotScaled);
   }
   return out;
