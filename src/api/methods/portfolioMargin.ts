@@ -140,7 +140,7 @@ export const portfolioMarginMethods = [
             vol_shock_exponent: params.volShockExponent,
             min_days_to_expiry: params.minDaysToExpiry,
             extended_moves: [...params.extendedMoves],
-            extended_loss_fraction: params.extendedLossFraction,
+            extended_loss_fraction: params.extendedLossPercent / 100,
             short_option_contingency: params.shortOptionContingency,
             delta_contingency: params.deltaContingency,
             im_factor: params.imFactorPercent / 100,

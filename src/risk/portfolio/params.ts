@@ -19,8 +19,8 @@ export interface PortfolioMarginParams {
   minVol: number;
   /** Moves of the extended table (vol up only), relative. */
   extendedMoves: readonly number[];
-  /** The share of an extended scenario's loss that counts (the damping; docs/api-notes.md says why). */
-  extendedLossFraction: number;
+  /** The share of an extended scenario's loss that counts, in whole percent (the damping; docs/api-notes.md says why). */
+  extendedLossPercent: number;
   /** Coin per contract of net short option per (expiry, strike). */
   shortOptionContingency: number;
   /** Share of the absolute net delta (coin) per currency. */
@@ -39,7 +39,7 @@ export const DEFAULT_PM_PARAMS: Readonly<PortfolioMarginParams> = Object.freeze(
   minDaysToExpiry: 1,
   minVol: 0.05,
   extendedMoves: Object.freeze([-0.66, -0.33, 0.5, 1, 2, 3, 4, 5]),
-  extendedLossFraction: 0.25,
+  extendedLossPercent: 25,
   shortOptionContingency: 0.01,
   deltaContingency: 0.01,
   imFactorPercent: 130,

@@ -110,7 +110,7 @@ export function portfolioMargin(pf: PmPortfolio, params: PortfolioMarginParams =
   if (far.length > 0) {
     for (const move of params.extendedMoves) {
       const pnl = pnlMinor(scenario(move, 'up', far), decimals);
-      scenarios.push({ table: 'extended', move, vol: 'up', pnl, counted: up(Math.max(0, -pnl) * params.extendedLossFraction, 0) });
+      scenarios.push({ table: 'extended', move, vol: 'up', pnl, counted: ceilDiv(Math.max(0, -pnl) * params.extendedLossPercent, 100) + 0 });
     }
   }
 

@@ -38,7 +38,7 @@ export interface ScenarioPnl {
   vol: VolScenario;
   pnl: number;
   /** The loss this scenario counts for (>= 0, minor units): the loss itself in the standard table,
-   * extendedLossFraction of it (rounded up) in the extended one. */
+   * extendedLossPercent of it (rounded up) in the extended one. */
   counted: number;
 }
 
@@ -48,7 +48,7 @@ export interface PortfolioMargin {
   scenarios: ScenarioPnl[];
   /** The scenario whose (counted) loss is the largest; the 0-move same-vol one when nothing loses. */
   worst: ScenarioPnl;
-  /** The largest counted loss (>= 0): the extended table's losses count at extendedLossFraction. */
+  /** The largest counted loss (>= 0): the extended table's losses count at extendedLossPercent. */
   worstLoss: number;
   contingencies: { shortOption: number; delta: number; total: number };
   maintenanceMargin: number;
