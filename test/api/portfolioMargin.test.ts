@@ -33,6 +33,9 @@ describe('portfolio margin simulation', () => {
     assert.ok(r.scenarios.every((s: any) => s.pnl === 0));
     assert.equal(r.parameters.price_range, 0.16);
     assert.equal(r.index_price, 100000);
+    // USDC settles no options here and has no index: an empty book, not an error
+    const usdc = await pme({ currency: 'USDC' });
+    assert.deepEqual([usdc.maintenance_margin, usdc.index_price], [0, null]);
   });
 
   it('margins a simulated naked short at its worst scenario (+16%, vol up) plus contingencies', async () => {
