@@ -70,7 +70,7 @@ pend('issue 34 (combos, block trades, block RFQ)', [
   'private/get_block_rfqs',
   'public/get_block_rfq_trades',
 ]);
-pend('issue 35 (portfolio margin)', ['private/pme/simulate', 'private/simulate_portfolio', 'private/change_margin_model']);
+pend('issue 35 (portfolio margin)', ['private/change_margin_model']);
 // issue 31's own methods not built yet (docs/api-notes.md, "Deribit parity: what remains")
 pend('issue 31 (not built yet)', [
   'public/fork_token',
@@ -151,6 +151,8 @@ function withSlips(d: DocumentedMethod): DocumentedMethod {
 const KNOWN_GAPS: Record<string, string[]> = {
   'private/get_account_summary': ['missing $.affiliate_promotion_fee', 'missing $.deposit_address', 'missing $.estimated_liquidation_ratio', 'missing $.fee_group', 'missing $.has_non_block_chain_equity', 'missing $.interuser_transfers_enabled', 'missing $.is_direct_access_allowed', 'missing $.limits', 'missing $.login_enabled', 'missing $.mmp_enabled', 'missing $.options_gamma_map', 'missing $.options_theta_map', 'missing $.options_vega_map', 'missing $.receive_notifications', 'missing $.referrer_id', 'missing $.security_keys_enabled', 'missing $.self_trading_extended_to_subaccounts', 'missing $.self_trading_reject_mode', 'missing $.total_delta_total_usd', 'missing $.total_equity_usd', 'missing $.total_initial_margin_usd', 'missing $.total_maintenance_margin_usd', 'missing $.total_margin_balance_usd', 'missing $.trading_products_details', 'type $.fees: object'],
   'private/get_account_summaries': ['missing $.affiliate_promotion_fee', 'missing $.block_rfq_self_match_prevention', 'missing $.interuser_transfers_enabled', 'missing $.login_enabled', 'missing $.mmp_enabled', 'missing $.receive_notifications', 'missing $.referrer_id', 'missing $.security_keys_enabled', 'missing $.self_trading_extended_to_subaccounts', 'missing $.self_trading_reject_mode', 'missing $.summaries[].affiliate_promotion_fee', 'missing $.summaries[].deposit_address', 'missing $.summaries[].estimated_liquidation_ratio', 'missing $.summaries[].fee_group', 'missing $.summaries[].has_non_block_chain_equity', 'missing $.summaries[].limits', 'missing $.summaries[].options_gamma_map', 'missing $.summaries[].options_theta_map', 'missing $.summaries[].options_vega_map', 'missing $.summaries[].receive_notifications', 'missing $.summaries[].total_delta_total_usd', 'missing $.summaries[].total_equity_usd', 'missing $.summaries[].total_initial_margin_usd', 'missing $.summaries[].total_maintenance_margin_usd', 'missing $.summaries[].total_margin_balance_usd', 'missing $.summaries[].trading_products_details', 'missing $.trading_products_details', 'type $.summaries[].fees: object'],
+  // USD totals of cross accounts: portfolio margin here is segregated per currency (issue 35, first slice)
+  'private/simulate_portfolio': ['missing $.total_delta_total_usd', 'missing $.total_equity_usd', 'missing $.total_initial_margin_usd', 'missing $.total_maintenance_margin_usd', 'missing $.total_margin_balance_usd'],
   'private/get_position': ['missing $.leverage', 'missing $.settlement_price', 'missing $.size_currency'],
   'private/get_positions': ['missing $[].leverage', 'missing $[].settlement_price', 'missing $[].size_currency'],
   'public/auth': ['missing $.enabled_features', 'missing $.google_login', 'missing $.mandatory_tfa_status', 'missing $.sid', 'missing $.state'],
@@ -242,6 +244,8 @@ const SAMPLES: Record<string, (f: Fixture) => Promise<Call> | Call> = {
   'private/get_order_history_by_instrument': (f) => ({ params: { instrument_name: f.cheap.name }, token: tok(f) }),
   'private/get_order_margin_by_ids': (f) => ({ params: { ids: [f.openOrder] }, token: tok(f) }),
   'private/get_margins': (f) => ({ params: { instrument_name: f.atm.name, amount: 1, price: f.atm.prices[0] }, token: tok(f) }),
+  'private/simulate_portfolio': (f) => ({ params: { currency: 'BTC', simulated_positions: { [f.atm.name]: -1 } }, token: tok(f) }),
+  'private/pme/simulate': (f) => ({ params: { currency: 'BTC', simulated_positions: { [f.atm.name]: -1 } }, token: tok(f) }),
   'private/get_transaction_log': (f) => ({ params: { currency: 'BTC', start_timestamp: 0, end_timestamp: f.now + 60_000 }, token: tok(f) }),
   'private/get_settlement_history_by_instrument': (f) => ({ params: { instrument_name: f.cheap.name }, token: tok(f) }),
   'private/get_settlement_history_by_currency': (f) => ({ params: { currency: 'BTC' }, token: tok(f) }),
