@@ -3,7 +3,7 @@
 // browser fails them: .ci/run installs the `chromium` package when it is missing.
 import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { buildWeb, isStale } from '../../web/build.ts';
 import { ROOT } from './server.ts';
 
@@ -24,12 +24,55 @@ export async function ensureWebBuilt(): Promise<void> {
   if (isStale()) await buildWeb();
 }
 
-export function launchBrowser(): Promise<Browser> {
-  return chromium.launch({
+/** What a browser test may expect to see on the console, e.g. a refused connection while its server restarts. */
+export interface LaunchOptions {
+  allow?: RegExp;
+}
+
+/**
+ * Chromium, with the check every browser test runs: each page of each context is watched for
+ * uncaught page errors, console errors and Content-Security-Policy violations, and `close()`
+ * throws if any was seen (beyond `allow`), so a test cannot pass over a broken page unnoticed.
+ */
+export async function launchBrowser(opts: LaunchOptions = {}): Promise<Browser> {
+  const browser = await chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
     args: ['--no-sandbox', '--disable-background-networking', '--disable-component-update', '--disable-dev-shm-usage'],
   });
+  const seen: string[] = [];
+  const watchContext = async (ctx: BrowserContext) => {
+    // a violation is also logged by Chromium; this names the directive in the test's failure
+    await ctx.addInitScript(() => document.addEventListener('securitypolicyviolation', (e) => console.error(`CSP violation: ${e.violatedDirective} ${e.blockedURI}`)));
+    ctx.on('page', (page) => {
+      const errs = watchErrors(page);
+      page.on('close', () => seen.push(...errs));
+      pageErrorLists.set(page, errs);
+    });
+  };
+  const newContext = browser.newContext.bind(browser);
+  browser.newContext = async (o) => {
+    const ctx = await newContext(o);
+    await watchContext(ctx);
+    return ctx;
+  };
+  browser.newPage = async (o) => (await browser.newContext(o)).newPage();
+  const close = browser.close.bind(browser);
+  browser.close = async (o) => {
+    for (const ctx of browser.contexts()) for (const p of ctx.pages()) seen.push(...(pageErrorLists.get(p) ?? []));
+    await close(o);
+    const bad = [...new Set(seen)].filter((e) => !(opts.allow && opts.allow.test(e)));
+    seen.length = 0;
+    if (bad.length > 0) throw new Error(`the pages logged errors (an uncaught error, a console error or a CSP violation):\n${bad.join('\n')}`);
+  };
+  return browser;
+}
+
+const pageErrorLists = new WeakMap<Page, string[]>();
+
+/** The errors a page of a launched browser logged so far (the same list close() checks). */
+export function pageErrors(page: Page): string[] {
+  return pageErrorLists.get(page) ?? [];
 }
 
 /** Collects the page's console errors and failed requests (a CSP violation is a console error). */

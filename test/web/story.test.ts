@@ -67,7 +67,7 @@ describe('the web app story', { timeout: 180_000 }, () => {
     port = await freePort();
     dataDir = tempDir('strikebook-web-');
     srv = await startServer({ PORT: String(port) }, dataDir);
-    browser = await launchBrowser();
+    browser = await launchBrowser({ allow: /WebSocket|ERR_CONNECTION_REFUSED|Failed to load resource/ });
   });
   after(async () => {
     await browser?.close();

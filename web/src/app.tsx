@@ -11,6 +11,7 @@ import { PortfolioScreen } from './screens/portfolio.tsx';
 import { KeysScreen } from './screens/keys.tsx';
 import { AdminScreen } from './screens/admin.tsx';
 import { TicketDrawer } from './screens/ticket.tsx';
+import { closeTicket } from './lib/ticketStore.ts';
 
 const CONN_TEXT = { connecting: 'Connecting', open: 'Live', reconnecting: 'Reconnecting', closed: 'Offline' } as const;
 
@@ -35,6 +36,10 @@ export function App() {
     if (path === '/') navigate(s ? '/chain/BTC' : '/signin', true);
     else if (needsLogin) navigate('/signin', true);
   }, [path, s]);
+  // the chain's drawer does not follow the trader to other screens
+  useEffect(() => {
+    if (!path.startsWith('/chain')) closeTicket();
+  }, [path]);
 
   let screen = null;
   if (path === '/signin') screen = <SignInScreen />;
@@ -67,7 +72,7 @@ export function App() {
         </span>
         {s && (
           <>
-            <span class="muted">{s.email}</span>
+            <span class="muted email">{s.email}</span>
             <button type="button" onClick={() => void signOut().then(() => navigate('/signin'))}>
               Log out
             </button>

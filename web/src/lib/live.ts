@@ -54,3 +54,9 @@ export function useLoad<T>(fn: () => Promise<T>, deps: unknown[]): { data: T | u
   }, [...deps, epoch, n]);
   return { data, error, reload: () => setN((x) => x + 1) };
 }
+
+/** Whether live figures are stale: the socket dropped and has not come back (not the first connect). */
+export function useStale(): boolean {
+  const s = useConnState();
+  return s === 'reconnecting' || s === 'closed';
+}

@@ -3,8 +3,10 @@
 // /metrics. Every action is an admin-scoped API call, the same a script would make.
 import { useState } from 'preact/hooks';
 import * as fmt from '../lib/format.ts';
+import { serverNow, syncClock } from '../lib/clock.ts';
 import { priv, useLoad } from '../lib/live.ts';
 import { call, errorText } from '../lib/rpc.ts';
+import { NegativeBalances, RateLimits } from './adminLimits.tsx';
 
 interface Invite {
   code: string;
@@ -65,7 +67,8 @@ function Users() {
 }
 
 function Invites() {
-  const { data, reload } = useLoad(() => priv<Invite[]>('private/list_invite_codes', { count: 100 }), []);
+  // expiry is judged on the exchange's clock (a test server's is pinned), hence the clock sync
+  const { data, reload } = useLoad(() => syncClock().then(() => priv<Invite[]>('private/list_invite_codes', { count: 100 })), []);
   const [uses, setUses] = useState('1');
   const [days, setDays] = useState('7');
   const [note, setNote] = useState('');
@@ -77,6 +80,12 @@ function Invites() {
       setCode(inv.code);
       reload();
       return `Invite code created (${inv.max_uses} use${inv.max_uses > 1 ? 's' : ''})`;
+    });
+  const copy = (c: string) =>
+    a.run(async () => {
+      // the sign-up link, which carries the code: what an invitee needs
+      await navigator.clipboard.writeText(`${location.origin}/signup?code=${encodeURIComponent(c)}`);
+      return 'Sign-up link copied';
     });
   const revoke = (c: string) =>
     a.run(async () => {
@@ -121,17 +130,37 @@ function Invites() {
           </tr>
         </thead>
         <tbody>
-          {(data ?? []).map((i) => (
-            <tr key={i.code}>
-              <td class="l secret">{i.code.slice(0, 12)}…</td>
-              <td>
-                {i.uses}/{i.max_uses}
-              </td>
-              <td class="l">{fmt.utc(i.expires_at)}</td>
-              <td class="l">{i.note ?? ''}</td>
-              <td>{i.revoked ? <span class="muted">revoked</span> : <button type="button" onClick={() => void revoke(i.code)}>Revoke</button>}</td>
-            </tr>
-          ))}
+          {(data ?? []).map((i) => {
+            // only a code that can still be used is worth revoking, copying or sharing
+            const state = i.revoked ? 'revoked' : i.uses >= i.max_uses ? 'used' : i.expires_at <= serverNow() ? 'expired' : null;
+            return (
+              <tr key={i.code} data-invite={i.code}>
+                <td class="l">
+                  <code class="invite-code">{i.code}</code>
+                </td>
+                <td>
+                  {i.uses}/{i.max_uses}
+                </td>
+                <td class="l">{fmt.utc(i.expires_at)}</td>
+                <td class="l">{i.note ?? ''}</td>
+                <td class="l">
+                  {state ? (
+                    <span class="muted">{state}</span>
+                  ) : (
+                    <>
+                      <button type="button" onClick={() => void copy(i.code)}>
+                        Copy
+                      </button>{' '}
+                      <a href={`/signup?code=${encodeURIComponent(i.code)}`}>Sign-up link</a>{' '}
+                      <button type="button" onClick={() => void revoke(i.code)}>
+                        Revoke
+                      </button>
+                    </>
+                  )}
+                </td>
+              </tr>
+            );
+          })}
         </tbody>
       </table>
     </div>
@@ -368,6 +397,10 @@ export function AdminScreen() {
       <div class="row">
         <Expiries />
         <Insurance />
+      </div>
+      <div class="row">
+        <RateLimits />
+        <NegativeBalances />
       </div>
     </>
   );

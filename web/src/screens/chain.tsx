@@ -6,10 +6,11 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import * as fmt from '../lib/format.ts';
 import { serverNow, syncClock } from '../lib/clock.ts';
-import { live, priv, useChannel, useEpoch, useSession } from '../lib/live.ts';
+import { live, priv, useChannel, useEpoch, useSession, useStale } from '../lib/live.ts';
 import { call } from '../lib/rpc.ts';
 import { linkClick, navigate } from '../lib/router.ts';
 import { fillTicket } from '../lib/ticketStore.ts';
+import { useNarrow } from '../lib/media.ts';
 import type { Instrument, Order, Position, PublicTrade, Ticker } from '../lib/types.ts';
 
 /** Redraws at most once per animation frame, however many messages arrive. */
@@ -101,6 +102,13 @@ function ownMark(name: string, positions: Map<string, number>, orders: Map<strin
   );
 }
 
+type Col = 'own' | 'oi' | 'delta' | 'iv' | 'mark' | 'bidSize' | 'bid' | 'ask' | 'askSize';
+/** A call's columns from the outside in; a put's are the mirror image. */
+const WIDE_COLS: Col[] = ['own', 'oi', 'delta', 'iv', 'mark', 'bidSize', 'bid', 'ask', 'askSize'];
+const NARROW_COLS: Col[] = ['own', 'bid', 'ask'];
+const HEAD: Record<Col, string> = { own: 'Own', oi: 'OI', delta: 'Δ', iv: 'IV', mark: 'Mark', bidSize: 'Size', bid: 'Bid', ask: 'Ask', askSize: 'Size' };
+const OWN_WIDTH = 44;
+
 interface Row {
   strike: number;
   call?: Instrument;
@@ -161,10 +169,16 @@ export function ChainScreen({ currency, expiry }: { currency: string; expiry: nu
   const atm = index !== null && rows.length > 0 ? rows.reduce((best, r) => (Math.abs(r.strike - index) < Math.abs(best.strike - index) ? r : best)).strike : null;
   const go = (e: number) => navigate(`/chain/${currency}?expiry=${e}`);
   const now = serverNow();
+  const narrow = useNarrow();
+  const stale = useStale();
+  // a phone shows what a trade needs (bid, ask, own marks and the way in); the rest on wide screens
+  const cols: Col[] = narrow ? NARROW_COLS : WIDE_COLS;
+  const n = cols.length;
   const complete = series.length > 0 && series.every((i) => tickers.current.has(i.instrument_name));
 
   const cells = (inst: Instrument | undefined, side: 'call' | 'put') => {
-    if (!inst) return Array.from({ length: 10 }, (_, k) => <td key={`${side}${k}`} />);
+    const order = side === 'call' ? cols : [...cols].reverse();
+    if (!inst) return order.map((k) => <td key={`${side}${k}`} />);
     const t = tickers.current.get(inst.instrument_name);
     const name = inst.instrument_name;
     const open = (s: 'buy' | 'sell', p: number | undefined) => fillTicket({ instrument: name, side: s, price: p ? p : t?.mark_price ? fmt.roundToTick(inst, t.mark_price) : null });
@@ -200,7 +214,8 @@ export function ChainScreen({ currency, expiry }: { currency: string; expiry: nu
         {ownMark(name, own.positions, own.orders)}
       </td>
     );
-    return side === 'call' ? [link, oi, delta, ivc, mark, bidSize, bid, ask, askSize] : [bidSize, bid, ask, askSize, mark, ivc, delta, oi, link];
+    const byKey: Record<Col, preact.JSX.Element> = { own: link, oi, delta, iv: ivc, mark, bidSize, bid, ask, askSize };
+    return order.map((k) => byKey[k]);
   };
 
   return (
@@ -223,38 +238,22 @@ export function ChainScreen({ currency, expiry }: { currency: string; expiry: nu
               </button>
             ))}
           </div>
-          <table class="chain fixed" aria-label="Option chain" data-complete={complete ? 'true' : 'false'}>
+          <table class={`chain fixed${stale ? ' stale' : ''}`} aria-label="Option chain" data-complete={complete ? 'true' : 'false'} data-stale={stale ? 'true' : undefined}>
             <colgroup>
-              {Array.from({ length: 9 }, (_, k) => <col key={`c${k}`} style={k === 0 ? 'width:44px' : ''} />)}
-              <col style="width:80px" />
-              {Array.from({ length: 9 }, (_, k) => <col key={`p${k}`} style={k === 8 ? 'width:44px' : ''} />)}
+              {cols.map((k) => <col key={`c${k}`} style={k === 'own' ? `width:${OWN_WIDTH}px` : ''} />)}
+              <col style={`width:${narrow ? 64 : 80}px`} />
+              {[...cols].reverse().map((k) => <col key={`p${k}`} style={k === 'own' ? `width:${OWN_WIDTH}px` : ''} />)}
             </colgroup>
             <thead>
               <tr>
-                <th class="l" colSpan={9}>Calls</th>
+                <th class="l" colSpan={n}>Calls</th>
                 <th class="strike">Strike</th>
-                <th colSpan={9}>Puts</th>
+                <th colSpan={n}>Puts</th>
               </tr>
               <tr>
-                <th class="l">Own</th>
-                <th>OI</th>
-                <th>Δ</th>
-                <th>IV</th>
-                <th>Mark</th>
-                <th>Size</th>
-                <th>Bid</th>
-                <th>Ask</th>
-                <th>Size</th>
+                {cols.map((k) => <th key={`ch${k}`} class={k === 'own' ? 'l' : ''}>{HEAD[k]}</th>)}
                 <th class="strike">USD</th>
-                <th>Size</th>
-                <th>Bid</th>
-                <th>Ask</th>
-                <th>Size</th>
-                <th>Mark</th>
-                <th>IV</th>
-                <th>Δ</th>
-                <th>OI</th>
-                <th>Own</th>
+                {[...cols].reverse().map((k) => <th key={`ph${k}`}>{HEAD[k]}</th>)}
               </tr>
             </thead>
             <tbody>

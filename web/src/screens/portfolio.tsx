@@ -6,6 +6,7 @@ import * as fmt from '../lib/format.ts';
 import { priv, useChannel, useLoad } from '../lib/live.ts';
 import { errorText } from '../lib/rpc.ts';
 import { linkClick } from '../lib/router.ts';
+import { useStackLabels } from '../lib/stack.ts';
 import type { AccountSummary, Order, Position, UserTrade } from '../lib/types.ts';
 
 const CURRENCIES = ['BTC', 'ETH', 'USDC'] as const;
@@ -26,6 +27,7 @@ function useChanges(): number {
 }
 
 function Summaries({ n }: { n: number }) {
+  const stackRef = useStackLabels();
   const { data } = useLoad(() => Promise.all(CURRENCIES.map((c) => priv<AccountSummary>('private/get_account_summary', { currency: c }))), [n]);
   const rows: [string, keyof AccountSummary][] = [
     ['Balance', 'balance'],
@@ -40,7 +42,7 @@ function Summaries({ n }: { n: number }) {
   return (
     <div class="panel">
       <h2>Accounts</h2>
-      <table aria-label="Account summary">
+      <table class="stack" aria-label="Account summary" ref={stackRef}>
         <thead>
           <tr>
             <th class="l" />
@@ -67,6 +69,7 @@ function Summaries({ n }: { n: number }) {
 }
 
 function Positions({ n }: { n: number }) {
+  const stackRef = useStackLabels();
   const { data, reload } = useLoad(() => priv<Position[]>('private/get_positions', { currency: 'any' }), [n]);
   const [msg, setMsg] = useState<string | null>(null);
   const close = async (p: Position) => {
@@ -81,7 +84,7 @@ function Positions({ n }: { n: number }) {
   return (
     <div class="panel">
       <h2>Positions</h2>
-      <table aria-label="Positions">
+      <table class="stack" aria-label="Positions" ref={stackRef}>
         <thead>
           <tr>
             <th class="l">Instrument</th>
@@ -193,6 +196,7 @@ function OpenOrderRow({ o, onChanged, onError }: { o: Order; onChanged: () => vo
 }
 
 function OpenOrders({ n }: { n: number }) {
+  const stackRef = useStackLabels();
   const { data, reload } = useLoad(() => Promise.all(['BTC', 'ETH'].map((c) => priv<Order[]>('private/get_open_orders_by_currency', { currency: c }))).then((x) => x.flat()), [n]);
   const [msg, setMsg] = useState<string | null>(null);
   const cancelAll = async () => {
@@ -211,7 +215,7 @@ function OpenOrders({ n }: { n: number }) {
           Cancel all
         </button>
       </div>
-      <table aria-label="Open orders">
+      <table class="stack" aria-label="Open orders" ref={stackRef}>
         <thead>
           <tr>
             <th class="l">Instrument</th>
@@ -236,12 +240,13 @@ function OpenOrders({ n }: { n: number }) {
 }
 
 function History({ n }: { n: number }) {
+  const stackRef = useStackLabels();
   const [page, setPage] = useState(0);
-  const { data } = useLoad(() => Promise.all(['BTC', 'ETH'].map((c) => priv<Order[]>('private/get_order_history_by_currency', { currency: c, count: PAGE, offset: page * PAGE }))).then((x) => x.flat().sort((a, b) => b.last_update_timestamp - a.last_update_timestamp)), [n, page]);
+  const { data } = useLoad(() => Promise.all(['BTC', 'ETH'].map((c) => priv<Order[]>('private/get_order_history_by_currency', { currency: c, count: PAGE, offset: page * PAGE, include_unfilled: true }))).then((x) => x.flat().sort((a, b) => b.last_update_timestamp - a.last_update_timestamp)), [n, page]);
   return (
     <div class="panel grow">
       <h2>Order history</h2>
-      <table aria-label="Order history">
+      <table class="stack" aria-label="Order history" ref={stackRef}>
         <thead>
           <tr>
             <th class="l">Time (UTC)</th>
@@ -254,7 +259,7 @@ function History({ n }: { n: number }) {
         </thead>
         <tbody>
           {(data ?? []).map((o) => (
-            <tr key={o.order_id}>
+            <tr key={o.order_id} data-order-id={o.order_id}>
               <td class="l muted">{fmt.utc(o.last_update_timestamp)}</td>
               <td class="l">{o.instrument_name}</td>
               <td class={o.direction === 'buy' ? 'bid' : 'ask'}>{o.direction}</td>
@@ -279,6 +284,7 @@ function History({ n }: { n: number }) {
 }
 
 function Trades({ n }: { n: number }) {
+  const stackRef = useStackLabels();
   // paged by trade sequence: each older page ends below the oldest trade shown
   const [ends, setEnds] = useState<number[]>([]);
   const end = ends.at(-1);
@@ -291,7 +297,7 @@ function Trades({ n }: { n: number }) {
   return (
     <div class="panel grow">
       <h2>Trades</h2>
-      <table aria-label="Your trades">
+      <table class="stack" aria-label="Your trades" ref={stackRef}>
         <thead>
           <tr>
             <th class="l">Time (UTC)</th>
