@@ -233,8 +233,9 @@ describe('the web app defects of issue 33', { timeout: 240_000 }, () => {
     await fresh.getByRole('button', { name: 'Copy' }).waitFor();
     assert.equal(await fresh.getByRole('link', { name: 'Sign-up link' }).getAttribute('href'), `/signup?code=${code}`);
     // rate limits of a user, read and set
-    const userId = (await ok(srv.url, 'private/get_account_summary', { currency: 'BTC' }, traderTok)).id;
-    await page.getByLabel('User id').fill(String(userId));
+    const userId = (await ok(srv.url, 'private/list_users', {}, adminTok)).users.find((u: any) => u.email === TRADER.email).user_id;
+    assert.ok(userId > 0, `user id ${userId}`);
+    await page.getByLabel('User id', { exact: true }).fill(String(userId));
     await page.getByRole('button', { name: 'Show limits' }).click();
     await page.locator('[data-rate-limits]').waitFor();
     await page.getByLabel('Tier').selectOption('3');
