@@ -12,6 +12,8 @@ export interface Config {
   bootstrapToken: string | null;
   indexFeed: 'simulated' | 'manual';
   demoMaker: boolean;
+  /** The demo market's shape (src/app/demoMaker.ts): levels a side, taker orders a minute, ms between requotes. */
+  demo?: { levels: number; takersPerMinute: number; requoteMs: number };
   testClock: boolean;
   /** Where the test clock starts (ms), or null for the wall clock; only with `testClock`. */
   testStart: number | null;
@@ -150,6 +152,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     bootstrapToken: env.STRIKEBOOK_BOOTSTRAP_TOKEN || null,
     indexFeed: oneOf(env, 'STRIKEBOOK_INDEX_FEED', ['simulated', 'manual'] as const, 'simulated'),
     demoMaker,
+    demo: { levels: int(env, 'STRIKEBOOK_DEMO_LEVELS', 3, 1, 10), takersPerMinute: int(env, 'STRIKEBOOK_DEMO_TAKERS_PER_MIN', 30, 0, 6000), requoteMs: int(env, 'STRIKEBOOK_DEMO_REQUOTE_MS', 1000, 100, 60_000) },
     testClock,
     testStart,
     catalogPath: env.STRIKEBOOK_CATALOG || null,
