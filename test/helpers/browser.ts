@@ -5,7 +5,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { buildWeb, isStale } from '../../web/build.ts';
-import { ROOT } from './server.ts';
+import { ok, ROOT } from './server.ts';
 
 export const CHROMIUM = process.env.STRIKEBOOK_CHROMIUM || '/usr/bin/chromium';
 export const ARTIFACTS = path.join(ROOT, 'test-artifacts/web');
@@ -91,3 +91,24 @@ export async function screenshot(page: Page, name: string): Promise<string> {
   await page.screenshot({ path: file, fullPage: true });
   return file;
 }
+
+/** Waits until `probe` returns true (polling), failing with `what` after `ms`. */
+export async function until(what: string, probe: () => Promise<boolean>, ms = 10_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    if (await probe().catch(() => false)) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+}
+
+/** A context whose pages start signed in as `who` (as a reload of a signed-in tab does). */
+export async function signedIn(browser: Browser, url: string, who: { email: string; password: string }, viewport = { width: 1400, height: 900 }): Promise<BrowserContext> {
+  const ctx = await browser.newContext({ viewport });
+  const t = await ok(url, 'public/auth', { grant_type: 'password', username: who.email, password: who.password });
+  const session = JSON.stringify({ email: who.email, access: t.access_token, refresh: t.refresh_token, expiresAt: Date.now() + t.expires_in * 1000, admin: t.scope.split(' ').includes('admin') });
+  // not in about:blank, whose sessionStorage is out of bounds
+  await ctx.addInitScript((s: string) => location.protocol.startsWith('http') && (sessionStorage.getItem('strikebook.session') ?? sessionStorage.setItem('strikebook.session', s)), session);
+  return ctx;
+}
+

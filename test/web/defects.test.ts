@@ -3,32 +3,12 @@
 // console error or a CSP violation on any of them fails the file when the browser closes.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { browserSkipReason, ensureWebBuilt, launchBrowser, pageErrors, screenshot } from '../helpers/browser.ts';
+import type { Browser, Page } from 'playwright-core';
+import { browserSkipReason, ensureWebBuilt, launchBrowser, pageErrors, screenshot, signedIn, until } from '../helpers/browser.ts';
 import { nearDatedAtmCall, type Market } from '../helpers/market.ts';
 import { BOOTSTRAP, freePort, login, ok, startServer, tempDir, userToken, type TestServer } from '../helpers/server.ts';
 
 const TRADER = { email: 'trader@example.com', password: 'user-password-1' };
-
-/** Waits until `probe` returns true (polling), failing with `what` after `ms`. */
-async function until(what: string, probe: () => Promise<boolean>, ms = 10_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline) {
-    if (await probe().catch(() => false)) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-}
-
-/** A context whose pages start signed in as `who` (as a reload of a signed-in tab does). */
-async function signedIn(browser: Browser, url: string, who: { email: string; password: string }, viewport = { width: 1400, height: 900 }): Promise<BrowserContext> {
-  const ctx = await browser.newContext({ viewport });
-  const t = await ok(url, 'public/auth', { grant_type: 'password', username: who.email, password: who.password });
-  const session = JSON.stringify({ email: who.email, access: t.access_token, refresh: t.refresh_token, expiresAt: Date.now() + t.expires_in * 1000, admin: t.scope.split(' ').includes('admin') });
-  // not in about:blank, whose sessionStorage is out of bounds
-  await ctx.addInitScript((s: string) => location.protocol.startsWith('http') && (sessionStorage.getItem('strikebook.session') ?? sessionStorage.setItem('strikebook.session', s)), session);
-  return ctx;
-}
 
 /** Page-wide horizontal overflow, and the numbers cut by their cell (text wider than the box). */
 async function layoutFaults(page: Page): Promise<{ pageWidth: number; viewport: number; clipped: string[] }> {

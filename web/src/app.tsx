@@ -12,6 +12,7 @@ import { KeysScreen } from './screens/keys.tsx';
 import { AdminScreen } from './screens/admin.tsx';
 import { TicketDrawer } from './screens/ticket.tsx';
 import { closeTicket } from './lib/ticketStore.ts';
+import { useTheme } from './lib/theme.ts';
 
 const CONN_TEXT = { connecting: 'Connecting', open: 'Live', reconnecting: 'Reconnecting', closed: 'Offline' } as const;
 
@@ -28,6 +29,7 @@ export function App() {
   const route = useRoute();
   const s = useSession();
   const conn = useConnState();
+  const [theme, toggleTheme] = useTheme();
   const path = route.path.replace(/\/$/, '') || '/';
   const publicOnly = path === '/signin' || path === '/signup' || path === '/setup';
   const needsLogin = !publicOnly && !s;
@@ -67,6 +69,9 @@ export function App() {
           </nav>
         )}
         <span class="spacer" />
+        <button type="button" class="link" onClick={toggleTheme} aria-pressed={theme === 'light'} aria-label="Light theme" title="Switch between the dark and the light theme">
+          {theme === 'light' ? '☾ Dark' : '☀ Light'}
+        </button>
         <span class={`conn ${conn}`} role="status" aria-label="Connection" data-state={conn}>
           {CONN_TEXT[conn]}
         </span>

@@ -7,6 +7,7 @@ import { serverNow, syncClock } from '../lib/clock.ts';
 import { priv, useLoad } from '../lib/live.ts';
 import { call, errorText } from '../lib/rpc.ts';
 import { NegativeBalances, RateLimits } from './adminLimits.tsx';
+import { useStackLabels } from '../lib/stack.ts';
 
 interface Invite {
   code: string;
@@ -38,11 +39,12 @@ function useAction() {
 }
 
 function Users() {
+  const stackRef = useStackLabels();
   const { data } = useLoad(() => priv<{ users: { user_id: number; email: string; role: string; creation_timestamp: number }[] }>('private/list_users', { count: 100 }), []);
   return (
     <div class="panel grow">
       <h2>Users</h2>
-      <table aria-label="Users">
+      <table aria-label="Users" class="stack" ref={stackRef}>
         <thead>
           <tr>
             <th class="l">Id</th>

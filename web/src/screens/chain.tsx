@@ -102,11 +102,11 @@ function ownMark(name: string, positions: Map<string, number>, orders: Map<strin
   );
 }
 
-type Col = 'own' | 'oi' | 'delta' | 'iv' | 'mark' | 'bidSize' | 'bid' | 'ask' | 'askSize';
+type Col = 'own' | 'oi' | 'delta' | 'iv' | 'mark' | 'bidSize' | 'bidIv' | 'bid' | 'ask' | 'askIv' | 'askSize';
 /** A call's columns from the outside in; a put's are the mirror image. */
-const WIDE_COLS: Col[] = ['own', 'oi', 'delta', 'iv', 'mark', 'bidSize', 'bid', 'ask', 'askSize'];
+const WIDE_COLS: Col[] = ['own', 'oi', 'delta', 'iv', 'mark', 'bidSize', 'bidIv', 'bid', 'ask', 'askIv', 'askSize'];
 const NARROW_COLS: Col[] = ['own', 'bid', 'ask'];
-const HEAD: Record<Col, string> = { own: 'Own', oi: 'OI', delta: 'Δ', iv: 'IV', mark: 'Mark', bidSize: 'Size', bid: 'Bid', ask: 'Ask', askSize: 'Size' };
+const HEAD: Record<Col, string> = { own: 'Own', oi: 'OI', delta: 'Δ', iv: 'Mark IV', mark: 'Mark', bidSize: 'Size', bidIv: 'Bid IV', bid: 'Bid', ask: 'Ask', askIv: 'Ask IV', askSize: 'Size' };
 const OWN_WIDTH = 44;
 
 interface Row {
@@ -176,6 +176,15 @@ export function ChainScreen({ currency, expiry }: { currency: string; expiry: nu
   const n = cols.length;
   const complete = series.length > 0 && series.every((i) => tickers.current.has(i.instrument_name));
 
+  const usdOf = (p: number | undefined) => (p && index !== null ? ` at ${fmt.price(p)} (${fmt.usd(p * index)})` : '');
+  // on opening an expiry the at-the-money strike is brought to the middle of the screen, once
+  const centred = useRef<string | null>(null);
+  useEffect(() => {
+    const key = `${currency}:${selected}`;
+    if (atm === null || centred.current === key) return;
+    centred.current = key;
+    document.querySelector(`table.chain tr[data-strike="${atm}"]`)?.scrollIntoView({ block: 'center' });
+  }, [atm, currency, selected]);
   const cells = (inst: Instrument | undefined, side: 'call' | 'put') => {
     const order = side === 'call' ? cols : [...cols].reverse();
     if (!inst) return order.map((k) => <td key={`${side}${k}`} />);
@@ -184,12 +193,12 @@ export function ChainScreen({ currency, expiry }: { currency: string; expiry: nu
     const open = (s: 'buy' | 'sell', p: number | undefined) => fillTicket({ instrument: name, side: s, price: p ? p : t?.mark_price ? fmt.roundToTick(inst, t.mark_price) : null });
     const bidSize = <td key="bs" class="bid">{fmt.amount(t?.best_bid_amount || null)}</td>;
     const bid = (
-      <td key="b" class="bid click" data-cell="bid" title={`Sell ${name}`} onClick={() => open('sell', t?.best_bid_price)}>
+      <td key="b" class="bid click" data-cell="bid" title={`Sell ${name}${usdOf(t?.best_bid_price)}`} onClick={() => open('sell', t?.best_bid_price)}>
         {fmt.price(t?.best_bid_price)}
       </td>
     );
     const ask = (
-      <td key="a" class="ask click" data-cell="ask" title={`Buy ${name}`} onClick={() => open('buy', t?.best_ask_price)}>
+      <td key="a" class="ask click" data-cell="ask" title={`Buy ${name}${usdOf(t?.best_ask_price)}`} onClick={() => open('buy', t?.best_ask_price)}>
         {fmt.price(t?.best_ask_price)}
       </td>
     );
@@ -205,6 +214,9 @@ export function ChainScreen({ currency, expiry }: { currency: string; expiry: nu
       </td>
     );
     const delta = <td key="d">{fmt.greek(t?.greeks.delta, 2)}</td>;
+    // the implied vols of the best quotes, as Deribit's chain shows them beside the prices
+    const bidIv = <td key="biv" class="bid" data-cell="bid_iv">{fmt.iv(t?.best_bid_price ? t.bid_iv : null)}</td>;
+    const askIv = <td key="aiv" class="ask" data-cell="ask_iv">{fmt.iv(t?.best_ask_price ? t.ask_iv : null)}</td>;
     const oi = <td key="oi">{fmt.amount(t?.open_interest)}</td>;
     const link = (
       <td key="l" class={side === 'call' ? 'l' : ''}>
@@ -214,13 +226,13 @@ export function ChainScreen({ currency, expiry }: { currency: string; expiry: nu
         {ownMark(name, own.positions, own.orders)}
       </td>
     );
-    const byKey: Record<Col, preact.JSX.Element> = { own: link, oi, delta, iv: ivc, mark, bidSize, bid, ask, askSize };
+    const byKey: Record<Col, preact.JSX.Element> = { own: link, oi, delta, iv: ivc, mark, bidSize, bidIv, bid, ask, askIv, askSize };
     return order.map((k) => byKey[k]);
   };
 
   return (
     <div class="row">
-      <div class="grow">
+      <div class="grow chain-main">
         <div class="panel">
           <div class="row" style="align-items:center;justify-content:space-between">
             <h1>
@@ -238,7 +250,7 @@ export function ChainScreen({ currency, expiry }: { currency: string; expiry: nu
               </button>
             ))}
           </div>
-          <table class={`chain fixed${stale ? ' stale' : ''}`} aria-label="Option chain" data-complete={complete ? 'true' : 'false'} data-stale={stale ? 'true' : undefined}>
+          <table class={`chain fixed ${narrow ? 'narrow' : 'wide'}${stale ? ' stale' : ''}`} aria-label="Option chain" data-complete={complete ? 'true' : 'false'} data-stale={stale ? 'true' : undefined}>
             <colgroup>
               {cols.map((k) => <col key={`c${k}`} style={k === 'own' ? `width:${OWN_WIDTH}px` : ''} />)}
               <col style={`width:${narrow ? 64 : 80}px`} />
@@ -258,7 +270,7 @@ export function ChainScreen({ currency, expiry }: { currency: string; expiry: nu
             </thead>
             <tbody>
               {rows.map((r) => (
-                <tr key={r.strike} class={r.strike === atm ? 'atm' : ''} data-strike={r.strike} data-call={r.call?.instrument_name} data-put={r.put?.instrument_name}>
+                <tr key={r.strike} class={[r.strike === atm ? 'atm' : '', index !== null && r.strike < index ? 'itm-call' : '', index !== null && r.strike > index ? 'itm-put' : ''].join(' ').trim()} data-strike={r.strike} data-call={r.call?.instrument_name} data-put={r.put?.instrument_name}>
                   {cells(r.call, 'call')}
                   <td class="strike">{fmt.strike(r.strike)}</td>
                   {cells(r.put, 'put')}

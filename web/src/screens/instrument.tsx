@@ -13,6 +13,8 @@ import { fillTicket, useTicket } from '../lib/ticketStore.ts';
 import type { PublicTrade, Ticker } from '../lib/types.ts';
 import { useFrameRedraw, useIndex, useOwn } from './chain.tsx';
 import { OrderTicket } from './ticket.tsx';
+import { OwnPanel } from './instrumentOwn.tsx';
+import { themeColor } from '../lib/theme.ts';
 
 function Ladder({ name, ownPrices }: { name: string; ownPrices: Set<number> }) {
   const book = useRef(new Book(name));
@@ -166,8 +168,8 @@ function Chart({ name }: { name: string }) {
       autoSize: true,
       // the library's logo brings an inline <style>, which the CSP refuses: the attribution its
       // licence asks for is the link under the chart instead
-      layout: { background: { type: ColorType.Solid, color: '#151b23' }, textColor: '#8594a6', attributionLogo: false },
-      grid: { vertLines: { color: '#1f2833' }, horzLines: { color: '#1f2833' } },
+      layout: { background: { type: ColorType.Solid, color: themeColor('--panel') }, textColor: themeColor('--muted'), attributionLogo: false },
+      grid: { vertLines: { color: themeColor('--grid') }, horzLines: { color: themeColor('--grid') } },
       timeScale: { timeVisible: true },
       leftPriceScale: { visible: true },
       rightPriceScale: { visible: true },
@@ -309,7 +311,10 @@ export function InstrumentScreen({ name }: { name: string }) {
             <Greeks name={name} />
           </div>
         </div>
-        <OrderTicket instrument={name} fill={ticket.fill} version={ticket.version} />
+        <div class="ticket-col">
+          <OrderTicket instrument={name} fill={ticket.fill} version={ticket.version} />
+          <OwnPanel name={name} />
+        </div>
       </div>
     </>
   );

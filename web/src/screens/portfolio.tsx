@@ -72,8 +72,11 @@ function Positions({ n }: { n: number }) {
   const stackRef = useStackLabels();
   const { data, reload } = useLoad(() => priv<Position[]>('private/get_positions', { currency: 'any' }), [n]);
   const [msg, setMsg] = useState<string | null>(null);
+  /** The position whose Close waits for a confirmation: a market order is not taken back. */
+  const [confirming, setConfirming] = useState<string | null>(null);
   const close = async (p: Position) => {
     setMsg(null);
+    setConfirming(null);
     try {
       await priv(p.size > 0 ? 'private/sell' : 'private/buy', { instrument_name: p.instrument_name, amount: Math.abs(p.size), type: 'market', reduce_only: true });
       reload();
@@ -120,15 +123,28 @@ function Positions({ n }: { n: number }) {
               <td>{fmt.greek(p.vega, 2)}</td>
               <td>{fmt.greek(p.theta, 2)}</td>
               <td>
-                <button type="button" onClick={() => void close(p)} aria-label={`Close ${p.instrument_name}`}>
-                  Close
-                </button>
+                {confirming === p.instrument_name ? (
+                  <span class="confirm" role="group" aria-label={`Confirm closing ${p.instrument_name}`}>
+                    {p.size > 0 ? 'Sell' : 'Buy'} {fmt.amount(Math.abs(p.size))} at market?{' '}
+                    <button type="button" class="sell" onClick={() => void close(p)}>
+                      Confirm close
+                    </button>{' '}
+                    <button type="button" onClick={() => setConfirming(null)}>
+                      Keep
+                    </button>
+                  </span>
+                ) : (
+                  <button type="button" onClick={() => setConfirming(p.instrument_name)} aria-label={`Close ${p.instrument_name}`}>
+                    Close
+                  </button>
+                )}
               </td>
             </tr>
           ))}
         </tbody>
       </table>
       {data?.length === 0 && <p class="muted">No positions.</p>}
+      {data && data.length > 0 && <GreekTotals positions={data} />}
       {msg && <p class="error" role="alert">{msg}</p>}
     </div>
   );
@@ -399,5 +415,48 @@ export function PortfolioScreen() {
         <Trades n={k} />
       </div>
     </>
+  );
+}
+
+/** The book's greeks per currency: the sum over its positions (per contract x size, as the API gives them). */
+function GreekTotals({ positions }: { positions: Position[] }) {
+  const by = new Map<string, { delta: number; gamma: number; vega: number; theta: number; index: number }>();
+  for (const p of positions) {
+    const c = p.instrument_name.split('-')[0];
+    const t = by.get(c) ?? { delta: 0, gamma: 0, vega: 0, theta: 0, index: p.index_price };
+    t.delta += p.delta;
+    t.gamma += p.gamma;
+    t.vega += p.vega;
+    t.theta += p.theta;
+    by.set(c, t);
+  }
+  const stackRef = useStackLabels();
+  return (
+    <table aria-label="Portfolio greeks" class="stack greek-totals" ref={stackRef}>
+      <thead>
+        <tr>
+          <th class="l">Total</th>
+          <th>Δ (coin)</th>
+          <th>Δ (USD)</th>
+          <th>Γ (per USD)</th>
+          <th>Vega (USD per 1%)</th>
+          <th>Θ (USD per day)</th>
+          <th>Θ (coin per day)</th>
+        </tr>
+      </thead>
+      <tbody>
+        {[...by].map(([c, t]) => (
+          <tr key={c} data-currency={c}>
+            <td class="l">{c}</td>
+            <td data-field="delta">{fmt.greek(t.delta, 4)}</td>
+            <td>{fmt.usd(t.delta * t.index)}</td>
+            <td>{fmt.greek(t.gamma, 6)}</td>
+            <td data-field="vega">{fmt.greek(t.vega, 2)}</td>
+            <td data-field="theta">{fmt.greek(t.theta, 2)}</td>
+            <td>{fmt.greek(t.index > 0 ? t.theta / t.index : null, 6)}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
   );
 }
