@@ -221,6 +221,16 @@ describe('the web app defects of issue 33', { timeout: 240_000 }, () => {
     await page.getByLabel('Tier').selectOption('3');
     await page.getByRole('button', { name: 'Set limits' }).click();
     await until('the tier set', async () => (await ok(srv.url, 'private/get_rate_limits', { user_id: userId }, adminTok)).tier === 3, 5000);
+    // the volatility form starts from the smile in force, not from constants
+    await ok(srv.url, 'private/set_volatility', { currency: 'BTC', atm_vol: 0.7, skew: -0.2, curvature: 0.4 }, adminTok);
+    await page.reload();
+    const field = (label: string) => page.getByLabel(label, { exact: false }).first();
+    await until('the smile in the form', async () => (await field('ATM vol').inputValue()) !== '', 10_000);
+    for (const [label, want, tol] of [['ATM vol', 0.7, 0.01], ['Skew', -0.2, 0.02], ['Curvature', 0.4, 0.05]] as const) {
+      const got = Number(await field(label).inputValue());
+      assert.ok(Math.abs(got - want) <= tol, `${label}: ${got}, set ${want}`);
+    }
+    await ok(srv.url, 'private/set_volatility', { currency: 'BTC', atm_vol: 0.6, skew: -0.1, curvature: 0.5 }, adminTok);
     // negative balances
     await page.getByRole('table', { name: 'Negative balances' }).or(page.getByText('No negative balances')).first().waitFor();
     await screenshot(page, 'defect-8-admin');

@@ -1,7 +1,8 @@
 // The administrator's console: users, invite codes, the index and volatility, halting instruments,
 // expiries and settlement history, the insurance account, and a health panel from /health and
 // /metrics. Every action is an admin-scoped API call, the same a script would make.
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
+import { fitSmile, type Smile } from '../lib/smileFit.ts';
 import * as fmt from '../lib/format.ts';
 import { serverNow, syncClock } from '../lib/clock.ts';
 import { priv, useLoad } from '../lib/live.ts';
@@ -169,6 +170,22 @@ function Invites() {
   );
 }
 
+/** The smile of a currency from three marks of its latest expiry, near 0.9, 1 and 1.1 times the index. */
+async function currentSmile(currency: string): Promise<Smile | null> {
+  const list = await call<{ instrument_name: string; strike: number; expiration_timestamp: number; option_type: string }[]>('public/get_instruments', { currency, kind: 'option' });
+  const calls = list.filter((i) => i.option_type === 'call');
+  if (calls.length === 0) return null;
+  const last = Math.max(...calls.map((i) => i.expiration_timestamp));
+  const series = calls.filter((i) => i.expiration_timestamp === last);
+  const F = (await call<{ index_price: number }>('public/get_index_price', { index_name: `${currency.toLowerCase()}_usd` })).index_price;
+  const picks = [...new Map([0.9, 1, 1.1].map((x) => {
+    const best = series.reduce((b, i) => (Math.abs(i.strike - x * F) < Math.abs(b.strike - x * F) ? i : b));
+    return [best.strike, best] as const;
+  })).values()];
+  const tickers = await Promise.all(picks.map((i) => call<{ mark_iv: number }>('public/ticker', { instrument_name: i.instrument_name })));
+  return fitSmile(F, picks.map((i, k) => ({ strike: i.strike, iv: tickers[k].mark_iv })));
+}
+
 function Market() {
   const idx = useAction();
   const vol = useAction();
@@ -176,9 +193,20 @@ function Market() {
   const [indexName, setIndexName] = useState('btc_usd');
   const [price, setPrice] = useState('');
   const [volCurrency, setVolCurrency] = useState('BTC');
-  const [atm, setAtm] = useState('0.6');
-  const [skew, setSkew] = useState('-0.1');
-  const [curv, setCurv] = useState('0.5');
+  const [atm, setAtm] = useState('');
+  const [skew, setSkew] = useState('');
+  const [curv, setCurv] = useState('');
+  // the form starts from the smile in force, read back from the marks (no method returns it)
+  useEffect(() => {
+    let alive = true;
+    void currentSmile(volCurrency).then((sm) => {
+      if (!alive || !sm) return;
+      setAtm(String(sm.atm_vol));
+      setSkew(String(sm.skew));
+      setCurv(String(sm.curvature));
+    });
+    return () => void (alive = false);
+  }, [volCurrency]);
   const [inst, setInst] = useState('');
   const { data: indices, reload } = useLoad(() => Promise.all(['btc_usd', 'eth_usd'].map((n) => call<{ index_price: number }>('public/get_index_price', { index_name: n }))), []);
   return (
