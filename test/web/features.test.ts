@@ -66,7 +66,8 @@ describe('the web app features of issue 33', { timeout: 300_000 }, () => {
     const row = page.locator(`tr[data-call="${m.name}"]`);
     assert.equal(await row.locator('td[data-cell=bid_iv]').first().textContent(), fmt.iv(t.bid_iv));
     assert.equal(await row.locator('td[data-cell=ask_iv]').first().textContent(), fmt.iv(t.ask_iv));
-    assert.match(String(await row.locator('td[data-cell=ask]').first().getAttribute('title')), /\$[\d,]+\.\d\d/);
+    await row.locator('td[data-cell=ask]').first().hover();
+    assert.match(String(await row.locator('td[data-cell=ask]').first().getAttribute('title')), /^Buy .* at 0\.\d{4} \(\$[\d,]+\.\d\d\)$/);
     await ctx.close();
   });
 
