@@ -108,6 +108,35 @@ describe('the web app features of issue 33', { timeout: 300_000 }, () => {
     await ctx.close();
   });
 
+  it('notifies a fill wherever the trader is, and turns the ticket with B and S', opt, async () => {
+    const ctx = await signedIn(browser, srv.url, TRADER);
+    const page = await ctx.newPage();
+    await page.goto(`${srv.url}/instrument/${m.name}`);
+    await page.locator('table.ladder tr[data-side=ask]').first().waitFor();
+    const ticket = page.getByRole('form', { name: 'Order ticket' });
+    await page.locator('h1').click(); // focus out of any field
+    await page.keyboard.press('s');
+    await ticket.getByRole('button', { name: 'Sell', exact: true, pressed: true }).waitFor({ timeout: 3000 });
+    assert.equal(await page.evaluate(() => document.activeElement?.closest('label')?.textContent?.startsWith('Amount')), true, 'the cursor is in the amount');
+    await page.locator('h1').click();
+    await page.keyboard.press('b');
+    await ticket.getByRole('button', { name: 'Buy', exact: true, pressed: true }).waitFor({ timeout: 3000 });
+    // typing a b in a field is typing, not a shortcut
+    await ticket.getByLabel('Label').fill('');
+    await ticket.getByLabel('Label').press('s');
+    await ticket.getByRole('button', { name: 'Buy', exact: true, pressed: true }).waitFor({ timeout: 1000 });
+    // the trader's resting buy is hit by the maker: a notification names the fill
+    await page.getByRole('link', { name: 'Portfolio' }).click();
+    await page.getByRole('heading', { name: 'Portfolio' }).waitFor();
+    await ok(srv.url, 'private/buy', { instrument_name: m.name, amount: 0.1, price: m.prices[4] }, traderTok);
+    const hit = await ok(srv.url, 'private/sell', { instrument_name: m.name, amount: 0.1, price: m.prices[4] }, makerTok);
+    const [trade] = hit.trades;
+    const toast = page.getByRole('status', { name: 'Notifications' }).locator(`[data-trade-id="${trade.trade_id}"]`);
+    await toast.waitFor({ timeout: 5000 });
+    assert.equal(await toast.textContent(), `Filled: buy 0.1 ${m.name} at ${fmt.price(m.prices[4])} (maker)`);
+    await ctx.close();
+  });
+
   it('switches to a light theme and keeps it after a reload', opt, async () => {
     const ctx = await signedIn(browser, srv.url, TRADER);
     const page = await ctx.newPage();

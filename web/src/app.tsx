@@ -11,6 +11,7 @@ import { PortfolioScreen } from './screens/portfolio.tsx';
 import { KeysScreen } from './screens/keys.tsx';
 import { AdminScreen } from './screens/admin.tsx';
 import { TicketDrawer } from './screens/ticket.tsx';
+import { Toasts } from './screens/toasts.tsx';
 import { closeTicket } from './lib/ticketStore.ts';
 import { useTheme } from './lib/theme.ts';
 
@@ -86,6 +87,7 @@ export function App() {
       </header>
       <main>{screen}</main>
       {s && <TicketDrawer />}
+      <Toasts />
     </>
   );
 }

@@ -295,6 +295,19 @@ export function InstrumentScreen({ name }: { name: string }) {
   const ticket = useTicket();
   const ownPrices = new Set((own.orders.get(name) ?? []).map((o) => o.price));
   const pos = own.positions.get(name);
+  // B and S turn the ticket to a buy or a sell (and put the cursor in its amount), unless typing
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      const t = e.target as HTMLElement | null;
+      if (e.ctrlKey || e.metaKey || e.altKey || (t && /^(INPUT|SELECT|TEXTAREA)$/.test(t.tagName))) return;
+      const side = e.key === 'b' || e.key === 'B' ? 'buy' : e.key === 's' || e.key === 'S' ? 'sell' : null;
+      if (!side) return;
+      e.preventDefault();
+      fillTicket({ instrument: name, side, price: null });
+    };
+    addEventListener('keydown', onKey);
+    return () => removeEventListener('keydown', onKey);
+  }, [name]);
   return (
     <>
       <h1>
