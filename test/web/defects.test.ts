@@ -193,6 +193,31 @@ describe('the web app defects of issue 33', { timeout: 240_000 }, () => {
     await ctx.close();
   });
 
+  it('sends nothing with the token after logging out but the logout itself (7)', opt, async () => {
+    const ctx = await signedIn(browser, srv.url, TRADER);
+    const page = await ctx.newPage();
+    const token = await (async () => {
+      await page.goto(`${srv.url}/portfolio`);
+      await page.getByRole('heading', { name: 'Portfolio' }).waitFor();
+      await page.locator('table[aria-label="Order history"]').waitFor();
+      return page.evaluate(() => JSON.parse(sessionStorage.getItem('strikebook.session')!).access as string);
+    })();
+    const after: string[] = [];
+    let loggedOut = false;
+    page.on('request', (r) => {
+      if (!loggedOut) return;
+      const auth = r.headers().authorization ?? '';
+      if (auth.includes(token) || (r.postData() ?? '').includes(token)) after.push(new URL(r.url()).pathname);
+    });
+    page.on('websocket', (ws) => ws.on('framesent', (f) => loggedOut && String(f.payload).includes(token) && after.push(`ws ${String(f.payload).slice(0, 60)}`)));
+    loggedOut = true;
+    await page.getByRole('button', { name: 'Log out' }).click();
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    await page.waitForTimeout(1000);
+    assert.deepEqual(after, ['/api/v2/private/logout']);
+    await ctx.close();
+  });
+
   it('lets the administrator see and set rate limits, see negative balances, and share an invite in full (8)', opt, async () => {
     const ctx = await signedIn(browser, srv.url, { email: 'admin@example.com', password: 'admin-password-1' });
     const page = await ctx.newPage();
