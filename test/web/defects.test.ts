@@ -262,7 +262,7 @@ describe('the web app defects of issue 33', { timeout: 240_000 }, () => {
     await ctx.close();
   });
 
-  it('labels the greeks with their units (9)', opt, async () => {
+  it('labels the greeks with their units, and a call has a positive rho (9)', opt, async () => {
     const ctx = await signedIn(browser, srv.url, TRADER);
     const page = await ctx.newPage();
     await page.goto(`${srv.url}/instrument/${m.name}`);
@@ -270,6 +270,9 @@ describe('the web app defects of issue 33', { timeout: 240_000 }, () => {
     await greeks.waitFor();
     const text = String(await greeks.textContent());
     for (const unit of ['Vega (USD per 1% vol)', 'Theta (USD per day)', 'Rho (USD per 1% rate)', 'Gamma (per USD)', 'Delta (coin)']) assert.ok(text.includes(unit), `${unit} in ${text}`);
+    // a call gains when rates rise (Deribit's Black-Scholes rho, K T N(d2) per 1%): never negative
+    const rho = Number(/Rho \(USD per 1% rate\)(-?[\d.,]+)/.exec(text)?.[1].replace(/,/g, ''));
+    assert.ok(rho > 0, `the call's rho ${rho}`);
     await ctx.close();
   });
 });
