@@ -23,6 +23,8 @@ export interface Config {
   indexPollMs: number;
   indexTimeoutMs: number;
   demoMaker: boolean;
+  /** The demo market's shape (src/app/demoMaker.ts): levels a side, taker orders a minute, ms between requotes. */
+  demo?: { levels: number; takersPerMinute: number; requoteMs: number };
   testClock: boolean;
   /** Where the test clock starts (ms), or null for the wall clock; only with `testClock`. */
   testStart: number | null;
@@ -196,6 +198,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     indexPollMs: n('STRIKEBOOK_INDEX_POLL_MS'),
     indexTimeoutMs: n('STRIKEBOOK_INDEX_TIMEOUT_MS'),
     demoMaker,
+    demo: { levels: n('STRIKEBOOK_DEMO_LEVELS'), takersPerMinute: n('STRIKEBOOK_DEMO_TAKERS_PER_MIN'), requoteMs: n('STRIKEBOOK_DEMO_REQUOTE_MS') },
     testClock,
     testStart,
     catalogPath: orNull('STRIKEBOOK_CATALOG'),

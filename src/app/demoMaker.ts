@@ -1,35 +1,91 @@
-// Sandbox demo market: a market-maker account quoting two-sided markets around the mark in every
-// active series, and a small taker account that now and then lifts a quote, so a newcomer sees live
-// books, trades and moving marks within seconds of `npm start`. Both are ordinary user accounts and
-// act only through commands, like any client; they cannot log in (their password hash is unusable).
+// Sandbox demo market: a market that looks like a real one, for a quant testing a bot or a person
+// learning the app. Maker accounts quote every listed BTC and ETH series with several levels a side
+// (prices from the smile, spreads and sizes widening away from the money and with time: see
+// demoQuotes.ts), requote as the index moves, and a taker account trades against them as a
+// Poisson stream at a configured rate, some small, some in size, some against quotes the index
+// has just made stale. All are ordinary accounts acting only through commands, like any client;
+// they cannot log in (their password hash is unusable). Off in production mode (config.ts).
+//
+// Engine cost: each level of each currency is one maker account quoting with mass_quote, 100
+// series per command, so a full requote of ~1,650 series at 3 levels is ~50 commands; a tick sends
+// only the series whose ladder changed (or whose quotes were hit), and a mass quote keeps a slot
+// whose price and size are unchanged. At most one requote runs per STRIKEBOOK_DEMO_REQUOTE_MS.
 import type { CurrencyCode } from '../domain/currency.ts';
-import { PRICE_SCALE, roundToTick, type Instrument } from '../domain/instrument.ts';
-import type { Command } from '../engine/commands.ts';
+import { isReject } from '../domain/errors.ts';
+import type { Instrument } from '../domain/instrument.ts';
+import { yearFraction } from '../domain/pricing.ts';
+import type { Command, QuoteItem } from '../engine/commands.ts';
+import { MAX_QUOTES_PER_MESSAGE } from '../engine/massQuote.ts';
+import { indexNameOf } from '../engine/mmp.ts';
 import { BUY, SELL } from '../engine/orderBook.ts';
 import { mulberry32 } from '../market/indexFeed.ts';
+import { poissonGapMs, quoteLadder, type Ladder } from './demoQuotes.ts';
 import type { Services } from './services.ts';
 
+/** The account of the first maker level of BTC before issue 33 (one account quoted everything). */
 export const DEMO_MAKER_EMAIL = 'demo-maker@strikebook.invalid';
 export const DEMO_TAKER_EMAIL = 'demo-taker@strikebook.invalid';
-/** Strikes quoted on each side of the money, per expiry and option type. */
-const STRIKES_EACH_SIDE = 3;
-const QUOTE_EVERY_MS = 2000;
-/** Half-spread around the mark, as a fraction of it. */
-const HALF_SPREAD = 0.04;
-const UNIT = 10 ** PRICE_SCALE;
+const CURRENCIES: CurrencyCode[] = ['BTC', 'ETH'];
+const GROUP = 'demo';
+/** Takers fired in one tick at most: after a stall the stream skips ahead instead of bursting. */
+const MAX_TAKERS_PER_TICK = 50;
+/** Every this many ticks every series is sent again, refilling levels other clients took. */
+const FULL_REFRESH_TICKS = 30;
+const TOP_UP_TICKS = 10;
+const COIN = 1e8;
+
+/** The maker account of one currency and level (1 = best). */
+export function demoMakerEmail(currency: CurrencyCode, level: number): string {
+  return `demo-maker-${currency.toLowerCase()}-${level}@strikebook.invalid`;
+}
+
+export interface DemoSettings {
+  /** Price levels quoted on each side of every series. */
+  levels: number;
+  /** Mean taker orders per minute (a Poisson stream on the exchange's clock); 0: none. */
+  takersPerMinute: number;
+  /** Shortest time between two requotes, ms. */
+  requoteMs: number;
+}
+
+export const DEFAULT_DEMO: DemoSettings = { levels: 3, takersPerMinute: 30, requoteMs: 1000 };
+
+export interface DemoStats {
+  /** Taker orders sent, and arrivals of the stream skipped after a stall. */
+  takers: number;
+  /** Taker orders the engine refused (e.g. a position the taker's margin cannot carry). */
+  takersRefused: number;
+  skipped: number;
+  /** Mass-quote commands sent, and sides they carried that the engine refused. */
+  quoteCommands: number;
+  quoteErrors: number;
+  /** Series quoted in the last requote. */
+  series: number;
+}
 
 export interface DemoMaker {
   ready: Promise<void>;
+  stats: DemoStats;
   stop(): void;
 }
 
 export function startDemoMaker(s: Services): DemoMaker {
   const { ex, seq, log } = s;
-  const rnd = mulberry32(s.config.indexSeed ^ 0x5eed);
-  const submit = (cmd: Command) => seq.submit(cmd, (r) => r);
+  const settings: DemoSettings = { ...DEFAULT_DEMO, ...s.config.demo };
+  const seed = s.config.indexSeed ^ 0x5eed;
+  const rnd = mulberry32(seed);
+  const submit = <R>(cmd: Command) => seq.submit(cmd, (r) => r as R);
+  const stats: DemoStats = { takers: 0, takersRefused: 0, skipped: 0, quoteCommands: 0, quoteErrors: 0, series: 0 };
   let stopped = false;
-  let makerId = 0;
+  const makers = new Map<string, number>(); // `${currency}:${level}` -> user id
   let takerId = 0;
+  /** What was last sent per instrument id (prices and sizes of every level), to send only changes. */
+  const sent = new Map<string, { sig: string; ladder: Ladder }>();
+  /** Instruments a taker traded since the last requote: their levels are sent again. */
+  const hit = new Set<number>();
+  let ticks = 0;
+  let quoteSeq = 0;
+  let nextTaker = Number.POSITIVE_INFINITY;
 
   const ensureUser = async (email: string): Promise<number> => {
     const existing = ex.usersByEmail.get(email);
@@ -38,91 +94,177 @@ export function startDemoMaker(s: Services): DemoMaker {
     return ex.usersByEmail.get(email)!.id;
   };
 
-  const topUp = async (userId: number) => {
-    for (const currency of ['BTC', 'ETH'] as CurrencyCode[]) {
+  const topUp = async (userId: number, currencies: CurrencyCode[]) => {
+    for (const currency of currencies) {
       const balance = ex.users.get(userId)!.accounts[currency].balance;
-      if (balance < 5_000 * 1e8) await submit({ t: 'deposit', userId, currency, amount: 10_000 * 1e8 - balance, depositId: null, by: 0 });
+      if (balance < 5_000 * COIN) await submit({ t: 'deposit', userId, currency, amount: 10_000 * COIN - balance, depositId: null, by: 0 });
     }
   };
 
-  /** The instruments to quote: per currency and expiry, the strikes nearest the index. */
-  const quoted = (): Instrument[] => {
-    const byExpiry = new Map<string, Instrument[]>();
+  const quotable = (inst: Instrument) => inst.state === 'open' && !inst.halted && inst.expiry > ex.now;
+
+  /** Every open series of a currency, with its ladder now. */
+  const ladders = (currency: CurrencyCode): { inst: Instrument; ladder: Ladder }[] => {
+    const F = ex.indexPrice(currency);
+    if (!(F > 0)) return [];
+    const out: { inst: Instrument; ladder: Ladder }[] = [];
     for (const inst of ex.instruments.values()) {
-      if (inst.state !== 'open' || inst.halted || inst.expiry <= ex.now) continue;
-      const key = `${inst.currency}:${inst.expiry}:${inst.optionType}`;
-      let list = byExpiry.get(key);
-      if (!list) byExpiry.set(key, (list = []));
-      list.push(inst);
-    }
-    const out: Instrument[] = [];
-    for (const list of byExpiry.values()) {
-      const index = ex.indexPrice(list[0].currency);
-      list.sort((a, b) => Math.abs(a.strike - index) - Math.abs(b.strike - index));
-      out.push(...list.slice(0, STRIKES_EACH_SIDE * 2));
+      if (inst.currency !== currency || !quotable(inst)) continue;
+      const m = ex.markets.get(inst.id);
+      const T = yearFraction(ex.now, inst.expiry);
+      if (!m || !(m.markCoin > 0) || !Number.isFinite(m.markIv) || !(T > 0)) continue;
+      // sizes jittered by the instrument's own seed: the same ladder while nothing moves
+      const jitter = mulberry32(seed ^ Math.imul(inst.id, 0x9e3779b1));
+      out.push({ inst, ladder: quoteLadder({ inst, F, T, iv: m.markIv, minPrice: m.minPrice, maxPrice: m.maxPrice, levels: settings.levels, jitter }) });
     }
     return out;
   };
 
+  /**
+   * Sends the changed ladders in two passes: first every side that moves away from the other
+   * (bids down, asks up), then those that move toward it. A level account's new bid could
+   * otherwise meet another level's stale ask and the makers would trade with each other.
+   */
   const requote = async () => {
-    await submit({ t: 'cancel_all', userId: makerId, currency: null, instrument: null, side: null, label: null });
-    const pending: Promise<unknown>[] = [];
-    for (const inst of quoted()) {
-      const m = ex.markets.get(inst.id)!;
-      if (!(m.markCoin > 0)) continue;
-      const mark = m.markCoin * UNIT;
-      const bid = Math.max(m.minPrice, roundToTick(inst, mark * (1 - HALF_SPREAD), 'down'));
-      const ask = Math.min(m.maxPrice, roundToTick(inst, mark * (1 + HALF_SPREAD) + inst.tick, 'up'));
-      const lots = inst.lotScaled * (1 + Math.floor(rnd() * 20));
-      const base = { t: 'place', userId: makerId, instrument: inst.name, advanced: null, advPrice: null, lots, type: 'limit', tif: 'good_til_cancelled', postOnly: false, rejectPostOnly: false, reduceOnly: false, label: 'demo', clientOrderId: null } as const;
-      if (bid > 0 && bid < ask) pending.push(submit({ ...base, side: BUY, price: bid }));
-      pending.push(submit({ ...base, side: SELL, price: ask }));
+    const full = ticks % FULL_REFRESH_TICKS === 0;
+    let series = 0;
+    const passes: Map<number, QuoteItem[]>[] = [new Map(), new Map()]; // user id -> quotes
+    const add = (pass: number, userId: number, q: QuoteItem) => {
+      const m = passes[pass];
+      if (!m.has(userId)) m.set(userId, []);
+      m.get(userId)!.push(q);
+    };
+    for (const currency of CURRENCIES) {
+      for (const { inst, ladder } of ladders(currency)) {
+        series++;
+        const sig = JSON.stringify(ladder);
+        const prev = sent.get(inst.name);
+        if (!full && !hit.has(inst.id) && prev?.sig === sig) continue;
+        sent.set(inst.name, { sig, ladder });
+        for (let level = 1; level <= settings.levels; level++) {
+          const userId = makers.get(`${currency}:${level}`)!;
+          const b = ladder.bids[level - 1];
+          const a = ladder.asks[level - 1];
+          // lots 0 takes a side's quote away (a level the band no longer allows)
+          const bid = { price: b?.price ?? inst.tick, lots: b?.lots ?? 0, postOnly: false, rejectPostOnly: false };
+          const ask = { price: a?.price ?? inst.tick, lots: a?.lots ?? 0, postOnly: false, rejectPostOnly: false };
+          const oldBid = prev?.ladder.bids[level - 1]?.price;
+          const oldAsk = prev?.ladder.asks[level - 1]?.price;
+          const bidAway = oldBid === undefined || bid.lots === 0 || bid.price <= oldBid;
+          const askAway = oldAsk === undefined || ask.lots === 0 || ask.price >= oldAsk;
+          if (bidAway || askAway) add(0, userId, { instrument: inst.name, quoteSetId: null, bid: bidAway ? bid : null, ask: askAway ? ask : null });
+          if (!bidAway || !askAway) add(1, userId, { instrument: inst.name, quoteSetId: null, bid: bidAway ? null : bid, ask: askAway ? null : ask });
+        }
+      }
     }
-    await Promise.all(pending);
-    // the taker lifts or hits one quote per currency, so trades and last prices appear in each
-    const byCurrency = new Map<CurrencyCode, Instrument[]>();
-    for (const inst of quoted()) {
-      const list = byCurrency.get(inst.currency) ?? [];
-      byCurrency.set(inst.currency, list);
-      list.push(inst);
+    hit.clear();
+    stats.series = series;
+    // drop what expired or was delisted
+    for (const name of sent.keys()) {
+      const inst = ex.instruments.get(name);
+      if (inst === undefined || !quotable(inst)) sent.delete(name);
     }
-    const takes: Promise<unknown>[] = [];
-    for (const list of byCurrency.values()) {
+    for (const pass of passes) {
+      const pending: Promise<unknown>[] = [];
+      for (const [userId, quotes] of pass) {
+        for (let k = 0; k < quotes.length; k += MAX_QUOTES_PER_MESSAGE) {
+          stats.quoteCommands++;
+          pending.push(
+            submit<{ errors?: unknown[] }>({ t: 'mass_quote', userId, quoteId: `demo-${++quoteSeq}`, group: GROUP, quotes: quotes.slice(k, k + MAX_QUOTES_PER_MESSAGE) }).then((r) => {
+              stats.quoteErrors += r && Array.isArray(r.errors) ? r.errors.length : 0;
+            }),
+          );
+        }
+      }
+      await Promise.all(pending);
+    }
+  };
+
+  /** The takers whose arrival time (exchange clock) has come, before the requote: some hit stale quotes. */
+  const takers = async () => {
+    if (settings.takersPerMinute <= 0) return;
+    const perSecond = settings.takersPerMinute / 60;
+    const list = [...ex.instruments.values()].filter((i) => quotable(i) && CURRENCIES.includes(i.currency));
+    const orders: Promise<unknown>[] = [];
+    let fired = 0;
+    // the exchange's clock as the sequencer reads it (ex.now moves only with commands)
+    const now = s.clock.now();
+    while (nextTaker <= now && list.length > 0) {
+      if (fired >= MAX_TAKERS_PER_TICK) {
+        stats.skipped++;
+        nextTaker = now + poissonGapMs(rnd, perSecond);
+        break;
+      }
+      fired++;
+      nextTaker += poissonGapMs(rnd, perSecond);
       const inst = list[Math.floor(rnd() * list.length)];
+      // most take a lot or two; one in six comes in size and walks the book
+      const lots = inst.lotScaled * (rnd() < 1 / 6 ? 5 + Math.floor(rnd() * 15) : 1 + Math.floor(rnd() * 2));
       const side = rnd() < 0.5 ? BUY : SELL;
-      takes.push(
+      hit.add(inst.id);
+      stats.takers++;
+      orders.push(
         submit({
-          t: 'place', userId: takerId, side, instrument: inst.name, price: null, advanced: null, advPrice: null, lots: inst.lotScaled,
+          t: 'place', userId: takerId, side, instrument: inst.name, price: null, advanced: null, advPrice: null, lots,
           type: 'market', tif: 'immediate_or_cancel', postOnly: false, rejectPostOnly: false, reduceOnly: false, label: 'demo', clientOrderId: null,
+        }).then((r) => {
+          if (isReject(r)) {
+            stats.takersRefused++;
+            if (stats.takersRefused <= 3) log.warn({ instrument: inst.name, reason: r }, 'demo taker refused');
+          }
         }),
       );
     }
-    await Promise.all(takes);
+    await Promise.all(orders);
   };
 
   let timer: NodeJS.Timeout | null = null;
   const loop = () => {
     if (stopped) return;
-    requote()
-      .then(() => topUp(takerId))
-      .catch((err) => log.warn({ err }, 'demo maker cycle failed'))
+    const started = Date.now();
+    ticks++;
+    takers()
+      .then(() => requote())
+      .then(async () => {
+        if (ticks % TOP_UP_TICKS === 0) {
+          await topUp(takerId, CURRENCIES);
+          for (const [key, id] of makers) await topUp(id, [key.split(':')[0] as CurrencyCode]);
+        }
+      })
+      .catch((err) => log.warn({ err }, 'demo market cycle failed'))
       .finally(() => {
-        if (!stopped) timer = setTimeout(loop, QUOTE_EVERY_MS);
+        // the next tick no sooner than requoteMs after this one started: bounded engine work
+        if (!stopped) {
+          timer = setTimeout(loop, Math.max(0, settings.requoteMs - (Date.now() - started)));
+          timer.unref();
+        }
       });
   };
 
   const ready = (async () => {
-    makerId = await ensureUser(DEMO_MAKER_EMAIL);
+    // the single account of earlier versions leaves the books to the level accounts
+    const legacy = ex.usersByEmail.get(DEMO_MAKER_EMAIL);
+    if (legacy) await submit({ t: 'cancel_all', userId: legacy.id, currency: null, instrument: null, side: null, label: null });
+    for (const currency of CURRENCIES) {
+      for (let level = 1; level <= settings.levels; level++) {
+        const id = await ensureUser(demoMakerEmail(currency, level));
+        makers.set(`${currency}:${level}`, id);
+        await topUp(id, [currency]);
+        // mass quotes need a protection group; its limits are far beyond what the takers trade
+        await submit({ t: 'set_mmp_config', userId: id, indexName: indexNameOf(currency), group: GROUP, interval: 1, frozenTime: 0, quantityLimit: 1e15, deltaLimit: 0, maxQuoteQuantity: 0 });
+      }
+    }
     takerId = await ensureUser(DEMO_TAKER_EMAIL);
-    await topUp(makerId);
-    await topUp(takerId);
+    await topUp(takerId, CURRENCIES);
     await requote();
-    timer = setTimeout(loop, QUOTE_EVERY_MS);
+    nextTaker = s.clock.now() + (settings.takersPerMinute > 0 ? poissonGapMs(rnd, settings.takersPerMinute / 60) : 0);
+    timer = setTimeout(loop, settings.requoteMs);
     timer.unref();
   })();
 
   return {
     ready,
+    stats,
     stop() {
       stopped = true;
       if (timer) clearTimeout(timer);

@@ -5,7 +5,7 @@
 // marks and bands onto the price grid before they touch money.
 
 import type { OptionType } from '../domain/instrument.ts';
-import { black76Greeks, coinPrice, impliedVol } from '../domain/pricing.ts';
+import { black76Greeks, coinPrice, impliedVol, normCdf } from '../domain/pricing.ts';
 import type { Greeks } from '../domain/pricing.ts';
 
 export interface SmileParams {
@@ -90,8 +90,18 @@ function round5(x: number): number {
  * Per-contract greeks as a Deribit ticker shows them, rounded to 5 decimals: delta (Black-76 dV/dF,
  * which for a 1-coin contract is the delta in coin), gamma (per USD), vega (USD per vol point),
  * theta (USD per day), rho (USD per 1% of rate; r = 0). `T` in years, `iv` decimal.
+ *
+ * Rho is Deribit's (Black-Scholes on the index as spot: K T N(d2) for a call, -K T N(-d2) for a
+ * put, per 1%), not Black-76's -T V, which with the forward held fixed is negative for calls too
+ * and read as a wrong sign (issue 33).
  */
 export function optionGreeksCoin(type: OptionType, F: number, K: number, T: number, iv: number): Greeks {
   const g = black76Greeks(type, F, K, T, iv, 0);
-  return { delta: round5(g.delta), gamma: round5(g.gamma), vega: round5(g.vega), theta: round5(g.theta), rho: round5(g.rho) };
+  return { delta: round5(g.delta), gamma: round5(g.gamma), vega: round5(g.vega), theta: round5(g.theta), rho: round5(spotRho(type, F, K, T, iv)) };
+}
+
+function spotRho(type: OptionType, F: number, K: number, T: number, iv: number): number {
+  if (!(T > 0) || !(iv > 0) || !(F > 0) || !(K > 0)) return 0;
+  const d2 = (Math.log(F / K) - (iv * iv * T) / 2) / (iv * Math.sqrt(T));
+  return type === 'call' ? (K * T * normCdf(d2)) / 100 : (-K * T * normCdf(-d2)) / 100;
 }

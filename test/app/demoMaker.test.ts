@@ -1,6 +1,7 @@
 // `npm start` in sandbox mode (API.md 8): soon after starting, a newcomer sees BTC and ETH
-// instruments with two-sided books from the demo market maker, and trades appearing. The maker
-// quotes every 2 s and its taker trades in each currency every cycle, so this takes a few seconds;
+// instruments with two-sided books from the demo market makers, and trades appearing. The makers
+// quote every series at start and the takers trade 30 times a minute by default, so this takes a
+// few seconds (test/app/demoMarket.test.ts checks the depth and the rate on the pinned clock);
 // the test allows 30 (no timing test: CI machines run other suites beside it) and reports the time.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';

@@ -3,9 +3,9 @@
 // browser fails them: .ci/run installs the `chromium` package when it is missing.
 import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { buildWeb, isStale } from '../../web/build.ts';
-import { ROOT } from './server.ts';
+import { ok, ROOT } from './server.ts';
 
 export const CHROMIUM = process.env.STRIKEBOOK_CHROMIUM || '/usr/bin/chromium';
 export const ARTIFACTS = path.join(ROOT, 'test-artifacts/web');
@@ -24,12 +24,55 @@ export async function ensureWebBuilt(): Promise<void> {
   if (isStale()) await buildWeb();
 }
 
-export function launchBrowser(): Promise<Browser> {
-  return chromium.launch({
+/** What a browser test may expect to see on the console, e.g. a refused connection while its server restarts. */
+export interface LaunchOptions {
+  allow?: RegExp;
+}
+
+/**
+ * Chromium, with the check every browser test runs: each page of each context is watched for
+ * uncaught page errors, console errors and Content-Security-Policy violations, and `close()`
+ * throws if any was seen (beyond `allow`), so a test cannot pass over a broken page unnoticed.
+ */
+export async function launchBrowser(opts: LaunchOptions = {}): Promise<Browser> {
+  const browser = await chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
     args: ['--no-sandbox', '--disable-background-networking', '--disable-component-update', '--disable-dev-shm-usage'],
   });
+  const seen: string[] = [];
+  const watchContext = async (ctx: BrowserContext) => {
+    // a violation is also logged by Chromium; this names the directive in the test's failure
+    await ctx.addInitScript(() => document.addEventListener('securitypolicyviolation', (e) => console.error(`CSP violation: ${e.violatedDirective} ${e.blockedURI}`)));
+    ctx.on('page', (page) => {
+      const errs = watchErrors(page);
+      page.on('close', () => seen.push(...errs));
+      pageErrorLists.set(page, errs);
+    });
+  };
+  const newContext = browser.newContext.bind(browser);
+  browser.newContext = async (o) => {
+    const ctx = await newContext(o);
+    await watchContext(ctx);
+    return ctx;
+  };
+  browser.newPage = async (o) => (await browser.newContext(o)).newPage();
+  const close = browser.close.bind(browser);
+  browser.close = async (o) => {
+    for (const ctx of browser.contexts()) for (const p of ctx.pages()) seen.push(...(pageErrorLists.get(p) ?? []));
+    await close(o);
+    const bad = [...new Set(seen)].filter((e) => !(opts.allow && opts.allow.test(e)));
+    seen.length = 0;
+    if (bad.length > 0) throw new Error(`the pages logged errors (an uncaught error, a console error or a CSP violation):\n${bad.join('\n')}`);
+  };
+  return browser;
+}
+
+const pageErrorLists = new WeakMap<Page, string[]>();
+
+/** The errors a page of a launched browser logged so far (the same list close() checks). */
+export function pageErrors(page: Page): string[] {
+  return pageErrorLists.get(page) ?? [];
 }
 
 /** Collects the page's console errors and failed requests (a CSP violation is a console error). */
@@ -48,3 +91,24 @@ export async function screenshot(page: Page, name: string): Promise<string> {
   await page.screenshot({ path: file, fullPage: true });
   return file;
 }
+
+/** Waits until `probe` returns true (polling), failing with `what` after `ms`. */
+export async function until(what: string, probe: () => Promise<boolean>, ms = 10_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    if (await probe().catch(() => false)) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+}
+
+/** A context whose pages start signed in as `who` (as a reload of a signed-in tab does). */
+export async function signedIn(browser: Browser, url: string, who: { email: string; password: string }, viewport = { width: 1400, height: 900 }): Promise<BrowserContext> {
+  const ctx = await browser.newContext({ viewport });
+  const t = await ok(url, 'public/auth', { grant_type: 'password', username: who.email, password: who.password });
+  const session = JSON.stringify({ email: who.email, access: t.access_token, refresh: t.refresh_token, expiresAt: Date.now() + t.expires_in * 1000, admin: t.scope.split(' ').includes('admin') });
+  // not in about:blank, whose sessionStorage is out of bounds
+  await ctx.addInitScript((s: string) => location.protocol.startsWith('http') && (sessionStorage.getItem('strikebook.session') ?? sessionStorage.setItem('strikebook.session', s)), session);
+  return ctx;
+}
+

@@ -101,7 +101,7 @@ describe('the web app in a browser', () => {
     const browser = await launchBrowser();
     try {
       const ctx = await browser.newContext();
-      await ctx.addInitScript((s: string) => sessionStorage.getItem('strikebook.session') ?? sessionStorage.setItem('strikebook.session', s), JSON.stringify(stored));
+      await ctx.addInitScript((s: string) => location.protocol.startsWith('http') && (sessionStorage.getItem('strikebook.session') ?? sessionStorage.setItem('strikebook.session', s)), JSON.stringify(stored));
       const page = await ctx.newPage();
       await page.goto(`${srv.url}/portfolio`);
       let now: { access: string; refresh: string; expiresAt: number } | null = null;

@@ -11,6 +11,9 @@ import { PortfolioScreen } from './screens/portfolio.tsx';
 import { KeysScreen } from './screens/keys.tsx';
 import { AdminScreen } from './screens/admin.tsx';
 import { TicketDrawer } from './screens/ticket.tsx';
+import { Toasts } from './screens/toasts.tsx';
+import { closeTicket } from './lib/ticketStore.ts';
+import { useTheme } from './lib/theme.ts';
 
 const CONN_TEXT = { connecting: 'Connecting', open: 'Live', reconnecting: 'Reconnecting', closed: 'Offline' } as const;
 
@@ -27,6 +30,7 @@ export function App() {
   const route = useRoute();
   const s = useSession();
   const conn = useConnState();
+  const [theme, toggleTheme] = useTheme();
   const path = route.path.replace(/\/$/, '') || '/';
   const publicOnly = path === '/signin' || path === '/signup' || path === '/setup';
   const needsLogin = !publicOnly && !s;
@@ -35,6 +39,10 @@ export function App() {
     if (path === '/') navigate(s ? '/chain/BTC' : '/signin', true);
     else if (needsLogin) navigate('/signin', true);
   }, [path, s]);
+  // the chain's drawer does not follow the trader to other screens
+  useEffect(() => {
+    if (!path.startsWith('/chain')) closeTicket();
+  }, [path]);
 
   let screen = null;
   if (path === '/signin') screen = <SignInScreen />;
@@ -62,12 +70,15 @@ export function App() {
           </nav>
         )}
         <span class="spacer" />
+        <button type="button" class="link" onClick={toggleTheme} aria-pressed={theme === 'light'} aria-label="Light theme" title="Switch between the dark and the light theme">
+          {theme === 'light' ? '☾ Dark' : '☀ Light'}
+        </button>
         <span class={`conn ${conn}`} role="status" aria-label="Connection" data-state={conn}>
           {CONN_TEXT[conn]}
         </span>
         {s && (
           <>
-            <span class="muted">{s.email}</span>
+            <span class="muted email">{s.email}</span>
             <button type="button" onClick={() => void signOut().then(() => navigate('/signin'))}>
               Log out
             </button>
@@ -76,6 +87,7 @@ export function App() {
       </header>
       <main>{screen}</main>
       {s && <TicketDrawer />}
+      <Toasts />
     </>
   );
 }

@@ -2,7 +2,7 @@
 // subscribe a component to a channel for as long as it is on screen.
 import { useEffect, useState } from 'preact/hooks';
 import { LiveSocket, type ConnState } from './ws.ts';
-import { onSession, session, type Session } from './session.ts';
+import { accessToken, onSession, session, type Session } from './session.ts';
 import { call } from './rpc.ts';
 
 export const live = new LiveSocket(`${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/ws/api/v2`);
@@ -35,7 +35,7 @@ export function useChannel(channel: string | null, handler: (data: unknown) => v
 
 /** A private call with the session's token. */
 export function priv<T = unknown>(method: string, params: Record<string, unknown> = {}): Promise<T> {
-  return call<T>(method, params, session()?.access);
+  return accessToken().then((token) => call<T>(method, params, token));
 }
 
 /** Loads `fn` when `deps` change (and after a reconnect); `reload` runs it again. */
@@ -53,4 +53,10 @@ export function useLoad<T>(fn: () => Promise<T>, deps: unknown[]): { data: T | u
     return () => void (alive = false);
   }, [...deps, epoch, n]);
   return { data, error, reload: () => setN((x) => x + 1) };
+}
+
+/** Whether live figures are stale: the socket dropped and has not come back (not the first connect). */
+export function useStale(): boolean {
+  const s = useConnState();
+  return s === 'reconnecting' || s === 'closed';
 }

@@ -69,8 +69,28 @@ export async function signOut(): Promise<void> {
   if (s) await call('private/logout', {}, s.access).catch(() => undefined);
 }
 
+let refreshing: Promise<void> | null = null;
+
+/**
+ * The access token to send now. A refresh revokes the token it replaces, so a call must not race
+ * one: it waits for a refresh under way, or makes one first when the token is nearly spent (a tab
+ * reopened after most of the hour), instead of being refused with 13009.
+ */
+export async function accessToken(): Promise<string | null> {
+  const s = current;
+  if (!s) return null;
+  if (refreshing) await refreshing;
+  else if (s.expiresAt - Date.now() < 60_000) await refresh();
+  return current?.access ?? null;
+}
+
 /** Trades the refresh token for new tokens; a refused refresh ends the session. */
-export async function refresh(): Promise<void> {
+export function refresh(): Promise<void> {
+  refreshing ??= doRefresh().finally(() => (refreshing = null));
+  return refreshing;
+}
+
+async function doRefresh(): Promise<void> {
   const s = current;
   if (!s) return;
   try {

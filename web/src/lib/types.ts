@@ -22,6 +22,9 @@ export interface Ticker {
   best_ask_amount: number;
   mark_price: number;
   mark_iv: number | null;
+  bid_iv?: number | null;
+  ask_iv?: number | null;
+  last_price?: number | null;
   index_price: number | null;
   open_interest: number;
   min_price: number;

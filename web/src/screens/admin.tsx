@@ -1,10 +1,14 @@
 // The administrator's console: users, invite codes, the index and volatility, halting instruments,
 // expiries and settlement history, the insurance account, and a health panel from /health and
 // /metrics. Every action is an admin-scoped API call, the same a script would make.
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
+import { fitSmile, type Smile } from '../lib/smileFit.ts';
 import * as fmt from '../lib/format.ts';
+import { serverNow, syncClock } from '../lib/clock.ts';
 import { priv, useLoad } from '../lib/live.ts';
 import { call, errorText } from '../lib/rpc.ts';
+import { NegativeBalances, RateLimits } from './adminLimits.tsx';
+import { useStackLabels } from '../lib/stack.ts';
 
 interface Invite {
   code: string;
@@ -36,11 +40,12 @@ function useAction() {
 }
 
 function Users() {
+  const stackRef = useStackLabels();
   const { data } = useLoad(() => priv<{ users: { user_id: number; email: string; role: string; creation_timestamp: number }[] }>('private/list_users', { count: 100 }), []);
   return (
     <div class="panel grow">
       <h2>Users</h2>
-      <table aria-label="Users">
+      <table aria-label="Users" class="stack" ref={stackRef}>
         <thead>
           <tr>
             <th class="l">Id</th>
@@ -65,7 +70,8 @@ function Users() {
 }
 
 function Invites() {
-  const { data, reload } = useLoad(() => priv<Invite[]>('private/list_invite_codes', { count: 100 }), []);
+  // expiry is judged on the exchange's clock (a test server's is pinned), hence the clock sync
+  const { data, reload } = useLoad(() => syncClock().then(() => priv<Invite[]>('private/list_invite_codes', { count: 100 })), []);
   const [uses, setUses] = useState('1');
   const [days, setDays] = useState('7');
   const [note, setNote] = useState('');
@@ -77,6 +83,12 @@ function Invites() {
       setCode(inv.code);
       reload();
       return `Invite code created (${inv.max_uses} use${inv.max_uses > 1 ? 's' : ''})`;
+    });
+  const copy = (c: string) =>
+    a.run(async () => {
+      // the sign-up link, which carries the code: what an invitee needs
+      await navigator.clipboard.writeText(`${location.origin}/signup?code=${encodeURIComponent(c)}`);
+      return 'Sign-up link copied';
     });
   const revoke = (c: string) =>
     a.run(async () => {
@@ -121,21 +133,57 @@ function Invites() {
           </tr>
         </thead>
         <tbody>
-          {(data ?? []).map((i) => (
-            <tr key={i.code}>
-              <td class="l secret">{i.code.slice(0, 12)}…</td>
-              <td>
-                {i.uses}/{i.max_uses}
-              </td>
-              <td class="l">{fmt.utc(i.expires_at)}</td>
-              <td class="l">{i.note ?? ''}</td>
-              <td>{i.revoked ? <span class="muted">revoked</span> : <button type="button" onClick={() => void revoke(i.code)}>Revoke</button>}</td>
-            </tr>
-          ))}
+          {(data ?? []).map((i) => {
+            // only a code that can still be used is worth revoking, copying or sharing
+            const state = i.revoked ? 'revoked' : i.uses >= i.max_uses ? 'used' : i.expires_at <= serverNow() ? 'expired' : null;
+            return (
+              <tr key={i.code} data-invite={i.code}>
+                <td class="l">
+                  <code class="invite-code">{i.code}</code>
+                </td>
+                <td>
+                  {i.uses}/{i.max_uses}
+                </td>
+                <td class="l">{fmt.utc(i.expires_at)}</td>
+                <td class="l">{i.note ?? ''}</td>
+                <td class="l">
+                  {state ? (
+                    <span class="muted">{state}</span>
+                  ) : (
+                    <>
+                      <button type="button" onClick={() => void copy(i.code)}>
+                        Copy
+                      </button>{' '}
+                      <a href={`/signup?code=${encodeURIComponent(i.code)}`}>Sign-up link</a>{' '}
+                      <button type="button" onClick={() => void revoke(i.code)}>
+                        Revoke
+                      </button>
+                    </>
+                  )}
+                </td>
+              </tr>
+            );
+          })}
         </tbody>
       </table>
     </div>
   );
+}
+
+/** The smile of a currency from three marks of its latest expiry, near 0.9, 1 and 1.1 times the index. */
+async function currentSmile(currency: string): Promise<Smile | null> {
+  const list = await call<{ instrument_name: string; strike: number; expiration_timestamp: number; option_type: string }[]>('public/get_instruments', { currency, kind: 'option' });
+  const calls = list.filter((i) => i.option_type === 'call');
+  if (calls.length === 0) return null;
+  const last = Math.max(...calls.map((i) => i.expiration_timestamp));
+  const series = calls.filter((i) => i.expiration_timestamp === last);
+  const F = (await call<{ index_price: number }>('public/get_index_price', { index_name: `${currency.toLowerCase()}_usd` })).index_price;
+  const picks = [...new Map([0.9, 1, 1.1].map((x) => {
+    const best = series.reduce((b, i) => (Math.abs(i.strike - x * F) < Math.abs(b.strike - x * F) ? i : b));
+    return [best.strike, best] as const;
+  })).values()];
+  const tickers = await Promise.all(picks.map((i) => call<{ mark_iv: number }>('public/ticker', { instrument_name: i.instrument_name })));
+  return fitSmile(F, picks.map((i, k) => ({ strike: i.strike, iv: tickers[k].mark_iv })));
 }
 
 function Market() {
@@ -145,9 +193,20 @@ function Market() {
   const [indexName, setIndexName] = useState('btc_usd');
   const [price, setPrice] = useState('');
   const [volCurrency, setVolCurrency] = useState('BTC');
-  const [atm, setAtm] = useState('0.6');
-  const [skew, setSkew] = useState('-0.1');
-  const [curv, setCurv] = useState('0.5');
+  const [atm, setAtm] = useState('');
+  const [skew, setSkew] = useState('');
+  const [curv, setCurv] = useState('');
+  // the form starts from the smile in force, read back from the marks (no method returns it)
+  useEffect(() => {
+    let alive = true;
+    void currentSmile(volCurrency).then((sm) => {
+      if (!alive || !sm) return;
+      setAtm(String(sm.atm_vol));
+      setSkew(String(sm.skew));
+      setCurv(String(sm.curvature));
+    });
+    return () => void (alive = false);
+  }, [volCurrency]);
   const [inst, setInst] = useState('');
   const { data: indices, reload } = useLoad(() => Promise.all(['btc_usd', 'eth_usd'].map((n) => call<{ index_price: number }>('public/get_index_price', { index_name: n }))), []);
   return (
@@ -368,6 +427,10 @@ export function AdminScreen() {
       <div class="row">
         <Expiries />
         <Insurance />
+      </div>
+      <div class="row">
+        <RateLimits />
+        <NegativeBalances />
       </div>
     </>
   );

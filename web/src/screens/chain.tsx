@@ -4,12 +4,14 @@
 // `trades.option.{currency}.100ms`. The table has fixed column widths and tabular digits, so live
 // numbers never move the layout; updates are drawn at most once per animation frame.
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { memo } from 'preact/compat';
 import * as fmt from '../lib/format.ts';
 import { serverNow, syncClock } from '../lib/clock.ts';
-import { live, priv, useChannel, useEpoch, useSession } from '../lib/live.ts';
+import { live, priv, useChannel, useEpoch, useSession, useStale } from '../lib/live.ts';
 import { call } from '../lib/rpc.ts';
 import { linkClick, navigate } from '../lib/router.ts';
 import { fillTicket } from '../lib/ticketStore.ts';
+import { useNarrow } from '../lib/media.ts';
 import type { Instrument, Order, Position, PublicTrade, Ticker } from '../lib/types.ts';
 
 /** Redraws at most once per animation frame, however many messages arrive. */
@@ -89,17 +91,106 @@ export function useOwn(currency: string): { positions: Map<string, number>; orde
   return own;
 }
 
-function ownMark(name: string, positions: Map<string, number>, orders: Map<string, Order[]>) {
+/** The user's marks for a series, as one string (a row redraws only when it changes): glyphs|title. */
+function ownOf(name: string, positions: Map<string, number>, orders: Map<string, Order[]>): string {
   const pos = positions.get(name);
   const os = orders.get(name);
   const title = [pos ? `position ${pos}` : '', os ? `${os.length} open order${os.length > 1 ? 's' : ''}` : ''].filter(Boolean).join(', ');
+  return `${pos ? (pos > 0 ? '▲' : '▼') : ''}${os ? '●' : ''}|${title}`;
+}
+
+function OwnMark({ own }: { own: string }) {
+  const [glyphs, title] = own.split('|');
   return (
     <span class="mark-own" title={title} data-own={title || undefined}>
-      {pos ? (pos > 0 ? '▲' : '▼') : ''}
-      {os ? '●' : ''}
+      {glyphs}
     </span>
   );
 }
+
+/** One side's cells of a row, in the order of `cols` (a put's mirrored). */
+function sideCells(inst: Instrument | undefined, side: 'call' | 'put', cols: Col[], t: Ticker | undefined, own: string, indexRef: { current: number | null }) {
+  const order = side === 'call' ? cols : [...cols].reverse();
+  if (!inst) return order.map((k) => <td key={`${side}${k}`} />);
+  const name = inst.instrument_name;
+  const open = (s: 'buy' | 'sell', p: number | undefined) => fillTicket({ instrument: name, side: s, price: p ? p : t?.mark_price ? fmt.roundToTick(inst, t.mark_price) : null });
+  // the USD value is worked out when the pointer arrives: the index moves every second, and the
+  // row is not redrawn for it
+  const usdTitle = (verb: string, p: number | undefined) => (e: MouseEvent) => {
+    const index = indexRef.current;
+    (e.currentTarget as HTMLElement).title = `${verb} ${name}${p && index !== null ? ` at ${fmt.price(p)} (${fmt.usd(p * index)})` : ''}`;
+  };
+  const byKey: Record<Col, preact.JSX.Element> = {
+    own: (
+      <td key="l" class={side === 'call' ? 'l' : ''}>
+        <a href={`/instrument/${name}`} aria-label={`Open ${name}`} onClick={(e) => linkClick(e, `/instrument/${name}`)}>
+          {side === 'call' ? '◂' : '▸'}
+        </a>
+        <OwnMark own={own} />
+      </td>
+    ),
+    oi: <td key="oi">{fmt.amount(t?.open_interest)}</td>,
+    delta: <td key="d">{fmt.greek(t?.greeks.delta, 2)}</td>,
+    iv: (
+      <td key="iv" data-cell="iv">
+        {fmt.iv(t?.mark_iv)}
+      </td>
+    ),
+    mark: (
+      <td key="m" data-cell="mark">
+        {fmt.price(t?.mark_price)}
+      </td>
+    ),
+    bidSize: <td key="bs" class="bid">{fmt.amount(t?.best_bid_amount || null)}</td>,
+    // the implied vols of the best quotes, as Deribit's chain shows them beside the prices
+    bidIv: <td key="biv" class="bid" data-cell="bid_iv">{fmt.iv(t?.best_bid_price ? t.bid_iv : null)}</td>,
+    bid: (
+      <td key="b" class="bid click" data-cell="bid" title={`Sell ${name}`} onMouseEnter={usdTitle('Sell', t?.best_bid_price)} onClick={() => open('sell', t?.best_bid_price)}>
+        {fmt.price(t?.best_bid_price)}
+      </td>
+    ),
+    ask: (
+      <td key="a" class="ask click" data-cell="ask" title={`Buy ${name}`} onMouseEnter={usdTitle('Buy', t?.best_ask_price)} onClick={() => open('buy', t?.best_ask_price)}>
+        {fmt.price(t?.best_ask_price)}
+      </td>
+    ),
+    askIv: <td key="aiv" class="ask" data-cell="ask_iv">{fmt.iv(t?.best_ask_price ? t.ask_iv : null)}</td>,
+    askSize: <td key="as" class="ask">{fmt.amount(t?.best_ask_amount || null)}</td>,
+  };
+  return order.map((k) => byKey[k]);
+}
+
+interface ChainRowProps {
+  r: Row;
+  cols: Col[];
+  cls: string;
+  callT: Ticker | undefined;
+  putT: Ticker | undefined;
+  callOwn: string;
+  putOwn: string;
+  indexRef: { current: number | null };
+}
+
+/**
+ * One strike. Memoized: a frame redraws only the rows whose ticker (a new object per message),
+ * marks or shading changed, not all ~130 rows of 23 cells (long tasks on a busy demo market).
+ */
+const ChainRow = memo(function ChainRow({ r, cols, cls, callT, putT, callOwn, putOwn, indexRef }: ChainRowProps) {
+  return (
+    <tr class={cls} data-strike={r.strike} data-call={r.call?.instrument_name} data-put={r.put?.instrument_name}>
+      {sideCells(r.call, 'call', cols, callT, callOwn, indexRef)}
+      <td class="strike">{fmt.strike(r.strike)}</td>
+      {sideCells(r.put, 'put', cols, putT, putOwn, indexRef)}
+    </tr>
+  );
+});
+
+type Col = 'own' | 'oi' | 'delta' | 'iv' | 'mark' | 'bidSize' | 'bidIv' | 'bid' | 'ask' | 'askIv' | 'askSize';
+/** A call's columns from the outside in; a put's are the mirror image. */
+const WIDE_COLS: Col[] = ['own', 'oi', 'delta', 'iv', 'mark', 'bidSize', 'bidIv', 'bid', 'ask', 'askIv', 'askSize'];
+const NARROW_COLS: Col[] = ['own', 'bid', 'ask'];
+const HEAD: Record<Col, string> = { own: 'Own', oi: 'OI', delta: 'Δ', iv: 'Mark IV', mark: 'Mark', bidSize: 'Size', bidIv: 'Bid IV', bid: 'Bid', ask: 'Ask', askIv: 'Ask IV', askSize: 'Size' };
+const OWN_WIDTH = 44;
 
 interface Row {
   strike: number;
@@ -161,51 +252,26 @@ export function ChainScreen({ currency, expiry }: { currency: string; expiry: nu
   const atm = index !== null && rows.length > 0 ? rows.reduce((best, r) => (Math.abs(r.strike - index) < Math.abs(best.strike - index) ? r : best)).strike : null;
   const go = (e: number) => navigate(`/chain/${currency}?expiry=${e}`);
   const now = serverNow();
+  const narrow = useNarrow();
+  const stale = useStale();
+  // a phone shows what a trade needs (bid, ask, own marks and the way in); the rest on wide screens
+  const cols: Col[] = narrow ? NARROW_COLS : WIDE_COLS;
+  const n = cols.length;
   const complete = series.length > 0 && series.every((i) => tickers.current.has(i.instrument_name));
 
-  const cells = (inst: Instrument | undefined, side: 'call' | 'put') => {
-    if (!inst) return Array.from({ length: 10 }, (_, k) => <td key={`${side}${k}`} />);
-    const t = tickers.current.get(inst.instrument_name);
-    const name = inst.instrument_name;
-    const open = (s: 'buy' | 'sell', p: number | undefined) => fillTicket({ instrument: name, side: s, price: p ? p : t?.mark_price ? fmt.roundToTick(inst, t.mark_price) : null });
-    const bidSize = <td key="bs" class="bid">{fmt.amount(t?.best_bid_amount || null)}</td>;
-    const bid = (
-      <td key="b" class="bid click" data-cell="bid" title={`Sell ${name}`} onClick={() => open('sell', t?.best_bid_price)}>
-        {fmt.price(t?.best_bid_price)}
-      </td>
-    );
-    const ask = (
-      <td key="a" class="ask click" data-cell="ask" title={`Buy ${name}`} onClick={() => open('buy', t?.best_ask_price)}>
-        {fmt.price(t?.best_ask_price)}
-      </td>
-    );
-    const askSize = <td key="as" class="ask">{fmt.amount(t?.best_ask_amount || null)}</td>;
-    const mark = (
-      <td key="m" data-cell="mark">
-        {fmt.price(t?.mark_price)}
-      </td>
-    );
-    const ivc = (
-      <td key="iv" data-cell="iv">
-        {fmt.iv(t?.mark_iv)}
-      </td>
-    );
-    const delta = <td key="d">{fmt.greek(t?.greeks.delta, 2)}</td>;
-    const oi = <td key="oi">{fmt.amount(t?.open_interest)}</td>;
-    const link = (
-      <td key="l" class={side === 'call' ? 'l' : ''}>
-        <a href={`/instrument/${name}`} aria-label={`Open ${name}`} onClick={(e) => linkClick(e, `/instrument/${name}`)}>
-          {side === 'call' ? '◂' : '▸'}
-        </a>
-        {ownMark(name, own.positions, own.orders)}
-      </td>
-    );
-    return side === 'call' ? [link, oi, delta, ivc, mark, bidSize, bid, ask, askSize] : [bidSize, bid, ask, askSize, mark, ivc, delta, oi, link];
-  };
-
+  const indexRef = useRef<number | null>(null);
+  indexRef.current = index;
+  // on opening an expiry the at-the-money strike is brought to the middle of the screen, once
+  const centred = useRef<string | null>(null);
+  useEffect(() => {
+    const key = `${currency}:${selected}`;
+    if (atm === null || centred.current === key) return;
+    centred.current = key;
+    document.querySelector(`table.chain tr[data-strike="${atm}"]`)?.scrollIntoView({ block: 'center' });
+  }, [atm, currency, selected]);
   return (
     <div class="row">
-      <div class="grow">
+      <div class="grow chain-main">
         <div class="panel">
           <div class="row" style="align-items:center;justify-content:space-between">
             <h1>
@@ -223,47 +289,37 @@ export function ChainScreen({ currency, expiry }: { currency: string; expiry: nu
               </button>
             ))}
           </div>
-          <table class="chain fixed" aria-label="Option chain" data-complete={complete ? 'true' : 'false'}>
+          <table class={`chain fixed ${narrow ? 'narrow' : 'wide'}${stale ? ' stale' : ''}`} aria-label="Option chain" data-complete={complete ? 'true' : 'false'} data-stale={stale ? 'true' : undefined}>
             <colgroup>
-              {Array.from({ length: 9 }, (_, k) => <col key={`c${k}`} style={k === 0 ? 'width:44px' : ''} />)}
-              <col style="width:80px" />
-              {Array.from({ length: 9 }, (_, k) => <col key={`p${k}`} style={k === 8 ? 'width:44px' : ''} />)}
+              {cols.map((k) => <col key={`c${k}`} style={k === 'own' ? `width:${OWN_WIDTH}px` : ''} />)}
+              <col style={`width:${narrow ? 64 : 80}px`} />
+              {[...cols].reverse().map((k) => <col key={`p${k}`} style={k === 'own' ? `width:${OWN_WIDTH}px` : ''} />)}
             </colgroup>
             <thead>
               <tr>
-                <th class="l" colSpan={9}>Calls</th>
+                <th class="l" colSpan={n}>Calls</th>
                 <th class="strike">Strike</th>
-                <th colSpan={9}>Puts</th>
+                <th colSpan={n}>Puts</th>
               </tr>
               <tr>
-                <th class="l">Own</th>
-                <th>OI</th>
-                <th>Δ</th>
-                <th>IV</th>
-                <th>Mark</th>
-                <th>Size</th>
-                <th>Bid</th>
-                <th>Ask</th>
-                <th>Size</th>
+                {cols.map((k) => <th key={`ch${k}`} class={k === 'own' ? 'l' : ''}>{HEAD[k]}</th>)}
                 <th class="strike">USD</th>
-                <th>Size</th>
-                <th>Bid</th>
-                <th>Ask</th>
-                <th>Size</th>
-                <th>Mark</th>
-                <th>IV</th>
-                <th>Δ</th>
-                <th>OI</th>
-                <th>Own</th>
+                {[...cols].reverse().map((k) => <th key={`ph${k}`}>{HEAD[k]}</th>)}
               </tr>
             </thead>
             <tbody>
               {rows.map((r) => (
-                <tr key={r.strike} class={r.strike === atm ? 'atm' : ''} data-strike={r.strike} data-call={r.call?.instrument_name} data-put={r.put?.instrument_name}>
-                  {cells(r.call, 'call')}
-                  <td class="strike">{fmt.strike(r.strike)}</td>
-                  {cells(r.put, 'put')}
-                </tr>
+                <ChainRow
+                  key={r.strike}
+                  r={r}
+                  cols={cols}
+                  cls={[r.strike === atm ? 'atm' : '', index !== null && r.strike < index ? 'itm-call' : '', index !== null && r.strike > index ? 'itm-put' : ''].join(' ').trim()}
+                  callT={r.call && tickers.current.get(r.call.instrument_name)}
+                  putT={r.put && tickers.current.get(r.put.instrument_name)}
+                  callOwn={r.call ? ownOf(r.call.instrument_name, own.positions, own.orders) : ''}
+                  putOwn={r.put ? ownOf(r.put.instrument_name, own.positions, own.orders) : ''}
+                  indexRef={indexRef}
+                />
               ))}
             </tbody>
           </table>

@@ -7,12 +7,14 @@ import { CandlestickSeries, ColorType, LineSeries, createChart, type IChartApi, 
 import { Book, type BookMessage } from '../lib/book.ts';
 import * as fmt from '../lib/format.ts';
 import { serverNow, syncClock } from '../lib/clock.ts';
-import { live, useChannel, useEpoch } from '../lib/live.ts';
+import { live, useChannel, useEpoch, useStale } from '../lib/live.ts';
 import { call } from '../lib/rpc.ts';
 import { fillTicket, useTicket } from '../lib/ticketStore.ts';
 import type { PublicTrade, Ticker } from '../lib/types.ts';
 import { useFrameRedraw, useIndex, useOwn } from './chain.tsx';
 import { OrderTicket } from './ticket.tsx';
+import { OwnPanel } from './instrumentOwn.tsx';
+import { themeColor } from '../lib/theme.ts';
 
 function Ladder({ name, ownPrices }: { name: string; ownPrices: Set<number> }) {
   const book = useRef(new Book(name));
@@ -26,6 +28,7 @@ function Ladder({ name, ownPrices }: { name: string; ownPrices: Set<number> }) {
     if (book.current.apply(d as BookMessage) === 'gap') void live.resnapshot(channel).catch(() => undefined);
     redraw();
   });
+  const stale = useStale();
   const b = book.current;
   const asks = b.askLadder(20);
   const bids = b.bidLadder(20);
@@ -50,9 +53,9 @@ function Ladder({ name, ownPrices }: { name: string; ownPrices: Set<number> }) {
     </tr>
   );
   return (
-    <div class="panel" style="width:280px">
-      <h2>Order book</h2>
-      <table class="ladder fixed" aria-label="Order book" data-change-id={b.changeId ?? ''}>
+    <div class="panel ladder-panel">
+      <h2>Order book {stale && <span class="stale-tag">stale: reconnecting</span>}</h2>
+      <table class={`ladder fixed${stale ? ' stale' : ''}`} aria-label="Order book" data-change-id={b.changeId ?? ''} data-stale={stale ? 'true' : undefined}>
         <thead>
           <tr>
             <th>Price</th>
@@ -165,11 +168,15 @@ function Chart({ name }: { name: string }) {
       autoSize: true,
       // the library's logo brings an inline <style>, which the CSP refuses: the attribution its
       // licence asks for is the link under the chart instead
-      layout: { background: { type: ColorType.Solid, color: '#151b23' }, textColor: '#8594a6', attributionLogo: false },
-      grid: { vertLines: { color: '#1f2833' }, horzLines: { color: '#1f2833' } },
+      layout: { background: { type: ColorType.Solid, color: themeColor('--panel') }, textColor: themeColor('--muted'), attributionLogo: false },
+      grid: { vertLines: { color: themeColor('--grid') }, horzLines: { color: themeColor('--grid') } },
       timeScale: { timeVisible: true },
       leftPriceScale: { visible: true },
+      rightPriceScale: { visible: true },
+      // the grid follows the default scale: the index's USD axis, whose round numbers suit a grid
+      defaultVisiblePriceScaleId: 'left',
     });
+    el.current.dataset.gridScale = c.options().defaultVisiblePriceScaleId;
     chart.current = c;
     return () => {
       c.remove();
@@ -180,8 +187,11 @@ function Chart({ name }: { name: string }) {
     const c = chart.current;
     if (!c) return;
     let alive = true;
-    const candles = c.addSeries(CandlestickSeries, { upColor: '#3fb68b', downColor: '#ff6b6b', borderVisible: false, wickUpColor: '#3fb68b', wickDownColor: '#ff6b6b' });
-    const mark = c.addSeries(LineSeries, { color: '#4ea1ff', lineWidth: 2 });
+    // option prices are a few hundredths of a coin on a 0.0001 tick: two decimals would read 0.01
+    const coinFormat = { type: 'price', precision: 4, minMove: 0.0001 } as const;
+    const candles = c.addSeries(CandlestickSeries, { upColor: '#3fb68b', downColor: '#ff6b6b', borderVisible: false, wickUpColor: '#3fb68b', wickDownColor: '#ff6b6b', priceScaleId: 'right', priceFormat: coinFormat });
+    const mark = c.addSeries(LineSeries, { color: '#4ea1ff', lineWidth: 2, priceScaleId: 'right', priceFormat: coinFormat });
+    if (el.current) el.current.dataset.coinPrecision = String((mark.options().priceFormat as { precision: number }).precision);
     const index = c.addSeries(LineSeries, { color: '#f0b429', lineWidth: 1, priceScaleId: 'left' });
     indexLine.current = index;
     markLine.current = mark;
@@ -205,9 +215,13 @@ function Chart({ name }: { name: string }) {
     }).catch(() => setNote('chart data unavailable'));
     return () => {
       alive = false;
-      c.removeSeries(candles);
-      c.removeSeries(mark);
-      c.removeSeries(index);
+      // leaving the page runs the chart's own clean-up first (it was declared first): its series
+      // went with it, and removing them again throws inside the library
+      if (chart.current === c) {
+        c.removeSeries(candles);
+        c.removeSeries(mark);
+        c.removeSeries(index);
+      }
       indexLine.current = null;
       markLine.current = null;
       candleSeries.current = null;
@@ -236,11 +250,12 @@ function Greeks({ name }: { name: string }) {
     void call<Ticker>('public/ticker', { instrument_name: name }).then(setT, () => undefined);
   }, [name, epoch]);
   useChannel(`ticker.${name}.100ms`, (d) => setT(d as Ticker));
+  const stale = useStale();
   const g = t?.greeks;
   return (
     <div class="panel">
-      <h2>Ticker and greeks</h2>
-      <dl class="kv" aria-label="Greeks">
+      <h2>Ticker and greeks {stale && <span class="stale-tag">stale: reconnecting</span>}</h2>
+      <dl class={`kv${stale ? ' stale' : ''}`} aria-label="Greeks" data-stale={stale ? 'true' : undefined}>
         <dt>Mark</dt>
         <dd data-field="mark">{fmt.price(t?.mark_price)}</dd>
         <dt>Mark IV</dt>
@@ -251,15 +266,16 @@ function Greeks({ name }: { name: string }) {
         <dd>
           {fmt.price(t?.best_bid_price)} / {fmt.price(t?.best_ask_price)}
         </dd>
-        <dt>Delta</dt>
+        {/* units as API.md section 7.2 gives them, per contract */}
+        <dt>Delta (coin)</dt>
         <dd>{fmt.greek(g?.delta, 4)}</dd>
-        <dt>Gamma</dt>
+        <dt>Gamma (per USD)</dt>
         <dd>{fmt.greek(g?.gamma, 6)}</dd>
-        <dt>Vega</dt>
+        <dt>Vega (USD per 1% vol)</dt>
         <dd>{fmt.greek(g?.vega, 2)}</dd>
-        <dt>Theta</dt>
+        <dt>Theta (USD per day)</dt>
         <dd>{fmt.greek(g?.theta, 2)}</dd>
-        <dt>Rho</dt>
+        <dt>Rho (USD per 1% rate)</dt>
         <dd>{fmt.greek(g?.rho, 2)}</dd>
         <dt>Open interest</dt>
         <dd>{fmt.amount(t?.open_interest)}</dd>
@@ -279,6 +295,19 @@ export function InstrumentScreen({ name }: { name: string }) {
   const ticket = useTicket();
   const ownPrices = new Set((own.orders.get(name) ?? []).map((o) => o.price));
   const pos = own.positions.get(name);
+  // B and S turn the ticket to a buy or a sell (and put the cursor in its amount), unless typing
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      const t = e.target as HTMLElement | null;
+      if (e.ctrlKey || e.metaKey || e.altKey || (t && /^(INPUT|SELECT|TEXTAREA)$/.test(t.tagName))) return;
+      const side = e.key === 'b' || e.key === 'B' ? 'buy' : e.key === 's' || e.key === 'S' ? 'sell' : null;
+      if (!side) return;
+      e.preventDefault();
+      fillTicket({ instrument: name, side, price: null });
+    };
+    addEventListener('keydown', onKey);
+    return () => removeEventListener('keydown', onKey);
+  }, [name]);
   return (
     <>
       <h1>
@@ -295,7 +324,10 @@ export function InstrumentScreen({ name }: { name: string }) {
             <Greeks name={name} />
           </div>
         </div>
-        <OrderTicket instrument={name} fill={ticket.fill} version={ticket.version} />
+        <div class="ticket-col">
+          <OrderTicket instrument={name} fill={ticket.fill} version={ticket.version} />
+          <OwnPanel name={name} />
+        </div>
       </div>
     </>
   );

@@ -6,6 +6,7 @@ import * as fmt from '../lib/format.ts';
 import { priv, useChannel, useLoad } from '../lib/live.ts';
 import { errorText } from '../lib/rpc.ts';
 import { linkClick } from '../lib/router.ts';
+import { useStackLabels } from '../lib/stack.ts';
 import type { AccountSummary, Order, Position, UserTrade } from '../lib/types.ts';
 
 const CURRENCIES = ['BTC', 'ETH', 'USDC'] as const;
@@ -26,6 +27,7 @@ function useChanges(): number {
 }
 
 function Summaries({ n }: { n: number }) {
+  const stackRef = useStackLabels();
   const { data } = useLoad(() => Promise.all(CURRENCIES.map((c) => priv<AccountSummary>('private/get_account_summary', { currency: c }))), [n]);
   const rows: [string, keyof AccountSummary][] = [
     ['Balance', 'balance'],
@@ -40,7 +42,7 @@ function Summaries({ n }: { n: number }) {
   return (
     <div class="panel">
       <h2>Accounts</h2>
-      <table aria-label="Account summary">
+      <table class="stack" aria-label="Account summary" ref={stackRef}>
         <thead>
           <tr>
             <th class="l" />
@@ -67,10 +69,14 @@ function Summaries({ n }: { n: number }) {
 }
 
 function Positions({ n }: { n: number }) {
+  const stackRef = useStackLabels();
   const { data, reload } = useLoad(() => priv<Position[]>('private/get_positions', { currency: 'any' }), [n]);
   const [msg, setMsg] = useState<string | null>(null);
+  /** The position whose Close waits for a confirmation: a market order is not taken back. */
+  const [confirming, setConfirming] = useState<string | null>(null);
   const close = async (p: Position) => {
     setMsg(null);
+    setConfirming(null);
     try {
       await priv(p.size > 0 ? 'private/sell' : 'private/buy', { instrument_name: p.instrument_name, amount: Math.abs(p.size), type: 'market', reduce_only: true });
       reload();
@@ -81,7 +87,7 @@ function Positions({ n }: { n: number }) {
   return (
     <div class="panel">
       <h2>Positions</h2>
-      <table aria-label="Positions">
+      <table class="stack" aria-label="Positions" ref={stackRef}>
         <thead>
           <tr>
             <th class="l">Instrument</th>
@@ -117,15 +123,28 @@ function Positions({ n }: { n: number }) {
               <td>{fmt.greek(p.vega, 2)}</td>
               <td>{fmt.greek(p.theta, 2)}</td>
               <td>
-                <button type="button" onClick={() => void close(p)} aria-label={`Close ${p.instrument_name}`}>
-                  Close
-                </button>
+                {confirming === p.instrument_name ? (
+                  <span class="confirm" role="group" aria-label={`Confirm closing ${p.instrument_name}`}>
+                    {p.size > 0 ? 'Sell' : 'Buy'} {fmt.amount(Math.abs(p.size))} at market?{' '}
+                    <button type="button" class="sell" onClick={() => void close(p)}>
+                      Confirm close
+                    </button>{' '}
+                    <button type="button" onClick={() => setConfirming(null)}>
+                      Keep
+                    </button>
+                  </span>
+                ) : (
+                  <button type="button" onClick={() => setConfirming(p.instrument_name)} aria-label={`Close ${p.instrument_name}`}>
+                    Close
+                  </button>
+                )}
               </td>
             </tr>
           ))}
         </tbody>
       </table>
       {data?.length === 0 && <p class="muted">No positions.</p>}
+      {data && data.length > 0 && <GreekTotals positions={data} />}
       {msg && <p class="error" role="alert">{msg}</p>}
     </div>
   );
@@ -193,6 +212,7 @@ function OpenOrderRow({ o, onChanged, onError }: { o: Order; onChanged: () => vo
 }
 
 function OpenOrders({ n }: { n: number }) {
+  const stackRef = useStackLabels();
   const { data, reload } = useLoad(() => Promise.all(['BTC', 'ETH'].map((c) => priv<Order[]>('private/get_open_orders_by_currency', { currency: c }))).then((x) => x.flat()), [n]);
   const [msg, setMsg] = useState<string | null>(null);
   const cancelAll = async () => {
@@ -211,7 +231,7 @@ function OpenOrders({ n }: { n: number }) {
           Cancel all
         </button>
       </div>
-      <table aria-label="Open orders">
+      <table class="stack" aria-label="Open orders" ref={stackRef}>
         <thead>
           <tr>
             <th class="l">Instrument</th>
@@ -236,12 +256,13 @@ function OpenOrders({ n }: { n: number }) {
 }
 
 function History({ n }: { n: number }) {
+  const stackRef = useStackLabels();
   const [page, setPage] = useState(0);
-  const { data } = useLoad(() => Promise.all(['BTC', 'ETH'].map((c) => priv<Order[]>('private/get_order_history_by_currency', { currency: c, count: PAGE, offset: page * PAGE }))).then((x) => x.flat().sort((a, b) => b.last_update_timestamp - a.last_update_timestamp)), [n, page]);
+  const { data } = useLoad(() => Promise.all(['BTC', 'ETH'].map((c) => priv<Order[]>('private/get_order_history_by_currency', { currency: c, count: PAGE, offset: page * PAGE, include_unfilled: true }))).then((x) => x.flat().sort((a, b) => b.last_update_timestamp - a.last_update_timestamp)), [n, page]);
   return (
     <div class="panel grow">
       <h2>Order history</h2>
-      <table aria-label="Order history">
+      <table class="stack" aria-label="Order history" ref={stackRef}>
         <thead>
           <tr>
             <th class="l">Time (UTC)</th>
@@ -254,7 +275,7 @@ function History({ n }: { n: number }) {
         </thead>
         <tbody>
           {(data ?? []).map((o) => (
-            <tr key={o.order_id}>
+            <tr key={o.order_id} data-order-id={o.order_id}>
               <td class="l muted">{fmt.utc(o.last_update_timestamp)}</td>
               <td class="l">{o.instrument_name}</td>
               <td class={o.direction === 'buy' ? 'bid' : 'ask'}>{o.direction}</td>
@@ -279,6 +300,7 @@ function History({ n }: { n: number }) {
 }
 
 function Trades({ n }: { n: number }) {
+  const stackRef = useStackLabels();
   // paged by trade sequence: each older page ends below the oldest trade shown
   const [ends, setEnds] = useState<number[]>([]);
   const end = ends.at(-1);
@@ -291,7 +313,7 @@ function Trades({ n }: { n: number }) {
   return (
     <div class="panel grow">
       <h2>Trades</h2>
-      <table aria-label="Your trades">
+      <table class="stack" aria-label="Your trades" ref={stackRef}>
         <thead>
           <tr>
             <th class="l">Time (UTC)</th>
@@ -393,5 +415,48 @@ export function PortfolioScreen() {
         <Trades n={k} />
       </div>
     </>
+  );
+}
+
+/** The book's greeks per currency: the sum over its positions (per contract x size, as the API gives them). */
+function GreekTotals({ positions }: { positions: Position[] }) {
+  const by = new Map<string, { delta: number; gamma: number; vega: number; theta: number; index: number }>();
+  for (const p of positions) {
+    const c = p.instrument_name.split('-')[0];
+    const t = by.get(c) ?? { delta: 0, gamma: 0, vega: 0, theta: 0, index: p.index_price };
+    t.delta += p.delta;
+    t.gamma += p.gamma;
+    t.vega += p.vega;
+    t.theta += p.theta;
+    by.set(c, t);
+  }
+  const stackRef = useStackLabels();
+  return (
+    <table aria-label="Portfolio greeks" class="stack greek-totals" ref={stackRef}>
+      <thead>
+        <tr>
+          <th class="l">Total</th>
+          <th>Δ (coin)</th>
+          <th>Δ (USD)</th>
+          <th>Γ (per USD)</th>
+          <th>Vega (USD per 1%)</th>
+          <th>Θ (USD per day)</th>
+          <th>Θ (coin per day)</th>
+        </tr>
+      </thead>
+      <tbody>
+        {[...by].map(([c, t]) => (
+          <tr key={c} data-currency={c}>
+            <td class="l">{c}</td>
+            <td data-field="delta">{fmt.greek(t.delta, 4)}</td>
+            <td>{fmt.usd(t.delta * t.index)}</td>
+            <td>{fmt.greek(t.gamma, 6)}</td>
+            <td data-field="vega">{fmt.greek(t.vega, 2)}</td>
+            <td data-field="theta">{fmt.greek(t.theta, 2)}</td>
+            <td>{fmt.greek(t.index > 0 ? t.theta / t.index : null, 6)}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
   );
 }

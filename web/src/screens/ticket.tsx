@@ -4,8 +4,9 @@
 // sends (a form submit), Esc clears the ticket (and closes the drawer). Errors show the API's code.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import * as fmt from '../lib/format.ts';
-import { priv } from '../lib/live.ts';
-import { call, errorText } from '../lib/rpc.ts';
+import { priv, useEpoch } from '../lib/live.ts';
+import { call, errorText, RpcError } from '../lib/rpc.ts';
+import { amountProblem, premiumText, premiumWarning, priceProblem } from '../lib/ticketCheck.ts';
 import { closeTicket, useTicket, type TicketFill } from '../lib/ticketStore.ts';
 import type { Instrument, Order } from '../lib/types.ts';
 import { useIndex } from './chain.tsx';
@@ -31,7 +32,9 @@ export function OrderTicket({ instrument, fill, version, onDone }: { instrument:
   const [label, setLabel] = useState('');
   const [margins, setMargins] = useState<Margins | null>(null);
   const [marginError, setMarginError] = useState<string | null>(null);
-  const [result, setResult] = useState<{ ok: boolean; text: string } | null>(null);
+  const [result, setResult] = useState<{ ok: boolean; text: string; network?: boolean } | null>(null);
+  const [available, setAvailable] = useState<number | null>(null);
+  const epoch = useEpoch();
   const [busy, setBusy] = useState(false);
   const amountRef = useRef<HTMLInputElement>(null);
   const index = useIndex(inst?.base_currency ?? instrument.split('-')[0]);
@@ -51,8 +54,19 @@ export function OrderTicket({ instrument, fill, version, onDone }: { instrument:
     amountRef.current?.focus();
   }, [version]);
 
-  const amountNum = fmt.parseInput(amount);
-  const priceNum = fmt.parseInput(price);
+  // the funds a buy's premium is weighed against (a warning, not a refusal: the API decides)
+  const currency = inst?.base_currency ?? instrument.split('-')[0];
+  useEffect(() => {
+    void priv<{ available_funds: number }>('private/get_account_summary', { currency }).then((a) => setAvailable(a.available_funds), () => setAvailable(null));
+  }, [currency, epoch]);
+
+  // a "cannot reach the server" result means nothing once the socket is back: it is cleared
+  useEffect(() => setResult((r) => (r?.network ? null : r)), [epoch]);
+
+  const amountError = amountProblem(amount, inst?.min_trade_amount ?? null);
+  const priceError = type === 'limit' ? priceProblem(price) : null;
+  const amountNum = amountError === null ? fmt.parseInput(amount) : null;
+  const priceNum = priceError === null ? fmt.parseInput(price) : null;
 
   // the cost and margin preview, from the API (debounced while typing)
   useEffect(() => {
@@ -88,14 +102,15 @@ export function OrderTicket({ instrument, fill, version, onDone }: { instrument:
       setResult({ ok: true, text: `Order ${o.order_id} ${o.order_state}: ${o.direction} ${fmt.amount(o.amount)} at ${fmt.price(o.price)}${r.trades.length ? `, ${r.trades.length} trade(s)` : ''}` });
       onDone?.();
     } catch (e) {
-      setResult({ ok: false, text: errorText(e) });
+      setResult({ ok: false, text: errorText(e), network: e instanceof RpcError && e.code === 0 });
     } finally {
       setBusy(false);
     }
   };
 
   const usdEach = priceNum !== null && index !== null ? priceNum * index : null;
-  const premium = priceNum !== null && amountNum !== null ? priceNum * amountNum : null;
+  const premium = type === 'limit' ? premiumText(price, amount) : null;
+  const warning = type === 'limit' ? premiumWarning(side, price, amount, available) : null;
 
   return (
     <form
@@ -144,13 +159,23 @@ export function OrderTicket({ instrument, fill, version, onDone }: { instrument:
         </label>
         <label>
           Amount ({inst?.base_currency ?? 'contracts'})
-          <input ref={amountRef} inputMode="decimal" value={amount} onInput={(e) => setAmount(e.currentTarget.value)} placeholder={inst ? String(inst.min_trade_amount) : ''} />
+          <input ref={amountRef} inputMode="decimal" value={amount} onInput={(e) => setAmount(e.currentTarget.value)} aria-invalid={amountError !== null} />
         </label>
         <label>
           Price ({inst?.base_currency ?? 'coin'})
-          <input inputMode="decimal" value={type === 'market' ? '' : price} disabled={type === 'market'} onInput={(e) => setPrice(e.currentTarget.value)} />
+          <input inputMode="decimal" value={type === 'market' ? '' : price} disabled={type === 'market'} onInput={(e) => setPrice(e.currentTarget.value)} aria-invalid={priceError !== null} />
         </label>
       </div>
+      {amountError && (
+        <p class="error" data-field-error="amount">
+          {amountError}
+        </p>
+      )}
+      {priceError && (
+        <p class="error" data-field-error="price">
+          {priceError}
+        </p>
+      )}
       <p class="muted num" aria-label="USD equivalent">
         {type === 'limit' && usdEach !== null ? `≈ ${fmt.usd(usdEach)} per contract` : '\u00a0'}
       </p>
@@ -168,15 +193,20 @@ export function OrderTicket({ instrument, fill, version, onDone }: { instrument:
       </label>
       <dl aria-label="Before sending">
         <dt>Premium</dt>
-        <dd>{premium !== null && type === 'limit' ? fmt.coin(premium, 4) : '–'}</dd>
+        <dd data-preview="premium">{premium ?? '–'}</dd>
         <dt>{side === 'buy' ? 'Cost with fee' : 'Margin held'}</dt>
         <dd data-preview={side}>{margins ? fmt.coin(side === 'buy' ? margins.buy : margins.sell) : '–'}</dd>
         <dt>Price band</dt>
         <dd>{margins ? `${fmt.price(margins.min_price)} – ${fmt.price(margins.max_price)}` : '–'}</dd>
       </dl>
+      {warning && (
+        <p class="warn" data-warning>
+          {warning}
+        </p>
+      )}
       {marginError && <p class="error">{marginError}</p>}
       <div class="row">
-        <button type="submit" class={side} disabled={busy || amountNum === null}>
+        <button type="submit" class={side} disabled={busy || amountNum === null || (type === 'limit' && priceNum === null)}>
           Place {side} order (Enter)
         </button>
         <button type="button" onClick={() => {
@@ -198,9 +228,10 @@ export function OrderTicket({ instrument, fill, version, onDone }: { instrument:
 /** The ticket as a drawer over any screen (opened by a click on a chain cell). */
 export function TicketDrawer() {
   const t = useTicket();
-  if (!t.open || !t.fill || location.pathname.startsWith('/instrument/')) return null;
+  // the drawer belongs to the chain: elsewhere it covered Deposit, Close and Cancel (issue 33)
+  if (!t.open || !t.fill || !location.pathname.startsWith('/chain')) return null;
   return (
-    <div style="position:fixed;top:56px;right:16px;z-index:10;box-shadow:0 8px 24px #000a">
+    <div class="drawer">
       <OrderTicket instrument={t.fill.instrument} fill={t.fill} version={t.version} />
     </div>
   );
