@@ -90,12 +90,6 @@ pend('issue 31 (not built yet)', [
   'public/get_last_settlements_by_currency',
   'public/get_last_settlements_by_instrument',
   'public/get_index_chart_data',
-  'private/close_position',
-  'private/get_open_orders_by_label',
-  'private/get_order_state_by_label',
-  'private/edit_by_label',
-  'private/cancel_all_by_kind_or_type',
-  'private/cancel_all_by_currency_pair',
 ]);
 
 /** Answered by the WebSocket connection itself (src/api/ws/server.ts SESSION_METHODS), not the registry. */
@@ -121,6 +115,8 @@ const CONDITIONAL = new Set<string>([
   ...['advanced', 'implv', 'usd', 'display_amount', 'refresh_amount', 'trigger', 'trigger_price', 'trigger_offset', 'trigger_order_id', 'trigger_reference_price', 'triggered'],
   ...['oco_ref', 'oto_order_ids', 'primary_order_id', 'is_primary_otoco', 'is_secondary_oto', 'trigger_fill_condition', 'quote', 'quote_id', 'quote_set_id', 'mmp_group', 'mmp_cancelled'],
   ...['cancel_reason', 'reject_post_only', 'block_trade', 'app_name', 'auto_replaced', 'is_rebalance'],
+  // market orders only (market | market_limit)
+  'original_order_type',
   // trades: block trades, block RFQs, combos and allocations; `liquidation` only when a side was liquidated
   ...['block_trade_id', 'block_trade_leg_count', 'block_rfq_id', 'block_rfq_quote_id', 'combo_id', 'combo_trade_id', 'legs', 'trade_allocations', 'liquidation'],
   // perpetuals and futures only (this venue lists options)
@@ -154,26 +150,15 @@ const KNOWN_GAPS: Record<string, string[]> = {
   'private/get_position': ['missing $.leverage', 'missing $.settlement_price', 'missing $.size_currency'],
   'private/get_positions': ['missing $[].leverage', 'missing $[].settlement_price', 'missing $[].size_currency'],
   'public/auth': ['missing $.enabled_features', 'missing $.google_login', 'missing $.mandatory_tfa_status', 'missing $.sid', 'missing $.state'],
-  'private/buy': ['type $.order.original_order_type: market|market_limit'],
-  'private/sell': ['type $.order.original_order_type: market|market_limit'],
-  'private/cancel': ['type $.original_order_type: market|market_limit'],
-  'private/get_open_orders': ['type $[].original_order_type: market|market_limit'],
-  'private/get_open_orders_by_currency': ['type $[].original_order_type: market|market_limit'],
-  'private/get_open_orders_by_instrument': ['type $[].original_order_type: market|market_limit'],
   'private/get_user_trades_by_currency': ['missing $.trades[].iv'],
   'private/get_user_trades_by_currency_and_time': ['missing $.trades[].iv'],
   'private/get_user_trades_by_instrument': ['missing $.trades[].iv'],
   'private/get_user_trades_by_instrument_and_time': ['missing $.trades[].iv'],
-  'private/edit': ['type $.order.original_order_type: market|market_limit'],
-  'private/get_order_state': ['type $.original_order_type: market|market_limit'],
-  'private/get_order_history_by_currency': ['type $[].original_order_type: market|market_limit'],
-  'private/get_order_history_by_instrument': ['type $[].original_order_type: market|market_limit'],
   'private/get_transaction_log': ['missing $.logs[].amount', 'missing $.logs[].contracts', 'missing $.logs[].equity', 'missing $.logs[].fee_role', 'missing $.logs[].index_price', 'missing $.logs[].info', 'missing $.logs[].interest_pl', 'missing $.logs[].ip', 'missing $.logs[].mark_price', 'missing $.logs[].order_id', 'missing $.logs[].position', 'missing $.logs[].price', 'missing $.logs[].price_currency', 'missing $.logs[].profit_as_cashflow', 'missing $.logs[].session_rpl', 'missing $.logs[].session_upl', 'missing $.logs[].settlement_price', 'missing $.logs[].side', 'missing $.logs[].total_interest_pl', 'missing $.logs[].trade_id', 'missing $.logs[].user_id', 'missing $.logs[].user_role', 'missing $.logs[].user_seq', 'missing $.logs[].username'],
   'private/create_api_key': ['missing $.enabled_features', 'missing $.ip_whitelist', 'missing $.public_key', 'type $.max_scope: string[]'],
   'private/list_api_keys': ['missing $[].client_secret', 'missing $[].enabled_features', 'missing $[].ip_whitelist', 'missing $[].public_key', 'type $[].max_scope: string[]'],
   'private/set_mmp_config': ['type $: array'],
   'private/get_mmp_config': ['missing $[].id', 'missing $[].trade_count_limit', 'missing $[].vega_limit'],
-  'private/mass_quote': ['type $.orders[].original_order_type: market|market_limit'],
   'public/get_instruments': ['missing $[].max_leverage', 'missing $[].max_liquidation_commission'],
   'public/get_instrument': ['missing $.max_leverage', 'missing $.max_liquidation_commission'],
   'public/get_supported_index_names': ['type $[]: object'],
@@ -290,6 +275,16 @@ const SAMPLES: Record<string, (f: Fixture) => Promise<Call> | Call> = {
   'public/get_delivery_prices': () => ({ params: { index_name: 'btc_usd' } }),
   'public/get_expirations': () => ({ params: { currency: 'BTC', kind: 'option' } }),
   'public/get_historical_volatility': () => ({ params: { currency: 'BTC' } }),
+  'private/get_open_orders_by_label': (f) => ({ params: { currency: 'BTC', label: 'conf-open' }, token: tok(f) }),
+  'private/get_order_state_by_label': (f) => ({ params: { currency: 'BTC', label: 'conf-trade' }, token: tok(f) }),
+  'private/edit_by_label': async (f) => {
+    await ok(f.url, 'private/buy', { instrument_name: f.atm.name, amount: 0.1, price: f.atm.prices[0], label: 'conf-edit' }, f.canceller);
+    return { params: { label: 'conf-edit', instrument_name: f.atm.name, amount: 0.2, price: f.atm.prices[1] }, token: f.canceller };
+  },
+  'private/cancel_all_by_kind_or_type': (f) => ({ params: { currency: ['BTC'], kind: 'option' }, token: f.canceller }),
+  'private/cancel_all_by_currency_pair': (f) => ({ params: { currency_pair: 'btc_usd' }, token: f.canceller }),
+  // last: it leaves a reduce-only order that closes the fixture's short
+  'private/close_position': (f) => ({ params: { instrument_name: f.cheap.name, type: 'limit', price: f.cheap.prices[0] }, token: tok(f) }),
   'public/get_volatility_index_data': (f) => ({ params: { currency: 'BTC', start_timestamp: f.now - 3_600_000, end_timestamp: f.now + 60_000, resolution: '60' } }),
 };
 
