@@ -81,15 +81,11 @@ pend('issue 31 (not built yet)', [
   'private/enable_api_key',
   'private/reset_api_key',
   'private/get_access_log',
-  'private/get_user_locks',
   'public/get_announcements',
   'private/get_new_announcements',
   'private/set_announcement_as_read',
   'private/set_self_trading_config',
   'private/set_disabled_trading_products',
-  'public/get_last_settlements_by_currency',
-  'public/get_last_settlements_by_instrument',
-  'public/get_index_chart_data',
 ]);
 
 /** Answered by the WebSocket connection itself (src/api/ws/server.ts SESSION_METHODS), not the registry. */
@@ -283,6 +279,10 @@ const SAMPLES: Record<string, (f: Fixture) => Promise<Call> | Call> = {
   },
   'private/cancel_all_by_kind_or_type': (f) => ({ params: { currency: ['BTC'], kind: 'option' }, token: f.canceller }),
   'private/cancel_all_by_currency_pair': (f) => ({ params: { currency_pair: 'btc_usd' }, token: f.canceller }),
+  'private/get_user_locks': (f) => ({ token: tok(f) }),
+  'public/get_last_settlements_by_currency': () => ({ params: { currency: 'BTC' } }),
+  'public/get_last_settlements_by_instrument': (f) => ({ params: { instrument_name: f.cheap.name } }),
+  'public/get_index_chart_data': () => ({ params: { index_name: 'btc_usd', range: '1d' } }),
   // last: it leaves a reduce-only order that closes the fixture's short
   'private/close_position': (f) => ({ params: { instrument_name: f.cheap.name, type: 'limit', price: f.cheap.prices[0] }, token: tok(f) }),
   'public/get_volatility_index_data': (f) => ({ params: { currency: 'BTC', start_timestamp: f.now - 3_600_000, end_timestamp: f.now + 60_000, resolution: '60' } }),

@@ -19,9 +19,10 @@ import { tradingMethods } from './trading.ts';
 import { mmpMethods } from './mmp.ts';
 import { sessionMethods } from './session.ts';
 import { labelAndCloseMethods } from './labelsAndClose.ts';
+import { parityReadMethods } from './parityReads.ts';
 import { triggerOrderMethods } from './triggerOrders.ts';
 
-export const allMethods: MethodDef[] = [...accountMethods, ...authMethods, ...inviteMethods, ...tradingMethods, ...adminMethods, ...marketMethods, ...apiKeyMethods, ...deribitExtraMethods, ...fundsMethods, ...channelMethods, ...cancelOnDisconnectMethods, ...marginMethods, ...orderMethods, ...settlementMethods, ...volatilityMethods, ...rateLimitMethods, ...triggerOrderMethods, ...mmpMethods, ...sessionMethods, ...labelAndCloseMethods];
+export const allMethods: MethodDef[] = [...accountMethods, ...authMethods, ...inviteMethods, ...tradingMethods, ...adminMethods, ...marketMethods, ...apiKeyMethods, ...deribitExtraMethods, ...fundsMethods, ...channelMethods, ...cancelOnDisconnectMethods, ...marginMethods, ...orderMethods, ...settlementMethods, ...volatilityMethods, ...rateLimitMethods, ...triggerOrderMethods, ...mmpMethods, ...sessionMethods, ...labelAndCloseMethods, ...parityReadMethods];
 
 /** Operations grouped as in API.md section 3, for the inventory tests. */
 export const methodGroups = {
@@ -45,4 +46,5 @@ export const methodGroups = {
   triggerOrders: triggerOrderMethods,
   session: sessionMethods,
   labelsAndClose: labelAndCloseMethods,
+  parityReads: parityReadMethods,
 };
