@@ -1,6 +1,7 @@
 // Commands: the only way exchange state changes. Each is journaled as compact JSON and replayed
 // verbatim, so everything non-deterministic (time, random codes, password hashes) is decided
 // before a command is created and travels inside it.
+import type { ApiKeyChange } from '../auth/apiKeys.ts';
 import type { CurrencyCode } from '../domain/currency.ts';
 import type { OptionType, SettlementPeriod } from '../domain/instrument.ts';
 import type { TimeInForce } from './types.ts';
@@ -75,6 +76,8 @@ export type Command =
   /** API keys: the secret travels only encrypted (generated and encrypted at the edge). */
   | { t: 'create_api_key'; userId: number; clientId: string; encSecret: string; scope: string; name: string }
   | { t: 'remove_api_key'; userId: number; id: number }
+  /** API-key management (enable/disable/edit/reset/rename/scope): only what changes is present. */
+  | { t: 'update_api_key'; userId: number; id: number; change: ApiKeyChange }
   /** private/edit: `lots` is the new total amount scaled by 10^AMOUNT_SCALE; `price` null keeps the price. */
   | { t: 'edit'; userId: number; orderId: number; lots: number; price: number | null; postOnly: boolean | null; rejectPostOnly: boolean | null; triggerPrice?: number | null; triggerOffset?: number | null; mmp?: boolean; cod?: true }
   /** One liquidation step for an account below maintenance margin (API.md 5.3; src/engine/liquidation.ts). */

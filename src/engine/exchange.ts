@@ -275,6 +275,8 @@ export class Exchange {
         return this.apiKeys.create(c.userId, c.clientId, c.encSecret, c.scope, c.name, this.now);
       case 'remove_api_key':
         return this.apiKeys.remove(c.userId, c.id);
+      case 'update_api_key':
+        return this.apiKeys.update(c.userId, c.id, c.change);
       case 'edit': {
         const t = this.triggers.get(c.userId, c.orderId);
         const r = t !== undefined ? this.triggers.edit(c, t) : this.trading.edit(c);

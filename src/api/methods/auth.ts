@@ -6,7 +6,7 @@ import type { User } from '../../engine/types.ts';
 import { defineMethod, scopeAllows, type CallContext, type Scope } from '../rpc/registry.ts';
 import { Email, Password, caller, unwrap } from './common.ts';
 import { apiKeyGrant } from './apiKeys.ts';
-import { apiKeyScopeTag } from '../../auth/apiKeys.ts';
+import { apiKeyScopeTag, ipAllowed } from '../../auth/apiKeys.ts';
 import { tokenLifetimeSec } from '../../auth/tokenLifetime.ts';
 
 function renderUser(u: User) {
@@ -193,6 +193,7 @@ export const authMethods = [
       }
       // API keys (src/auth/apiKeys.ts): a token with the key's scopes
       const key = await s.seq.read(() => apiKeyGrant(s.ex.apiKeys, s.serverKey, p, [s.clock.now(), Date.now()], s.replay));
+      if (!ipAllowed(key, ctx.ip)) throw reject(ERR.FORBIDDEN, 'ip_not_whitelisted');
       const keyUser = s.ex.users.get(key.userId);
       if (!keyUser) throw reject(ERR.INVALID_CREDENTIALS, 'invalid_credentials', 'client_id');
       return issueTokens(ctx, keyUser, narrowScope(`${key.scope} ${apiKeyScopeTag(key)}`, p.scope), null, p.scope);
