@@ -78,6 +78,9 @@ export type Command =
   | { t: 'remove_api_key'; userId: number; id: number }
   /** API-key management (enable/disable/edit/reset/rename/scope): only what changes is present. */
   | { t: 'update_api_key'; userId: number; id: number; change: ApiKeyChange }
+  /** Announcements (src/engine/announcements.ts): an administrator publishes; a user marks one read. */
+  | { t: 'publish_announcement'; title: string; body: string; important: boolean; confirmation: boolean }
+  | { t: 'read_announcement'; userId: number; id: number }
   /** private/edit: `lots` is the new total amount scaled by 10^AMOUNT_SCALE; `price` null keeps the price. */
   | { t: 'edit'; userId: number; orderId: number; lots: number; price: number | null; postOnly: boolean | null; rejectPostOnly: boolean | null; triggerPrice?: number | null; triggerOffset?: number | null; mmp?: boolean; cod?: true }
   /** One liquidation step for an account below maintenance margin (API.md 5.3; src/engine/liquidation.ts). */

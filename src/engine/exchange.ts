@@ -5,6 +5,7 @@ import { ERR, isReject, reject, type Reject } from '../domain/errors.ts';
 import type { Instrument } from '../domain/instrument.ts';
 import { AuthState } from '../auth/authState.ts';
 import { ApiKeys } from '../auth/apiKeys.ts';
+import { Announcements } from './announcements.ts';
 import { computeMarket, refreshMarket } from '../market/marks.ts';
 import type { Command, InstrumentSpec, Sequenced } from './commands.ts';
 import { OrderBook } from './orderBook.ts';
@@ -97,6 +98,8 @@ export class Exchange {
   auth = new AuthState();
   /** API keys (src/auth/apiKeys.ts): only encrypted secrets. */
   apiKeys = new ApiKeys();
+  /** Announcements and who read them (src/engine/announcements.ts). */
+  announcements = new Announcements();
   system: SystemAccounts = { fees: accountsRecord(), insurance: accountsRecord() };
   /** The insurance account: its balances (`system.insurance`), the positions it took over from
    *  defaulting accounts, and its log (src/engine/defaults.ts). */
@@ -277,6 +280,10 @@ export class Exchange {
         return this.apiKeys.remove(c.userId, c.id);
       case 'update_api_key':
         return this.apiKeys.update(c.userId, c.id, c.change);
+      case 'publish_announcement':
+        return this.announcements.publish(c, this.now);
+      case 'read_announcement':
+        return this.announcements.markRead(c.userId, c.id);
       case 'edit': {
         const t = this.triggers.get(c.userId, c.orderId);
         const r = t !== undefined ? this.triggers.edit(c, t) : this.trading.edit(c);

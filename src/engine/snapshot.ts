@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import type { CurrencyCode } from '../domain/currency.ts';
 import type { Instrument } from '../domain/instrument.ts';
 import { ApiKeys } from '../auth/apiKeys.ts';
+import { Announcements } from './announcements.ts';
 import { DEFAULT_LIMITS, Exchange, type ExchangeLimits } from './exchange.ts';
 import { OrderBook } from './orderBook.ts';
 import { newOrder, type Account, type Order, type InstrumentMarket, type Trade, type User } from './types.ts';
@@ -125,6 +126,8 @@ export function serialize(ex: Exchange): string {
     triggers: ex.triggers.toJson(),
     // cancel-on-disconnect (src/engine/cod.ts): last, and absent from older snapshots
     cod: codToJson(ex, orders.values()),
+    // announcements (src/engine/announcements.ts): last, and absent from older snapshots
+    announcements: ex.announcements.toJson(),
   };
   return JSON.stringify(state);
 }
@@ -148,6 +151,7 @@ export function restore(text: string, limits: ExchangeLimits = DEFAULT_LIMITS): 
   ex.auth.restoreTokens(s.auth.access, s.auth.refresh);
   ex.auth.issuedCount = s.auth.issued;
   ex.apiKeys = ApiKeys.fromJson(s.apiKeys);
+  ex.announcements = Announcements.fromJson(s.announcements);
   ex.system = s.system;
   // snapshots from before the insurance account held positions and logs have neither
   ex.insurance = { accounts: ex.system.insurance, positions: new Map(), log: ledgerFromJson(s.insurance?.log) };

@@ -75,9 +75,6 @@ pend('issue 35 (portfolio margin)', ['private/pme/simulate', 'private/simulate_p
 pend('issue 31 (not built yet)', [
   'public/fork_token',
   'private/get_access_log',
-  'public/get_announcements',
-  'private/get_new_announcements',
-  'private/set_announcement_as_read',
   'private/set_self_trading_config',
   'private/set_disabled_trading_products',
 ]);
@@ -241,6 +238,9 @@ const SAMPLES: Record<string, (f: Fixture) => Promise<Call> | Call> = {
   'private/disable_api_key': (f) => ({ params: { id: f.apiKeyId }, token: tok(f) }),
   'private/enable_api_key': (f) => ({ params: { id: f.apiKeyId }, token: tok(f) }),
   'private/reset_api_key': (f) => ({ params: { id: f.apiKeyId }, token: tok(f) }),
+  'public/get_announcements': () => ({}),
+  'private/get_new_announcements': (f) => ({ token: tok(f) }),
+  'private/set_announcement_as_read': async (f) => ({ params: { announcement_id: (await ok(f.url, 'public/get_announcements', { count: 1 }))[0].id }, token: tok(f) }),
   'private/enable_cancel_on_disconnect': (f) => ({ params: { scope: 'account' }, token: f.other }),
   'private/disable_cancel_on_disconnect': (f) => ({ params: { scope: 'account' }, token: f.other }),
   'private/get_cancel_on_disconnect': (f) => ({ params: { scope: 'account' }, token: f.other }),
@@ -333,6 +333,7 @@ describe('Deribit conformance', { skip: documented === null ? `no Deribit refere
     await ok(url, 'private/buy', { instrument_name: cheap.name, amount: 0.2, price: cheap.prices[5] }, other);
     const open = await ok(url, 'private/buy', { instrument_name: atm.name, amount: 0.1, price: atm.prices[0], label: 'conf-open' }, user);
     const key = await ok(url, 'private/create_api_key', { max_scope: 'trade:read', name: 'fixture' }, user);
+    await ok(url, 'private/publish_announcement', { title: 'Conformance', body: 'An announcement to list' }, admin);
     f = { url, admin, user, other, canceller, atm, cheap, tradedOrder: sell.order.order_id, openOrder: open.order.order_id, apiKeyId: key.id, now: await ok(url, 'public/get_time') };
   });
 

@@ -21,9 +21,10 @@ import { sessionMethods } from './session.ts';
 import { labelAndCloseMethods } from './labelsAndClose.ts';
 import { parityReadMethods } from './parityReads.ts';
 import { apiKeyAdminMethods } from './apiKeyAdmin.ts';
+import { announcementMethods } from './announcements.ts';
 import { triggerOrderMethods } from './triggerOrders.ts';
 
-export const allMethods: MethodDef[] = [...accountMethods, ...authMethods, ...inviteMethods, ...tradingMethods, ...adminMethods, ...marketMethods, ...apiKeyMethods, ...deribitExtraMethods, ...fundsMethods, ...channelMethods, ...cancelOnDisconnectMethods, ...marginMethods, ...orderMethods, ...settlementMethods, ...volatilityMethods, ...rateLimitMethods, ...triggerOrderMethods, ...mmpMethods, ...sessionMethods, ...labelAndCloseMethods, ...parityReadMethods, ...apiKeyAdminMethods];
+export const allMethods: MethodDef[] = [...accountMethods, ...authMethods, ...inviteMethods, ...tradingMethods, ...adminMethods, ...marketMethods, ...apiKeyMethods, ...deribitExtraMethods, ...fundsMethods, ...channelMethods, ...cancelOnDisconnectMethods, ...marginMethods, ...orderMethods, ...settlementMethods, ...volatilityMethods, ...rateLimitMethods, ...triggerOrderMethods, ...mmpMethods, ...sessionMethods, ...labelAndCloseMethods, ...parityReadMethods, ...apiKeyAdminMethods, ...announcementMethods];
 
 /** Operations grouped as in API.md section 3, for the inventory tests. */
 export const methodGroups = {
@@ -49,4 +50,5 @@ export const methodGroups = {
   labelsAndClose: labelAndCloseMethods,
   parityReads: parityReadMethods,
   apiKeyAdmin: apiKeyAdminMethods,
+  announcements: announcementMethods,
 };

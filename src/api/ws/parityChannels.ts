@@ -7,6 +7,7 @@ import type { Instrument } from '../../domain/instrument.ts';
 import type { Exchange } from '../../engine/exchange.ts';
 import { volatilityIndex } from '../../market/volIndex.ts';
 import { tickerOf } from '../methods/marketData.ts';
+import { renderAnnouncement } from '../methods/announcements.ts';
 
 /** Deribit's price groups for `book.{instrument}.{group}.{depth}.{interval}` (`none` is 0). */
 export const BOOK_GROUPS: ReadonlyMap<string, number> = new Map([
@@ -26,7 +27,9 @@ export type ParitySpec =
   /** incremental_ticker.{instrument}: a snapshot, then only the fields that changed (100 ms) */
   | { k: 'incremental_ticker'; instrument: string }
   /** platform_state.public_methods_state */
-  | { k: 'public_methods_state' };
+  | { k: 'public_methods_state' }
+  /** announcements: each as it is published (src/engine/announcements.ts) */
+  | { k: 'announcements' };
 
 const INDEX_CURRENCIES: Record<string, CurrencyCode> = { btc_usd: 'BTC', eth_usd: 'ETH' };
 
@@ -35,6 +38,7 @@ export function parseParityChannel(p: string[], known: (instrument: string) => b
   if (p[0] === 'deribit_volatility_index' && p.length === 2 && Object.hasOwn(INDEX_CURRENCIES, p[1]!)) return { k: 'vol_index', currency: INDEX_CURRENCIES[p[1]!]!, indexName: p[1]! };
   if (p[0] === 'incremental_ticker' && p.length === 2 && known(p[1]!)) return { k: 'incremental_ticker', instrument: p[1]! };
   if (p[0] === 'platform_state' && p.length === 2 && p[1] === 'public_methods_state') return { k: 'public_methods_state' };
+  if (p[0] === 'announcements' && p.length === 1) return { k: 'announcements' };
   return null;
 }
 
@@ -91,6 +95,11 @@ export function parityInitial(ex: Exchange, t: ParityTopic): string[] {
     case 'public_methods_state':
       // public methods never need authentication here (no unauthenticated-request switch exists)
       return [JSON.stringify({ allow_unauthenticated_public_requests: true })];
+    case 'announcements':
+      // nothing at once (public/get_announcements lists the past); the topic remembers the newest
+      // id published so far, and each round sends those after it
+      t.last ??= String(ex.announcements.nextId - 1);
+      return [];
   }
 }
 
@@ -131,10 +140,17 @@ export function parityRound(ex: Exchange, t: ParityTopic, r: ParityRound): strin
     }
     case 'public_methods_state':
       return [];
+    case 'announcements': {
+      if (r.cadence !== 'raw') return [];
+      const seen = Number(t.last ?? 0);
+      if (ex.announcements.nextId - 1 <= seen) return [];
+      t.last = String(ex.announcements.nextId - 1);
+      return ex.announcements.list.filter((a) => a.id > seen).map((a) => JSON.stringify({ action: 'new', ...renderAnnouncement(a) }));
+    }
   }
 }
 
-const PARITY_KINDS = new Set<string>(['vol_index', 'incremental_ticker', 'public_methods_state']);
+const PARITY_KINDS = new Set<string>(['vol_index', 'incremental_ticker', 'public_methods_state', 'announcements']);
 
 export function isParitySpec(spec: { k: string }): spec is ParitySpec {
   return PARITY_KINDS.has(spec.k);
