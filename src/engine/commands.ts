@@ -2,6 +2,7 @@
 // verbatim, so everything non-deterministic (time, random codes, password hashes) is decided
 // before a command is created and travels inside it.
 import type { ApiKeyChange } from '../auth/apiKeys.ts';
+import type { SelfTradingMode } from './selfTrade.ts';
 import type { CurrencyCode } from '../domain/currency.ts';
 import type { OptionType, SettlementPeriod } from '../domain/instrument.ts';
 import type { TimeInForce } from './types.ts';
@@ -81,6 +82,8 @@ export type Command =
   /** Announcements (src/engine/announcements.ts): an administrator publishes; a user marks one read. */
   | { t: 'publish_announcement'; title: string; body: string; important: boolean; confirmation: boolean }
   | { t: 'read_announcement'; userId: number; id: number }
+  /** Self-trade prevention mode (src/engine/selfTrade.ts). */
+  | { t: 'set_self_trading_config'; userId: number; mode: SelfTradingMode; extendedToSubaccounts: boolean }
   /** private/edit: `lots` is the new total amount scaled by 10^AMOUNT_SCALE; `price` null keeps the price. */
   | { t: 'edit'; userId: number; orderId: number; lots: number; price: number | null; postOnly: boolean | null; rejectPostOnly: boolean | null; triggerPrice?: number | null; triggerOffset?: number | null; mmp?: boolean; cod?: true }
   /** One liquidation step for an account below maintenance margin (API.md 5.3; src/engine/liquidation.ts). */

@@ -6,6 +6,7 @@ import type { Instrument } from '../domain/instrument.ts';
 import { AuthState } from '../auth/authState.ts';
 import { ApiKeys } from '../auth/apiKeys.ts';
 import { Announcements } from './announcements.ts';
+import { cancelOwnMakers, cancelOwnMakersForEdit, setSelfTradingConfig, type SelfTradingConfig } from './selfTrade.ts';
 import { computeMarket, refreshMarket } from '../market/marks.ts';
 import type { Command, InstrumentSpec, Sequenced } from './commands.ts';
 import { OrderBook } from './orderBook.ts';
@@ -100,6 +101,8 @@ export class Exchange {
   apiKeys = new ApiKeys();
   /** Announcements and who read them (src/engine/announcements.ts). */
   announcements = new Announcements();
+  /** Self-trade prevention settings other than the default (src/engine/selfTrade.ts). */
+  selfTrading = new Map<number, SelfTradingConfig>();
   system: SystemAccounts = { fees: accountsRecord(), insurance: accountsRecord() };
   /** The insurance account: its balances (`system.insurance`), the positions it took over from
    *  defaulting accounts, and its log (src/engine/defaults.ts). */
@@ -223,6 +226,8 @@ export class Exchange {
       case 'withdraw':
         return this.withdraw(c);
       case 'place': {
+        // cancel_maker self-trade prevention: the own orders this one would meet go first
+        if (c.trig === undefined && !c.postOnly && (c.type === 'market' || c.price !== null)) cancelOwnMakers(this, c.userId, c.instrument, c.side, c.type === 'market' ? NaN : c.price!, c.lots);
         const r = c.trig !== undefined ? this.triggers.place({ ...c, trig: c.trig }) : this.trading.place(c);
         if (c.cod === true) markPlaced(r);
         return r;
@@ -284,8 +289,11 @@ export class Exchange {
         return this.announcements.publish(c, this.now);
       case 'read_announcement':
         return this.announcements.markRead(c.userId, c.id);
+      case 'set_self_trading_config':
+        return setSelfTradingConfig(this, c);
       case 'edit': {
         const t = this.triggers.get(c.userId, c.orderId);
+        if (t === undefined) cancelOwnMakersForEdit(this, c);
         const r = t !== undefined ? this.triggers.edit(c, t) : this.trading.edit(c);
         if (c.cod === true) markPlaced(r);
         return r;

@@ -128,6 +128,8 @@ export function serialize(ex: Exchange): string {
     cod: codToJson(ex, orders.values()),
     // announcements (src/engine/announcements.ts): last, and absent from older snapshots
     announcements: ex.announcements.toJson(),
+    // self-trade prevention (src/engine/selfTrade.ts): last, and absent from older snapshots
+    selfTrading: [...ex.selfTrading].sort((x, y) => x[0] - y[0]),
   };
   return JSON.stringify(state);
 }
@@ -152,6 +154,7 @@ export function restore(text: string, limits: ExchangeLimits = DEFAULT_LIMITS): 
   ex.auth.issuedCount = s.auth.issued;
   ex.apiKeys = ApiKeys.fromJson(s.apiKeys);
   ex.announcements = Announcements.fromJson(s.announcements);
+  ex.selfTrading = new Map(s.selfTrading ?? []);
   ex.system = s.system;
   // snapshots from before the insurance account held positions and logs have neither
   ex.insurance = { accounts: ex.system.insurance, positions: new Map(), log: ledgerFromJson(s.insurance?.log) };
