@@ -3,6 +3,7 @@
 // before a command is created and travels inside it.
 import type { ApiKeyChange } from '../auth/apiKeys.ts';
 import type { SelfTradingMode } from './selfTrade.ts';
+import type { TradingProduct } from './disabledProducts.ts';
 import type { CurrencyCode } from '../domain/currency.ts';
 import type { OptionType, SettlementPeriod } from '../domain/instrument.ts';
 import type { TimeInForce } from './types.ts';
@@ -84,6 +85,8 @@ export type Command =
   | { t: 'read_announcement'; userId: number; id: number }
   /** Self-trade prevention mode (src/engine/selfTrade.ts). */
   | { t: 'set_self_trading_config'; userId: number; mode: SelfTradingMode; extendedToSubaccounts: boolean }
+  /** Products an account may not trade (src/engine/disabledProducts.ts). */
+  | { t: 'set_disabled_trading_products'; userId: number; products: TradingProduct[] }
   /** private/edit: `lots` is the new total amount scaled by 10^AMOUNT_SCALE; `price` null keeps the price. */
   | { t: 'edit'; userId: number; orderId: number; lots: number; price: number | null; postOnly: boolean | null; rejectPostOnly: boolean | null; triggerPrice?: number | null; triggerOffset?: number | null; mmp?: boolean; cod?: true }
   /** One liquidation step for an account below maintenance margin (API.md 5.3; src/engine/liquidation.ts). */

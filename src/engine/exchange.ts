@@ -6,6 +6,7 @@ import type { Instrument } from '../domain/instrument.ts';
 import { AuthState } from '../auth/authState.ts';
 import { ApiKeys } from '../auth/apiKeys.ts';
 import { Announcements } from './announcements.ts';
+import { optionsRefusal, setDisabledProducts, type TradingProduct } from './disabledProducts.ts';
 import { cancelOwnMakers, cancelOwnMakersForEdit, setSelfTradingConfig, type SelfTradingConfig } from './selfTrade.ts';
 import { computeMarket, refreshMarket } from '../market/marks.ts';
 import type { Command, InstrumentSpec, Sequenced } from './commands.ts';
@@ -103,6 +104,8 @@ export class Exchange {
   announcements = new Announcements();
   /** Self-trade prevention settings other than the default (src/engine/selfTrade.ts). */
   selfTrading = new Map<number, SelfTradingConfig>();
+  /** Products an account may not trade, when any (src/engine/disabledProducts.ts). */
+  disabledProducts = new Map<number, TradingProduct[]>();
   system: SystemAccounts = { fees: accountsRecord(), insurance: accountsRecord() };
   /** The insurance account: its balances (`system.insurance`), the positions it took over from
    *  defaulting accounts, and its log (src/engine/defaults.ts). */
@@ -226,6 +229,8 @@ export class Exchange {
       case 'withdraw':
         return this.withdraw(c);
       case 'place': {
+        const disabled = optionsRefusal(this, c.userId, c.reduceOnly);
+        if (disabled !== null) return disabled;
         // cancel_maker self-trade prevention: the own orders this one would meet go first
         if (c.trig === undefined && !c.postOnly && (c.type === 'market' || c.price !== null)) cancelOwnMakers(this, c.userId, c.instrument, c.side, c.type === 'market' ? NaN : c.price!, c.lots);
         const r = c.trig !== undefined ? this.triggers.place({ ...c, trig: c.trig }) : this.trading.place(c);
@@ -291,6 +296,8 @@ export class Exchange {
         return this.announcements.markRead(c.userId, c.id);
       case 'set_self_trading_config':
         return setSelfTradingConfig(this, c);
+      case 'set_disabled_trading_products':
+        return setDisabledProducts(this, c);
       case 'edit': {
         const t = this.triggers.get(c.userId, c.orderId);
         if (t === undefined) cancelOwnMakersForEdit(this, c);
@@ -305,6 +312,8 @@ export class Exchange {
       case 'reset_mmp':
         return this.mmp.reset(c.userId, c.indexName, c.group);
       case 'mass_quote': {
+        const disabled = optionsRefusal(this, c.userId, false);
+        if (disabled !== null) return disabled;
         const r = massQuote(this, c);
         if (c.cod === true) markPlaced(r);
         return r;

@@ -130,6 +130,8 @@ export function serialize(ex: Exchange): string {
     announcements: ex.announcements.toJson(),
     // self-trade prevention (src/engine/selfTrade.ts): last, and absent from older snapshots
     selfTrading: [...ex.selfTrading].sort((x, y) => x[0] - y[0]),
+    // disabled trading products (src/engine/disabledProducts.ts): last, and absent from older snapshots
+    disabledProducts: [...ex.disabledProducts].sort((x, y) => x[0] - y[0]),
   };
   return JSON.stringify(state);
 }
@@ -155,6 +157,7 @@ export function restore(text: string, limits: ExchangeLimits = DEFAULT_LIMITS): 
   ex.apiKeys = ApiKeys.fromJson(s.apiKeys);
   ex.announcements = Announcements.fromJson(s.announcements);
   ex.selfTrading = new Map(s.selfTrading ?? []);
+  ex.disabledProducts = new Map(s.disabledProducts ?? []);
   ex.system = s.system;
   // snapshots from before the insurance account held positions and logs have neither
   ex.insurance = { accounts: ex.system.insurance, positions: new Map(), log: ledgerFromJson(s.insurance?.log) };

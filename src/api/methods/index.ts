@@ -23,9 +23,10 @@ import { parityReadMethods } from './parityReads.ts';
 import { apiKeyAdminMethods } from './apiKeyAdmin.ts';
 import { announcementMethods } from './announcements.ts';
 import { selfTradingMethods } from './selfTrading.ts';
+import { disabledProductMethods } from './disabledProducts.ts';
 import { triggerOrderMethods } from './triggerOrders.ts';
 
-export const allMethods: MethodDef[] = [...accountMethods, ...authMethods, ...inviteMethods, ...tradingMethods, ...adminMethods, ...marketMethods, ...apiKeyMethods, ...deribitExtraMethods, ...fundsMethods, ...channelMethods, ...cancelOnDisconnectMethods, ...marginMethods, ...orderMethods, ...settlementMethods, ...volatilityMethods, ...rateLimitMethods, ...triggerOrderMethods, ...mmpMethods, ...sessionMethods, ...labelAndCloseMethods, ...parityReadMethods, ...apiKeyAdminMethods, ...announcementMethods, ...selfTradingMethods];
+export const allMethods: MethodDef[] = [...accountMethods, ...authMethods, ...inviteMethods, ...tradingMethods, ...adminMethods, ...marketMethods, ...apiKeyMethods, ...deribitExtraMethods, ...fundsMethods, ...channelMethods, ...cancelOnDisconnectMethods, ...marginMethods, ...orderMethods, ...settlementMethods, ...volatilityMethods, ...rateLimitMethods, ...triggerOrderMethods, ...mmpMethods, ...sessionMethods, ...labelAndCloseMethods, ...parityReadMethods, ...apiKeyAdminMethods, ...announcementMethods, ...selfTradingMethods, ...disabledProductMethods];
 
 /** Operations grouped as in API.md section 3, for the inventory tests. */
 export const methodGroups = {
@@ -53,4 +54,5 @@ export const methodGroups = {
   apiKeyAdmin: apiKeyAdminMethods,
   announcements: announcementMethods,
   selfTrading: selfTradingMethods,
+  disabledProducts: disabledProductMethods,
 };
