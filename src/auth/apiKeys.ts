@@ -169,7 +169,7 @@ export function apiKeyTagValid(keys: ApiKeys, scope: string): boolean {
 }
 
 /** `::ffff:1.2.3.4` (an IPv4 client on a dual-stack socket) as `1.2.3.4`. */
-function plainIp(ip: string): string {
+export function plainIp(ip: string): string {
   return ip.startsWith('::ffff:') && ip.includes('.') ? ip.slice(7) : ip;
 }
 

@@ -26,7 +26,18 @@ export interface InstrumentSpec {
 
 export type Command =
   | { t: 'create_user'; email: string; passwordHash: string; role: 'admin' | 'user'; inviteCode: string | null; by: number | null }
-  | { t: 'issue_token'; userId: number; access: string; refresh: string; scope: string; accessTtl: number; refreshTtl: number; replaces: string | null }
+  | {
+      t: 'issue_token';
+      userId: number;
+      access: string;
+      refresh: string;
+      scope: string;
+      accessTtl: number;
+      refreshTtl: number;
+      replaces: string | null;
+      /** public/auth's login: the client address and grant, for the access log (src/engine/accessLog.ts) */
+      login?: { ip: string; grant: string };
+    }
   | { t: 'revoke_token'; access: string }
   | { t: 'create_invite'; code: string; maxUses: number; expiresIn: number; note: string | null; by: number }
   | { t: 'revoke_invite'; code: string; by: number }

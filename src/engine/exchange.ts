@@ -6,6 +6,7 @@ import type { Instrument } from '../domain/instrument.ts';
 import { AuthState } from '../auth/authState.ts';
 import { ApiKeys } from '../auth/apiKeys.ts';
 import { Announcements } from './announcements.ts';
+import { recordAccess, type AccessEntry } from './accessLog.ts';
 import { optionsRefusal, setDisabledProducts, type TradingProduct } from './disabledProducts.ts';
 import { cancelOwnMakers, cancelOwnMakersForEdit, setSelfTradingConfig, type SelfTradingConfig } from './selfTrade.ts';
 import { computeMarket, refreshMarket } from '../market/marks.ts';
@@ -106,6 +107,9 @@ export class Exchange {
   selfTrading = new Map<number, SelfTradingConfig>();
   /** Products an account may not trade, when any (src/engine/disabledProducts.ts). */
   disabledProducts = new Map<number, TradingProduct[]>();
+  /** Each account's newest logins (src/engine/accessLog.ts). */
+  accessLog = new Map<number, AccessEntry[]>();
+  nextAccessId = 1;
   system: SystemAccounts = { fees: accountsRecord(), insurance: accountsRecord() };
   /** The insurance account: its balances (`system.insurance`), the positions it took over from
    *  defaulting accounts, and its log (src/engine/defaults.ts). */
@@ -199,6 +203,7 @@ export class Exchange {
           this.auth.consumeRefresh(c.replaces);
         }
         this.auth.issue(c.userId, c.access, c.refresh, c.scope, this.now, c.accessTtl, c.refreshTtl);
+        if (c.login !== undefined) recordAccess(this, c.userId, c.login.ip, c.login.grant);
         return true;
       }
       case 'revoke_token':

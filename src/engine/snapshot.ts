@@ -132,6 +132,8 @@ export function serialize(ex: Exchange): string {
     selfTrading: [...ex.selfTrading].sort((x, y) => x[0] - y[0]),
     // disabled trading products (src/engine/disabledProducts.ts): last, and absent from older snapshots
     disabledProducts: [...ex.disabledProducts].sort((x, y) => x[0] - y[0]),
+    // access logs (src/engine/accessLog.ts): last, and absent from older snapshots
+    accessLog: { next: ex.nextAccessId, users: [...ex.accessLog].sort((x, y) => x[0] - y[0]) },
   };
   return JSON.stringify(state);
 }
@@ -158,6 +160,8 @@ export function restore(text: string, limits: ExchangeLimits = DEFAULT_LIMITS): 
   ex.announcements = Announcements.fromJson(s.announcements);
   ex.selfTrading = new Map(s.selfTrading ?? []);
   ex.disabledProducts = new Map(s.disabledProducts ?? []);
+  ex.accessLog = new Map(s.accessLog?.users ?? []);
+  ex.nextAccessId = s.accessLog?.next ?? 1;
   ex.system = s.system;
   // snapshots from before the insurance account held positions and logs have neither
   ex.insurance = { accounts: ex.system.insurance, positions: new Map(), log: ledgerFromJson(s.insurance?.log) };

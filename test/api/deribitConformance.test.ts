@@ -74,7 +74,6 @@ pend('issue 35 (portfolio margin)', ['private/pme/simulate', 'private/simulate_p
 // issue 31's own methods not built yet (docs/api-notes.md, "Deribit parity: what remains")
 pend('issue 31 (not built yet)', [
   'public/fork_token',
-  'private/get_access_log',
 ]);
 
 /** Answered by the WebSocket connection itself (src/api/ws/server.ts SESSION_METHODS), not the registry. */
@@ -241,6 +240,7 @@ const SAMPLES: Record<string, (f: Fixture) => Promise<Call> | Call> = {
   'private/set_announcement_as_read': async (f) => ({ params: { announcement_id: (await ok(f.url, 'public/get_announcements', { count: 1 }))[0].id }, token: tok(f) }),
   'private/set_self_trading_config': (f) => ({ params: { mode: 'reject_taker', extended_to_subaccounts: false }, token: f.other }),
   'private/set_disabled_trading_products': async (f) => ({ params: { user_id: (await ok(f.url, 'private/get_account_summary', { currency: 'BTC', extended: true }, f.other)).id, trading_products: [] }, token: f.other }),
+  'private/get_access_log': (f) => ({ token: tok(f) }),
   'private/enable_cancel_on_disconnect': (f) => ({ params: { scope: 'account' }, token: f.other }),
   'private/disable_cancel_on_disconnect': (f) => ({ params: { scope: 'account' }, token: f.other }),
   'private/get_cancel_on_disconnect': (f) => ({ params: { scope: 'account' }, token: f.other }),

@@ -8,6 +8,7 @@ import type { Exchange } from '../../engine/exchange.ts';
 import { volatilityIndex } from '../../market/volIndex.ts';
 import { tickerOf } from '../methods/marketData.ts';
 import { renderAnnouncement } from '../methods/announcements.ts';
+import { renderAccess } from '../methods/accessLog.ts';
 
 /** Deribit's price groups for `book.{instrument}.{group}.{depth}.{interval}` (`none` is 0). */
 export const BOOK_GROUPS: ReadonlyMap<string, number> = new Map([
@@ -29,7 +30,9 @@ export type ParitySpec =
   /** platform_state.public_methods_state */
   | { k: 'public_methods_state' }
   /** announcements: each as it is published (src/engine/announcements.ts) */
-  | { k: 'announcements' };
+  | { k: 'announcements' }
+  /** user.access_log: the subscriber's logins as they happen (src/engine/accessLog.ts) */
+  | { k: 'user.access_log' };
 
 const INDEX_CURRENCIES: Record<string, CurrencyCode> = { btc_usd: 'BTC', eth_usd: 'ETH' };
 
@@ -39,6 +42,7 @@ export function parseParityChannel(p: string[], known: (instrument: string) => b
   if (p[0] === 'incremental_ticker' && p.length === 2 && known(p[1]!)) return { k: 'incremental_ticker', instrument: p[1]! };
   if (p[0] === 'platform_state' && p.length === 2 && p[1] === 'public_methods_state') return { k: 'public_methods_state' };
   if (p[0] === 'announcements' && p.length === 1) return { k: 'announcements' };
+  if (p[0] === 'user' && p.length === 2 && p[1] === 'access_log') return { k: 'user.access_log' };
   return null;
 }
 
@@ -74,6 +78,8 @@ export function changedFields(before: Record<string, unknown>, now: Record<strin
 /** A topic's memory between rounds (the hub's topic: `last` is what was last published). */
 export interface ParityTopic {
   spec: ParitySpec;
+  /** a private channel's user */
+  userId: number | null;
   last?: string;
 }
 
@@ -99,6 +105,10 @@ export function parityInitial(ex: Exchange, t: ParityTopic): string[] {
       // nothing at once (public/get_announcements lists the past); the topic remembers the newest
       // id published so far, and each round sends those after it
       t.last ??= String(ex.announcements.nextId - 1);
+      return [];
+    case 'user.access_log':
+      // as announcements: the newest entry id so far; each round sends the user's entries after it
+      t.last ??= String(ex.nextAccessId - 1);
       return [];
   }
 }
@@ -147,10 +157,17 @@ export function parityRound(ex: Exchange, t: ParityTopic, r: ParityRound): strin
       t.last = String(ex.announcements.nextId - 1);
       return ex.announcements.list.filter((a) => a.id > seen).map((a) => JSON.stringify({ action: 'new', ...renderAnnouncement(a) }));
     }
+    case 'user.access_log': {
+      if (r.cadence !== 'raw') return [];
+      const seen = Number(t.last ?? 0);
+      if (ex.nextAccessId - 1 <= seen) return [];
+      t.last = String(ex.nextAccessId - 1);
+      return (ex.accessLog.get(t.userId!) ?? []).filter((e) => e.id > seen).map((e) => JSON.stringify(renderAccess(e)));
+    }
   }
 }
 
-const PARITY_KINDS = new Set<string>(['vol_index', 'incremental_ticker', 'public_methods_state', 'announcements']);
+const PARITY_KINDS = new Set<string>(['vol_index', 'incremental_ticker', 'public_methods_state', 'announcements', 'user.access_log']);
 
 export function isParitySpec(spec: { k: string }): spec is ParitySpec {
   return PARITY_KINDS.has(spec.k);
