@@ -199,6 +199,7 @@ export const CHANNELS: ChannelInfo[] = [
   { channel: 'platform_state', access: 'public', params: {}, data: '{price_index, locked}' },
   { channel: 'platform_state.public_methods_state', access: 'public', params: {}, data: '{allow_unauthenticated_public_requests: true}, on subscribe' },
   { channel: 'deribit_volatility_index.{index_name}', access: 'public', params: { index_name: IDX }, data: '{index_name, volatility, timestamp} (public/get_volatility_index_data), on subscribe and when it moves' },
+  { channel: 'user.lock', access: 'private', params: {}, data: '{currency, locked} when the account enters or leaves liquidation in a currency (private/get_user_locks)' },
   { channel: 'user.access_log', access: 'private', params: {}, data: '{id, ip, timestamp, country, city, log, data} (private/get_access_log) for each login of the account' },
   { channel: 'announcements', access: 'public', params: {}, data: '{action:"new", id, title, body, important, confirmation, publication_timestamp} as each is published' },
   { channel: 'incremental_ticker.{instrument_name}', access: 'public', params: { instrument_name: INST }, data: '{type:"snapshot", ...ticker} on subscribe, then {type:"change", timestamp, instrument_name, ...the fields that changed} (100 ms)' },

@@ -2,7 +2,7 @@
 // ticker and the public-methods state. Parsed here and rendered here; the hub only calls in, so its
 // own file stays as it was. (The stream gateway, src/gateway/, parses channels without these, so it
 // refuses them rather than serving them silent.)
-import type { CurrencyCode } from '../../domain/currency.ts';
+import { CURRENCY_CODES, type CurrencyCode } from '../../domain/currency.ts';
 import type { Instrument } from '../../domain/instrument.ts';
 import type { Exchange } from '../../engine/exchange.ts';
 import { volatilityIndex } from '../../market/volIndex.ts';
@@ -32,7 +32,9 @@ export type ParitySpec =
   /** announcements: each as it is published (src/engine/announcements.ts) */
   | { k: 'announcements' }
   /** user.access_log: the subscriber's logins as they happen (src/engine/accessLog.ts) */
-  | { k: 'user.access_log' };
+  | { k: 'user.access_log' }
+  /** user.lock: the subscriber's account locked or unlocked in a currency (private/get_user_locks) */
+  | { k: 'user.lock' };
 
 const INDEX_CURRENCIES: Record<string, CurrencyCode> = { btc_usd: 'BTC', eth_usd: 'ETH' };
 
@@ -43,6 +45,7 @@ export function parseParityChannel(p: string[], known: (instrument: string) => b
   if (p[0] === 'platform_state' && p.length === 2 && p[1] === 'public_methods_state') return { k: 'public_methods_state' };
   if (p[0] === 'announcements' && p.length === 1) return { k: 'announcements' };
   if (p[0] === 'user' && p.length === 2 && p[1] === 'access_log') return { k: 'user.access_log' };
+  if (p[0] === 'user' && p.length === 2 && p[1] === 'lock') return { k: 'user.lock' };
   return null;
 }
 
@@ -110,6 +113,10 @@ export function parityInitial(ex: Exchange, t: ParityTopic): string[] {
       // as announcements: the newest entry id so far; each round sends the user's entries after it
       t.last ??= String(ex.nextAccessId - 1);
       return [];
+    case 'user.lock':
+      // the currencies locked now; each round sends the ones whose state changed
+      t.last ??= lockedCurrencies(ex, t.userId!);
+      return [];
   }
 }
 
@@ -157,6 +164,15 @@ export function parityRound(ex: Exchange, t: ParityTopic, r: ParityRound): strin
       t.last = String(ex.announcements.nextId - 1);
       return ex.announcements.list.filter((a) => a.id > seen).map((a) => JSON.stringify({ action: 'new', ...renderAnnouncement(a) }));
     }
+    case 'user.lock': {
+      if (r.cadence !== 'raw') return [];
+      const now = lockedCurrencies(ex, t.userId!);
+      if (now === t.last) return [];
+      const before = new Set((t.last ?? '').split(',').filter((x) => x !== ''));
+      const after = new Set(now.split(',').filter((x) => x !== ''));
+      t.last = now;
+      return CURRENCY_CODES.filter((c) => before.has(c) !== after.has(c)).map((c) => JSON.stringify({ currency: c, locked: after.has(c) }));
+    }
     case 'user.access_log': {
       if (r.cadence !== 'raw') return [];
       const seen = Number(t.last ?? 0);
@@ -167,7 +183,12 @@ export function parityRound(ex: Exchange, t: ParityTopic, r: ParityRound): strin
   }
 }
 
-const PARITY_KINDS = new Set<string>(['vol_index', 'incremental_ticker', 'public_methods_state', 'announcements', 'user.access_log']);
+const PARITY_KINDS = new Set<string>(['vol_index', 'incremental_ticker', 'public_methods_state', 'announcements', 'user.access_log', 'user.lock']);
+
+/** The currencies the user's account is locked in (in liquidation: get_user_locks), as text. */
+function lockedCurrencies(ex: Exchange, userId: number): string {
+  return CURRENCY_CODES.filter((c) => ex.inLiquidation(userId, c)).join(',');
+}
 
 export function isParitySpec(spec: { k: string }): spec is ParitySpec {
   return PARITY_KINDS.has(spec.k);

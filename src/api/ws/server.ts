@@ -508,7 +508,7 @@ export function attachWebSocket(s: Services, server: Server, methods: MethodDef[
         // need authentication (Deribit 13778): both are silently left out of the result otherwise
         if (isPrivate(spec) && (!priv || !caller)) continue;
         // an API key's scopes bound what it may stream, as they bound what it may call
-        if (isPrivate(spec) && !scopeAllows(caller!.scopes, spec.k.startsWith('user.portfolio') || spec.k === 'user.access_log' ? 'account:read' : 'trade:read')) continue;
+        if (isPrivate(spec) && !scopeAllows(caller!.scopes, spec.k.startsWith('user.portfolio') || spec.k === 'user.access_log' || spec.k === 'user.lock' ? 'account:read' : 'trade:read')) continue;
         if ('cadence' in spec && spec.cadence === 'raw' && !caller) continue;
         if (c.subs.size >= opts.maxSubscriptions) {
           tooMany = true;
