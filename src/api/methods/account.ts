@@ -14,7 +14,7 @@ import { contractsOf, type AccountRisk } from '../../risk/accountRisk.ts';
 import { toMinorDown } from '../../risk/margin.ts';
 import { coin } from '../render.ts';
 import { defineMethod, type CallContext } from '../rpc/registry.ts';
-import { CurrencyOrAny, CurrencyParam, InstrumentName, caller, currencyFilter } from './common.ts';
+import { CurrencyOrAny, CurrencyParam, InstrumentName, KindParam, caller, currencyFilter } from './common.ts';
 
 interface PositionFigures {
   /** Value at mark (minor units; longs positive, shorts negative). */
@@ -335,7 +335,7 @@ export const accountMethods = [
     name: 'public/get_positions',
     aliases: ['private/get_positions'],
     scope: 'trade:read',
-    params: Type.Object({ currency: Type.Optional(CurrencyOrAny), kind: Type.Optional(Type.String({ maxLength: 32 })) }),
+    params: Type.Object({ currency: Type.Optional(CurrencyOrAny), kind: KindParam }),
     handler(ctx, p) {
       if (!optionKind(p.kind)) return [];
       return ctx.services.seq.read(() => {
