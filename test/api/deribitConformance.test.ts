@@ -71,10 +71,6 @@ pend('issue 34 (combos, block trades, block RFQ)', [
   'public/get_block_rfq_trades',
 ]);
 pend('issue 35 (portfolio margin)', ['private/pme/simulate', 'private/simulate_portfolio', 'private/change_margin_model']);
-// issue 31's own methods not built yet (docs/api-notes.md, "Deribit parity: what remains")
-pend('issue 31 (not built yet)', [
-  'public/fork_token',
-]);
 
 /** Answered by the WebSocket connection itself (src/api/ws/server.ts SESSION_METHODS), not the registry. */
 const WS_SESSION = new Set([
@@ -149,6 +145,7 @@ const KNOWN_GAPS: Record<string, string[]> = {
   'private/disable_api_key': ['missing $.client_secret', 'type $.max_scope: string[]'],
   'private/enable_api_key': ['missing $.client_secret', 'type $.max_scope: string[]'],
   'private/reset_api_key': ['type $.max_scope: string[]'],
+  'public/fork_token': ['missing $.sid'],
   'private/set_mmp_config': ['missing $[].id', 'missing $[].trade_count_limit', 'missing $[].vega_limit'],
   'private/get_mmp_config': ['missing $[].id', 'missing $[].trade_count_limit', 'missing $[].vega_limit'],
   'public/get_instruments': ['missing $[].max_leverage', 'missing $[].max_liquidation_commission'],
@@ -240,6 +237,7 @@ const SAMPLES: Record<string, (f: Fixture) => Promise<Call> | Call> = {
   'private/set_self_trading_config': (f) => ({ params: { mode: 'reject_taker', extended_to_subaccounts: false }, token: f.other }),
   'private/set_disabled_trading_products': async (f) => ({ params: { user_id: (await ok(f.url, 'private/get_account_summary', { currency: 'BTC', extended: true }, f.other)).id, trading_products: [] }, token: f.other }),
   'private/get_access_log': (f) => ({ token: tok(f) }),
+  'public/fork_token': async (f) => ({ params: { refresh_token: (await ok(f.url, 'public/auth', { grant_type: 'password', username: 'trader@example.com', password: 'user-password-1' })).refresh_token, session_name: 'fork' } }),
   'private/enable_cancel_on_disconnect': (f) => ({ params: { scope: 'account' }, token: f.other }),
   'private/disable_cancel_on_disconnect': (f) => ({ params: { scope: 'account' }, token: f.other }),
   'private/get_cancel_on_disconnect': (f) => ({ params: { scope: 'account' }, token: f.other }),

@@ -25,9 +25,10 @@ import { announcementMethods } from './announcements.ts';
 import { selfTradingMethods } from './selfTrading.ts';
 import { disabledProductMethods } from './disabledProducts.ts';
 import { accessLogMethods } from './accessLog.ts';
+import { forkTokenMethods } from './forkToken.ts';
 import { triggerOrderMethods } from './triggerOrders.ts';
 
-export const allMethods: MethodDef[] = [...accountMethods, ...authMethods, ...inviteMethods, ...tradingMethods, ...adminMethods, ...marketMethods, ...apiKeyMethods, ...deribitExtraMethods, ...fundsMethods, ...channelMethods, ...cancelOnDisconnectMethods, ...marginMethods, ...orderMethods, ...settlementMethods, ...volatilityMethods, ...rateLimitMethods, ...triggerOrderMethods, ...mmpMethods, ...sessionMethods, ...labelAndCloseMethods, ...parityReadMethods, ...apiKeyAdminMethods, ...announcementMethods, ...selfTradingMethods, ...disabledProductMethods, ...accessLogMethods];
+export const allMethods: MethodDef[] = [...accountMethods, ...authMethods, ...inviteMethods, ...tradingMethods, ...adminMethods, ...marketMethods, ...apiKeyMethods, ...deribitExtraMethods, ...fundsMethods, ...channelMethods, ...cancelOnDisconnectMethods, ...marginMethods, ...orderMethods, ...settlementMethods, ...volatilityMethods, ...rateLimitMethods, ...triggerOrderMethods, ...mmpMethods, ...sessionMethods, ...labelAndCloseMethods, ...parityReadMethods, ...apiKeyAdminMethods, ...announcementMethods, ...selfTradingMethods, ...disabledProductMethods, ...accessLogMethods, ...forkTokenMethods];
 
 /** Operations grouped as in API.md section 3, for the inventory tests. */
 export const methodGroups = {
@@ -57,4 +58,5 @@ export const methodGroups = {
   selfTrading: selfTradingMethods,
   disabledProducts: disabledProductMethods,
   accessLog: accessLogMethods,
+  forkToken: forkTokenMethods,
 };
