@@ -30,7 +30,11 @@ describe('set_self_trading_config', () => {
     const own = await ok(url, 'private/sell', { instrument_name: m.name, amount: 0.1, price: p }, a);
     assertError(await rpc(url, 'private/buy', { instrument_name: m.name, amount: 0.1, price: p }, a), 11030, { reason: 'self_trade' });
     await ok(url, 'private/sell', { instrument_name: m.name, amount: 0.3, price: p }, b);
+    const before = await ok(url, 'private/get_account_summary', { currency: 'BTC', extended: true }, a);
+    assert.deepEqual([before.self_trading_reject_mode, before.self_trading_extended_to_subaccounts], ['reject_taker', 'false']);
     assert.equal(await ok(url, 'private/set_self_trading_config', { mode: 'cancel_maker', extended_to_subaccounts: false }, a), 'ok');
+    const after = await ok(url, 'private/get_account_summaries', { extended: true }, a);
+    assert.equal(after.self_trading_reject_mode, 'cancel_maker', 'get_account_summaries shows it too');
     const r = await ok(url, 'private/buy', { instrument_name: m.name, amount: 0.2, price: p }, a);
     assert.equal(r.order.order_state, 'filled');
     assert.equal(r.trades.length, 1);
