@@ -46,12 +46,13 @@ export function orderJson(o: Order | TriggerOrder): string {
   const amount = lotsToAmount(inst, o.amount);
   const avg = averagePrice(o);
   let s =
-    `{"order_id":"${o.id}","order_state":"${o.state}","order_type":"${type}","original_order_type":"${type}","time_in_force":"${o.tif}",` +
+    `{"order_id":"${o.id}","order_state":"${o.state}","order_type":"${type}","time_in_force":"${o.tif}",` +
     `"instrument_name":${instName(inst)},"direction":"${o.side === BUY ? 'buy' : 'sell'}","price":${num(o.type === 'market' ? avg : priceToNumber(o.price))},` +
     `"amount":${num(amount)},"contracts":${num(amount / inst.contractSize)},"filled_amount":${num(lotsToAmount(inst, o.filled))},"average_price":${num(avg)},` +
     `"commission":${moneyOf(o.commission, inst.currency)},"label":${str(o.label)},"creation_timestamp":${num(o.created)},"last_update_timestamp":${num(o.lastUpdate)},` +
     `"post_only":${o.postOnly},"reduce_only":${o.reduceOnly},"api":true,"web":false,"mobile":false,"is_liquidation":${o.isLiquidation},` +
     `"replaced":false,"risk_reducing":false,"mmp":${o.mmp !== null},"profit_loss":0`;
+  if (o.type === 'market') s += ',"original_order_type":"market"';
   if (o.postOnly) s += `,"reject_post_only":${o.rejectPostOnly}`;
   if (o.cancelReason !== null) s += `,"cancel_reason":"${o.cancelReason}"`;
   if (o.advanced !== null) s += `,"advanced":"${o.advanced}"`;

@@ -39,7 +39,6 @@ export function renderOrder(o: Order | TriggerOrder): Record<string, unknown> {
     order_id: orderId(o),
     order_state: o.state,
     order_type: o.type === 'liquidation' ? 'limit' : o.type,
-    original_order_type: o.type === 'liquidation' ? 'limit' : o.type,
     time_in_force: o.tif,
     instrument_name: o.inst.name,
     direction: o.side === BUY ? 'buy' : 'sell',
@@ -63,6 +62,8 @@ export function renderOrder(o: Order | TriggerOrder): Record<string, unknown> {
     mmp: false,
     profit_loss: 0,
   };
+  // Deribit sends original_order_type (market | market_limit) only on market orders
+  if (o.type === 'market') out.original_order_type = 'market';
   if (o.postOnly) out.reject_post_only = o.rejectPostOnly;
   if (o.cancelReason !== null) out.cancel_reason = o.cancelReason;
   if (o.advanced !== null) out.advanced = o.advanced;
@@ -81,7 +82,7 @@ export function renderOrder(o: Order | TriggerOrder): Record<string, unknown> {
   if (o.origin !== null) {
     // placed by a trigger order: Deribit keeps the trigger's type and fields on the order it became
     out.order_type = o.origin.type;
-    out.original_order_type = o.origin.type;
+    delete out.original_order_type;
     Object.assign(out, triggerFields(o.origin));
     out.triggered = true;
     out.trigger_order_id = String(o.origin.id);
@@ -116,7 +117,6 @@ export function renderTriggerOrder(t: TriggerOrder): Record<string, unknown> {
     order_id: String(t.id),
     order_state: t.state,
     order_type: t.type,
-    original_order_type: t.type,
     time_in_force: t.cmd.tif,
     instrument_name: t.inst.name,
     direction: t.side === BUY ? 'buy' : 'sell',

@@ -27,6 +27,25 @@ export interface ApiKeyRecord {
   scope: string;
   name: string;
   created: number;
+  /** private/disable_api_key: the key authenticates nothing until enabled again */
+  disabled?: true;
+  /** private/edit_api_key: the addresses it may be used from; absent or empty: any */
+  ipWhitelist?: string[];
+  /**
+   * Bumped by a change that must end the tokens issued to the key (disable, a new secret, a new
+   * scope): a token's `api_key:` tag names the generation it was issued in (apiKeyScopeTag).
+   */
+  gen?: number;
+}
+
+/** What private/edit_api_key and its kin change on a key (a journaled `update_api_key` command). */
+export interface ApiKeyChange {
+  enabled?: boolean;
+  name?: string;
+  scope?: string;
+  ipWhitelist?: string[];
+  /** reset_api_key: the new secret, encrypted at the edge as create's is */
+  encSecret?: string;
 }
 
 /** The scopes a key may carry: Deribit's names. Keys never carry `admin`. */
@@ -70,6 +89,38 @@ export class ApiKeys {
     return rec;
   }
 
+  /** Applies a change to the user's key `id`; another user's key is simply not found. */
+  update(userId: number, id: number, ch: ApiKeyChange): ApiKeyRecord | Reject {
+    const rec = this.byId.get(id);
+    if (!rec || rec.userId !== userId) return reject(ERR.NOT_FOUND, 'api_key_not_found', 'id');
+    let endTokens = false;
+    if (ch.name !== undefined) rec.name = ch.name;
+    if (ch.scope !== undefined && ch.scope !== rec.scope) {
+      rec.scope = ch.scope;
+      endTokens = true;
+    }
+    if (ch.ipWhitelist !== undefined) {
+      if (ch.ipWhitelist.length > 0) rec.ipWhitelist = ch.ipWhitelist;
+      else delete rec.ipWhitelist;
+    }
+    if (ch.encSecret !== undefined) {
+      rec.encSecret = ch.encSecret;
+      endTokens = true;
+    }
+    if (ch.enabled === false && rec.disabled !== true) {
+      rec.disabled = true;
+      endTokens = true;
+    } else if (ch.enabled === true) delete rec.disabled;
+    if (endTokens) rec.gen = (rec.gen ?? 0) + 1;
+    return rec;
+  }
+
+  /** The key of a client id while it is enabled. */
+  active(clientId: string): ApiKeyRecord | undefined {
+    const rec = this.byClientId.get(clientId);
+    return rec === undefined || rec.disabled === true ? undefined : rec;
+  }
+
   forUser(userId: number): ApiKeyRecord[] {
     const out: ApiKeyRecord[] = [];
     for (const r of this.byId.values()) if (r.userId === userId) out.push(r);
@@ -93,15 +144,38 @@ export class ApiKeys {
   }
 }
 
-/** Marks the scope of a token issued to an API key (public/auth), so the token dies with the key. */
+/**
+ * Marks the scope of a token issued to an API key (public/auth), so the token dies with the key:
+ * `api_key:<id>`, then `.<generation>` once a change has ended the key's earlier tokens.
+ */
 export function apiKeyScopeTag(rec: ApiKeyRecord): string {
-  return `api_key:${rec.id}`;
+  return rec.gen ? `api_key:${rec.id}.${rec.gen}` : `api_key:${rec.id}`;
 }
 
-/** False when the token scope names an API key that no longer exists. */
+/** A token's API-key tag: the key id and the generation it was issued in. */
+export const API_KEY_TAG = /(?:^| )api_key:(\d+)(?:\.(\d+))?(?: |$)/;
+
+/** The key a token tag names while the token may be used: the key exists, is enabled, and has not ended it. */
+export function taggedKey(keys: ApiKeys, tag: RegExpExecArray): ApiKeyRecord | undefined {
+  const rec = keys.byId.get(Number(tag[1]));
+  if (rec === undefined || rec.disabled === true || (rec.gen ?? 0) !== Number(tag[2] ?? 0)) return undefined;
+  return rec;
+}
+
+/** False when the token scope names an API key that no longer exists, is disabled, or ended it. */
 export function apiKeyTagValid(keys: ApiKeys, scope: string): boolean {
-  const m = /(?:^| )api_key:(\d+)(?: |$)/.exec(scope);
-  return m === null || keys.byId.has(Number(m[1]));
+  const m = API_KEY_TAG.exec(scope);
+  return m === null || taggedKey(keys, m) !== undefined;
+}
+
+/** `::ffff:1.2.3.4` (an IPv4 client on a dual-stack socket) as `1.2.3.4`. */
+export function plainIp(ip: string): string {
+  return ip.startsWith('::ffff:') && ip.includes('.') ? ip.slice(7) : ip;
+}
+
+/** Whether the key may be used from `ip`: no whitelist, or `ip` on it. */
+export function ipAllowed(rec: ApiKeyRecord, ip: string): boolean {
+  return rec.ipWhitelist === undefined || rec.ipWhitelist.length === 0 || rec.ipWhitelist.includes(plainIp(ip));
 }
 
 /** A fresh client id (12 URL-safe characters) and client secret (43 characters, 256 bits). */
@@ -171,7 +245,7 @@ export function verifyHmac(keys: ApiKeys, serverKey: Buffer, params: string, req
   if (!/^[0-9]{1,16}$/.test(f.ts)) return reject(ERR.UNAUTHORIZED, 'invalid_timestamp');
   const ts = Number(f.ts);
   if (!fresh(ts, now)) return reject(ERR.UNAUTHORIZED, 'stale_signature');
-  const rec = keys.byClientId.get(f.id);
+  const rec = keys.active(f.id);
   const secret = rec ? secretOf(rec, serverKey) : null;
   if (!rec || secret === null) return reject(ERR.UNAUTHORIZED, 'invalid_signature');
   const sig = f.sig.toLowerCase();
@@ -197,7 +271,7 @@ export function verifyBasic(keys: ApiKeys, serverKey: Buffer, b64: string): ApiK
 }
 
 export function verifySecret(keys: ApiKeys, serverKey: Buffer, clientId: string, clientSecret: string, code: typeof ERR.UNAUTHORIZED | typeof ERR.INVALID_CREDENTIALS): ApiKeyRecord | Reject {
-  const rec = keys.byClientId.get(clientId);
+  const rec = keys.active(clientId);
   const secret = rec ? secretOf(rec, serverKey) : null;
   // compared even for an unknown id, so both failures take the same time
   const good = safeEqual(clientSecret, secret ?? 'unknown-client-id-placeholder');
@@ -213,7 +287,7 @@ export function verifyClientSignature(
   replay: ReplayGuard,
 ): ApiKeyRecord | Reject {
   if (!fresh(p.timestamp, now)) return reject(ERR.INVALID_CREDENTIALS, 'stale_signature', 'timestamp');
-  const rec = keys.byClientId.get(p.client_id);
+  const rec = keys.active(p.client_id);
   const secret = rec ? secretOf(rec, serverKey) : null;
   if (!rec || secret === null) return reject(ERR.INVALID_CREDENTIALS, 'invalid_credentials', 'client_id');
   const expected = hmacSha256Hex(secret, `${p.timestamp}\n${p.nonce}\n${p.data}`);

@@ -1,6 +1,8 @@
 // Credentials held in exchange state: invite codes and token hashes. Part of the deterministic
 // state (journaled, snapshotted) so sessions survive a restart; no secret is stored in the clear.
 import type { InviteCode, TokenRecord } from '../engine/types.ts';
+// one tag syntax for tokens and sessions: `api_key:<id>`, `.<generation>` after a change ended its tokens
+import { API_KEY_TAG } from './apiKeys.ts';
 
 /** Tokens are swept for expiry every this many issues, so memory stays bounded. */
 const SWEEP_EVERY = 256;
@@ -17,7 +19,6 @@ export const MAX_SESSIONS_PER_USER = 64;
  */
 export const MAX_SESSIONS_PER_API_KEY = 16;
 
-const API_KEY_TAG = /(?:^| )api_key:(\d+)(?: |$)/;
 
 /** The group a session counts in: its API key (`k<id>`, from the scope tag), else its user. */
 function sessionGroup(userId: number, scope: string): string {

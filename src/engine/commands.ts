@@ -1,6 +1,9 @@
 // Commands: the only way exchange state changes. Each is journaled as compact JSON and replayed
 // verbatim, so everything non-deterministic (time, random codes, password hashes) is decided
 // before a command is created and travels inside it.
+import type { ApiKeyChange } from '../auth/apiKeys.ts';
+import type { SelfTradingMode } from './selfTrade.ts';
+import type { TradingProduct } from './disabledProducts.ts';
 import type { CurrencyCode } from '../domain/currency.ts';
 import type { OptionType, SettlementPeriod } from '../domain/instrument.ts';
 import type { TimeInForce } from './types.ts';
@@ -23,7 +26,18 @@ export interface InstrumentSpec {
 
 export type Command =
   | { t: 'create_user'; email: string; passwordHash: string; role: 'admin' | 'user'; inviteCode: string | null; by: number | null }
-  | { t: 'issue_token'; userId: number; access: string; refresh: string; scope: string; accessTtl: number; refreshTtl: number; replaces: string | null }
+  | {
+      t: 'issue_token';
+      userId: number;
+      access: string;
+      refresh: string;
+      scope: string;
+      accessTtl: number;
+      refreshTtl: number;
+      replaces: string | null;
+      /** public/auth's login: the client address and grant, for the access log (src/engine/accessLog.ts) */
+      login?: { ip: string; grant: string };
+    }
   | { t: 'revoke_token'; access: string }
   | { t: 'create_invite'; code: string; maxUses: number; expiresIn: number; note: string | null; by: number }
   | { t: 'revoke_invite'; code: string; by: number }
@@ -75,6 +89,15 @@ export type Command =
   /** API keys: the secret travels only encrypted (generated and encrypted at the edge). */
   | { t: 'create_api_key'; userId: number; clientId: string; encSecret: string; scope: string; name: string }
   | { t: 'remove_api_key'; userId: number; id: number }
+  /** API-key management (enable/disable/edit/reset/rename/scope): only what changes is present. */
+  | { t: 'update_api_key'; userId: number; id: number; change: ApiKeyChange }
+  /** Announcements (src/engine/announcements.ts): an administrator publishes; a user marks one read. */
+  | { t: 'publish_announcement'; title: string; body: string; important: boolean; confirmation: boolean }
+  | { t: 'read_announcement'; userId: number; id: number }
+  /** Self-trade prevention mode (src/engine/selfTrade.ts). */
+  | { t: 'set_self_trading_config'; userId: number; mode: SelfTradingMode; extendedToSubaccounts: boolean }
+  /** Products an account may not trade (src/engine/disabledProducts.ts). */
+  | { t: 'set_disabled_trading_products'; userId: number; products: TradingProduct[] }
   /** private/edit: `lots` is the new total amount scaled by 10^AMOUNT_SCALE; `price` null keeps the price. */
   | { t: 'edit'; userId: number; orderId: number; lots: number; price: number | null; postOnly: boolean | null; rejectPostOnly: boolean | null; triggerPrice?: number | null; triggerOffset?: number | null; mmp?: boolean; cod?: true }
   /** One liquidation step for an account below maintenance margin (API.md 5.3; src/engine/liquidation.ts). */

@@ -5,6 +5,10 @@ import { ERR, isReject, reject, type Reject } from '../domain/errors.ts';
 import type { Instrument } from '../domain/instrument.ts';
 import { AuthState } from '../auth/authState.ts';
 import { ApiKeys } from '../auth/apiKeys.ts';
+import { Announcements } from './announcements.ts';
+import { recordAccess, type AccessEntry } from './accessLog.ts';
+import { optionsRefusal, setDisabledProducts, type TradingProduct } from './disabledProducts.ts';
+import { cancelOwnMakers, cancelOwnMakersForEdit, setSelfTradingConfig, type SelfTradingConfig } from './selfTrade.ts';
 import { computeMarket, refreshMarket } from '../market/marks.ts';
 import type { Command, InstrumentSpec, Sequenced } from './commands.ts';
 import { OrderBook } from './orderBook.ts';
@@ -97,6 +101,15 @@ export class Exchange {
   auth = new AuthState();
   /** API keys (src/auth/apiKeys.ts): only encrypted secrets. */
   apiKeys = new ApiKeys();
+  /** Announcements and who read them (src/engine/announcements.ts). */
+  announcements = new Announcements();
+  /** Self-trade prevention settings other than the default (src/engine/selfTrade.ts). */
+  selfTrading = new Map<number, SelfTradingConfig>();
+  /** Products an account may not trade, when any (src/engine/disabledProducts.ts). */
+  disabledProducts = new Map<number, TradingProduct[]>();
+  /** Each account's newest logins (src/engine/accessLog.ts). */
+  accessLog = new Map<number, AccessEntry[]>();
+  nextAccessId = 1;
   system: SystemAccounts = { fees: accountsRecord(), insurance: accountsRecord() };
   /** The insurance account: its balances (`system.insurance`), the positions it took over from
    *  defaulting accounts, and its log (src/engine/defaults.ts). */
@@ -190,6 +203,7 @@ export class Exchange {
           this.auth.consumeRefresh(c.replaces);
         }
         this.auth.issue(c.userId, c.access, c.refresh, c.scope, this.now, c.accessTtl, c.refreshTtl);
+        if (c.login !== undefined) recordAccess(this, c.userId, c.login.ip, c.login.grant);
         return true;
       }
       case 'revoke_token':
@@ -220,6 +234,10 @@ export class Exchange {
       case 'withdraw':
         return this.withdraw(c);
       case 'place': {
+        const disabled = optionsRefusal(this, c.userId, c.reduceOnly);
+        if (disabled !== null) return disabled;
+        // cancel_maker self-trade prevention: the own orders this one would meet go first
+        if (c.trig === undefined && !c.postOnly && (c.type === 'market' || c.price !== null)) cancelOwnMakers(this, c.userId, c.instrument, c.side, c.type === 'market' ? NaN : c.price!, c.lots);
         const r = c.trig !== undefined ? this.triggers.place({ ...c, trig: c.trig }) : this.trading.place(c);
         if (c.cod === true) markPlaced(r);
         return r;
@@ -275,8 +293,19 @@ export class Exchange {
         return this.apiKeys.create(c.userId, c.clientId, c.encSecret, c.scope, c.name, this.now);
       case 'remove_api_key':
         return this.apiKeys.remove(c.userId, c.id);
+      case 'update_api_key':
+        return this.apiKeys.update(c.userId, c.id, c.change);
+      case 'publish_announcement':
+        return this.announcements.publish(c, this.now);
+      case 'read_announcement':
+        return this.announcements.markRead(c.userId, c.id);
+      case 'set_self_trading_config':
+        return setSelfTradingConfig(this, c);
+      case 'set_disabled_trading_products':
+        return setDisabledProducts(this, c);
       case 'edit': {
         const t = this.triggers.get(c.userId, c.orderId);
+        if (t === undefined) cancelOwnMakersForEdit(this, c);
         const r = t !== undefined ? this.triggers.edit(c, t) : this.trading.edit(c);
         if (c.cod === true) markPlaced(r);
         return r;
@@ -288,6 +317,8 @@ export class Exchange {
       case 'reset_mmp':
         return this.mmp.reset(c.userId, c.indexName, c.group);
       case 'mass_quote': {
+        const disabled = optionsRefusal(this, c.userId, false);
+        if (disabled !== null) return disabled;
         const r = massQuote(this, c);
         if (c.cod === true) markPlaced(r);
         return r;

@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import type { CurrencyCode } from '../domain/currency.ts';
 import type { Instrument } from '../domain/instrument.ts';
 import { ApiKeys } from '../auth/apiKeys.ts';
+import { Announcements } from './announcements.ts';
 import { DEFAULT_LIMITS, Exchange, type ExchangeLimits } from './exchange.ts';
 import { OrderBook } from './orderBook.ts';
 import { newOrder, type Account, type Order, type InstrumentMarket, type Trade, type User } from './types.ts';
@@ -125,6 +126,14 @@ export function serialize(ex: Exchange): string {
     triggers: ex.triggers.toJson(),
     // cancel-on-disconnect (src/engine/cod.ts): last, and absent from older snapshots
     cod: codToJson(ex, orders.values()),
+    // announcements (src/engine/announcements.ts): last, and absent from older snapshots
+    announcements: ex.announcements.toJson(),
+    // self-trade prevention (src/engine/selfTrade.ts): last, and absent from older snapshots
+    selfTrading: [...ex.selfTrading].sort((x, y) => x[0] - y[0]),
+    // disabled trading products (src/engine/disabledProducts.ts): last, and absent from older snapshots
+    disabledProducts: [...ex.disabledProducts].sort((x, y) => x[0] - y[0]),
+    // access logs (src/engine/accessLog.ts): last, and absent from older snapshots
+    accessLog: { next: ex.nextAccessId, users: [...ex.accessLog].sort((x, y) => x[0] - y[0]) },
   };
   return JSON.stringify(state);
 }
@@ -148,6 +157,11 @@ export function restore(text: string, limits: ExchangeLimits = DEFAULT_LIMITS): 
   ex.auth.restoreTokens(s.auth.access, s.auth.refresh);
   ex.auth.issuedCount = s.auth.issued;
   ex.apiKeys = ApiKeys.fromJson(s.apiKeys);
+  ex.announcements = Announcements.fromJson(s.announcements);
+  ex.selfTrading = new Map(s.selfTrading ?? []);
+  ex.disabledProducts = new Map(s.disabledProducts ?? []);
+  ex.accessLog = new Map(s.accessLog?.users ?? []);
+  ex.nextAccessId = s.accessLog?.next ?? 1;
   ex.system = s.system;
   // snapshots from before the insurance account held positions and logs have neither
   ex.insurance = { accounts: ex.system.insurance, positions: new Map(), log: ledgerFromJson(s.insurance?.log) };

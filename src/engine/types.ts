@@ -21,7 +21,9 @@ export type CancelReason =
   /** market-maker protection triggered in the order's group (src/engine/mmp.ts) */
   | 'mmp_trigger'
   /** a settlement took the cash an open buy was accepted against (src/engine/settlement.ts) */
-  | 'risk_mitigation';
+  | 'risk_mitigation'
+  /** the account's own order that an order of `cancel_maker` self-trade prevention met (src/engine/selfTrade.ts) */
+  | 'self_trade_prevention';
 
 /** The trade ids of every order that has not traded (never written: see `addTradeId`). */
 export const NO_TRADE_IDS: readonly number[] = Object.freeze([]);

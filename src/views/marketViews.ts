@@ -133,6 +133,15 @@ export class MarketViews {
     return out;
   }
 
+  /** Index minute closes [[minute start, close]] from `from` on, ascending (within the retention). */
+  indexMinutes(c: CurrencyCode, from: number): [number, number][] {
+    const arr = this.indexCloses.get(c);
+    const out: [number, number][] = [];
+    if (!arr) return out;
+    for (let i = 0; i < arr.length; i += 2) if (arr[i] >= from) out.push([arr[i], arr[i + 1]]);
+    return out;
+  }
+
   /** Volatility-index minutes [[ts, open, high, low, close]] with from <= ts <= to, ascending. */
   volIndexMinutes(c: CurrencyCode, from: number, to: number): [number, number, number, number, number][] {
     const arr = this.volIndex.get(c);

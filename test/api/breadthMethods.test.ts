@@ -94,8 +94,9 @@ describe('order reads and index names', () => {
     const names = await both(url, ws, 'public/get_index_price_names', {});
     assert.deepEqual(names, [{ name: 'btc_usd' }, { name: 'eth_usd' }]);
     assert.deepEqual(await both(url, ws, 'public/get_index_price_names', { extended: true }), names.map((n: any) => ({ ...n, future_combo_creation_enabled: false, option_combo_creation_enabled: false })));
-    assert.deepEqual(await both(url, ws, 'public/get_supported_index_names', {}), ['btc_usd', 'eth_usd']);
-    assert.deepEqual(await both(url, ws, 'public/get_supported_index_names', { type: 'spot' }), ['btc_usd', 'eth_usd']);
+    const indices = ['btc_usd', 'eth_usd'].map((name) => ({ name, future_combo_creation_enabled: false, option_combo_creation_enabled: false }));
+    assert.deepEqual(await both(url, ws, 'public/get_supported_index_names', {}), indices);
+    assert.deepEqual(await both(url, ws, 'public/get_supported_index_names', { type: 'spot' }), indices);
     assert.deepEqual(await both(url, ws, 'public/get_supported_index_names', { type: 'derivative' }), []);
     for (const { name } of names) assert.ok((await ok(url, 'public/get_index_price', { index_name: name })).index_price > 0, name);
   });

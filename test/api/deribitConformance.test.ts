@@ -71,32 +71,6 @@ pend('issue 34 (combos, block trades, block RFQ)', [
   'public/get_block_rfq_trades',
 ]);
 pend('issue 35 (portfolio margin)', ['private/change_margin_model']);
-// issue 31's own methods not built yet (docs/api-notes.md, "Deribit parity: what remains")
-pend('issue 31 (not built yet)', [
-  'public/fork_token',
-  'private/change_api_key_name',
-  'private/change_scope_in_api_key',
-  'private/disable_api_key',
-  'private/edit_api_key',
-  'private/enable_api_key',
-  'private/reset_api_key',
-  'private/get_access_log',
-  'private/get_user_locks',
-  'public/get_announcements',
-  'private/get_new_announcements',
-  'private/set_announcement_as_read',
-  'private/set_self_trading_config',
-  'private/set_disabled_trading_products',
-  'public/get_last_settlements_by_currency',
-  'public/get_last_settlements_by_instrument',
-  'public/get_index_chart_data',
-  'private/close_position',
-  'private/get_open_orders_by_label',
-  'private/get_order_state_by_label',
-  'private/edit_by_label',
-  'private/cancel_all_by_kind_or_type',
-  'private/cancel_all_by_currency_pair',
-]);
 
 /** Answered by the WebSocket connection itself (src/api/ws/server.ts SESSION_METHODS), not the registry. */
 const WS_SESSION = new Set([
@@ -121,10 +95,14 @@ const CONDITIONAL = new Set<string>([
   ...['advanced', 'implv', 'usd', 'display_amount', 'refresh_amount', 'trigger', 'trigger_price', 'trigger_offset', 'trigger_order_id', 'trigger_reference_price', 'triggered'],
   ...['oco_ref', 'oto_order_ids', 'primary_order_id', 'is_primary_otoco', 'is_secondary_oto', 'trigger_fill_condition', 'quote', 'quote_id', 'quote_set_id', 'mmp_group', 'mmp_cancelled'],
   ...['cancel_reason', 'reject_post_only', 'block_trade', 'app_name', 'auto_replaced', 'is_rebalance'],
+  // market orders only (market | market_limit)
+  'original_order_type',
   // trades: block trades, block RFQs, combos and allocations; `liquidation` only when a side was liquidated
   ...['block_trade_id', 'block_trade_leg_count', 'block_rfq_id', 'block_rfq_quote_id', 'combo_id', 'combo_trade_id', 'legs', 'trade_allocations', 'liquidation'],
   // perpetuals and futures only (this venue lists options)
   ...['current_funding', 'funding_8h', 'interest_value', 'realized_funding', 'future_type'],
+  // API keys: only keys made with an Ed25519 public key (none here)
+  'public_key',
   // mass_quote: only when some quotes failed or wait
   ...['errors', 'pending_requests', 'pending_requests_count'],
   // MMP: block RFQ configs only
@@ -149,36 +127,31 @@ function withSlips(d: DocumentedMethod): DocumentedMethod {
  * test finds them: a fix must remove its line here, and a new finding fails the test.
  */
 const KNOWN_GAPS: Record<string, string[]> = {
-  'private/get_account_summary': ['missing $.affiliate_promotion_fee', 'missing $.deposit_address', 'missing $.estimated_liquidation_ratio', 'missing $.fee_group', 'missing $.has_non_block_chain_equity', 'missing $.interuser_transfers_enabled', 'missing $.is_direct_access_allowed', 'missing $.limits', 'missing $.login_enabled', 'missing $.mmp_enabled', 'missing $.options_gamma_map', 'missing $.options_theta_map', 'missing $.options_vega_map', 'missing $.receive_notifications', 'missing $.referrer_id', 'missing $.security_keys_enabled', 'missing $.self_trading_extended_to_subaccounts', 'missing $.self_trading_reject_mode', 'missing $.total_delta_total_usd', 'missing $.total_equity_usd', 'missing $.total_initial_margin_usd', 'missing $.total_maintenance_margin_usd', 'missing $.total_margin_balance_usd', 'missing $.trading_products_details', 'type $.fees: object'],
-  'private/get_account_summaries': ['missing $.affiliate_promotion_fee', 'missing $.block_rfq_self_match_prevention', 'missing $.interuser_transfers_enabled', 'missing $.login_enabled', 'missing $.mmp_enabled', 'missing $.receive_notifications', 'missing $.referrer_id', 'missing $.security_keys_enabled', 'missing $.self_trading_extended_to_subaccounts', 'missing $.self_trading_reject_mode', 'missing $.summaries[].affiliate_promotion_fee', 'missing $.summaries[].deposit_address', 'missing $.summaries[].estimated_liquidation_ratio', 'missing $.summaries[].fee_group', 'missing $.summaries[].has_non_block_chain_equity', 'missing $.summaries[].limits', 'missing $.summaries[].options_gamma_map', 'missing $.summaries[].options_theta_map', 'missing $.summaries[].options_vega_map', 'missing $.summaries[].receive_notifications', 'missing $.summaries[].total_delta_total_usd', 'missing $.summaries[].total_equity_usd', 'missing $.summaries[].total_initial_margin_usd', 'missing $.summaries[].total_maintenance_margin_usd', 'missing $.summaries[].total_margin_balance_usd', 'missing $.summaries[].trading_products_details', 'missing $.trading_products_details', 'type $.summaries[].fees: object'],
+  'private/get_account_summary': ['missing $.affiliate_promotion_fee', 'missing $.deposit_address', 'missing $.estimated_liquidation_ratio', 'missing $.fee_group', 'missing $.has_non_block_chain_equity', 'missing $.interuser_transfers_enabled', 'missing $.is_direct_access_allowed', 'missing $.limits', 'missing $.login_enabled', 'missing $.mmp_enabled', 'missing $.options_gamma_map', 'missing $.options_theta_map', 'missing $.options_vega_map', 'missing $.receive_notifications', 'missing $.referrer_id', 'missing $.security_keys_enabled', 'missing $.total_delta_total_usd', 'missing $.total_equity_usd', 'missing $.total_initial_margin_usd', 'missing $.total_maintenance_margin_usd', 'missing $.total_margin_balance_usd', 'missing $.trading_products_details', 'type $.fees: object'],
+  'private/get_account_summaries': ['missing $.affiliate_promotion_fee', 'missing $.block_rfq_self_match_prevention', 'missing $.interuser_transfers_enabled', 'missing $.login_enabled', 'missing $.mmp_enabled', 'missing $.receive_notifications', 'missing $.referrer_id', 'missing $.security_keys_enabled', 'missing $.summaries[].affiliate_promotion_fee', 'missing $.summaries[].deposit_address', 'missing $.summaries[].estimated_liquidation_ratio', 'missing $.summaries[].fee_group', 'missing $.summaries[].has_non_block_chain_equity', 'missing $.summaries[].limits', 'missing $.summaries[].options_gamma_map', 'missing $.summaries[].options_theta_map', 'missing $.summaries[].options_vega_map', 'missing $.summaries[].receive_notifications', 'missing $.summaries[].total_delta_total_usd', 'missing $.summaries[].total_equity_usd', 'missing $.summaries[].total_initial_margin_usd', 'missing $.summaries[].total_maintenance_margin_usd', 'missing $.summaries[].total_margin_balance_usd', 'missing $.summaries[].trading_products_details', 'missing $.trading_products_details', 'type $.summaries[].fees: object'],
   // USD totals of cross accounts: portfolio margin here is segregated per currency (issue 35, first slice)
   'private/simulate_portfolio': ['missing $.total_delta_total_usd', 'missing $.total_equity_usd', 'missing $.total_initial_margin_usd', 'missing $.total_maintenance_margin_usd', 'missing $.total_margin_balance_usd'],
   'private/get_position': ['missing $.leverage', 'missing $.settlement_price', 'missing $.size_currency'],
   'private/get_positions': ['missing $[].leverage', 'missing $[].settlement_price', 'missing $[].size_currency'],
   'public/auth': ['missing $.enabled_features', 'missing $.google_login', 'missing $.mandatory_tfa_status', 'missing $.sid', 'missing $.state'],
-  'private/buy': ['type $.order.original_order_type: market|market_limit'],
-  'private/sell': ['type $.order.original_order_type: market|market_limit'],
-  'private/cancel': ['type $.original_order_type: market|market_limit'],
-  'private/get_open_orders': ['type $[].original_order_type: market|market_limit'],
-  'private/get_open_orders_by_currency': ['type $[].original_order_type: market|market_limit'],
-  'private/get_open_orders_by_instrument': ['type $[].original_order_type: market|market_limit'],
   'private/get_user_trades_by_currency': ['missing $.trades[].iv'],
   'private/get_user_trades_by_currency_and_time': ['missing $.trades[].iv'],
   'private/get_user_trades_by_instrument': ['missing $.trades[].iv'],
   'private/get_user_trades_by_instrument_and_time': ['missing $.trades[].iv'],
-  'private/edit': ['type $.order.original_order_type: market|market_limit'],
-  'private/get_order_state': ['type $.original_order_type: market|market_limit'],
-  'private/get_order_history_by_currency': ['type $[].original_order_type: market|market_limit'],
-  'private/get_order_history_by_instrument': ['type $[].original_order_type: market|market_limit'],
   'private/get_transaction_log': ['missing $.logs[].amount', 'missing $.logs[].contracts', 'missing $.logs[].equity', 'missing $.logs[].fee_role', 'missing $.logs[].index_price', 'missing $.logs[].info', 'missing $.logs[].interest_pl', 'missing $.logs[].ip', 'missing $.logs[].mark_price', 'missing $.logs[].order_id', 'missing $.logs[].position', 'missing $.logs[].price', 'missing $.logs[].price_currency', 'missing $.logs[].profit_as_cashflow', 'missing $.logs[].session_rpl', 'missing $.logs[].session_upl', 'missing $.logs[].settlement_price', 'missing $.logs[].side', 'missing $.logs[].total_interest_pl', 'missing $.logs[].trade_id', 'missing $.logs[].user_id', 'missing $.logs[].user_role', 'missing $.logs[].user_seq', 'missing $.logs[].username'],
-  'private/create_api_key': ['missing $.enabled_features', 'missing $.ip_whitelist', 'missing $.public_key', 'type $.max_scope: string[]'],
-  'private/list_api_keys': ['missing $[].client_secret', 'missing $[].enabled_features', 'missing $[].ip_whitelist', 'missing $[].public_key', 'type $[].max_scope: string[]'],
-  'private/set_mmp_config': ['type $: array'],
+  'private/create_api_key': ['type $.max_scope: string[]'],
+  'private/list_api_keys': ['missing $[].client_secret', 'type $[].max_scope: string[]'],
+  'private/change_api_key_name': ['missing $.client_secret', 'type $.max_scope: string[]'],
+  'private/change_scope_in_api_key': ['missing $.client_secret', 'type $.max_scope: string[]'],
+  'private/edit_api_key': ['missing $.client_secret', 'type $.max_scope: string[]'],
+  'private/disable_api_key': ['missing $.client_secret', 'type $.max_scope: string[]'],
+  'private/enable_api_key': ['missing $.client_secret', 'type $.max_scope: string[]'],
+  'private/reset_api_key': ['type $.max_scope: string[]'],
+  'public/fork_token': ['missing $.sid'],
+  'private/set_mmp_config': ['missing $[].id', 'missing $[].trade_count_limit', 'missing $[].vega_limit'],
   'private/get_mmp_config': ['missing $[].id', 'missing $[].trade_count_limit', 'missing $[].vega_limit'],
-  'private/mass_quote': ['type $.orders[].original_order_type: market|market_limit'],
   'public/get_instruments': ['missing $[].max_leverage', 'missing $[].max_liquidation_commission'],
   'public/get_instrument': ['missing $.max_leverage', 'missing $.max_liquidation_commission'],
-  'public/get_supported_index_names': ['type $[]: object'],
   'public/get_currencies': ['missing $[].apr', 'missing $[].in_cross_collateral_pool', 'missing $[].min_withdrawal_fee', 'missing $[].network_currency', 'missing $[].network_fee', 'type $[].coin_type: BITCOIN|ETHER'],
   'public/get_book_summary_by_currency': ['missing $[].volume_notional'],
   'public/get_book_summary_by_instrument': ['missing $[].volume_notional'],
@@ -256,6 +229,19 @@ const SAMPLES: Record<string, (f: Fixture) => Promise<Call> | Call> = {
     const k = await ok(f.url, 'private/create_api_key', { max_scope: 'trade:read' }, f.user);
     return { params: { id: k.id }, token: tok(f) };
   },
+  'private/change_api_key_name': (f) => ({ params: { id: f.apiKeyId, name: 'renamed' }, token: tok(f) }),
+  'private/change_scope_in_api_key': (f) => ({ params: { id: f.apiKeyId, max_scope: 'trade:read account:read' }, token: tok(f) }),
+  'private/edit_api_key': (f) => ({ params: { id: f.apiKeyId, max_scope: 'trade:read', ip_whitelist: ['127.0.0.1'] }, token: tok(f) }),
+  'private/disable_api_key': (f) => ({ params: { id: f.apiKeyId }, token: tok(f) }),
+  'private/enable_api_key': (f) => ({ params: { id: f.apiKeyId }, token: tok(f) }),
+  'private/reset_api_key': (f) => ({ params: { id: f.apiKeyId }, token: tok(f) }),
+  'public/get_announcements': () => ({}),
+  'private/get_new_announcements': (f) => ({ token: tok(f) }),
+  'private/set_announcement_as_read': async (f) => ({ params: { announcement_id: (await ok(f.url, 'public/get_announcements', { count: 1 }))[0].id }, token: tok(f) }),
+  'private/set_self_trading_config': (f) => ({ params: { mode: 'reject_taker', extended_to_subaccounts: false }, token: f.other }),
+  'private/set_disabled_trading_products': async (f) => ({ params: { user_id: (await ok(f.url, 'private/get_account_summary', { currency: 'BTC', extended: true }, f.other)).id, trading_products: [] }, token: f.other }),
+  'private/get_access_log': (f) => ({ token: tok(f) }),
+  'public/fork_token': async (f) => ({ params: { refresh_token: (await ok(f.url, 'public/auth', { grant_type: 'password', username: 'trader@example.com', password: 'user-password-1' })).refresh_token, session_name: 'fork' } }),
   'private/enable_cancel_on_disconnect': (f) => ({ params: { scope: 'account' }, token: f.other }),
   'private/disable_cancel_on_disconnect': (f) => ({ params: { scope: 'account' }, token: f.other }),
   'private/get_cancel_on_disconnect': (f) => ({ params: { scope: 'account' }, token: f.other }),
@@ -294,6 +280,20 @@ const SAMPLES: Record<string, (f: Fixture) => Promise<Call> | Call> = {
   'public/get_delivery_prices': () => ({ params: { index_name: 'btc_usd' } }),
   'public/get_expirations': () => ({ params: { currency: 'BTC', kind: 'option' } }),
   'public/get_historical_volatility': () => ({ params: { currency: 'BTC' } }),
+  'private/get_open_orders_by_label': (f) => ({ params: { currency: 'BTC', label: 'conf-open' }, token: tok(f) }),
+  'private/get_order_state_by_label': (f) => ({ params: { currency: 'BTC', label: 'conf-trade' }, token: tok(f) }),
+  'private/edit_by_label': async (f) => {
+    await ok(f.url, 'private/buy', { instrument_name: f.atm.name, amount: 0.1, price: f.atm.prices[0], label: 'conf-edit' }, f.canceller);
+    return { params: { label: 'conf-edit', instrument_name: f.atm.name, amount: 0.2, price: f.atm.prices[1] }, token: f.canceller };
+  },
+  'private/cancel_all_by_kind_or_type': (f) => ({ params: { currency: ['BTC'], kind: 'option' }, token: f.canceller }),
+  'private/cancel_all_by_currency_pair': (f) => ({ params: { currency_pair: 'btc_usd' }, token: f.canceller }),
+  'private/get_user_locks': (f) => ({ token: tok(f) }),
+  'public/get_last_settlements_by_currency': () => ({ params: { currency: 'BTC' } }),
+  'public/get_last_settlements_by_instrument': (f) => ({ params: { instrument_name: f.cheap.name } }),
+  'public/get_index_chart_data': () => ({ params: { index_name: 'btc_usd', range: '1d' } }),
+  // last: it leaves a reduce-only order that closes the fixture's short
+  'private/close_position': (f) => ({ params: { instrument_name: f.cheap.name, type: 'limit', price: f.cheap.prices[0] }, token: tok(f) }),
   'public/get_volatility_index_data': (f) => ({ params: { currency: 'BTC', start_timestamp: f.now - 3_600_000, end_timestamp: f.now + 60_000, resolution: '60' } }),
 };
 
@@ -334,6 +334,7 @@ describe('Deribit conformance', { skip: documented === null ? `no Deribit refere
     await ok(url, 'private/buy', { instrument_name: cheap.name, amount: 0.2, price: cheap.prices[5] }, other);
     const open = await ok(url, 'private/buy', { instrument_name: atm.name, amount: 0.1, price: atm.prices[0], label: 'conf-open' }, user);
     const key = await ok(url, 'private/create_api_key', { max_scope: 'trade:read', name: 'fixture' }, user);
+    await ok(url, 'private/publish_announcement', { title: 'Conformance', body: 'An announcement to list' }, admin);
     f = { url, admin, user, other, canceller, atm, cheap, tradedOrder: sell.order.order_id, openOrder: open.order.order_id, apiKeyId: key.id, now: await ok(url, 'public/get_time') };
   });
 

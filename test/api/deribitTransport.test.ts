@@ -84,6 +84,33 @@ describe('Deribit transport', () => {
     assert.match(r.body.error.data.reason, new RegExp(`at most ${MAX_BATCH}`));
   });
 
+  it('serves a raw JSON-RPC-over-POST client: every call POSTed to /api/v2, auth by client_credentials, orders, label reads and a batch', async () => {
+    // what a Deribit Python client does: one URL, the method in the body, the token as a bearer
+    let nextId = 1;
+    const session: { token?: string } = {};
+    const call = async (method: string, params: Record<string, unknown> = {}) => {
+      const r = await post(srv.url, '/api/v2', { jsonrpc: '2.0', id: nextId++, method, params }, session.token);
+      if (r.body.error) throw new Error(`${method}: ${JSON.stringify(r.body.error)}`);
+      return r.body.result;
+    };
+    const key = await ok(srv.url, 'private/create_api_key', { max_scope: 'trade:read_write account:read' }, user);
+    assert.equal(typeof (await call('public/get_time')), 'number');
+    const auth = await call('public/auth', { grant_type: 'client_credentials', client_id: key.client_id, client_secret: key.client_secret });
+    session.token = auth.access_token;
+    const instruments = await call('public/get_instruments', { currency: 'BTC', kind: 'option' });
+    const inst = instruments.find((i: any) => i.option_type === 'call');
+    const book = await call('public/get_order_book', { instrument_name: inst.instrument_name });
+    const placed = await call('private/buy', { instrument_name: inst.instrument_name, amount: 0.1, price: book.min_price, label: 'raw-post' });
+    assert.equal(placed.order.order_state, 'open');
+    const [byLabel, summary] = JSON.parse((await post(srv.url, '/api/v2', [
+      { jsonrpc: '2.0', id: nextId++, method: 'private/get_open_orders_by_label', params: { currency: 'BTC', label: 'raw-post' } },
+      { jsonrpc: '2.0', id: nextId++, method: 'private/get_account_summary', params: { currency: 'BTC' } },
+    ], session.token)).text);
+    assert.deepEqual(byLabel.result.map((o: any) => o.order_id), [placed.order.order_id]);
+    assert.equal(summary.result.currency, 'BTC');
+    assert.equal(await call('private/cancel_all'), 1);
+  });
+
   it('answers public/hello with our version over HTTP and WebSocket, and public/test with the package version', async () => {
     const h = assertOk(await rpc(srv.url, 'public/hello', { client_name: 'bot', client_version: '1.0' }));
     assert.deepEqual(h, { version: VERSION });

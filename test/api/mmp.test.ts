@@ -48,7 +48,7 @@ after(async () => {
 describe('MMP over HTTP', () => {
   it('set/get_mmp_config echo the values; an mmp order shows mmp; a fill past quantity_limit cancels it and freezes the index until reset_mmp', async () => {
     const m = series[0];
-    const set = await ok(srv.url, 'private/set_mmp_config', { index_name: 'btc_usd', interval: 60, frozen_time: 0, quantity_limit: 0.5, delta_limit: 2 }, mm);
+    const [set] = await ok(srv.url, 'private/set_mmp_config', { index_name: 'btc_usd', interval: 60, frozen_time: 0, quantity_limit: 0.5, delta_limit: 2 }, mm);
     assert.deepEqual(set, { index_name: 'btc_usd', interval: 60, frozen_time: 0, quantity_limit: 0.5, delta_limit: 2 });
     assert.deepEqual(await ok(srv.url, 'private/get_mmp_config', { index_name: 'btc_usd' }, mm), [set]);
     assert.deepEqual(await ok(srv.url, 'private/get_mmp_config', {}, other), [], "another user's config is not visible");
@@ -199,7 +199,7 @@ describe('MMP over WebSocket', () => {
     const g = 'wsg';
     const ws = await WsClient.open(srv.url);
     await ws.auth('mm@example.com');
-    const set = await ws.ok('private/set_mmp_config', { index_name: 'btc_usd', mmp_group: g, interval: 60, frozen_time: 0, quantity_limit: 0.4 });
+    const [set] = await ws.ok('private/set_mmp_config', { index_name: 'btc_usd', mmp_group: g, interval: 60, frozen_time: 0, quantity_limit: 0.4 });
     assert.deepEqual(set, { index_name: 'btc_usd', mmp_group: g, interval: 60, frozen_time: 0, quantity_limit: 0.4, delta_limit: 0 });
     assert.deepEqual(await ws.ok('private/get_mmp_status', { index_name: 'btc_usd', mmp_group: g }), [], 'not frozen yet');
     const spy = await WsClient.open(srv.url);

@@ -163,7 +163,7 @@ function suite(spec: TargetSpec): void {
     assert.deepEqual(await ws.ok('public/get_channels', { access: 'private' }), listed.filter((c: any) => c.access === 'private'));
     // every family, with every value of every parameter, is accepted by subscribe (a gateway does not
     // serve issue 31's channels yet: src/api/ws/parityChannels.ts; docs/api-notes.md "Stream gateways")
-    const leaderOnly = new Set(['platform_state.public_methods_state', 'deribit_volatility_index.{index_name}', 'incremental_ticker.{instrument_name}']);
+    const leaderOnly = new Set(['announcements', 'user.access_log', 'user.lock', 'platform_state.public_methods_state', 'deribit_volatility_index.{index_name}', 'incremental_ticker.{instrument_name}']);
     for (const c of listed) {
       if (spec.kind === 'gateway' && leaderOnly.has(c.channel)) continue;
       const variants = new Set<string>([instantiate(c.channel, c.params, m.name)]);

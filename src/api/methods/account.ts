@@ -14,7 +14,8 @@ import { contractsOf, type AccountRisk } from '../../risk/accountRisk.ts';
 import { toMinorDown } from '../../risk/margin.ts';
 import { coin } from '../render.ts';
 import { defineMethod, type CallContext } from '../rpc/registry.ts';
-import { CurrencyOrAny, CurrencyParam, InstrumentName, caller, currencyFilter } from './common.ts';
+import { CurrencyOrAny, CurrencyParam, InstrumentName, KindParam, caller, currencyFilter } from './common.ts';
+import { selfTradingOf } from '../../engine/selfTrade.ts';
 
 interface PositionFigures {
   /** Value at mark (minor units; longs positive, shorts negative). */
@@ -176,8 +177,10 @@ function totals(ex: Exchange, user: User, currency: CurrencyCode): Totals {
   return t;
 }
 
-function identity(user: User): Record<string, unknown> {
-  return { id: user.id, email: user.email, username: user.email, system_name: user.email, type: 'main', creation_timestamp: user.created };
+function identity(ex: Exchange, user: User): Record<string, unknown> {
+  const stp = selfTradingOf(ex, user.id);
+  // Deribit sends self_trading_extended_to_subaccounts as text
+  return { id: user.id, email: user.email, username: user.email, system_name: user.email, type: 'main', creation_timestamp: user.created, self_trading_reject_mode: stp.mode, self_trading_extended_to_subaccounts: String(stp.extendedToSubaccounts) };
 }
 
 /** get_account_summary: Deribit shape (reference/deribit-v2.md 6.4). */
@@ -221,7 +224,7 @@ export function accountSummary(ex: Exchange, user: User, currency: CurrencyCode,
     in_liquidation: ex.inLiquidation(user.id, currency),
   };
   if (extended) {
-    Object.assign(out, identity(user));
+    Object.assign(out, identity(ex, user));
     const inst = [...ex.instruments.values()].find((i) => i.currency === currency);
     const commission = inst ? money(inst.makerCommission, currency) : 0.0003;
     out.fees = [{ currency, instrument_type: 'option', fee_type: 'fixed', maker_fee: commission, taker_fee: commission }];
@@ -314,7 +317,7 @@ export const accountMethods = [
     handler(ctx, p) {
       return ctx.services.seq.read(() => {
         const user = userOf(ctx);
-        return { ...identity(user), summaries: CURRENCY_CODES.map((c) => accountSummary(ctx.services.ex, user, c, p.extended)) };
+        return { ...identity(ctx.services.ex, user), summaries: CURRENCY_CODES.map((c) => accountSummary(ctx.services.ex, user, c, p.extended)) };
       });
     },
   }),
@@ -335,7 +338,7 @@ export const accountMethods = [
     name: 'public/get_positions',
     aliases: ['private/get_positions'],
     scope: 'trade:read',
-    params: Type.Object({ currency: Type.Optional(CurrencyOrAny), kind: Type.Optional(Type.String({ maxLength: 32 })) }),
+    params: Type.Object({ currency: Type.Optional(CurrencyOrAny), kind: KindParam }),
     handler(ctx, p) {
       if (!optionKind(p.kind)) return [];
       return ctx.services.seq.read(() => {

@@ -6,7 +6,7 @@ import { newClientCredentials, parseKeyScope, verifyClientSignature, verifySecre
 import type { ReplayGuard } from '../../auth/replayGuard.ts';
 import { encryptSecret } from '../../auth/crypto.ts';
 import { ERR, reject } from '../../domain/errors.ts';
-import { defineMethod, scopeAllows, type Scope } from '../rpc/registry.ts';
+import { defineMethod, scopeAllows, type Caller, type Scope } from '../rpc/registry.ts';
 import { caller, unwrap } from './common.ts';
 
 interface GrantParams {
@@ -31,7 +31,7 @@ export function apiKeyGrant(keys: ApiKeys, serverKey: Buffer, p: GrantParams, no
   return unwrap(verifyClientSignature(keys, serverKey, { client_id: p.client_id, timestamp: p.timestamp, signature: p.signature, nonce: p.nonce ?? '', data: p.data ?? '' }, now, replay));
 }
 
-function renderKey(k: ApiKeyRecord): Record<string, unknown> {
+export function renderKey(k: ApiKeyRecord): Record<string, unknown> {
   return {
     id: k.id,
     client_id: k.clientId,
@@ -39,11 +39,27 @@ function renderKey(k: ApiKeyRecord): Record<string, unknown> {
     // Deribit's names for the same fields
     max_scope: k.scope,
     name: k.name,
-    enabled: true,
+    enabled: k.disabled !== true,
     default: false,
+    ip_whitelist: k.ipWhitelist ?? [],
+    // block-trade features (restricted_block_trades, block_trade_approval) arrive with issue 34
+    enabled_features: [],
     creation_timestamp: k.created,
     timestamp: k.created,
   };
+}
+
+/**
+ * A requested key scope, normalised (parseKeyScope), that the caller holds every grant of: a key can
+ * never hold more than the credentials that create or change it (no escalation by key).
+ */
+export function keyScope(c: Caller, requested: string, param: string): string {
+  const scope = parseKeyScope(requested);
+  if (scope === null || scope === '') throw reject(ERR.INVALID_PARAMS, 'scope must name trade:, account: or wallet: grants', param);
+  for (const grant of scope.split(' ')) {
+    if (!scopeAllows(c.scopes, grant as Scope)) throw reject(ERR.SCOPE_EXCEEDED, `caller lacks ${grant}`, param);
+  }
+  return scope;
 }
 
 export const apiKeyMethods = [
@@ -60,12 +76,7 @@ export const apiKeyMethods = [
       const c = caller(ctx);
       const requested = p.scope ?? p.max_scope;
       if (requested === undefined) throw reject(ERR.INVALID_PARAMS, 'missing required parameter', 'scope');
-      const scope = parseKeyScope(requested);
-      if (scope === null || scope === '') throw reject(ERR.INVALID_PARAMS, 'scope must name trade:, account: or wallet: grants', 'scope');
-      // a new key can never hold more than the credentials that create it (no escalation by key)
-      for (const grant of scope.split(' ')) {
-        if (!scopeAllows(c.scopes, grant as Scope)) throw reject(ERR.SCOPE_EXCEEDED, `caller lacks ${grant}`, 'scope');
-      }
+      const scope = keyScope(c, requested, 'scope');
       const s = ctx.services;
       const { clientId, clientSecret } = newClientCredentials();
       const encSecret = encryptSecret(clientSecret, s.serverKey, clientId);

@@ -6,7 +6,7 @@ import type { User } from '../../engine/types.ts';
 import { defineMethod, scopeAllows, type CallContext, type Scope } from '../rpc/registry.ts';
 import { Email, Password, caller, unwrap } from './common.ts';
 import { apiKeyGrant } from './apiKeys.ts';
-import { apiKeyScopeTag } from '../../auth/apiKeys.ts';
+import { apiKeyScopeTag, ipAllowed, plainIp } from '../../auth/apiKeys.ts';
 import { tokenLifetimeSec } from '../../auth/tokenLifetime.ts';
 
 function renderUser(u: User) {
@@ -50,7 +50,7 @@ export function narrowScope(granted: string, requested: string | undefined): str
   return [...new Set(out)].join(' ');
 }
 
-async function issueTokens(ctx: CallContext, user: User, scope: string, replaces: string | null, requested?: string) {
+export async function issueTokens(ctx: CallContext, user: User, scope: string, replaces: string | null, requested: string | undefined, grant: string) {
   const s = ctx.services;
   // `expires:NUMBER` in the requested scope: the token's lifetime in seconds (Deribit), capped
   const life = unwrap(tokenLifetimeSec(requested, s.config.accessTokenTtlSec, s.config.maxAccessTokenTtlSec));
@@ -66,6 +66,8 @@ async function issueTokens(ctx: CallContext, user: User, scope: string, replaces
       accessTtl: life.sec * 1000,
       refreshTtl: s.config.refreshTokenTtlSec * 1000,
       replaces,
+      // the address as the access log shows it (an IPv4 client of a dual-stack socket as IPv4)
+      login: { ip: plainIp(ctx.ip).slice(0, 64), grant },
     },
     (r) => {
       unwrap(r);
@@ -185,7 +187,7 @@ export const authMethods = [
           s.loginThrottle.succeeded(email, ctx.ip);
           return found;
         });
-        return issueTokens(ctx, user, narrowScope(roleScope(user.role), p.scope), null, p.scope);
+        return issueTokens(ctx, user, narrowScope(roleScope(user.role), p.scope), null, p.scope, p.grant_type);
       }
       if (p.grant_type === 'refresh_token') {
         if (p.refresh_token === undefined) throw reject(ERR.INVALID_PARAMS, 'missing required parameter', 'refresh_token');
@@ -193,13 +195,14 @@ export const authMethods = [
         const rec = await s.seq.read(() => s.ex.auth.refresh.get(hash) ?? null);
         if (!rec || rec.expiresAt <= s.clock.now()) throw reject(ERR.UNAUTHORIZED, 'invalid_refresh_token', 'refresh_token');
         const user = s.ex.users.get(rec.userId)!;
-        return issueTokens(ctx, user, rec.scope, hash, p.scope);
+        return issueTokens(ctx, user, rec.scope, hash, p.scope, p.grant_type);
       }
       // API keys (src/auth/apiKeys.ts): a token with the key's scopes
       const key = await s.seq.read(() => apiKeyGrant(s.ex.apiKeys, s.serverKey, p, [s.clock.now(), Date.now()], s.replay));
+      if (!ipAllowed(key, ctx.ip)) throw reject(ERR.FORBIDDEN, 'ip_not_whitelisted');
       const keyUser = s.ex.users.get(key.userId);
       if (!keyUser) throw reject(ERR.INVALID_CREDENTIALS, 'invalid_credentials', 'client_id');
-      return issueTokens(ctx, keyUser, narrowScope(`${key.scope} ${apiKeyScopeTag(key)}`, p.scope), null, p.scope);
+      return issueTokens(ctx, keyUser, narrowScope(`${key.scope} ${apiKeyScopeTag(key)}`, p.scope), null, p.scope, p.grant_type);
     },
   }),
   defineMethod({

@@ -8,6 +8,13 @@ import { SAFE_TEXT_PATTERN } from '../rpc/validate.ts';
 export const CurrencyParam = Type.Union(CURRENCY_CODES.map((c) => Type.Literal(c)));
 export const CurrencyOrAny = Type.Union([...CURRENCY_CODES.map((c) => Type.Literal(c)), Type.Literal('any')]);
 export const InstrumentName = Type.String({ minLength: 1, maxLength: 64 });
+/** Deribit's instrument kinds: every one is valid; only options are listed here, so the others select nothing. */
+export const DERIBIT_KINDS = ['future', 'option', 'spot', 'future_combo', 'option_combo', 'combo', 'any'] as const;
+export const KindParam = Type.Optional(Type.Union(DERIBIT_KINDS.map((k) => Type.Literal(k))));
+/** Deribit's open-order `type` filters. */
+export const OpenOrderTypeParam = Type.Optional(
+  Type.Union(['all', 'limit', 'trigger_all', 'stop_all', 'stop_limit', 'stop_market', 'take_all', 'take_limit', 'take_market', 'trailing_all', 'trailing_stop'].map((k) => Type.Literal(k))),
+);
 export const Count = (def: number) => Type.Integer({ minimum: 1, maximum: 1000, default: def });
 export const Timestamp = Type.Integer({ minimum: 0, maximum: 8.64e15 });
 export const Email = Type.String({ minLength: 3, maxLength: 254, pattern: '^[^\\s@]+@[^\\s@]+\\.[^\\s@]+$' });

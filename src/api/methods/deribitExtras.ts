@@ -13,7 +13,7 @@ import { refuseRiskIfDiskLow } from '../../app/diskGuard.ts';
 import { placedJson } from '../orderJson.ts';
 import { parseOrderId, renderOrder } from '../render.ts';
 import { defineMethod, type CallContext } from '../rpc/registry.ts';
-import { Count, CurrencyParam, InstrumentName, SafeText, caller, unwrap } from './common.ts';
+import { Count, CurrencyParam, InstrumentName, KindParam, SafeText, caller, unwrap } from './common.ts';
 
 const OrderId = Type.String({ minLength: 1, maxLength: 32 });
 
@@ -152,7 +152,7 @@ export const deribitExtraMethods = [
   defineMethod({
     name: 'private/get_order_history_by_currency',
     scope: 'trade:read',
-    params: Type.Object({ currency: CurrencyParam, kind: Type.Optional(Type.String({ maxLength: 32 })), ...HistoryPaging }),
+    params: Type.Object({ currency: CurrencyParam, kind: KindParam, ...HistoryPaging }),
     handler(ctx, p) {
       if (p.kind !== undefined && p.kind !== 'option' && p.kind !== 'any') return [];
       return ctx.services.seq.read(() => orderHistory(userOf(ctx), (o) => o.inst.currency === p.currency, p.include_unfilled, p.offset, p.count));

@@ -19,9 +19,17 @@ import { tradingMethods } from './trading.ts';
 import { mmpMethods } from './mmp.ts';
 import { portfolioMarginMethods } from './portfolioMargin.ts';
 import { sessionMethods } from './session.ts';
+import { labelAndCloseMethods } from './labelsAndClose.ts';
+import { parityReadMethods } from './parityReads.ts';
+import { apiKeyAdminMethods } from './apiKeyAdmin.ts';
+import { announcementMethods } from './announcements.ts';
+import { selfTradingMethods } from './selfTrading.ts';
+import { disabledProductMethods } from './disabledProducts.ts';
+import { accessLogMethods } from './accessLog.ts';
+import { forkTokenMethods } from './forkToken.ts';
 import { triggerOrderMethods } from './triggerOrders.ts';
 
-export const allMethods: MethodDef[] = [...accountMethods, ...authMethods, ...inviteMethods, ...tradingMethods, ...adminMethods, ...marketMethods, ...apiKeyMethods, ...deribitExtraMethods, ...fundsMethods, ...channelMethods, ...cancelOnDisconnectMethods, ...marginMethods, ...orderMethods, ...settlementMethods, ...volatilityMethods, ...rateLimitMethods, ...triggerOrderMethods, ...mmpMethods, ...sessionMethods, ...portfolioMarginMethods];
+export const allMethods: MethodDef[] = [...accountMethods, ...authMethods, ...inviteMethods, ...tradingMethods, ...adminMethods, ...marketMethods, ...apiKeyMethods, ...deribitExtraMethods, ...fundsMethods, ...channelMethods, ...cancelOnDisconnectMethods, ...marginMethods, ...orderMethods, ...settlementMethods, ...volatilityMethods, ...rateLimitMethods, ...triggerOrderMethods, ...mmpMethods, ...sessionMethods, ...labelAndCloseMethods, ...parityReadMethods, ...apiKeyAdminMethods, ...announcementMethods, ...selfTradingMethods, ...disabledProductMethods, ...accessLogMethods, ...forkTokenMethods, ...portfolioMarginMethods];
 
 /** Operations grouped as in API.md section 3, for the inventory tests. */
 export const methodGroups = {
@@ -44,4 +52,12 @@ export const methodGroups = {
   mmp: mmpMethods,
   triggerOrders: triggerOrderMethods,
   session: sessionMethods,
+  labelsAndClose: labelAndCloseMethods,
+  parityReads: parityReadMethods,
+  apiKeyAdmin: apiKeyAdminMethods,
+  announcements: announcementMethods,
+  selfTrading: selfTradingMethods,
+  disabledProducts: disabledProductMethods,
+  accessLog: accessLogMethods,
+  forkToken: forkTokenMethods,
 };

@@ -11,7 +11,7 @@ import { renderInstrument } from '../render.ts';
 import { defineMethod } from '../rpc/registry.ts';
 import { marketDataMethods, orderBookOf, orderBookRead } from './marketData.ts';
 import { catalogVersion, sharedRead } from '../reads/sharedReads.ts';
-import { CurrencyOrAny, InstrumentName, currencyFilter } from './common.ts';
+import { CurrencyOrAny, InstrumentName, KindParam, currencyFilter } from './common.ts';
 
 export { SERVER_VERSION } from '../../app/version.ts';
 import { SERVER_VERSION } from '../../app/version.ts';
@@ -65,7 +65,7 @@ export const marketMethods = [
     scope: 'none',
     params: Type.Object({
       currency: Type.Union([CurrencyOrAny], { default: 'any' }),
-      kind: Type.Optional(Type.String({ maxLength: 32 })),
+      kind: KindParam,
       expired: Type.Boolean({ default: false }),
     }),
     handler(ctx, p) {
@@ -129,10 +129,10 @@ export const marketMethods = [
   defineMethod({
     name: 'public/get_supported_index_names',
     scope: 'none',
-    summary: 'Names of the price indices (`type` all/spot/derivative: every index is a spot index, so derivative lists none).',
+    summary: 'The price indices as Deribit lists them, [{name, future_combo_creation_enabled, option_combo_creation_enabled}] (`type` all/spot/derivative: every index is a spot index, so derivative lists none; no combos are created here).',
     params: Type.Object({ type: Type.Union([Type.Literal('all'), Type.Literal('spot'), Type.Literal('derivative')], { default: 'all' }) }),
     handler(_ctx, p) {
-      return p.type === 'derivative' ? [] : INDEX_NAMES.map(([name]) => name);
+      return p.type === 'derivative' ? [] : INDEX_NAMES.map(([name]) => ({ name, future_combo_creation_enabled: false, option_combo_creation_enabled: false }));
     },
   }),
   defineMethod({

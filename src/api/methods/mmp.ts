@@ -138,10 +138,11 @@ export const mmpMethods = [
         deltaLimit: p.delta_limit ?? 0,
         maxQuoteQuantity: amount8(p.max_quote_quantity, 'max_quote_quantity'),
       };
+      // Deribit answers with an array of the configs set (one here)
       return ctx.services.seq.submit(cmd, (r) => {
         const g = unwrap(r);
-        if (g === 'removed') return { index_name: cmd.indexName, ...(cmd.group !== null ? { mmp_group: cmd.group } : {}), interval: 0, frozen_time: cmd.frozenTime, quantity_limit: 0, delta_limit: 0 };
-        return renderMmpConfig(g as MmpGroup);
+        if (g === 'removed') return [{ index_name: cmd.indexName, ...(cmd.group !== null ? { mmp_group: cmd.group } : {}), interval: 0, frozen_time: cmd.frozenTime, quantity_limit: 0, delta_limit: 0 }];
+        return [renderMmpConfig(g as MmpGroup)];
       });
     },
   }),

@@ -13,7 +13,7 @@ import type { DepositRecord, Order, Trade, User } from '../../engine/types.ts';
 import { placedJson, type PlacedJson } from '../orderJson.ts';
 import { money, parseOrderId, renderOrder, renderUserTrade } from '../render.ts';
 import { defineMethod, type CallContext } from '../rpc/registry.ts';
-import { Count, CurrencyParam, InstrumentName, SafeText, Timestamp, caller, currencyFilter, unwrap } from './common.ts';
+import { Count, CurrencyParam, InstrumentName, KindParam, OpenOrderTypeParam, SafeText, Timestamp, caller, currencyFilter, unwrap } from './common.ts';
 
 const Side = Type.Union([Type.Literal('buy'), Type.Literal('sell')]);
 const OrderParams = Type.Object({
@@ -342,7 +342,7 @@ export const tradingMethods = [
     name: 'public/get_open_orders_by_currency',
     aliases: ['private/get_open_orders_by_currency'],
     scope: 'trade:read',
-    params: Type.Object({ currency: CurrencyParam, kind: Type.Optional(Type.String({ maxLength: 32 })), type: Type.Optional(Type.String({ maxLength: 32 })) }),
+    params: Type.Object({ currency: CurrencyParam, kind: KindParam, type: OpenOrderTypeParam }),
     handler(ctx, p) {
       if (!optionKind(p.kind)) return [];
       return ctx.services.seq.read(() => {
@@ -355,7 +355,7 @@ export const tradingMethods = [
     name: 'public/get_open_orders_by_instrument',
     aliases: ['private/get_open_orders_by_instrument'],
     scope: 'trade:read',
-    params: Type.Object({ instrument_name: InstrumentName, type: Type.Optional(Type.String({ maxLength: 32 })) }),
+    params: Type.Object({ instrument_name: InstrumentName, type: OpenOrderTypeParam }),
     handler(ctx, p) {
       return ctx.services.seq.read(() => {
         const user = userOf(ctx);
@@ -420,7 +420,7 @@ export const tradingMethods = [
     scope: 'trade:read',
     params: Type.Object({
       currency: CurrencyParam,
-      kind: Type.Optional(Type.String({ maxLength: 32 })),
+      kind: KindParam,
       start_id: Type.Optional(TradeIdParam),
       end_id: Type.Optional(TradeIdParam),
       start_timestamp: Type.Optional(Timestamp),
@@ -441,7 +441,7 @@ export const tradingMethods = [
     scope: 'trade:read',
     params: Type.Object({
       currency: CurrencyParam,
-      kind: Type.Optional(Type.String({ maxLength: 32 })),
+      kind: KindParam,
       start_timestamp: Timestamp,
       end_timestamp: Type.Optional(Timestamp),
       count: Count(10),

@@ -2,7 +2,7 @@
 // Used by HTTP today and by the WebSocket endpoint later.
 import { randomUUID } from 'node:crypto';
 import { sha256Hex } from '../../auth/crypto.ts';
-import { verifyBasic, verifyHmac, type SignedRequest } from '../../auth/apiKeys.ts';
+import { API_KEY_TAG, ipAllowed, taggedKey, verifyBasic, verifyHmac, type SignedRequest } from '../../auth/apiKeys.ts';
 import { ERR, Reject, reject, tooManyRequests } from '../../domain/errors.ts';
 import { MATCHING_METHODS, callCost, workCost, type Charge } from '../../app/credits.ts';
 import type { Services } from '../../app/services.ts';
@@ -82,11 +82,10 @@ export function tokenCaller(s: Services, hash: string): Caller | Reject {
   // a token issued to an API key dies with the key (apiKeyTagValid's test, with the tag read once:
   // this runs for every call, and the regular expression twice per call was ~0.1 us of it)
   const keyTag = rec.scope.includes('api_key:') ? API_KEY_TAG.exec(rec.scope) : null;
-  if (keyTag !== null && !s.ex.apiKeys.byId.has(Number(keyTag[1]))) return reject(ERR.UNAUTHORIZED, 'api_key_removed');
+  if (keyTag !== null && taggedKey(s.ex.apiKeys, keyTag) === undefined) return reject(ERR.UNAUTHORIZED, 'api_key_removed');
   return keyTag === null ? { userId: user.id, role: user.role, scopes: scopeSet(rec.scope), tokenHash: hash } : { userId: user.id, role: user.role, scopes: scopeSet(rec.scope), tokenHash: hash, apiKeyId: Number(keyTag[1]) };
 }
 
-const API_KEY_TAG = /(?:^| )api_key:(\d+)(?: |$)/;
 
 /** Who a call is charged to (src/app/credits.ts): the user and its API key, or the client IP. */
 function chargeFor(s: Services, name: string, caller: Caller | null, ip: string): Charge {
@@ -179,6 +178,11 @@ function admit(s: Services, m: CompiledMethod, input: CallInput): Admitted | Pro
       return held;
     }
     caller = r;
+    // an API key with an IP whitelist is used only from its addresses (src/auth/apiKeys.ts)
+    if (caller !== null && caller.apiKeyId !== undefined) {
+      const key = s.ex.apiKeys.byId.get(caller.apiKeyId);
+      if (key !== undefined && !ipAllowed(key, input.ip)) throw reject(ERR.FORBIDDEN, 'ip_not_whitelisted');
+    }
   }
   if (limited) {
     // a public call that carries credentials is charged to its user, as Deribit does, so that

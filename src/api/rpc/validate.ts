@@ -32,13 +32,28 @@ export function compileValidators(schema: TObject): Validators {
  */
 export const SAFE_TEXT_PATTERN = '^[^\\u0000-\\u001f\\u007f-\\u009f\\u202a-\\u202e\\u2066-\\u2069\\p{Cs}]*$';
 
-function describe(err: ErrorObject): { param: string; reason: string } {
+/**
+ * A failed choice among literals (TypeBox's Type.Union of Type.Literal: anyOf of consts) in words: the
+ * values it takes, from the branches' `const` errors, rather than Ajv's "must be equal to constant".
+ */
+function choiceReason(errors: ErrorObject[], at: string): string | null {
+  const values = errors.filter((e) => e.keyword === 'const' && e.instancePath === at).map((e) => String((e.params as { allowedValue: unknown }).allowedValue));
+  if (values.length === 0) return null;
+  const shown = values.length > 12 ? [...values.slice(0, 12), '...'] : values;
+  return `must be one of: ${shown.join(', ')}`;
+}
+
+function describe(err: ErrorObject, all: ErrorObject[] = [err]): { param: string; reason: string } {
   if (err.keyword === 'required') {
     const p = (err.params as { missingProperty: string }).missingProperty;
     return { param: p, reason: 'missing required parameter' };
   }
   const param = err.instancePath.replace(/^\//, '').split('/')[0] || '(params)';
   if (err.keyword === 'pattern' && (err.params as { pattern: string }).pattern === SAFE_TEXT_PATTERN) return { param, reason: 'control_or_bidi_character' };
+  if (err.keyword === 'const' || err.keyword === 'anyOf') {
+    const choice = choiceReason(all, err.instancePath);
+    if (choice !== null) return { param, reason: choice };
+  }
   return { param, reason: err.message ?? 'invalid value' };
 }
 
@@ -50,7 +65,7 @@ export function validateParams(v: Validators, params: Record<string, unknown>, f
     if (params.access_token !== undefined) params.access_token = undefined;
     return null;
   }
-  const d = describe(fn.errors![0]);
+  const d = describe(fn.errors![0], fn.errors!);
   return reject(ERR.INVALID_PARAMS, d.reason, d.param);
 }
 

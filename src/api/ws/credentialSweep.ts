@@ -67,7 +67,7 @@ export function ownRotation(s: Services, ownHash: string | null, params: Record<
 
 /** What a private channel needs of its credential's scopes (as a call reading the same data). */
 export function channelScope(spec: ChannelSpec): Scope {
-  return spec.k.startsWith('user.portfolio') ? 'account:read' : 'trade:read';
+  return spec.k.startsWith('user.portfolio') || spec.k === 'user.access_log' || spec.k === 'user.lock' ? 'account:read' : 'trade:read';
 }
 
 /**

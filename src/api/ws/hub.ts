@@ -144,7 +144,7 @@ interface Changes {
 /** Commands whose effect on accounts the observer and the cases in onCommitted fully cover. */
 const TARGETED = new Set<string>([
   'place', 'cancel', 'cancel_all', 'cancel_orders', 'edit', 'liquidate', 'deposit', 'withdraw', 'index', 'set_vol', 'create_user',
-  'issue_token', 'revoke_token', 'create_invite', 'revoke_invite', 'create_api_key', 'remove_api_key', 'halt', 'list', 'expire_orders',
+  'issue_token', 'revoke_token', 'create_invite', 'revoke_invite', 'create_api_key', 'remove_api_key', 'update_api_key', 'publish_announcement', 'read_announcement', 'set_self_trading_config', 'set_disabled_trading_products', 'halt', 'list', 'expire_orders',
   'set_mmp_config', 'reset_mmp', 'mass_quote', 'cancel_quotes',
   // cancel-on-disconnect marks and flags (src/engine/cod.ts) move no account, order or trade
   'cod_account', 'cod_mark',

@@ -2,11 +2,13 @@
 // ticker and the public-methods state. Parsed here and rendered here; the hub only calls in, so its
 // own file stays as it was. (The stream gateway, src/gateway/, parses channels without these, so it
 // refuses them rather than serving them silent.)
-import type { CurrencyCode } from '../../domain/currency.ts';
+import { CURRENCY_CODES, type CurrencyCode } from '../../domain/currency.ts';
 import type { Instrument } from '../../domain/instrument.ts';
 import type { Exchange } from '../../engine/exchange.ts';
 import { volatilityIndex } from '../../market/volIndex.ts';
 import { tickerOf } from '../methods/marketData.ts';
+import { renderAnnouncement } from '../methods/announcements.ts';
+import { renderAccess } from '../methods/accessLog.ts';
 
 /** Deribit's price groups for `book.{instrument}.{group}.{depth}.{interval}` (`none` is 0). */
 export const BOOK_GROUPS: ReadonlyMap<string, number> = new Map([
@@ -26,7 +28,13 @@ export type ParitySpec =
   /** incremental_ticker.{instrument}: a snapshot, then only the fields that changed (100 ms) */
   | { k: 'incremental_ticker'; instrument: string }
   /** platform_state.public_methods_state */
-  | { k: 'public_methods_state' };
+  | { k: 'public_methods_state' }
+  /** announcements: each as it is published (src/engine/announcements.ts) */
+  | { k: 'announcements' }
+  /** user.access_log: the subscriber's logins as they happen (src/engine/accessLog.ts) */
+  | { k: 'user.access_log' }
+  /** user.lock: the subscriber's account locked or unlocked in a currency (private/get_user_locks) */
+  | { k: 'user.lock' };
 
 const INDEX_CURRENCIES: Record<string, CurrencyCode> = { btc_usd: 'BTC', eth_usd: 'ETH' };
 
@@ -35,6 +43,9 @@ export function parseParityChannel(p: string[], known: (instrument: string) => b
   if (p[0] === 'deribit_volatility_index' && p.length === 2 && Object.hasOwn(INDEX_CURRENCIES, p[1]!)) return { k: 'vol_index', currency: INDEX_CURRENCIES[p[1]!]!, indexName: p[1]! };
   if (p[0] === 'incremental_ticker' && p.length === 2 && known(p[1]!)) return { k: 'incremental_ticker', instrument: p[1]! };
   if (p[0] === 'platform_state' && p.length === 2 && p[1] === 'public_methods_state') return { k: 'public_methods_state' };
+  if (p[0] === 'announcements' && p.length === 1) return { k: 'announcements' };
+  if (p[0] === 'user' && p.length === 2 && p[1] === 'access_log') return { k: 'user.access_log' };
+  if (p[0] === 'user' && p.length === 2 && p[1] === 'lock') return { k: 'user.lock' };
   return null;
 }
 
@@ -70,6 +81,8 @@ export function changedFields(before: Record<string, unknown>, now: Record<strin
 /** A topic's memory between rounds (the hub's topic: `last` is what was last published). */
 export interface ParityTopic {
   spec: ParitySpec;
+  /** a private channel's user */
+  userId: number | null;
   last?: string;
 }
 
@@ -91,6 +104,19 @@ export function parityInitial(ex: Exchange, t: ParityTopic): string[] {
     case 'public_methods_state':
       // public methods never need authentication here (no unauthenticated-request switch exists)
       return [JSON.stringify({ allow_unauthenticated_public_requests: true })];
+    case 'announcements':
+      // nothing at once (public/get_announcements lists the past); the topic remembers the newest
+      // id published so far, and each round sends those after it
+      t.last ??= String(ex.announcements.nextId - 1);
+      return [];
+    case 'user.access_log':
+      // as announcements: the newest entry id so far; each round sends the user's entries after it
+      t.last ??= String(ex.nextAccessId - 1);
+      return [];
+    case 'user.lock':
+      // the currencies locked now; each round sends the ones whose state changed
+      t.last ??= lockedCurrencies(ex, t.userId!);
+      return [];
   }
 }
 
@@ -131,10 +157,38 @@ export function parityRound(ex: Exchange, t: ParityTopic, r: ParityRound): strin
     }
     case 'public_methods_state':
       return [];
+    case 'announcements': {
+      if (r.cadence !== 'raw') return [];
+      const seen = Number(t.last ?? 0);
+      if (ex.announcements.nextId - 1 <= seen) return [];
+      t.last = String(ex.announcements.nextId - 1);
+      return ex.announcements.list.filter((a) => a.id > seen).map((a) => JSON.stringify({ action: 'new', ...renderAnnouncement(a) }));
+    }
+    case 'user.lock': {
+      if (r.cadence !== 'raw') return [];
+      const now = lockedCurrencies(ex, t.userId!);
+      if (now === t.last) return [];
+      const before = new Set((t.last ?? '').split(',').filter((x) => x !== ''));
+      const after = new Set(now.split(',').filter((x) => x !== ''));
+      t.last = now;
+      return CURRENCY_CODES.filter((c) => before.has(c) !== after.has(c)).map((c) => JSON.stringify({ currency: c, locked: after.has(c) }));
+    }
+    case 'user.access_log': {
+      if (r.cadence !== 'raw') return [];
+      const seen = Number(t.last ?? 0);
+      if (ex.nextAccessId - 1 <= seen) return [];
+      t.last = String(ex.nextAccessId - 1);
+      return (ex.accessLog.get(t.userId!) ?? []).filter((e) => e.id > seen).map((e) => JSON.stringify(renderAccess(e)));
+    }
   }
 }
 
-const PARITY_KINDS = new Set<string>(['vol_index', 'incremental_ticker', 'public_methods_state']);
+const PARITY_KINDS = new Set<string>(['vol_index', 'incremental_ticker', 'public_methods_state', 'announcements', 'user.access_log', 'user.lock']);
+
+/** The currencies the user's account is locked in (in liquidation: get_user_locks), as text. */
+function lockedCurrencies(ex: Exchange, userId: number): string {
+  return CURRENCY_CODES.filter((c) => ex.inLiquidation(userId, c)).join(',');
+}
 
 export function isParitySpec(spec: { k: string }): spec is ParitySpec {
   return PARITY_KINDS.has(spec.k);

@@ -1,0 +1,87 @@
+// Self-trade prevention (src/engine/selfTrade.ts, issue 31 set_self_trading_config): `reject_taker`
+// (the default) refuses an order that would meet the account's own resting order; `cancel_maker`
+// cancels the account's own resting orders the order would meet, and it goes on to trade with
+// others. The setting is state: in the snapshot and the state hash.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { isReject } from '../../src/domain/errors.ts';
+import { restore, serialize, stateHash } from '../../src/engine/snapshot.ts';
+import { EXP_MAR, Harness, code, spec } from '../helpers/engine.ts';
+
+const CALL = spec('BTC', EXP_MAR, 100_000, 'call');
+
+function market(): { h: Harness; a: number; b: number; p: string; lo: string } {
+  const h = Harness.market([CALL]);
+  const a = h.user('10');
+  const b = h.user('10');
+  const m = h.ex.markets.get(h.inst(CALL.name).id)!;
+  const units = Math.floor((m.minPrice + 0.5 * (m.maxPrice - m.minPrice)) / 5) * 5;
+  const low = Math.floor((m.minPrice + 0.3 * (m.maxPrice - m.minPrice)) / 5) * 5;
+  return { h, a, b, p: (units / 1e4).toFixed(4), lo: (low / 1e4).toFixed(4) };
+}
+
+describe('self-trade prevention', () => {
+  it('reject_taker (the default) refuses an order that would meet the account\'s own order', () => {
+    const { h, a, p } = market();
+    h.ok(a, 'sell', CALL.name, p, '0.1');
+    const r = h.place(a, 'buy', CALL.name, p, '0.1');
+    assert.equal(code(r), 11030);
+    assert.equal(h.openOrders(a).length, 1, 'the resting order stays');
+  });
+
+  it('cancel_maker cancels the own orders the order would meet, and the order trades with the others', () => {
+    const { h, a, b, p } = market();
+    assert.equal(h.apply({ t: 'set_self_trading_config', userId: a, mode: 'cancel_maker', extendedToSubaccounts: false }), 'ok');
+    const own = h.ok(a, 'sell', CALL.name, p, '0.1').order;
+    const other = h.ok(b, 'sell', CALL.name, p, '0.3').order;
+    const r = h.ok(a, 'buy', CALL.name, p, '0.2');
+    assert.equal(own.state, 'cancelled');
+    assert.equal(own.cancelReason, 'self_trade_prevention');
+    assert.equal(r.trades.length, 1);
+    assert.equal(r.trades[0]!.makerOrder.id, other.id);
+    assert.equal(r.order.state, 'filled');
+    assert.equal(h.position(a, CALL.name).size, h.position(b, CALL.name).size * -1);
+    assert.equal(h.position(b, CALL.name).size * -1, r.order.filled);
+  });
+
+  it('cancel_maker leaves the own orders the order would not reach, and a post-only order cancels nothing', () => {
+    const { h, a, b, p } = market();
+    h.apply({ t: 'set_self_trading_config', userId: a, mode: 'cancel_maker', extendedToSubaccounts: false });
+    const theirs = h.ok(b, 'sell', CALL.name, p, '0.2').order;
+    const own = h.ok(a, 'sell', CALL.name, p, '0.1').order;
+    // 0.2 of b's come first at the price: a buy of 0.2 never reaches a's own order
+    h.ok(a, 'buy', CALL.name, p, '0.2');
+    assert.equal(theirs.state, 'filled');
+    assert.equal(own.state, 'open');
+    const po = h.place(a, 'buy', CALL.name, p, '0.1', { postOnly: true });
+    assert.ok(!isReject(po));
+    assert.equal(own.state, 'open', 'post-only never takes, so it cancels nothing');
+  });
+
+  it('the setting survives a snapshot and is in the state hash; back to reject_taker refuses again', () => {
+    const { h, a, p } = market();
+    const before = stateHash(h.ex);
+    h.apply({ t: 'set_self_trading_config', userId: a, mode: 'cancel_maker', extendedToSubaccounts: true });
+    assert.notEqual(stateHash(h.ex), before);
+    const restored = restore(serialize(h.ex));
+    assert.equal(stateHash(restored), stateHash(h.ex));
+    assert.deepEqual(restored.selfTrading.get(a), { mode: 'cancel_maker', extendedToSubaccounts: true });
+    h.apply({ t: 'set_self_trading_config', userId: a, mode: 'reject_taker', extendedToSubaccounts: false });
+    h.ok(a, 'sell', CALL.name, p, '0.1');
+    assert.equal(code(h.place(a, 'buy', CALL.name, p, '0.1')), 11030);
+  });
+});
+
+describe('self-trade prevention on edit', () => {
+  it('cancel_maker: an edit that moves an order onto the account\'s own order cancels that order first', () => {
+    const { h, a, p, lo } = market();
+    h.apply({ t: 'set_self_trading_config', userId: a, mode: 'cancel_maker', extendedToSubaccounts: false });
+    const own = h.ok(a, 'sell', CALL.name, p, '0.1').order;
+    const bid = h.ok(a, 'buy', CALL.name, lo, '0.1').order;
+    const r = h.apply({ t: 'edit', userId: a, orderId: bid.id, lots: 0.1 * 1e8, price: own.price, postOnly: null, rejectPostOnly: null });
+    assert.ok(!isReject(r), isReject(r) ? `${r.code} ${r.reason}` : '');
+    assert.equal(own.state, 'cancelled');
+    assert.equal(own.cancelReason, 'self_trade_prevention');
+    assert.equal(bid.state, 'open');
+  });
+});
