@@ -61,9 +61,8 @@ export async function subscriberOf(c: ClientConn, params: Record<string, unknown
       return { code: ERR.INVALID_ARGUMENTS, reason: `at most ${MAX_TOKENS_PER_CONNECTION} access tokens for the subscriptions of one connection` };
     }
     const w = await whoIs(c, token);
-    if ('id' in w) return { user: w.id, token };
-    // a public subscribe with a refused token still gets its public channels, as on the leader
-    return priv ? w : { user: null, token: null };
+    // a refused token refuses the whole call, public/subscribe too, as on the leader
+    return 'id' in w ? { user: w.id, token } : w;
   }
   if (c.userId !== null || !priv) return { user: c.userId, token: null };
   // no login confirmed here: an anonymous connection has none at the leader either; one the leader

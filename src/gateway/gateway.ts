@@ -27,7 +27,8 @@
 //   forward sends the gateway looking for it, and upstreams at the old server are moved (a client
 //   the old leader knew is closed with 1012, "service restart").
 // - Modules: clientConn.ts (a client connection), streams.ts (channels, books, the tick),
-//   natsStream.ts (the NATS reader, its state in /health and /metrics), httpSide.ts and paths.ts
+//   natsStream.ts (the NATS reader, its state in /health and /metrics), credentials.ts (whose private
+//   data a connection streams, and the recheck), httpSide.ts and paths.ts
 //   (the HTTP listener and what it forwards), firstMessages.ts, channelData.ts, bookMirror.ts.
 // - Private channels: the user is the one the leader authenticated on that upstream connection.
 //   After a successful public/auth the gateway asks the leader, on the same connection,

@@ -102,6 +102,17 @@ function suite(spec: TargetSpec): void {
     assert.equal(bare.error?.code, 10000, JSON.stringify(bare));
     await ws.close();
   });
+
+  test('a public/subscribe with a revoked access_token is refused with 13009, as any call with it', async () => {
+    const email = `scope-public-${spec.kind}@example.com`;
+    await userToken(srv.url, admin, email, { currency: 'BTC', amount: 100 });
+    const revoked = (await login(email)).access_token;
+    await ok(srv.url, 'private/logout', {}, revoked);
+    const ws = await WsClient.open(tg.ws);
+    const refused = await ws.call('public/subscribe', { channels: [`ticker.${m.name}.100ms`], access_token: revoked });
+    assert.equal(refused.error?.code, 13009, JSON.stringify(refused));
+    await ws.close();
+  });
 }
 
 for (const spec of await wsTargets()) describe(spec.name, { skip: spec.skip }, () => suite(spec));
