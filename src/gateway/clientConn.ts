@@ -26,8 +26,16 @@ export interface Topic {
 }
 
 export class ClientConn {
+  /** The user of the connection's own login (public/auth on the socket), as the leader last confirmed it. */
   userId: number | null = null;
   readonly subs = new Map<string, Topic>();
+  /** Private channel -> the credential it was subscribed with: the `access_token` param of its
+   *  subscribe, or null for the connection's login (src/gateway/credentials.ts). */
+  readonly credentials = new Map<string, string | null>();
+  /** Successful public/auth calls on the connection (a recheck begun before one does not judge it). */
+  logins = 0;
+  /** A recheck of this connection's credentials is under way. */
+  rechecking = false;
   upstream: WebSocket | null = null;
   upstreamOpen: Promise<void> | null = null;
   /** The server the upstream was opened at (moved when the leader moves). */

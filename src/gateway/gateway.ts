@@ -27,14 +27,19 @@
 //   forward sends the gateway looking for it, and upstreams at the old server are moved (a client
 //   the old leader knew is closed with 1012, "service restart").
 // - Modules: clientConn.ts (a client connection), streams.ts (channels, books, the tick),
-//   natsStream.ts (the NATS reader, its state in /health and /metrics), httpSide.ts and paths.ts
+//   natsStream.ts (the NATS reader, its state in /health and /metrics), credentials.ts (whose private
+//   data a connection streams, and the recheck), httpSide.ts and paths.ts
 //   (the HTTP listener and what it forwards), firstMessages.ts, channelData.ts, bookMirror.ts.
 // - Private channels: the user is the one the leader authenticated on that upstream connection.
 //   After a successful public/auth the gateway asks the leader, on the same connection,
 //   private/get_account_summary (extended) for its `id`, before it relays the auth answer; a
-//   private/subscribe is answered only after every request before it, so it sees that user. Every
-//   STRIKEBOOK_GATEWAY_RECHECK_MS the gateway asks again; an answer that is an error (logout,
-//   token expired or revoked) drops the private subscriptions, as the leader does with its own.
+//   private/subscribe is answered only after every request before it, so it sees that user. A
+//   subscribe with an `access_token` param streams the user of that token (asked the same way, with
+//   the param: on the leader it authenticates that call only). Every STRIKEBOOK_GATEWAY_RECHECK_MS
+//   the gateway asks again about each credential a connection's private subscriptions were made
+//   with (src/gateway/credentials.ts); a refused one (logout, rotation, key removed, expiry) ends
+//   exactly its subscriptions, as the leader's credential sweep does, and the next private/subscribe
+//   gets the leader's own refusal (13009).
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
@@ -51,6 +56,7 @@ import { Forwarding } from './forwarding.ts';
 import { startNatsStream } from './natsStream.ts';
 import { httpHandler } from './httpSide.ts';
 import { AddressRate } from './addressRate.ts';
+import { recheck as recheckCredentials, whoIsOn } from './credentials.ts';
 import { DEFAULT_CONNECTION_LIMITS, checkingIntervalMs, limitConnections } from '../api/http/connectionLimits.ts';
 
 export interface GatewayOptions {
@@ -118,16 +124,8 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
   let closing = false;
 
   const upstreamCall = (c: ClientConn, method: string, params: unknown) => upstreams.call(c, method, params);
-  /** The id the leader names for this connection's credentials, or null. */
-  const whoAmI = async (c: ClientConn, accessToken?: string): Promise<number | null> => {
-    const params: Record<string, unknown> = { currency: 'BTC', extended: true };
-    // a token given as a param authenticates the leader's side of the connection too (as there)
-    if (accessToken !== undefined) params.access_token = accessToken;
-    const text = await upstreamCall(c, 'private/get_account_summary', params);
-    const body = JSON.parse(text) as { result?: { id?: unknown } };
-    return typeof body.result?.id === 'number' ? body.result.id : null;
-  };
-  const streams = await startStreams({ log, tickMs, maxSubs, prefix: opts.prefix, leader, timeoutMs: forwardTimeoutMs, upstreamCall, whoAmI, closing: () => closing });
+  const whoIs = whoIsOn(upstreamCall);
+  const streams = await startStreams({ log, tickMs, maxSubs, prefix: opts.prefix, leader, timeoutMs: forwardTimeoutMs, upstreamCall, whoIs, closing: () => closing });
   const { subscribe, unsubscribeOne, dropPrivate } = streams;
   const stream = await startNatsStream({ url: opts.natsUrl, stream: opts.stream, prefix: opts.prefix, log, register, onMessage: streams.onMessage });
 
@@ -155,7 +153,11 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
   const forwarding = new Forwarding(upstreams, httpApi, { sockets: opts.poolSockets ?? 32, maxQueuedPerIp: opts.poolMaxQueuedPerIp ?? 256, maxQueued: 8192 }, log, async (c, method, text) => {
     if (method !== 'public/auth' && method !== 'private/logout') return;
     const ok = !text.includes('"error":');
-    if (method === 'public/auth' && ok) c.userId = await whoAmI(c);
+    if (method === 'public/auth' && ok) {
+      c.logins++;
+      const w = await whoIs(c);
+      c.userId = 'id' in w ? w.id : null;
+    }
     if (method === 'private/logout' && ok) dropPrivate(c);
   });
 
@@ -239,15 +241,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
   idleSweep?.unref();
   const recheckMs = opts.recheckMs ?? 10_000;
   const recheck = setInterval(() => {
-    for (const c of conns) {
-      if (c.userId === null || c.closed) continue;
-      whoAmI(c).then(
-        (uid) => {
-          if (uid !== c.userId) dropPrivate(c);
-        },
-        () => undefined,
-      );
-    }
+    for (const c of conns) void recheckCredentials(c, whoIs, (ch) => unsubscribeOne(c, ch)).catch((err: unknown) => log.warn({ err }, 'gateway: credential recheck failed'));
   }, recheckMs);
   recheck.unref();
 

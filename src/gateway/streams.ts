@@ -11,6 +11,7 @@ import { envelope, failure, type ClientConn, type Topic } from './clientConn.ts'
 import type { LeaderLocator } from './leaderLocator.ts';
 import { FirstMessages } from './firstMessages.ts';
 import { LeaderReads } from './leaderReads.ts';
+import { subscriberOf, type WhoIs } from './credentials.ts';
 import { FIRST_FROM_LEADER, PORTFOLIO_CURRENCIES, currencyOf, notification, quoteKey, quoteOf, unknownList, type PrivateEvent } from './channelData.ts';
 
 
@@ -25,8 +26,8 @@ export interface StreamDeps {
   timeoutMs: number;
   /** Sends a request on the client's own upstream connection; resolves with the answer text. */
   upstreamCall(c: ClientConn, method: string, params: unknown): Promise<string>;
-  /** The id of the user the leader knows on the client's connection (with a token given as a param). */
-  whoAmI(c: ClientConn, accessToken?: string): Promise<number | null>;
+  /** Who the leader says a credential is, asked on the client's connection (src/gateway/credentials.ts). */
+  whoIs: WhoIs;
   closing(): boolean;
 }
 
@@ -34,6 +35,7 @@ export interface Streams {
   onMessage(subject: string, text: string): void;
   subscribe(c: ClientConn, id: unknown, params: Record<string, unknown>, priv: boolean): Promise<void>;
   unsubscribeOne(c: ClientConn, channel: string): boolean;
+  /** Ends the private subscriptions made with the connection's login, and forgets its user. */
   dropPrivate(c: ClientConn): void;
   readonly books: number;
   readonly deliveries: number;
@@ -41,7 +43,7 @@ export interface Streams {
 }
 
 export async function startStreams(deps: StreamDeps): Promise<Streams> {
-  const { log, tickMs, maxSubs, leader, upstreamCall, whoAmI } = deps;
+  const { log, tickMs, maxSubs, leader, upstreamCall, whoIs } = deps;
   const topics = new Map<string, Topic>();
   const mirrors = new Map<string, BookMirror>();
   let deliveries = 0;
@@ -244,15 +246,17 @@ export async function startStreams(deps: StreamDeps): Promise<Streams> {
    *  (the hub computes them in the engine; here they are the same method's answer). */
   const refreshPortfolio = (t: Topic) => {
     const spec = t.spec as { k: 'user.portfolio'; currency: string | null };
-    const conn = [...t.subs].find((c) => c.upstream !== null && c.userId === t.userId && !c.closed);
+    const conn = [...t.subs].find((c) => c.upstream !== null && !c.closed);
     if (conn === undefined) return;
+    // read with the credential that subscriber holds the channel by (its login, or its token param)
+    const token = conn.credentials.get(t.channel) ?? null;
     const currencies = (spec.currency === null ? PORTFOLIO_CURRENCIES : [spec.currency]).filter((c) => t.due!.has(c));
     t.due!.clear();
     t.reading = true;
     void (async () => {
       const out: string[] = [];
       for (const c of currencies) {
-        const text = await upstreamCall(conn, 'private/get_account_summary', { currency: c });
+        const text = await upstreamCall(conn, 'private/get_account_summary', token === null ? { currency: c } : { currency: c, access_token: token });
         const body = JSON.parse(text) as { result?: unknown };
         if (body.result === undefined) return;
         out.push(JSON.stringify(body.result));
@@ -387,6 +391,7 @@ export async function startStreams(deps: StreamDeps): Promise<Streams> {
     const t = c.subs.get(channel);
     if (!t) return false;
     c.subs.delete(channel);
+    c.credentials.delete(channel);
     t.subs.delete(c);
     if (t.subs.size === 0) {
       topics.delete(isPrivate(t.spec) ? `${t.userId}\u0000${channel}` : channel);
@@ -399,18 +404,15 @@ export async function startStreams(deps: StreamDeps): Promise<Streams> {
   };
   const dropPrivate = (c: ClientConn) => {
     c.userId = null;
-    for (const [ch, t] of [...c.subs]) if (t.userId !== null) unsubscribeOne(c, ch);
+    for (const [ch, token] of [...c.credentials]) if (token === null) unsubscribeOne(c, ch);
   };
 
   const subscribe = async (c: ClientConn, id: unknown, params: Record<string, unknown>, priv: boolean): Promise<void> => {
     const channels = params.channels;
     if (!Array.isArray(channels) || channels.length === 0 || channels.some((x) => typeof x !== 'string')) return c.send(envelope(id, failure(ERR.INVALID_PARAMS, 'channels must be a non-empty array of strings', 'channels')));
-    if (typeof params.access_token === 'string' && c.userId === null) {
-      // the leader knows this connection's credentials from now on
-      c.stateful = true;
-      c.userId = await whoAmI(c, params.access_token).catch(() => null);
-    }
-    if (priv && c.userId === null) return c.send(envelope(id, failure(ERR.AUTHORIZATION_REQUIRED)));
+    const who = await subscriberOf(c, params, priv, whoIs);
+    if ('code' in who) return c.send(envelope(id, failure(who.code, who.reason)));
+    const { user, token } = who;
     const parse = (n: string) => parseChannel(n, (i) => reads.known.has(i));
     if ((channels as string[]).some((n) => parse(n) === null) && performance.now() - reads.knownAt > 5000) await reads.refreshKnown().catch(() => undefined);
     const specs: Array<[string, ChannelSpec]> = [];
@@ -431,7 +433,7 @@ export async function startStreams(deps: StreamDeps): Promise<Streams> {
     }
     // first messages the leader sends on subscribe (current ticker, quote, candle, ...): asked of it
     // for the channels this request will add
-    const firsts = await initialOf(specs.filter(([n, spec]) => FIRST_FROM_LEADER.has(spec.k) && !c.subs.has(n) && !('cadence' in spec && spec.cadence === 'raw' && c.userId === null)).map(([n]) => n));
+    const firsts = await initialOf(specs.filter(([n, spec]) => FIRST_FROM_LEADER.has(spec.k) && !c.subs.has(n) && !('cadence' in spec && spec.cadence === 'raw' && user === null)).map(([n]) => n));
     const done: string[] = [];
     const after: string[] = [];
     for (const [n, spec] of specs) {
@@ -439,18 +441,19 @@ export async function startStreams(deps: StreamDeps): Promise<Streams> {
         done.push(n);
         continue;
       }
-      if (isPrivate(spec) && (!priv || c.userId === null)) continue;
-      // raw intervals need an authenticated connection, as on the leader (silently left out)
-      if ('cadence' in spec && spec.cadence === 'raw' && c.userId === null) continue;
+      if (isPrivate(spec) && (!priv || user === null)) continue;
+      // raw intervals need an authenticated caller, as on the leader (silently left out)
+      if ('cadence' in spec && spec.cadence === 'raw' && user === null) continue;
       if (c.subs.size >= maxSubs) continue;
       // a gap may have reset a book meanwhile: it is left out (the client can subscribe again)
       if ((spec.k === 'book' || spec.k === 'book_depth') && (mirrors.get(spec.instrument)?.book ?? null) === null) continue;
-      const userId = isPrivate(spec) ? c.userId : null;
+      const userId = isPrivate(spec) ? user : null;
       const key = userId !== null ? `${userId}\u0000${n}` : n;
       let t = topics.get(key);
       if (!t) topics.set(key, (t = { channel: n, spec, userId, subs: new Set() }));
       t.subs.add(c);
       c.subs.set(n, t);
+      if (userId !== null) c.credentials.set(n, token);
       done.push(n);
       // a summary on the next tick, as the hub sends one to a new subscriber
       if (spec.k === 'user.portfolio') (t.due ??= new Set()).add(spec.currency ?? 'BTC').add(spec.currency ?? 'ETH');

@@ -75,11 +75,7 @@ function suite(spec: TargetSpec): void {
   });
 
   for (const [form, revocation] of CASES) {
-    // The gateway's recheck asks the leader who the connection is without the token the subscribe
-    // carried, so it drops such subscriptions at its first recheck even while the token is valid:
-    // there is no stream to cut (a gateway change, reported to its owner with issue 29).
-    const skip = spec.kind === 'gateway' && PARAM_FORMS.has(form) ? 'a gateway drops access_token-param subscriptions at its first recheck, valid or not' : false;
-    test(`a socket authenticated by ${form} stops streaming private data after ${revocation} and gets 13009 on its next private call`, { skip }, async () => {
+    test(`a socket authenticated by ${form} stops streaming private data after ${revocation} and gets 13009 on its next private call`, async () => {
       const email = `revoke-${spec.kind}-${n++}@example.com`;
       const owner = await userToken(srv.url, admin, email, { currency: 'BTC', amount: 100 });
       const key = KEY_FORMS.has(form) ? await ok(srv.url, 'private/create_api_key', { scope: 'trade:read_write account:read', name: 'bot' }, owner) : null;
@@ -140,10 +136,9 @@ function suite(spec: TargetSpec): void {
 
       const next = await ws.call('private/get_open_orders_by_instrument', PARAM_FORMS.has(form) ? { instrument_name: m.name, access_token: grant.access_token } : { instrument_name: m.name });
       assert.equal(next.error?.code, 13009, JSON.stringify(next));
-      // a gateway answers private/subscribe itself, from the user it last confirmed: it refuses,
-      // but with 10000 (the gateway's part of issue 29: see docs/security.md)
+      // a gateway answers private/subscribe itself: it refuses as the leader does
       const again = await ws.call('private/subscribe', sub);
-      assert.equal(again.error?.code, spec.kind === 'engine' ? 13009 : 10000, JSON.stringify(again));
+      assert.equal(again.error?.code, 13009, JSON.stringify(again));
       await Promise.all([ws.close(), control.close()]);
     });
   }
