@@ -178,7 +178,7 @@ export const SETTINGS: readonly Setting[] = [
   { name: 'STRIKEBOOK_NATS_BACKLOG_MAX', def: '100000', roles: S, check: int(10, 1e8), doc: 'messages the leader keeps while NATS is out of reach (older ones are dropped)' },
   { name: 'STRIKEBOOK_NATS_MAX_AGE', def: '3600', roles: S, check: int(1, 365 * 86400), doc: 'seconds a message is kept in the stream' },
   { name: 'STRIKEBOOK_LEADER_URL', def: '', shownDefault: 'unset (required for a gateway)', roles: G, check: url(['http:', 'https:'], true), requiredForGateway: true, doc: 'gateway: the leader (or the load balancer in front of leader and standby)' },
-  { name: 'STRIKEBOOK_GATEWAY_RECHECK_MS', def: '10000', roles: G, check: int(100, 3_600_000), doc: 'gateway: how often it asks which server leads' },
+  { name: 'STRIKEBOOK_GATEWAY_RECHECK_MS', def: '10000', roles: G, check: int(100, 3_600_000), doc: "gateway: how often it confirms each private subscription's credential with the leader (a revoked one ends its streams)" },
   { name: 'STRIKEBOOK_GATEWAY_MAX_UPSTREAMS', def: '1024', roles: G, check: int(1, 1e6), doc: 'gateway: upstream WebSockets to the leader in all (one per logged-in client); past it `10028`' },
   { name: 'STRIKEBOOK_GATEWAY_MAX_UPSTREAMS_PER_IP', def: '32', roles: G, check: int(1, 1e6), doc: 'gateway: upstream WebSockets for the clients of one address; past it `10028`' },
   { name: 'STRIKEBOOK_GATEWAY_POOL_SOCKETS', def: '32', roles: G, check: int(1, 4096), doc: "gateway: kept-alive HTTP connections to the leader shared by anonymous calls, taken by client address in turn" },
