@@ -57,6 +57,8 @@ export interface Config {
   wsMaxQueuedRequests?: number;
   /** WebSocket: a connection silent this long (no frame, no pong to our pings) is closed, ms. */
   wsIdleTimeoutMs?: number;
+  /** Subaccounts per main account (src/accounts/subaccounts.ts); absent: 20. */
+  maxSubaccounts?: number;
   /** TCP connections (HTTP and WebSocket) open from one IP address; more are refused. */
   maxConnectionsPerIp?: number;
   /** TCP connections open in total; more are refused. Keep it below the process's `ulimit -n`. */
@@ -201,6 +203,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     signatureReplayPerKey: n('STRIKEBOOK_SIGNATURE_REPLAY_PER_KEY'),
     wsMaxQueuedRequests: n('STRIKEBOOK_WS_MAX_QUEUED'),
     wsIdleTimeoutMs: n('STRIKEBOOK_WS_IDLE_TIMEOUT_MS'),
+    maxSubaccounts: n('STRIKEBOOK_MAX_SUBACCOUNTS'),
     maxConnectionsPerIp: n('STRIKEBOOK_MAX_CONNECTIONS_PER_IP'),
     maxConnections: n('STRIKEBOOK_MAX_CONNECTIONS'),
     headersTimeoutMs: n('STRIKEBOOK_HEADERS_TIMEOUT_MS'),

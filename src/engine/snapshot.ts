@@ -125,6 +125,9 @@ export function serialize(ex: Exchange): string {
     triggers: ex.triggers.toJson(),
     // cancel-on-disconnect (src/engine/cod.ts): last, and absent from older snapshots
     cod: codToJson(ex, orders.values()),
+    // subaccounts and transfers (src/accounts/): last, and absent while there are none, so a state
+    // without them hashes as it did before they existed
+    ...(ex.subaccounts.isEmpty() ? {} : { subaccounts: ex.subaccounts.toJson() }),
   };
   return JSON.stringify(state);
 }
@@ -220,6 +223,7 @@ export function restore(text: string, limits: ExchangeLimits = DEFAULT_LIMITS): 
   ex.mmp.restore(s.mmp, orders);
   ex.triggers.restore(s.triggers, (id) => orders.get(id));
   codRestore(ex, s.cod, orders);
+  ex.subaccounts.restore(s.subaccounts);
   return ex;
 }
 

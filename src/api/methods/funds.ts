@@ -40,7 +40,7 @@ function renderEntry(e: LedgerEntry, ex: Exchange): Record<string, unknown> {
 }
 
 /** Entry types a `query` may name (Deribit filters the log by such words). */
-const LOG_TYPES = ['trade', 'liquidation', 'deposit', 'withdrawal', 'delivery', 'takeover', 'liquidation_fee', 'conversion', 'insurance_cover', 'socialized_loss', 'socialized_loss_compensation'] as const;
+const LOG_TYPES = ['trade', 'liquidation', 'deposit', 'withdrawal', 'delivery', 'takeover', 'liquidation_fee', 'conversion', 'insurance_cover', 'socialized_loss', 'socialized_loss_compensation', 'transfer'] as const;
 
 function renderHeld(p: Position): Record<string, unknown> {
   const avg = p.size === 0 ? 0 : Math.abs(p.openCost) / (Math.abs(p.size) * premiumFactor(p.inst));
