@@ -50,7 +50,7 @@ export function narrowScope(granted: string, requested: string | undefined): str
   return [...new Set(out)].join(' ');
 }
 
-async function issueTokens(ctx: CallContext, user: User, scope: string, replaces: string | null, requested?: string) {
+export async function issueTokens(ctx: CallContext, user: User, scope: string, replaces: string | null, requested?: string) {
   const s = ctx.services;
   // `expires:NUMBER` in the requested scope: the token's lifetime in seconds (Deribit), capped
   const life = unwrap(tokenLifetimeSec(requested, s.config.accessTokenTtlSec, s.config.maxAccessTokenTtlSec));
