@@ -73,6 +73,35 @@ describe('subaccounts and transfers over the API', () => {
     assert.deepEqual(subLog.logs.map((e: any) => [e.change, e.balance]), [[-0.125, 0.375], [0.5, 0.5]]);
   });
 
+  it("pushes a transfer to the portfolio subscriptions of both accounts", async () => {
+    const [, subRow] = await ok(srv.url, 'private/get_subaccounts', {}, main);
+    const mainWs = await WsClient.open(srv.url);
+    const subWs = await WsClient.open(srv.url);
+    try {
+      await mainWs.auth('desk@example.com');
+      await subWs.auth('desk@example.com');
+      await subWs.ok('public/exchange_token', { refresh_token: (await authResult(srv.url, 'desk@example.com')).refresh_token, subject_id: subRow.id });
+      await mainWs.ok('private/subscribe', { channels: ['user.portfolio.btc'] });
+      await subWs.ok('private/subscribe', { channels: ['user.portfolio.btc'] });
+      await mainWs.until(() => mainWs.on('user.portfolio.btc').length > 0, 10_000, 'first main portfolio');
+      await subWs.until(() => subWs.on('user.portfolio.btc').length > 0, 10_000, 'first sub portfolio');
+      const mainBefore = mainWs.on('user.portfolio.btc').at(-1)!.data.balance;
+      const subBefore = subWs.on('user.portfolio.btc').at(-1)!.data.balance;
+      await ok(srv.url, 'private/submit_transfer_to_subaccount', { currency: 'BTC', amount: 0.25, destination: subRow.id }, main);
+      await mainWs.until(() => mainWs.on('user.portfolio.btc').at(-1)!.data.balance !== mainBefore, 10_000, 'main portfolio after the transfer');
+      await subWs.until(() => subWs.on('user.portfolio.btc').at(-1)!.data.balance !== subBefore, 10_000, 'sub portfolio after the transfer');
+      assert.equal(Math.round((mainBefore - mainWs.on('user.portfolio.btc').at(-1)!.data.balance) * 1e8), 25_000_000);
+      assert.equal(Math.round((subWs.on('user.portfolio.btc').at(-1)!.data.balance - subBefore) * 1e8), 25_000_000);
+    } finally {
+      for (const w of [mainWs, subWs]) {
+        w.ws.close();
+        await w.closedP;
+      }
+    }
+    // back where the tests below expect it
+    await ok(srv.url, 'private/submit_transfer_between_subaccounts', { currency: 'BTC', amount: 0.25, source: subRow.id, destination: (await ok(srv.url, 'private/get_subaccounts', {}, main))[0].id }, main);
+  });
+
   it('moves money once for a nonce sent twice', async () => {
     const [, subRow] = await ok(srv.url, 'private/get_subaccounts', {}, main);
     const before = (await ok(srv.url, 'private/get_subaccounts', { with_portfolio: true }, main))[1].portfolio.btc.balance;
