@@ -167,6 +167,29 @@ describe('subaccounts and transfers over the API', () => {
     assert.equal((await ok(srv.url, 'private/get_subaccounts', {}, main)).some((x: any) => x.id === victim.id), false);
   });
 
+  it('serves every subaccount and transfer method over a WebSocket as over HTTP', async () => {
+    const ws = await WsClient.open(srv.url);
+    try {
+      await ws.auth('desk@example.com');
+      const created = await ws.ok('private/create_subaccount');
+      const list = await ws.ok('private/get_subaccounts', { with_portfolio: true });
+      assert.equal(list.at(-1).id, created.id);
+      assert.equal(await ws.ok('private/change_subaccount_name', { sid: created.id, name: 'over_ws' }), 'ok');
+      assert.equal(await ws.ok('private/toggle_subaccount_login', { sid: created.id, state: 'enable' }), 'ok');
+      const t = await ws.ok('private/submit_transfer_to_subaccount', { currency: 'BTC', amount: 0.001, destination: created.id });
+      assert.equal(t.other_side, 'over_ws');
+      const back = await ws.ok('private/submit_transfer_between_subaccounts', { currency: 'BTC', amount: 0.001, source: created.id, destination: list[0].id, nonce: 'ws-1' });
+      assert.equal(back.nonce, 'ws-1');
+      assert.equal((await ws.ok('private/get_transfers', { currency: 'BTC', count: 2 })).data[0].id, back.id);
+      const details = await ws.ok('private/get_subaccounts_details', { currency: 'BTC', with_open_orders: true });
+      assert.ok(details.some((d: any) => d.uid === created.id && Array.isArray(d.positions) && Array.isArray(d.open_orders)));
+      assert.equal(await ws.ok('private/remove_subaccount', { subaccount_id: created.id }), 'ok');
+    } finally {
+      ws.ws.close();
+      await ws.closedP;
+    }
+  });
+
   it('refuses to remove a subaccount that holds money', async () => {
     const [, subRow] = await ok(srv.url, 'private/get_subaccounts', {}, main);
     assertError(await rpc(srv.url, 'private/remove_subaccount', { subaccount_id: subRow.id }, main), 13021, 'subaccount_has_balance');
