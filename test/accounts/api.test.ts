@@ -102,6 +102,17 @@ describe('subaccounts and transfers over the API', () => {
     await ok(srv.url, 'private/submit_transfer_between_subaccounts', { currency: 'BTC', amount: 0.25, source: subRow.id, destination: (await ok(srv.url, 'private/get_subaccounts', {}, main))[0].id }, main);
   });
 
+  it("names a subaccount as one in its extended account summary: its type, username and its main account's email", async () => {
+    const [, subRow] = await ok(srv.url, 'private/get_subaccounts', {}, main);
+    const s = await subToken('desk@example.com', subRow.id);
+    const summary = await ok(srv.url, 'private/get_account_summary', { currency: 'BTC', extended: true }, s);
+    assert.deepEqual([summary.id, summary.type, summary.username, summary.email], [subRow.id, 'subaccount', subRow.username, 'desk@example.com']);
+    const all = await ok(srv.url, 'private/get_account_summaries', {}, s);
+    assert.deepEqual([all.type, all.username], ['subaccount', subRow.username]);
+    const mainSummary = await ok(srv.url, 'private/get_account_summary', { currency: 'BTC', extended: true }, main);
+    assert.deepEqual([mainSummary.type, mainSummary.username], ['main', 'desk@example.com']);
+  });
+
   it('moves money once for a nonce sent twice', async () => {
     const [, subRow] = await ok(srv.url, 'private/get_subaccounts', {}, main);
     const before = (await ok(srv.url, 'private/get_subaccounts', { with_portfolio: true }, main))[1].portfolio.btc.balance;

@@ -176,8 +176,12 @@ function totals(ex: Exchange, user: User, currency: CurrencyCode): Totals {
   return t;
 }
 
-function identity(user: User): Record<string, unknown> {
-  return { id: user.id, email: user.email, username: user.email, system_name: user.email, type: 'main', creation_timestamp: user.created };
+function identity(ex: Exchange, user: User): Record<string, unknown> {
+  // a subaccount (src/accounts/) goes by its name; its email is its main account's
+  const sub = ex.subaccounts.subs.get(user.id);
+  if (sub === undefined) return { id: user.id, email: user.email, username: user.email, system_name: user.email, type: 'main', creation_timestamp: user.created };
+  const email = ex.users.get(sub.mainId)?.email ?? '';
+  return { id: user.id, email, username: sub.username, system_name: sub.username, type: 'subaccount', creation_timestamp: user.created };
 }
 
 /** get_account_summary: Deribit shape (reference/deribit-v2.md 6.4). */
@@ -221,7 +225,7 @@ export function accountSummary(ex: Exchange, user: User, currency: CurrencyCode,
     in_liquidation: ex.inLiquidation(user.id, currency),
   };
   if (extended) {
-    Object.assign(out, identity(user));
+    Object.assign(out, identity(ex, user));
     const inst = [...ex.instruments.values()].find((i) => i.currency === currency);
     const commission = inst ? money(inst.makerCommission, currency) : 0.0003;
     out.fees = [{ currency, instrument_type: 'option', fee_type: 'fixed', maker_fee: commission, taker_fee: commission }];
@@ -314,7 +318,7 @@ export const accountMethods = [
     handler(ctx, p) {
       return ctx.services.seq.read(() => {
         const user = userOf(ctx);
-        return { ...identity(user), summaries: CURRENCY_CODES.map((c) => accountSummary(ctx.services.ex, user, c, p.extended)) };
+        return { ...identity(ctx.services.ex, user), summaries: CURRENCY_CODES.map((c) => accountSummary(ctx.services.ex, user, c, p.extended)) };
       });
     },
   }),
