@@ -15,6 +15,7 @@ import { toMinorDown } from '../../risk/margin.ts';
 import { coin } from '../render.ts';
 import { defineMethod, type CallContext } from '../rpc/registry.ts';
 import { CurrencyOrAny, CurrencyParam, InstrumentName, caller, currencyFilter } from './common.ts';
+import { SubaccountId, readFor } from './actingFor.ts';
 
 interface PositionFigures {
   /** Value at mark (minor units; longs positive, shorts negative). */
@@ -293,9 +294,9 @@ export const accountMethods = [
     name: 'public/get_account_summary',
     aliases: ['private/get_account_summary'],
     scope: 'account:read',
-    params: Type.Object({ currency: CurrencyParam, extended: Extended }),
+    params: Type.Object({ currency: CurrencyParam, extended: Extended, subaccount_id: SubaccountId }),
     handler(ctx, p) {
-      return ctx.services.seq.read(() => accountSummary(ctx.services.ex, userOf(ctx), p.currency as CurrencyCode, p.extended));
+      return ctx.services.seq.read(() => accountSummary(ctx.services.ex, readFor(ctx, p.subaccount_id), p.currency as CurrencyCode, p.extended));
     },
   }),
   defineMethod({
@@ -339,12 +340,12 @@ export const accountMethods = [
     name: 'public/get_positions',
     aliases: ['private/get_positions'],
     scope: 'trade:read',
-    params: Type.Object({ currency: Type.Optional(CurrencyOrAny), kind: Type.Optional(Type.String({ maxLength: 32 })) }),
+    params: Type.Object({ currency: Type.Optional(CurrencyOrAny), kind: Type.Optional(Type.String({ maxLength: 32 })), subaccount_id: SubaccountId }),
     handler(ctx, p) {
-      if (!optionKind(p.kind)) return [];
       return ctx.services.seq.read(() => {
         const ex = ctx.services.ex;
-        const user = userOf(ctx);
+        const user = readFor(ctx, p.subaccount_id);
+        if (!optionKind(p.kind)) return [];
         return sortedPositions(ex, user, currencyFilter(p.currency)).map((pos) => renderPosition(ex, user, pos.inst));
       });
     },
