@@ -113,18 +113,21 @@ describe('subaccounts and transfers over the API', () => {
     assert.deepEqual([mainSummary.type, mainSummary.username], ['main', 'desk@example.com']);
   });
 
-  it("lets the main account read a subaccount's summary, positions and log with subaccount_id, and nobody else", async () => {
+  it("lets the main account read a subaccount's summaries, positions and log with subaccount_id, and nobody else", async () => {
     const [mainRow, subRow] = await ok(srv.url, 'private/get_subaccounts', { with_portfolio: true }, main);
     const summary = await ok(srv.url, 'private/get_account_summary', { currency: 'BTC', subaccount_id: subRow.id }, main);
     assert.equal(summary.balance, subRow.portfolio.btc.balance);
     assert.notEqual(summary.balance, mainRow.portfolio.btc.balance);
     assert.deepEqual(await ok(srv.url, 'private/get_positions', { currency: 'BTC', subaccount_id: subRow.id }, main), []);
+    const summaries = await ok(srv.url, 'private/get_account_summaries', { subaccount_id: subRow.id }, main);
+    assert.deepEqual([summaries.id, summaries.type], [subRow.id, 'subaccount']);
     const log = await ok(srv.url, 'private/get_transaction_log', { currency: 'BTC', query: 'transfer', subaccount_id: subRow.id }, main);
     assert.equal(log.logs[0].balance, subRow.portfolio.btc.balance);
     // its own id reads itself
     assert.equal((await ok(srv.url, 'private/get_account_summary', { currency: 'BTC', subaccount_id: mainRow.id }, main)).balance, mainRow.portfolio.btc.balance);
     assertError(await rpc(srv.url, 'private/get_account_summary', { currency: 'BTC', subaccount_id: subRow.id }, other), 13020);
     assertError(await rpc(srv.url, 'private/get_positions', { currency: 'BTC', subaccount_id: subRow.id }, other), 13020);
+    assertError(await rpc(srv.url, 'private/get_account_summaries', { subaccount_id: subRow.id }, other), 13020);
     assertError(await rpc(srv.url, 'private/get_transaction_log', { currency: 'BTC', subaccount_id: subRow.id }, other), 13020);
     const s = await subToken('desk@example.com', subRow.id);
     assertError(await rpc(srv.url, 'private/get_account_summary', { currency: 'BTC', subaccount_id: mainRow.id }, s), 13020);

@@ -315,10 +315,10 @@ export const accountMethods = [
     // the Deribit alias of get_all_account_balances, in Deribit's shape (ccxt fetchBalance)
     name: 'private/get_account_summaries',
     scope: 'account:read',
-    params: Type.Object({ extended: Extended }),
+    params: Type.Object({ extended: Extended, subaccount_id: SubaccountId }),
     handler(ctx, p) {
       return ctx.services.seq.read(() => {
-        const user = userOf(ctx);
+        const user = readFor(ctx, p.subaccount_id);
         return { ...identity(ctx.services.ex, user), summaries: CURRENCY_CODES.map((c) => accountSummary(ctx.services.ex, user, c, p.extended)) };
       });
     },
