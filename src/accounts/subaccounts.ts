@@ -108,6 +108,11 @@ export class Subaccounts {
     this.revokeSessions(s.id);
     for (const k of this.ex.apiKeys.forUser(s.id)) this.ex.apiKeys.remove(s.id, k.id);
     this.ex.codAccounts.delete(s.id);
+    // its MMP groups and trigger history would otherwise outlive it: create-and-remove cycles must
+    // not grow the state
+    for (const [k, g] of this.ex.mmp.groups) if (g.userId === s.id) this.ex.mmp.groups.delete(k);
+    this.ex.triggers.byUser.delete(s.id);
+    this.ex.triggers.history.delete(s.id);
     this.ex.users.delete(s.id);
     this.ex.usersByEmail.delete(u.email);
     this.subs.delete(s.id);

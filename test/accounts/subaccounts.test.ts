@@ -123,12 +123,14 @@ describe('subaccounts', () => {
     refused(h.apply({ t: 'remove_subaccount', mainId: main, subId: s }), 13021, 'subaccount_has_positions');
   });
 
-  it('removes an empty subaccount with its sessions and API keys at once, and frees its place under the limit', () => {
+  it('removes an empty subaccount with its sessions, API keys and MMP settings at once, and frees its place under the limit', () => {
     const h = Harness.market([MAR_CALL]);
     const main = h.user('1');
     const s = sub(h, main, 1);
     session(h, s, '1');
     h.apply({ t: 'create_api_key', userId: s, clientId: 'cid', encSecret: 'enc', scope: 'account:read', name: 'k' });
+    h.apply({ t: 'set_mmp_config', userId: s, indexName: 'btc_usd', group: null, interval: 10, frozenTime: 0, quantityLimit: 100_000_000, deltaLimit: 0, maxQuoteQuantity: 0 });
+    assert.equal([...h.ex.mmp.groups.values()].filter((g) => g.userId === s).length, 1);
     transfer(h, main, main, s, 100);
     transfer(h, main, s, main, 100);
     const r = h.apply({ t: 'remove_subaccount', mainId: main, subId: s }) as SubaccountRecord;
@@ -137,6 +139,9 @@ describe('subaccounts', () => {
     assert.equal(h.ex.auth.access.has('a-1'), false);
     assert.equal(h.ex.auth.refresh.has('r-1'), false);
     assert.deepEqual(h.ex.apiKeys.forUser(s), []);
+    // nothing of it stays behind to grow the state with every subaccount created and removed
+    assert.equal([...h.ex.mmp.groups.values()].filter((g) => g.userId === s).length, 0);
+    assert.equal(h.ex.triggers.history.has(s), false);
     refused(h.apply({ t: 'issue_token', userId: s, access: 'a-2', refresh: 'r-2', scope: 'x', accessTtl: 1000, refreshTtl: 1000, replaces: null }), 13009, undefined as never);
     // the history stays with the main account, names included
     assert.equal(h.ex.subaccounts.transfers.get(main)!.length, 2);
