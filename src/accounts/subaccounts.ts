@@ -104,7 +104,7 @@ export class Subaccounts {
     // only an empty subaccount: nothing of value may vanish with it (conservation)
     for (const cur of CURRENCY_CODES) if (u.accounts[cur].balance !== 0) return reject(ERR.FORBIDDEN, 'subaccount_has_balance', 'subaccount_id');
     for (const p of u.positions.values()) if (p.size !== 0) return reject(ERR.FORBIDDEN, 'subaccount_has_positions', 'subaccount_id');
-    if (u.openOrderCount > 0 || (this.ex.triggers.byUser.get(u.id)?.size ?? 0) > 0) return reject(ERR.FORBIDDEN, 'subaccount_has_open_orders', 'subaccount_id');
+    if (u.openOrderCount > 0 || this.ex.triggers.untriggeredCount(u.id) > 0) return reject(ERR.FORBIDDEN, 'subaccount_has_open_orders', 'subaccount_id');
     this.revokeSessions(s.id);
     for (const k of this.ex.apiKeys.forUser(s.id)) this.ex.apiKeys.remove(s.id, k.id);
     this.ex.codAccounts.delete(s.id);

@@ -6,7 +6,7 @@ import { isReject } from '../../src/domain/errors.ts';
 import type { SubaccountRecord } from '../../src/accounts/types.ts';
 import { restore, serialize, stateHash } from '../../src/engine/snapshot.ts';
 import { roundToTick } from '../../src/domain/instrument.ts';
-import { EXP_MAR, Harness, spec } from '../helpers/engine.ts';
+import { EXP_MAR, Harness, px, spec } from '../helpers/engine.ts';
 import { refused, sub, transfer } from './helpers.ts';
 
 const MAR_CALL = spec('BTC', EXP_MAR, 100000, 'call');
@@ -121,6 +121,24 @@ describe('subaccounts', () => {
     transfer(h, main, s, main, h.balance(s));
     assert.equal(h.balance(s), 0);
     refused(h.apply({ t: 'remove_subaccount', mainId: main, subId: s }), 13021, 'subaccount_has_positions');
+  });
+
+  it('refuses to remove a subaccount with an untriggered trigger order, and removes it once the order is cancelled', () => {
+    const h = Harness.market([MAR_CALL]);
+    const main = h.user('5');
+    const s = sub(h, main);
+    transfer(h, main, main, s, 100_000_000);
+    const placed = h.apply({
+      t: 'place', userId: s, side: 0, instrument: MAR_CALL.name, price: null, advanced: null, advPrice: null, lots: 10_000_000, type: 'market', tif: 'good_til_cancelled',
+      postOnly: false, rejectPostOnly: false, reduceOnly: false, label: '', clientOrderId: null, trig: { type: 'stop_market', source: 'index_price', price: px('200000'), offset: null },
+    }) as { order: { id: number } };
+    assert.ok(!isReject(placed), JSON.stringify(placed));
+    transfer(h, main, s, main, h.balance(s));
+    refused(h.apply({ t: 'remove_subaccount', mainId: main, subId: s }), 13021, 'subaccount_has_open_orders');
+    h.apply({ t: 'cancel', userId: s, orderId: placed.order.id });
+    // the cancelled trigger order stays in its history, which must not keep the subaccount alive
+    assert.ok(!isReject(h.apply({ t: 'remove_subaccount', mainId: main, subId: s })));
+    assert.equal(h.ex.users.has(s), false);
   });
 
   it('removes an empty subaccount with its sessions, API keys and MMP settings at once, and frees its place under the limit', () => {
