@@ -367,6 +367,8 @@ export class Exchange {
     const user = this.users.get(c.userId);
     if (!user) return reject(ERR.NOT_FOUND, 'user_not_found');
     if (!(Number.isSafeInteger(c.amount) && c.amount > 0)) return reject(ERR.INVALID_PARAMS, 'invalid_amount', 'amount');
+    // a subaccount's money leaves the venue through its main account (src/accounts/transfers.ts)
+    if (this.subaccounts.isSubaccount(user.id)) return reject(ERR.FORBIDDEN, 'main_account_only');
     // the cash rules (docs/api-notes.md): what is left covers the cash promised to open buys and the
     // initial margin, and no account of the user is below zero or below maintenance margin
     // (risk.account applies them all; the reasons name the last two)

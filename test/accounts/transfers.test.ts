@@ -131,6 +131,16 @@ describe('transfers between the accounts of one main account', () => {
     assert.equal(h.balance(s), 1500);
   });
 
+  it("refuses a withdrawal out of the venue from a subaccount: its money leaves through its main account (Deribit's withdraw is main-account only)", () => {
+    const h = Harness.market([MAR_CALL]);
+    const main = h.user('1');
+    const s = sub(h, main);
+    transfer(h, main, main, s, 1000);
+    refused(h.apply({ t: 'withdraw', userId: s, currency: 'BTC', amount: 1 }), 13021, 'main_account_only');
+    assert.equal(h.balance(s), 1000);
+    assert.ok(!isReject(h.apply({ t: 'withdraw', userId: main, currency: 'BTC', amount: 1 })));
+  });
+
   it('restores subaccounts and transfers from a snapshot to the same state hash, and replays to it', () => {
     const h = Harness.market([MAR_CALL]);
     const main = h.user('1');
