@@ -62,6 +62,8 @@ export interface Config {
   wsIdleTimeoutMs?: number;
   /** WebSocket: private subscriptions whose token was revoked or expired end within this, ms. */
   wsCredentialSweepMs?: number;
+  /** Subaccounts per main account (src/accounts/subaccounts.ts); absent: 20. */
+  maxSubaccounts?: number;
   /** TCP connections (HTTP and WebSocket) open from one IP address; more are refused. */
   maxConnectionsPerIp?: number;
   /** TCP connections open in total; more are refused. Keep it below the process's `ulimit -n`. */
@@ -222,6 +224,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     wsMaxQueuedRequests: n('STRIKEBOOK_WS_MAX_QUEUED'),
     wsIdleTimeoutMs: n('STRIKEBOOK_WS_IDLE_TIMEOUT_MS'),
     wsCredentialSweepMs: n('STRIKEBOOK_WS_CREDENTIAL_SWEEP_MS'),
+    maxSubaccounts: n('STRIKEBOOK_MAX_SUBACCOUNTS'),
     maxConnectionsPerIp: n('STRIKEBOOK_MAX_CONNECTIONS_PER_IP'),
     maxConnections: n('STRIKEBOOK_MAX_CONNECTIONS'),
     headersTimeoutMs: n('STRIKEBOOK_HEADERS_TIMEOUT_MS'),

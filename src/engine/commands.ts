@@ -129,6 +129,13 @@ export type Command =
    */
   | { t: 'cod_mark'; userId: number; orderIds: number[]; on: boolean }
   /** private/cancel_quotes: the user's mass quotes selected by one criterion. */
+  /** Subaccounts (src/accounts/subaccounts.ts); `max` is the limit in force when asked (a setting). */
+  | { t: 'create_subaccount'; mainId: number; max: number }
+  | { t: 'rename_subaccount'; mainId: number; subId: number; name: string }
+  | { t: 'subaccount_login'; mainId: number; subId: number; on: boolean }
+  | { t: 'remove_subaccount'; mainId: number; subId: number }
+  /** Money between two accounts of one main account, asked by `by` (src/accounts/transfers.ts). */
+  | { t: 'transfer'; by: number; from: number; to: number; currency: CurrencyCode; amount: number; nonce: string | null }
   | {
       t: 'cancel_quotes';
       userId: number;

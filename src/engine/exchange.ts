@@ -22,6 +22,9 @@ import { cancelQuotes, massQuote } from './massQuote.ts';
 import { applyCodAccount, applyCodMark, markPlaced } from './cod.ts';
 import type { Account, DepositRecord, IndexState, InstrumentMarket, User, VolState } from './types.ts';
 import { Ledger } from './ledger.ts';
+import { accountsRecord, blankUser, newAccount } from './users.ts';
+import { Subaccounts } from '../accounts/subaccounts.ts';
+import { applyTransfer } from '../accounts/transfers.ts';
 
 export const SYSTEM_FEES = 'fees';
 export const SYSTEM_INSURANCE = 'insurance';
@@ -71,15 +74,7 @@ export interface EngineObserver {
   mmpTrigger?(e: MmpTriggerEvent): void;
 }
 
-export function newAccount(currency: CurrencyCode): Account {
-  return { currency, balance: 0, deposited: 0, withdrawn: 0, fees: 0 };
-}
-
-function accountsRecord(): Record<CurrencyCode, Account> {
-  const r = {} as Record<CurrencyCode, Account>;
-  for (const c of CURRENCY_CODES) r[c] = newAccount(c);
-  return r;
-}
+export { newAccount };
 
 export class Exchange {
   now = 0;
@@ -140,6 +135,8 @@ export class Exchange {
   readonly mmp: MmpState;
   /** Untriggered stop/take/trailing orders and their history (src/engine/triggers.ts). */
   readonly triggers: Triggers;
+  /** Subaccounts and transfers between the accounts of one main account (src/accounts/). */
+  readonly subaccounts: Subaccounts;
   /** Sees every order and trade change as it is applied (live event fan-out; not part of the state). */
   observer: EngineObserver | null = null;
 
@@ -151,6 +148,7 @@ export class Exchange {
     this.trading = new Trading(this);
     this.mmp = new MmpState(this);
     this.triggers = new Triggers(this);
+    this.subaccounts = new Subaccounts(this);
   }
 
   /**
@@ -196,6 +194,7 @@ export class Exchange {
         return this.createUser(c);
       case 'issue_token': {
         if (!this.users.has(c.userId)) return reject(ERR.UNAUTHORIZED);
+        if (!this.subaccounts.loginAllowed(c.userId)) return reject(ERR.FORBIDDEN, 'subaccount_login_disabled');
         if (c.replaces !== null) {
           // a refresh token is single-use: of two concurrent refreshes only the first wins
           const old = this.auth.refresh.get(c.replaces);
@@ -329,6 +328,16 @@ export class Exchange {
         return applyCodMark(this, c);
       case 'cancel_quotes':
         return cancelQuotes(this, c);
+      case 'create_subaccount':
+        return this.subaccounts.create(c);
+      case 'rename_subaccount':
+        return this.subaccounts.rename(c);
+      case 'subaccount_login':
+        return this.subaccounts.setLogin(c);
+      case 'remove_subaccount':
+        return this.subaccounts.remove(c);
+      case 'transfer':
+        return applyTransfer(this, c);
     }
   }
 
@@ -345,22 +354,7 @@ export class Exchange {
       if (status !== 'ok') return reject(ERR.INVALID_ARGUMENTS, status === 'unknown' ? 'invite_code_invalid' : `invite_code_${status}`, 'invite_code');
       this.auth.invites.get(c.inviteCode)!.uses++;
     }
-    const user: User = {
-      id: this.nextUserId++,
-      email: c.email,
-      role: c.role,
-      passwordHash: c.passwordHash,
-      created: this.now,
-      accounts: accountsRecord(),
-      positions: new Map(),
-      exposures: new Map(),
-      openOrderCount: 0,
-      trades: [],
-      orders: new Map(),
-      clientOrderIds: new Map(),
-      depositIds: new Map(),
-      log: new Ledger(),
-    };
+    const user = blankUser(this.nextUserId++, c.email, c.role, c.passwordHash, this.now);
     this.users.set(user.id, user);
     this.usersByEmail.set(key, user);
     return user;
@@ -404,6 +398,8 @@ export class Exchange {
     const user = this.users.get(c.userId);
     if (!user) return reject(ERR.NOT_FOUND, 'user_not_found');
     if (!(Number.isSafeInteger(c.amount) && c.amount > 0)) return reject(ERR.INVALID_PARAMS, 'invalid_amount', 'amount');
+    // a subaccount's money leaves the venue through its main account (src/accounts/transfers.ts)
+    if (this.subaccounts.isSubaccount(user.id)) return reject(ERR.FORBIDDEN, 'main_account_only');
     // the cash rules (docs/api-notes.md): what is left covers the cash promised to open buys and the
     // initial margin, and no account of the user is below zero or below maintenance margin
     // (risk.account applies them all; the reasons name the last two)

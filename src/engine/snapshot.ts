@@ -134,6 +134,9 @@ export function serialize(ex: Exchange): string {
     disabledProducts: [...ex.disabledProducts].sort((x, y) => x[0] - y[0]),
     // access logs (src/engine/accessLog.ts): last, and absent from older snapshots
     accessLog: { next: ex.nextAccessId, users: [...ex.accessLog].sort((x, y) => x[0] - y[0]) },
+    // subaccounts and transfers (src/accounts/): last, and absent while there are none, so a state
+    // without them hashes as it did before they existed
+    ...(ex.subaccounts.isEmpty() ? {} : { subaccounts: ex.subaccounts.toJson() }),
   };
   return JSON.stringify(state);
 }
@@ -234,6 +237,7 @@ export function restore(text: string, limits: ExchangeLimits = DEFAULT_LIMITS): 
   ex.mmp.restore(s.mmp, orders);
   ex.triggers.restore(s.triggers, (id) => orders.get(id));
   codRestore(ex, s.cod, orders);
+  ex.subaccounts.restore(s.subaccounts);
   return ex;
 }
 

@@ -16,6 +16,7 @@ import { coin } from '../render.ts';
 import { defineMethod, type CallContext } from '../rpc/registry.ts';
 import { CurrencyOrAny, CurrencyParam, InstrumentName, KindParam, caller, currencyFilter } from './common.ts';
 import { selfTradingOf } from '../../engine/selfTrade.ts';
+import { SubaccountId, readFor } from './actingFor.ts';
 
 interface PositionFigures {
   /** Value at mark (minor units; longs positive, shorts negative). */
@@ -180,7 +181,12 @@ function totals(ex: Exchange, user: User, currency: CurrencyCode): Totals {
 function identity(ex: Exchange, user: User): Record<string, unknown> {
   const stp = selfTradingOf(ex, user.id);
   // Deribit sends self_trading_extended_to_subaccounts as text
-  return { id: user.id, email: user.email, username: user.email, system_name: user.email, type: 'main', creation_timestamp: user.created, self_trading_reject_mode: stp.mode, self_trading_extended_to_subaccounts: String(stp.extendedToSubaccounts) };
+  const selfTrading = { self_trading_reject_mode: stp.mode, self_trading_extended_to_subaccounts: String(stp.extendedToSubaccounts) };
+  // a subaccount (src/accounts/) goes by its name; its email is its main account's
+  const sub = ex.subaccounts.subs.get(user.id);
+  if (sub === undefined) return { id: user.id, email: user.email, username: user.email, system_name: user.email, type: 'main', creation_timestamp: user.created, ...selfTrading };
+  const email = ex.users.get(sub.mainId)?.email ?? '';
+  return { id: user.id, email, username: sub.username, system_name: sub.username, type: 'subaccount', creation_timestamp: user.created, ...selfTrading };
 }
 
 /** get_account_summary: Deribit shape (reference/deribit-v2.md 6.4). */
@@ -292,9 +298,9 @@ export const accountMethods = [
     name: 'public/get_account_summary',
     aliases: ['private/get_account_summary'],
     scope: 'account:read',
-    params: Type.Object({ currency: CurrencyParam, extended: Extended }),
+    params: Type.Object({ currency: CurrencyParam, extended: Extended, subaccount_id: SubaccountId }),
     handler(ctx, p) {
-      return ctx.services.seq.read(() => accountSummary(ctx.services.ex, userOf(ctx), p.currency as CurrencyCode, p.extended));
+      return ctx.services.seq.read(() => accountSummary(ctx.services.ex, readFor(ctx, p.subaccount_id), p.currency as CurrencyCode, p.extended));
     },
   }),
   defineMethod({
@@ -313,10 +319,10 @@ export const accountMethods = [
     // the Deribit alias of get_all_account_balances, in Deribit's shape (ccxt fetchBalance)
     name: 'private/get_account_summaries',
     scope: 'account:read',
-    params: Type.Object({ extended: Extended }),
+    params: Type.Object({ extended: Extended, subaccount_id: SubaccountId }),
     handler(ctx, p) {
       return ctx.services.seq.read(() => {
-        const user = userOf(ctx);
+        const user = readFor(ctx, p.subaccount_id);
         return { ...identity(ctx.services.ex, user), summaries: CURRENCY_CODES.map((c) => accountSummary(ctx.services.ex, user, c, p.extended)) };
       });
     },
@@ -338,12 +344,12 @@ export const accountMethods = [
     name: 'public/get_positions',
     aliases: ['private/get_positions'],
     scope: 'trade:read',
-    params: Type.Object({ currency: Type.Optional(CurrencyOrAny), kind: KindParam }),
+    params: Type.Object({ currency: Type.Optional(CurrencyOrAny), kind: KindParam, subaccount_id: SubaccountId }),
     handler(ctx, p) {
-      if (!optionKind(p.kind)) return [];
       return ctx.services.seq.read(() => {
         const ex = ctx.services.ex;
-        const user = userOf(ctx);
+        const user = readFor(ctx, p.subaccount_id);
+        if (!optionKind(p.kind)) return [];
         return sortedPositions(ex, user, currencyFilter(p.currency)).map((pos) => renderPosition(ex, user, pos.inst));
       });
     },

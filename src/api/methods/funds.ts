@@ -3,14 +3,14 @@
 // the accounts with a balance below zero (src/engine/defaults.ts, src/engine/ledger.ts).
 import { Type } from '@sinclair/typebox';
 import { CURRENCY_CODES, type CurrencyCode } from '../../domain/currency.ts';
-import { ERR, reject } from '../../domain/errors.ts';
 import { lotsToAmount, priceToNumber, premiumFactor } from '../../domain/instrument.ts';
 import type { Exchange } from '../../engine/exchange.ts';
 import type { Ledger, LedgerEntry } from '../../engine/ledger.ts';
 import type { Position } from '../../engine/types.ts';
 import { money } from '../render.ts';
 import { defineMethod } from '../rpc/registry.ts';
-import { CurrencyOrAny, CurrencyParam, Timestamp, caller, currencyFilter } from './common.ts';
+import { CurrencyOrAny, CurrencyParam, Timestamp, currencyFilter } from './common.ts';
+import { SubaccountId, readFor } from './actingFor.ts';
 
 function renderEntry(e: LedgerEntry, ex: Exchange): Record<string, unknown> {
   const change = money(e.amount, e.currency);
@@ -40,7 +40,7 @@ function renderEntry(e: LedgerEntry, ex: Exchange): Record<string, unknown> {
 }
 
 /** Entry types a `query` may name (Deribit filters the log by such words). */
-const LOG_TYPES = ['trade', 'liquidation', 'deposit', 'withdrawal', 'delivery', 'takeover', 'liquidation_fee', 'conversion', 'insurance_cover', 'socialized_loss', 'socialized_loss_compensation'] as const;
+const LOG_TYPES = ['trade', 'liquidation', 'deposit', 'withdrawal', 'delivery', 'takeover', 'liquidation_fee', 'conversion', 'insurance_cover', 'socialized_loss', 'socialized_loss_compensation', 'transfer'] as const;
 
 function renderHeld(p: Position): Record<string, unknown> {
   const avg = p.size === 0 ? 0 : Math.abs(p.openCost) / (Math.abs(p.size) * premiumFactor(p.inst));
@@ -79,12 +79,13 @@ export const fundsMethods = [
       count: Type.Integer({ minimum: 1, maximum: 1000, default: 100 }),
       /** the `continuation` of the previous page: entries older than it */
       continuation: Type.Optional(Type.Integer({ minimum: 1 })),
+      /** the main account reads one of its subaccounts' logs (src/api/methods/actingFor.ts) */
+      subaccount_id: SubaccountId,
     }),
     handler(ctx, p) {
       const s = ctx.services;
       return s.seq.read(() => {
-        const user = s.ex.users.get(caller(ctx).userId);
-        if (!user) throw reject(ERR.UNAUTHORIZED);
+        const user = readFor(ctx, p.subaccount_id);
         const page = newest(user.log, currencyFilter(p.currency), p.start_timestamp ?? 0, p.end_timestamp ?? Number.MAX_SAFE_INTEGER, p.count + 1, p.continuation ?? Number.MAX_SAFE_INTEGER, p.query ?? null);
         const more = page.length > p.count;
         if (more) page.pop();

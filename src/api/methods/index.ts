@@ -19,6 +19,7 @@ import { tradingMethods } from './trading.ts';
 import { mmpMethods } from './mmp.ts';
 import { portfolioMarginMethods } from './portfolioMargin.ts';
 import { sessionMethods } from './session.ts';
+import { subaccountMethods } from './subaccounts.ts';
 import { labelAndCloseMethods } from './labelsAndClose.ts';
 import { parityReadMethods } from './parityReads.ts';
 import { apiKeyAdminMethods } from './apiKeyAdmin.ts';
@@ -29,7 +30,7 @@ import { accessLogMethods } from './accessLog.ts';
 import { forkTokenMethods } from './forkToken.ts';
 import { triggerOrderMethods } from './triggerOrders.ts';
 
-export const allMethods: MethodDef[] = [...accountMethods, ...authMethods, ...inviteMethods, ...tradingMethods, ...adminMethods, ...marketMethods, ...apiKeyMethods, ...deribitExtraMethods, ...fundsMethods, ...channelMethods, ...cancelOnDisconnectMethods, ...marginMethods, ...orderMethods, ...settlementMethods, ...volatilityMethods, ...rateLimitMethods, ...triggerOrderMethods, ...mmpMethods, ...sessionMethods, ...labelAndCloseMethods, ...parityReadMethods, ...apiKeyAdminMethods, ...announcementMethods, ...selfTradingMethods, ...disabledProductMethods, ...accessLogMethods, ...forkTokenMethods, ...portfolioMarginMethods];
+export const allMethods: MethodDef[] = [...accountMethods, ...authMethods, ...inviteMethods, ...tradingMethods, ...adminMethods, ...marketMethods, ...apiKeyMethods, ...deribitExtraMethods, ...fundsMethods, ...channelMethods, ...cancelOnDisconnectMethods, ...marginMethods, ...orderMethods, ...settlementMethods, ...volatilityMethods, ...rateLimitMethods, ...triggerOrderMethods, ...mmpMethods, ...sessionMethods, ...labelAndCloseMethods, ...parityReadMethods, ...apiKeyAdminMethods, ...announcementMethods, ...selfTradingMethods, ...disabledProductMethods, ...accessLogMethods, ...forkTokenMethods, ...portfolioMarginMethods, ...subaccountMethods];
 
 /** Operations grouped as in API.md section 3, for the inventory tests. */
 export const methodGroups = {
@@ -60,4 +61,5 @@ export const methodGroups = {
   disabledProducts: disabledProductMethods,
   accessLog: accessLogMethods,
   forkToken: forkTokenMethods,
+  subaccounts: subaccountMethods,
 };

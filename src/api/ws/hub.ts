@@ -148,6 +148,8 @@ const TARGETED = new Set<string>([
   'set_mmp_config', 'reset_mmp', 'mass_quote', 'cancel_quotes',
   // cancel-on-disconnect marks and flags (src/engine/cod.ts) move no account, order or trade
   'cod_account', 'cod_mark',
+  // subaccounts move no money (a removed one's subscriptions find no user); a transfer moves its two accounts'
+  'create_subaccount', 'rename_subaccount', 'subaccount_login', 'remove_subaccount', 'transfer',
 ]);
 
 function emptyChanges(): Changes {
@@ -449,6 +451,10 @@ export class StreamHub {
     for (const c of cmds) {
       if (c.t === 'index' || c.t === 'set_vol') batch.currencies.add(c.currency);
       if (c.t === 'deposit' || c.t === 'withdraw') batch.users.add(c.userId);
+      if (c.t === 'transfer') {
+        batch.users.add(c.from);
+        batch.users.add(c.to);
+      }
       if (!TARGETED.has(c.t)) batch.everyone = true;
       if (c.t === 'list') {
         for (const spec of c.instruments) {

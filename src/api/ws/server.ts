@@ -789,7 +789,8 @@ export function attachWebSocket(s: Services, server: Server, methods: MethodDef[
   function answerCall(c: Connection, ticket: number, id: unknown, usIn: number, m: CompiledMethod, callerBefore: Caller | Reject | null | undefined, out: CallOutput): void {
     if (m.def.name === 'public/auth') c.rotating = null;
     if (!out.error) {
-      if (m.def.name === 'public/auth') {
+      // exchange_token switches the connection to the subaccount's session, as Deribit's does
+      if (m.def.name === 'public/auth' || m.def.name === 'public/exchange_token') {
         const token = (out.result as { access_token?: unknown } | null)?.access_token;
         if (typeof token === 'string') setAuth(c, token);
       }
