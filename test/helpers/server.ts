@@ -138,8 +138,23 @@ export function serverFleet(t: TestContext, env: Record<string, string>): Server
   };
 }
 
-/** Starts `npm start`'s entry point as a child process and waits until it listens. */
+/**
+ * Starts `npm start`'s entry point as a child process and waits until it listens. A port that
+ * freePort found free can be taken by another process before the child binds it (tests run in
+ * parallel, and outgoing connections take ports of the same range): a start refused with
+ * EADDRINUSE is tried again on another port.
+ */
 export async function spawnServer(dataDir: string, env: Record<string, string> = {}): Promise<ChildServer> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await spawnServerOnce(dataDir, env);
+    } catch (err) {
+      if (attempt >= 3 || !/EADDRINUSE/.test((err as Error).message) || env.PORT !== undefined) throw err;
+    }
+  }
+}
+
+async function spawnServerOnce(dataDir: string, env: Record<string, string>): Promise<ChildServer> {
   const port = await freePort();
   const proc = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src/app/main.ts')], {
     cwd: ROOT,
