@@ -2,7 +2,7 @@
 // channels with a credential, in any form it can carry one (public/auth with a password, an API
 // key's client_credentials or client_signature, a refresh token; an access_token param on the
 // subscribe itself), stops receiving that user's private data within one credential sweep once the
-// credential is revoked (logout, refresh-token rotation, API key removal), and its next private call
+// credential is revoked (logout, refresh-token rotation, API key removal or disable), and its next private call
 // is refused with 13009. On the engine and through a gateway (which rechecks its users every
 // STRIKEBOOK_GATEWAY_RECHECK_MS).
 //
@@ -24,7 +24,7 @@ const SWEEP_MS = '100';
 const DEADLINE_MS = 15_000;
 
 type Form = 'password' | 'client_credentials' | 'client_signature' | 'refresh_token' | 'access_token param' | 'key token as access_token param';
-type Revocation = 'logout' | 'refresh rotation' | 'api key removal';
+type Revocation = 'logout' | 'refresh rotation' | 'api key removal' | 'api key disable';
 
 const FORMS: Form[] = ['password', 'client_credentials', 'client_signature', 'refresh_token', 'access_token param', 'key token as access_token param'];
 const KEY_FORMS = new Set<Form>(['client_credentials', 'client_signature', 'key token as access_token param']);
@@ -33,7 +33,7 @@ const PARAM_FORMS = new Set<Form>(['access_token param', 'key token as access_to
 const CASES: Array<[Form, Revocation]> = [];
 for (const f of FORMS) {
   CASES.push([f, 'logout'], [f, 'refresh rotation']);
-  if (KEY_FORMS.has(f)) CASES.push([f, 'api key removal']);
+  if (KEY_FORMS.has(f)) CASES.push([f, 'api key removal'], [f, 'api key disable']);
 }
 
 interface Grant {
@@ -120,7 +120,8 @@ function suite(spec: TargetSpec): void {
 
       if (revocation === 'logout') assert.equal((await rpc(srv.url, 'private/logout', {}, grant.access_token)).body.error, undefined);
       else if (revocation === 'refresh rotation') await ok(srv.url, 'public/auth', { grant_type: 'refresh_token', refresh_token: grant.refresh_token });
-      else await ok(srv.url, 'private/remove_api_key', { id: key.id }, owner);
+      else if (revocation === 'api key removal') await ok(srv.url, 'private/remove_api_key', { id: key.id }, owner);
+      else await ok(srv.url, 'private/disable_api_key', { id: key.id }, owner);
 
       // within a sweep (however many probes that takes on a loaded machine), then for good
       const end = Date.now() + DEADLINE_MS;
