@@ -104,7 +104,9 @@ describe('an exchange on the venues index', () => {
       const ex = server.app.services.ex;
       assert.deepEqual([ex.index.BTC?.price, ex.index.BTC?.manual, ex.index.ETH?.price], [100_100, false, 4010]);
       assert.ok([...ex.instruments.values()].some((i) => i.currency === 'BTC'), 'series listed around the venue index');
-      assert.equal((await ok(server.url, 'public/get_index_price', { index_name: 'btc_usd' })).index_price, 100_100);
+      // the API reports the median of the three (a poll answered late on a busy start may leave one
+      // out for a moment: the median of two is printed, then the three again)
+      await until('get_index_price at the median of three', async () => (await ok(server.url, 'public/get_index_price', { index_name: 'btc_usd' })).index_price === 100_100);
       const fresh = async (venue: string) => Number(new RegExp(`strikebook_index_source_fresh\\{venue="${venue}",currency="BTC"\\} (\\d)`).exec(await (await fetch(`${server.url}/metrics`)).text())?.[1]);
       // every venue answers: each is reported fresh (a loaded machine may take a poll or two to say so)
       await until('every venue reported fresh', async () => [await fresh('coinbase'), await fresh('kraken'), await fresh('bitstamp')].every((f) => f === 1));
