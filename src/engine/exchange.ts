@@ -196,7 +196,8 @@ export class Exchange {
       case 'create_user':
         return this.createUser(c);
       case 'issue_token': {
-        if (!this.users.has(c.userId) || this.disabledUsers.has(c.userId)) return reject(ERR.UNAUTHORIZED);
+        if (!this.users.has(c.userId)) return reject(ERR.UNAUTHORIZED);
+        if (this.disabledUsers.has(c.userId)) return reject(ERR.UNAUTHORIZED, 'user_disabled');
         if (!this.subaccounts.loginAllowed(c.userId)) return reject(ERR.FORBIDDEN, 'subaccount_login_disabled');
         if (c.replaces !== null) {
           // a refresh token is single-use: of two concurrent refreshes only the first wins
