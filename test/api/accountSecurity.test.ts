@@ -90,12 +90,15 @@ describe('change_password and set_user_disabled', () => {
     const order = (await ok(url, 'private/buy', { instrument_name: m.name, amount: 0.1, price: m.prices[0], label: 'before-disable' }, token)).order;
     assert.deepEqual(await ok(url, 'private/set_user_disabled', { user_id: id, disabled: true }, admin), { user_id: id, disabled: true });
     assert.equal(srv.app.services.ex.users.get(id)!.orders.get(Number(order.order_id))?.state, 'open', 'open orders are left');
+    const listed = async () => (await ok(url, 'private/list_users', { count: 1000 }, admin)).users.find((u: { user_id: number }) => u.user_id === id).disabled;
+    assert.equal(await listed(), true, 'list_users shows the user disabled');
     for (const [what, t] of [['password token', token], ['API-key token', keyToken]] as const) assertError(await rpc(url, 'private/get_account_summary', { currency: 'BTC' }, t), 13009, {}, what);
     assertError(await rpc(url, 'private/get_account_summary', { currency: 'BTC' }, undefined, basic(key)), 13009, { reason: 'user_disabled' }, 'Basic');
     assertError(await passwordLogin(email, PASSWORD), 13009, { reason: 'user_disabled' }, 'password login');
     assertError(await rpc(url, 'public/auth', { grant_type: 'refresh_token', refresh_token: session.refresh_token }), 13009, {}, 'refresh');
     assertError(await rpc(url, 'public/auth', { grant_type: 'client_credentials', client_id: key.client_id, client_secret: key.client_secret }), 13009, { reason: 'user_disabled' }, 'client_credentials');
     assert.deepEqual(await ok(url, 'private/set_user_disabled', { user_id: id, disabled: false }, admin), { user_id: id, disabled: false });
+    assert.equal(await listed(), false, 'and enabled again');
     assertError(await rpc(url, 'private/get_account_summary', { currency: 'BTC' }, token), 13009, {}, 'an old token stays revoked');
     assert.ok((await passwordLogin(email, PASSWORD)).body.result.access_token, 'enabled again, the password logs in');
     assert.ok((await rpc(url, 'private/get_account_summary', { currency: 'BTC' }, undefined, basic(key))).body.result, 'and the API key works');
