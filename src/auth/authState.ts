@@ -68,6 +68,17 @@ export class AuthState {
     return true;
   }
 
+  /**
+   * Ends every session of a user (password change, disable): its access and refresh tokens, and
+   * with `keepApiKeys` those issued to its API keys stay. Scans the tables: rare, admin- or
+   * user-initiated, and the tables are bounded by the session caps above.
+   */
+  revokeUser(userId: number, keepApiKeys: boolean): void {
+    const spared = (rec: TokenRecord) => keepApiKeys && API_KEY_TAG.test(rec.scope);
+    for (const [k, v] of this.refresh) if (v.userId === userId && !spared(v)) this.consumeRefresh(k);
+    for (const [k, v] of this.access) if (v.userId === userId && !spared(v)) this.access.delete(k);
+  }
+
   sweep(now: number): void {
     for (const [k, v] of this.access) if (v.expiresAt <= now) this.access.delete(k);
     for (const [k, v] of this.refresh) if (v.expiresAt <= now) this.dropRefresh(k, v);

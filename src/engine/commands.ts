@@ -39,6 +39,10 @@ export type Command =
       login?: { ip: string; grant: string };
     }
   | { t: 'revoke_token'; access: string }
+  /** A user's new password hash (made at the edge), applied only over `was`, the hash the old password matched. */
+  | { t: 'change_password'; userId: number; was: string; passwordHash: string }
+  /** An administrator (`by`) disables a user or enables it again (src/engine/userSecurity.ts). */
+  | { t: 'set_user_disabled'; userId: number; disabled: boolean; by: number }
   | { t: 'create_invite'; code: string; maxUses: number; expiresIn: number; note: string | null; by: number }
   | { t: 'revoke_invite'; code: string; by: number }
   | { t: 'deposit'; userId: number; currency: CurrencyCode; amount: number; depositId: string | null; by: number }

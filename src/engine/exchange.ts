@@ -25,6 +25,7 @@ import { Ledger } from './ledger.ts';
 import { accountsRecord, blankUser, newAccount } from './users.ts';
 import { Subaccounts } from '../accounts/subaccounts.ts';
 import { applyTransfer } from '../accounts/transfers.ts';
+import { changePassword, setUserDisabled } from './userSecurity.ts';
 
 export const SYSTEM_FEES = 'fees';
 export const SYSTEM_INSURANCE = 'insurance';
@@ -128,6 +129,8 @@ export class Exchange {
   withdrawals = {} as Record<CurrencyCode, number>;
   /** Users with account-scope cancel-on-disconnect (src/engine/cod.ts): their new connections start with it on. */
   codAccounts = new Set<number>();
+  /** Users an administrator disabled (src/engine/userSecurity.ts): no credential of theirs authenticates. */
+  disabledUsers = new Set<number>();
   /** Accounts in liquidation, `userId:currency` (src/engine/liquidation.ts), in the order flagged. */
   liquidating = new Set<string>();
   readonly trading: Trading;
@@ -194,6 +197,7 @@ export class Exchange {
         return this.createUser(c);
       case 'issue_token': {
         if (!this.users.has(c.userId)) return reject(ERR.UNAUTHORIZED);
+        if (this.disabledUsers.has(c.userId)) return reject(ERR.UNAUTHORIZED, 'user_disabled');
         if (!this.subaccounts.loginAllowed(c.userId)) return reject(ERR.FORBIDDEN, 'subaccount_login_disabled');
         if (c.replaces !== null) {
           // a refresh token is single-use: of two concurrent refreshes only the first wins
@@ -207,6 +211,10 @@ export class Exchange {
       }
       case 'revoke_token':
         return this.auth.revokeAccess(c.access);
+      case 'change_password':
+        return changePassword(this, c);
+      case 'set_user_disabled':
+        return setUserDisabled(this, c);
       case 'create_invite': {
         if (this.auth.invites.has(c.code)) return reject(ERR.INVALID_ARGUMENTS, 'duplicate_code');
         const inv = {

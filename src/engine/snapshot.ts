@@ -137,6 +137,8 @@ export function serialize(ex: Exchange): string {
     // subaccounts and transfers (src/accounts/): last, and absent while there are none, so a state
     // without them hashes as it did before they existed
     ...(ex.subaccounts.isEmpty() ? {} : { subaccounts: ex.subaccounts.toJson() }),
+    // disabled users (src/engine/userSecurity.ts): absent while there are none, as subaccounts
+    ...(ex.disabledUsers.size === 0 ? {} : { disabledUsers: [...ex.disabledUsers].sort((x, y) => x - y) }),
   };
   return JSON.stringify(state);
 }
@@ -238,6 +240,7 @@ export function restore(text: string, limits: ExchangeLimits = DEFAULT_LIMITS): 
   ex.triggers.restore(s.triggers, (id) => orders.get(id));
   codRestore(ex, s.cod, orders);
   ex.subaccounts.restore(s.subaccounts);
+  ex.disabledUsers = new Set<number>(s.disabledUsers ?? []);
   return ex;
 }
 

@@ -14,7 +14,7 @@ const mine = (tokenHash: string, userId = 7): Subscription => ({ spec: { k: 'use
 function services(live: Record<string, number>): Services {
   const access = new Map(Object.entries(live).map(([h, userId]) => [h, { userId, scope: 'trade:read_write account:read', expiresAt: Infinity, pair: '' }]));
   const users = new Map(Object.values(live).map((id) => [id, { id, role: 'user' }]));
-  return { ex: { auth: { access }, users, apiKeys: { byId: new Map() } }, clock: { now: () => 0 } } as unknown as Services;
+  return { ex: { auth: { access }, users, apiKeys: { byId: new Map() }, disabledUsers: new Set() }, clock: { now: () => 0 } } as unknown as Services;
 }
 
 describe('the credential sweep', () => {

@@ -85,7 +85,7 @@ export const adminMethods = [
     handler(ctx, p) {
       const ex = ctx.services.ex;
       return ctx.services.seq.read(() => ({
-        users: [...ex.users.values()].slice(p.offset, p.offset + p.count).map((u) => ({ user_id: u.id, email: u.email, role: u.role, creation_timestamp: u.created })),
+        users: [...ex.users.values()].slice(p.offset, p.offset + p.count).map((u) => ({ user_id: u.id, email: u.email, role: u.role, creation_timestamp: u.created, disabled: ex.disabledUsers.has(u.id) })),
         total: ex.users.size,
       }));
     },

@@ -79,6 +79,7 @@ export function tokenCaller(s: Services, hash: string): Caller | Reject {
   if (!rec || rec.expiresAt <= s.clock.now()) return reject(ERR.UNAUTHORIZED, 'invalid_token');
   const user = s.ex.users.get(rec.userId);
   if (!user) return reject(ERR.UNAUTHORIZED, 'invalid_token');
+  if (s.ex.disabledUsers.size > 0 && s.ex.disabledUsers.has(user.id)) return reject(ERR.UNAUTHORIZED, 'user_disabled');
   // a token issued to an API key dies with the key (apiKeyTagValid's test, with the tag read once:
   // this runs for every call, and the regular expression twice per call was ~0.1 us of it)
   const keyTag = rec.scope.includes('api_key:') ? API_KEY_TAG.exec(rec.scope) : null;
@@ -144,6 +145,7 @@ function apiKeyCaller(s: Services, kind: 'basic' | 'deri-hmac-sha256', rest: str
   if (rec instanceof Reject) return rec;
   const user = s.ex.users.get(rec.userId);
   if (!user) return reject(ERR.UNAUTHORIZED, 'invalid_credentials');
+  if (s.ex.disabledUsers.has(user.id)) return reject(ERR.UNAUTHORIZED, 'user_disabled');
   return { userId: user.id, role: user.role, scopes: scopeSet(rec.scope), tokenHash: null, apiKeyId: rec.id };
 }
 

@@ -150,6 +150,8 @@ const TARGETED = new Set<string>([
   'cod_account', 'cod_mark',
   // subaccounts move no money (a removed one's subscriptions find no user); a transfer moves its two accounts'
   'create_subaccount', 'rename_subaccount', 'subaccount_login', 'remove_subaccount', 'transfer',
+  // credentials only (src/engine/userSecurity.ts)
+  'change_password', 'set_user_disabled',
 ]);
 
 function emptyChanges(): Changes {
