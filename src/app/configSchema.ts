@@ -84,6 +84,9 @@ const url =
 /** NATS takes a comma-separated list of servers. */
 const natsUrls: Check = (raw) => (raw.split(',').every((p) => url(['nats:', 'tls:'], false)(p.trim()) === null) ? null : 'nats://host:port (comma-separated for several)');
 
+/** The gateway's leader and standbys: comma-separated http(s) URLs (src/gateway/leaderLocator.ts). */
+const serverUrls: Check = (raw) => (raw.split(',').every((p) => url(['http:', 'https:'], true)(p.trim()) === null) ? null : 'http(s) URLs without credentials, comma-separated (the leader and its standbys)');
+
 const path: Check = (raw) => (raw.includes('\0') ? 'a file system path' : null);
 
 /** An ISO 8601 instant with its zone (`2026-03-27T07:59:30Z`) or integer milliseconds since the epoch. */
@@ -178,7 +181,7 @@ export const SETTINGS: readonly Setting[] = [
   { name: 'STRIKEBOOK_NATS_SUBJECT_PREFIX', def: 'strikebook', roles: SG, check: pattern(/^[A-Za-z0-9_-]{1,64}$/, '1-64 letters, digits, _ or -'), doc: 'first token of every subject' },
   { name: 'STRIKEBOOK_NATS_BACKLOG_MAX', def: '100000', roles: S, check: int(10, 1e8), doc: 'messages the leader keeps while NATS is out of reach (older ones are dropped)' },
   { name: 'STRIKEBOOK_NATS_MAX_AGE', def: '3600', roles: S, check: int(1, 365 * 86400), doc: 'seconds a message is kept in the stream' },
-  { name: 'STRIKEBOOK_LEADER_URL', def: '', shownDefault: 'unset (required for a gateway)', roles: G, check: url(['http:', 'https:'], true), requiredForGateway: true, doc: 'gateway: the leader (or the load balancer in front of leader and standby)' },
+  { name: 'STRIKEBOOK_LEADER_URL', def: '', shownDefault: 'unset (required for a gateway)', roles: G, check: serverUrls, requiredForGateway: true, doc: 'gateway: the leader and its standbys, comma-separated (the gateway follows whichever leads), or a load balancer in front of them' },
   { name: 'STRIKEBOOK_GATEWAY_RECHECK_MS', def: '10000', roles: G, check: int(100, 3_600_000), doc: "gateway: how often it confirms each private subscription's credential with the leader (a revoked one ends its streams)" },
   { name: 'STRIKEBOOK_GATEWAY_MAX_UPSTREAMS', def: '1024', roles: G, check: int(1, 1e6), doc: 'gateway: upstream WebSockets to the leader in all (one per logged-in client); past it `10028`' },
   { name: 'STRIKEBOOK_GATEWAY_MAX_UPSTREAMS_PER_IP', def: '32', roles: G, check: int(1, 1e6), doc: 'gateway: upstream WebSockets for the clients of one address; past it `10028`' },

@@ -54,6 +54,9 @@ describe('the settings schema', () => {
   it('checks the gateway settings, with what a gateway requires', () => {
     assert.deepEqual(checkEnvironment({}, 'gateway'), ['NATS_URL is required for a gateway', 'STRIKEBOOK_LEADER_URL is required for a gateway']);
     assert.deepEqual(checkEnvironment({ NATS_URL: 'nats://a:4222,nats://b:4222', STRIKEBOOK_LEADER_URL: 'https://x.example' }, 'gateway'), []);
+    // a gateway follows whichever of the leader and its standbys leads (src/gateway/leaderLocator.ts)
+    assert.deepEqual(checkEnvironment({ NATS_URL: 'nats://a:4222', STRIKEBOOK_LEADER_URL: 'http://10.0.0.1:8080,http://10.0.0.2:8080' }, 'gateway'), []);
+    assert.equal(checkEnvironment({ NATS_URL: 'nats://a:4222', STRIKEBOOK_LEADER_URL: 'http://10.0.0.1:8080,leader:8080' }, 'gateway').length, 1);
     assert.deepEqual(checkEnvironment({ NATS_URL: 'nats://a:4222', STRIKEBOOK_LEADER_URL: 'https://x.example', STRIKEBOOK_GATEWAY_RECHECK_MS: '5' }, 'gateway'), [
       'STRIKEBOOK_GATEWAY_RECHECK_MS must be an integer in [100, 3600000], got "5"',
     ]);

@@ -112,6 +112,6 @@ describe('the gateway entry point refuses bad settings', () => {
   it('exits 2 with one line for a leader URL that is not one', { timeout: 90_000 }, async () => {
     const r = await run('src/gateway/main.ts', { ...base, STRIKEBOOK_LEADER_URL: 'leader:8080' });
     assert.equal(r.code, 2, r.stderr);
-    assert.deepEqual(lines(r.stderr), ['configuration error: STRIKEBOOK_LEADER_URL must be a http/https URL without credentials, got "leader:8080"']);
+    assert.deepEqual(lines(r.stderr), ['configuration error: STRIKEBOOK_LEADER_URL must be http(s) URLs without credentials, comma-separated (the leader and its standbys), got "leader:8080"']);
   });
 });
