@@ -189,12 +189,10 @@ function identity(ex: Exchange, user: User): Record<string, unknown> {
   return { id: user.id, email, username: sub.username, system_name: sub.username, type: 'subaccount', creation_timestamp: user.created, ...selfTrading };
 }
 
-/** get_account_summary: Deribit shape (reference/deribit-v2.md 6.4). */
-export function accountSummary(ex: Exchange, user: User, currency: CurrencyCode, extended: boolean): Record<string, unknown> {
-  const r = ex.trading.risk.account(user, currency);
-  const t = totals(ex, user, currency);
+/** The money fields every Deribit view of a balance carries: the account summary and a subaccount's portfolio. */
+export function balanceFields(r: AccountRisk, currency: CurrencyCode): Record<string, unknown> {
   const m = (x: number) => money(x, currency);
-  const out: Record<string, unknown> = {
+  return {
     currency,
     balance: m(r.balance),
     equity: m(r.equity),
@@ -203,6 +201,16 @@ export function accountSummary(ex: Exchange, user: User, currency: CurrencyCode,
     available_withdrawal_funds: m(r.availableWithdrawal),
     initial_margin: m(r.initialMargin),
     maintenance_margin: m(r.maintenanceMargin),
+  };
+}
+
+/** get_account_summary: Deribit shape (reference/deribit-v2.md 6.4). */
+export function accountSummary(ex: Exchange, user: User, currency: CurrencyCode, extended: boolean): Record<string, unknown> {
+  const r = ex.trading.risk.account(user, currency);
+  const t = totals(ex, user, currency);
+  const m = (x: number) => money(x, currency);
+  const out: Record<string, unknown> = {
+    ...balanceFields(r, currency),
     projected_initial_margin: m(r.initialMargin),
     projected_maintenance_margin: m(r.maintenanceMargin),
     options_value: m(r.optionsValue),

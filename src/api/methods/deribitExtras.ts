@@ -77,24 +77,26 @@ function expirationsByKind(s: Services, currency: CurrencyCode | null, kind: str
   return out;
 }
 
+/** What an edit may change: private/edit and private/edit_by_label take the same fields. */
+export const EDIT_FIELDS = {
+  amount: Type.Optional(Type.Number()),
+  contracts: Type.Optional(Type.Number()),
+  price: Type.Optional(Type.Number()),
+  post_only: Type.Optional(Type.Boolean()),
+  reject_post_only: Type.Optional(Type.Boolean()),
+  reduce_only: Type.Optional(Type.Boolean()),
+  /** flags (true) or unflags (false) an ordinary order for market-maker protection */
+  mmp: Type.Optional(Type.Boolean()),
+  // untriggered trigger orders: a new trigger price, or a trailing stop's offset
+  trigger_price: Type.Optional(Type.Number()),
+  trigger_offset: Type.Optional(Type.Number()),
+};
+
 export const deribitExtraMethods = [
   defineMethod({
     name: 'private/edit',
     scope: 'trade:read_write',
-    params: Type.Object({
-      order_id: OrderId,
-      amount: Type.Optional(Type.Number()),
-      contracts: Type.Optional(Type.Number()),
-      price: Type.Optional(Type.Number()),
-      post_only: Type.Optional(Type.Boolean()),
-      reject_post_only: Type.Optional(Type.Boolean()),
-      reduce_only: Type.Optional(Type.Boolean()),
-      /** flags (true) or unflags (false) an ordinary order for market-maker protection */
-      mmp: Type.Optional(Type.Boolean()),
-      // untriggered trigger orders: a new trigger price, or a trailing stop's offset
-      trigger_price: Type.Optional(Type.Number()),
-      trigger_offset: Type.Optional(Type.Number()),
-    }),
+    params: Type.Object({ order_id: OrderId, ...EDIT_FIELDS }),
     async handler(ctx, p) {
       const c = caller(ctx);
       // an edit may raise an order's amount or move it into the book: new risk

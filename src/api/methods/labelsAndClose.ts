@@ -10,7 +10,7 @@ import type { Order, User } from '../../engine/types.ts';
 import { renderOrder } from '../render.ts';
 import { defineMethod, type CallContext, type MethodDef } from '../rpc/registry.ts';
 import { CurrencyParam, InstrumentName, SafeText, caller } from './common.ts';
-import { deribitExtraMethods } from './deribitExtras.ts';
+import { EDIT_FIELDS, deribitExtraMethods } from './deribitExtras.ts';
 import { tradingMethods, untriggeredOf } from './trading.ts';
 
 /** Most orders get_order_state_by_label answers with: the newest of that label. */
@@ -116,18 +116,7 @@ export const labelAndCloseMethods = [
     name: 'private/edit_by_label',
     scope: 'trade:read_write',
     summary: 'private/edit of the one open order of the caller on `instrument_name` with that label. None is 10004; more than one is 11029 `label_not_unique`.',
-    params: Type.Object({
-      label: Label,
-      instrument_name: InstrumentName,
-      amount: Type.Optional(Type.Number()),
-      contracts: Type.Optional(Type.Number()),
-      price: Type.Optional(Type.Number()),
-      post_only: Type.Optional(Type.Boolean()),
-      reject_post_only: Type.Optional(Type.Boolean()),
-      reduce_only: Type.Optional(Type.Boolean()),
-      mmp: Type.Optional(Type.Boolean()),
-      trigger_price: Type.Optional(Type.Number()),
-    }),
+    params: Type.Object({ label: Label, instrument_name: InstrumentName, ...EDIT_FIELDS }),
     async handler(ctx, p) {
       const s = ctx.services;
       const ids = await s.seq.read(() => {

@@ -13,7 +13,7 @@ import { DEFAULT_MAX_SUBACCOUNTS } from '../../accounts/subaccounts.ts';
 import type { SubaccountRecord, TransferRecord } from '../../accounts/types.ts';
 import { money, renderOrder } from '../render.ts';
 import { defineMethod, type CallContext } from '../rpc/registry.ts';
-import { renderPosition } from './account.ts';
+import { balanceFields, renderPosition } from './account.ts';
 import { issueTokens, narrowScope, roleScope } from './auth.ts';
 import { CurrencyParam, caller, unwrap } from './common.ts';
 
@@ -33,20 +33,7 @@ function mainCaller(ctx: CallContext): number {
 function portfolio(ex: Exchange, user: User): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const c of CURRENCY_CODES) {
-    const r = ex.trading.risk.account(user, c);
-    const m = (x: number) => money(x, c);
-    out[c.toLowerCase()] = {
-      currency: c,
-      balance: m(r.balance),
-      equity: m(r.equity),
-      margin_balance: m(r.equity),
-      available_funds: m(r.available),
-      available_withdrawal_funds: m(r.availableWithdrawal),
-      initial_margin: m(r.initialMargin),
-      maintenance_margin: m(r.maintenanceMargin),
-      spot_reserve: 0,
-      additional_reserve: 0,
-    };
+    out[c.toLowerCase()] = { ...balanceFields(ex.trading.risk.account(user, c), c), spot_reserve: 0, additional_reserve: 0 };
   }
   return out;
 }
