@@ -129,8 +129,9 @@ export async function call(base: string, method: string, params: Record<string, 
 /** The node flags of `npm start` (V8 heap settings), so that the benchmarks run what users run. */
 export function startScriptNodeFlags(): string[] {
   const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } };
-  const words = pkg.scripts.start.split(/\s+/);
-  return words.slice(1, words.indexOf('--import'));
+  // `exec node <flags> --import tsx src/app/main.ts`: npm start execs node so that SIGTERM reaches it
+  const words = pkg.scripts.start.split(/\s+/).filter((w) => w !== 'exec');
+  return words.slice(words.indexOf('node') + 1, words.indexOf('--import'));
 }
 
 /**
