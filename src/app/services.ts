@@ -116,7 +116,12 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
   // opens the journal named by the config and recovers from it; cleans up after itself on failure
   // set below, once the storage says which role this server starts in
   let ha: HaState | null = null;
-  const storage: OpenedStorage = await openStorage(config, log, onCommandError, views, (err) => stepDown(err, log, ha));
+  // a server that is being closed ends its lease itself: a renewal that fails on the closing
+  // connection is no lost lease, and must not exit the process (70) a second later
+  let closeStarted = false;
+  const storage: OpenedStorage = await openStorage(config, log, onCommandError, views, (err) => {
+    if (!closeStarted) stepDown(err, log, ha);
+  });
   const { ex, replayed, snapshotBytes } = storage;
   let seq: Sequencer | null = null;
   let stopSnapshots: (() => Promise<void>) | null = null;
@@ -264,6 +269,7 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
       ...storage.handles,
       ws: wsTransport,
       close(opts) {
+        closeStarted = true;
         closing ??= shutdownExchange(
           {
             follower: storage.follower,
@@ -312,6 +318,8 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
           log.info({ seq: ex.seq, url: advertised }, 'took over as the leader');
         },
         (err: unknown) => {
+          // a takeover cut short by this server's own close (its journal closed under it) is no failure
+          if (closeStarted) return log.warn({ err }, 'standby: takeover ended by the close');
           log.fatal({ err }, 'standby: the takeover failed; stopping');
           process.exit(70);
         },
