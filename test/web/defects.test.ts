@@ -202,15 +202,17 @@ describe('the web app defects of issue 33', { timeout: 240_000 }, () => {
       await page.locator('table[aria-label="Order history"]').waitFor();
       return page.evaluate(() => JSON.parse(sessionStorage.getItem('strikebook.session')!).access as string);
     })();
+    // Recording starts with the logout request itself: a reload the portfolio's live channels set
+    // off while the click was still being dispatched went out before it, with a valid token.
     const after: string[] = [];
     let loggedOut = false;
     page.on('request', (r) => {
+      if (new URL(r.url()).pathname === '/api/v2/private/logout') loggedOut = true;
       if (!loggedOut) return;
       const auth = r.headers().authorization ?? '';
       if (auth.includes(token) || (r.postData() ?? '').includes(token)) after.push(new URL(r.url()).pathname);
     });
     page.on('websocket', (ws) => ws.on('framesent', (f) => loggedOut && String(f.payload).includes(token) && after.push(`ws ${String(f.payload).slice(0, 60)}`)));
-    loggedOut = true;
     await page.getByRole('button', { name: 'Log out' }).click();
     await page.getByRole('heading', { name: 'Sign in' }).waitFor();
     await page.waitForTimeout(1000);
