@@ -5,6 +5,8 @@
 // (change_id <= its change_id) are skipped. Prices and amounts are the wire numbers, used as keys
 // as they are: the leader renders each price level the same way every time.
 
+import { PRICE_SCALE } from '../domain/instrument.ts';
+
 export type Level = [number, number];
 /** A Deribit book change entry: action, price, amount. */
 export type Entry = [string, number, number];
@@ -65,15 +67,32 @@ export class L2 {
     };
   }
 
-  /** `book.X.none.N.*` data: the best `depth` levels. */
-  depthView(name: string, depth: number, timestamp: number): Record<string, unknown> {
-    return { timestamp, instrument_name: name, change_id: this.changeId, bids: sorted(this.bids, true).slice(0, depth), asks: sorted(this.asks, false).slice(0, depth) };
+  /** `book.X.{group}.N.*` data: the best `depth` levels, grouped into buckets of `group` base ticks
+   *  (`tick`, coin) as the leader groups them (src/api/ws/parityChannels.ts groupLevels). */
+  depthView(name: string, depth: number, timestamp: number, group = 0, tick = 0): Record<string, unknown> {
+    const side = (m: Map<number, number>, desc: boolean) => (group === 0 || !(tick > 0) ? sorted(m, desc).slice(0, depth) : grouped(m, desc, depth, group, tick));
+    return { timestamp, instrument_name: name, change_id: this.changeId, bids: side(this.bids, true), asks: side(this.asks, false) };
   }
 
   /** The change from `this` to `next` (conflated channels), best first. */
   diffTo(next: L2, name: string, timestamp: number): BookChange {
     return { type: 'change', timestamp, instrument_name: name, prev_change_id: this.changeId, change_id: next.changeId, bids: diff(this.bids, next.bids, true), asks: diff(this.asks, next.asks, false) };
   }
+}
+
+/** Price units per coin. */
+const UNIT = 10 ** PRICE_SCALE;
+
+/** Levels in buckets of `group` x `tick`: bids rounded down, asks up, amounts summed; the best `depth`. */
+function grouped(m: Map<number, number>, desc: boolean, depth: number, group: number, tick: number): Level[] {
+  const width = Math.max(1, Math.round(group * tick * UNIT));
+  const buckets = new Map<number, number>();
+  for (const [p, q] of m) {
+    const u = Math.round(p * UNIT);
+    const b = desc ? Math.floor(u / width) * width : Math.ceil(u / width) * width;
+    buckets.set(b, (buckets.get(b) ?? 0) + q);
+  }
+  return [...buckets].sort((a, b) => (desc ? b[0] - a[0] : a[0] - b[0])).slice(0, depth).map(([u, q]) => [u / UNIT, Number(q.toFixed(8))]);
 }
 
 function sorted(m: Map<number, number>, desc: boolean): Level[] {

@@ -4,7 +4,7 @@
 import type { L2 } from './bookMirror.ts';
 
 /** Channel kinds whose first message on subscribe comes from the leader (src/gateway/firstMessages.ts). */
-export const FIRST_FROM_LEADER = new Set(['ticker', 'quote', 'chart', 'platform_state', 'expiration_price']);
+export const FIRST_FROM_LEADER = new Set(['ticker', 'quote', 'chart', 'platform_state', 'expiration_price', 'vol_index', 'incremental_ticker', 'public_methods_state']);
 
 export function notification(channel: string, dataJson: string): Buffer {
   return Buffer.from(`{"jsonrpc":"2.0","method":"subscription","params":{"channel":${JSON.stringify(channel)},"data":${dataJson}}}`);
@@ -39,4 +39,13 @@ export interface PrivateEvent {
   trades: Array<Record<string, unknown> & { instrument_name: string }>;
   positions: Array<Record<string, unknown> & { instrument_name: string }>;
   mmp?: Array<Record<string, unknown> & { index_name: string }>;
+  /** user.access_log entries of the batch */
+  access_log?: unknown[];
+  /** user.lock changes of the batch */
+  lock?: unknown[];
+}
+
+/** A volatility index message without its timestamp: a value equal to the last one is not sent (as the hub). */
+export function volKey(data: string): string {
+  return data.slice(0, data.lastIndexOf(',"timestamp"'));
 }

@@ -9,6 +9,8 @@ export class LeaderReads {
   readonly known = new Set<string>();
   /** When that was, performance.now(). */
   knownAt = 0;
+  /** Their base tick (`tick_size`), for grouped books. */
+  readonly ticks = new Map<string, number>();
 
   constructor(
     private readonly leader: LeaderLocator,
@@ -34,8 +36,11 @@ export class LeaderReads {
   async refreshKnown(): Promise<void> {
     this.knownAt = performance.now();
     for (const currency of ['BTC', 'ETH']) {
-      const list = (await this.get('public/get_instruments', { currency })) as Array<{ instrument_name: string }>;
-      for (const i of list) this.known.add(i.instrument_name);
+      const list = (await this.get('public/get_instruments', { currency })) as Array<{ instrument_name: string; tick_size: number }>;
+      for (const i of list) {
+        this.known.add(i.instrument_name);
+        this.ticks.set(i.instrument_name, i.tick_size);
+      }
     }
   }
 }

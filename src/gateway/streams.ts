@@ -12,7 +12,8 @@ import type { LeaderLocator } from './leaderLocator.ts';
 import { FirstMessages } from './firstMessages.ts';
 import { LeaderReads } from './leaderReads.ts';
 import { subscriberOf, type WhoIs } from './credentials.ts';
-import { FIRST_FROM_LEADER, PORTFOLIO_CURRENCIES, currencyOf, notification, quoteKey, quoteOf, unknownList, type PrivateEvent } from './channelData.ts';
+import { FIRST_FROM_LEADER, PORTFOLIO_CURRENCIES, currencyOf, notification, quoteKey, quoteOf, volKey, type PrivateEvent } from './channelData.ts';
+import { changedFields } from '../api/ws/parityChannels.ts';
 
 
 export interface StreamDeps {
@@ -125,7 +126,7 @@ export async function startStreams(deps: StreamDeps): Promise<Streams> {
         t.last = quote.key;
         deliver(t, quote.data);
       } else if (spec.k === 'book' && spec.cadence === 'raw' && spec.instrument === name) deliver(t, text);
-      else if (spec.k === 'book_depth' && spec.cadence === 'raw' && spec.instrument === name) deliver(t, JSON.stringify(m.book!.depthView(name, spec.depth, c.timestamp)));
+      else if (spec.k === 'book_depth' && spec.cadence === 'raw' && spec.instrument === name) deliver(t, JSON.stringify(m.book!.depthView(name, spec.depth, c.timestamp, spec.group, reads.ticks.get(name))));
     }
   };
   const resync = (name: string, m: BookMirror) => {
@@ -164,7 +165,7 @@ export async function startStreams(deps: StreamDeps): Promise<Streams> {
       for (const t of topics.values()) {
         const spec = t.spec;
         if (spec.k === 'book' && spec.cadence === 'agg' && spec.instrument === name) deliver(t, change);
-        else if (spec.k === 'book_depth' && spec.cadence === 'agg' && spec.instrument === name) deliver(t, JSON.stringify(next.depthView(name, spec.depth, now)));
+        else if (spec.k === 'book_depth' && spec.cadence === 'agg' && spec.instrument === name) deliver(t, JSON.stringify(next.depthView(name, spec.depth, now, spec.group, reads.ticks.get(name))));
       }
     }
     if (tradeWindow.length > 0) {
@@ -229,6 +230,16 @@ export async function startStreams(deps: StreamDeps): Promise<Streams> {
       .then((r) => {
         const text = JSON.stringify(r);
         for (const t of topics.values()) {
+          if (t.spec.k === 'incremental_ticker' && t.spec.instrument === inst && text !== t.last) {
+            // only the fields that changed since what the topic last sent (as the hub: parityChannels.ts)
+            const before = t.last === undefined ? {} : (JSON.parse(t.last) as Record<string, unknown>);
+            t.last = text;
+            const now = r as Record<string, unknown>;
+            const changed = changedFields(before, now);
+            delete changed.timestamp;
+            if (Object.keys(changed).length > 0) deliver(t, JSON.stringify({ type: 'change', timestamp: now.timestamp, instrument_name: inst, ...changed }));
+            continue;
+          }
           if (t.spec.k !== 'ticker' || t.spec.instrument !== inst || text === t.last) continue;
           t.last = text;
           deliver(t, text);
@@ -239,7 +250,7 @@ export async function startStreams(deps: StreamDeps): Promise<Streams> {
       .finally(() => tickerReading.delete(inst));
   };
   const tickerMoved = (inst: string | null, currency: string | null) => {
-    for (const t of topics.values()) if (t.spec.k === 'ticker' && (t.spec.instrument === inst || currencyOf(t.spec.instrument) === currency)) tickerDue.add(t.spec.instrument);
+    for (const t of topics.values()) if ((t.spec.k === 'ticker' || t.spec.k === 'incremental_ticker') && (t.spec.instrument === inst || currencyOf(t.spec.instrument) === currency)) tickerDue.add(t.spec.instrument);
   };
 
   /** Reads the user's summaries that are due from the leader, on a subscriber's own connection
@@ -309,9 +320,12 @@ export async function startStreams(deps: StreamDeps): Promise<Streams> {
       }
     }
     for (const t of topics.values()) {
-      if (t.userId !== uid || t.spec.k !== 'user.mmp_trigger') continue;
-      const name = t.spec.indexName;
-      for (const e of parsed().mmp ?? []) if (e.index_name === name) deliver(t, JSON.stringify(e));
+      if (t.userId !== uid) continue;
+      if (t.spec.k === 'user.mmp_trigger') {
+        const name = t.spec.indexName;
+        for (const e of parsed().mmp ?? []) if (e.index_name === name) deliver(t, JSON.stringify(e));
+      } else if (t.spec.k === 'user.access_log') for (const e of parsed().access_log ?? []) deliver(t, JSON.stringify(e));
+      else if (t.spec.k === 'user.lock') for (const e of parsed().lock ?? []) deliver(t, JSON.stringify(e));
     }
     portfolioDue(uid, null);
     // conflated private channels: kept for the tick only when someone of that user listens
@@ -375,6 +389,17 @@ export async function startStreams(deps: StreamDeps): Promise<Streams> {
     } else if (rest === 'public.platform_state') {
       const changes = (JSON.parse(text) as unknown[]).map((e) => JSON.stringify(e));
       for (const t of topics.values()) if (t.spec.k === 'platform_state') for (const e of changes) deliver(t, e);
+    } else if (rest.startsWith('public.vol_index.')) {
+      const ccy = rest.slice(17);
+      const key = volKey(text);
+      for (const t of topics.values()) {
+        if (t.spec.k !== 'vol_index' || t.spec.currency !== ccy || t.last === key) continue;
+        t.last = key;
+        deliver(t, text);
+      }
+    } else if (rest === 'public.announcements') {
+      const news = (JSON.parse(text) as unknown[]).map((e) => JSON.stringify(e));
+      for (const t of topics.values()) if (t.spec.k === 'announcements') for (const e of news) deliver(t, e);
     } else if (rest === 'control.accounts') portfolioDue(null, null);
     else if (rest.startsWith('private.')) onPrivate(Number(rest.slice(8)), text);
     else if (rest === 'control.gap') {
@@ -413,16 +438,14 @@ export async function startStreams(deps: StreamDeps): Promise<Streams> {
     const who = await subscriberOf(c, params, priv, whoIs);
     if ('code' in who) return c.send(envelope(id, failure(who.code, who.reason)));
     const { user, token } = who;
-    const parse = (n: string) => parseChannel(n, (i) => reads.known.has(i));
+    const parse = (n: string) => parseChannel(n, (i) => reads.known.has(i), { parity: true });
     if ((channels as string[]).some((n) => parse(n) === null) && performance.now() - reads.knownAt > 5000) await reads.refreshKnown().catch(() => undefined);
+    // as Deribit and the leader: a channel not served is left out of the answer and the rest subscribe
     const specs: Array<[string, ChannelSpec]> = [];
-    const unknown: string[] = [];
     for (const n of channels as string[]) {
       const spec = c.subs.get(n)?.spec ?? parse(n);
-      if (spec === null) unknown.push(n);
-      else specs.push([n, spec]);
+      if (spec !== null) specs.push([n, spec]);
     }
-    if (unknown.length > 0) return c.send(envelope(id, failure(ERR.INVALID_PARAMS, `unknown channel: ${unknownList(unknown)}`, 'channels')));
     // books first (each may wait for a snapshot from the leader); the subscriptions below are then
     // made, answered and given their snapshots without a pause, so no change can reach a
     // subscriber before its snapshot
@@ -459,6 +482,12 @@ export async function startStreams(deps: StreamDeps): Promise<Streams> {
       if (spec.k === 'user.portfolio') (t.due ??= new Set()).add(spec.currency ?? 'BTC').add(spec.currency ?? 'ETH');
       for (const data of firsts.get(n) ?? []) {
         if (spec.k === 'ticker') t.last ??= data;
+        else if (spec.k === 'vol_index') t.last ??= volKey(data);
+        else if (spec.k === 'incremental_ticker' && t.last === undefined) {
+          // the snapshot is the ticker with its type: the topic diffs the next reads against it
+          const { type: _type, ...ticker } = JSON.parse(data) as Record<string, unknown>;
+          t.last = JSON.stringify(ticker);
+        }
         else if (spec.k === 'quote') t.last ??= quoteKey(JSON.parse(data) as Record<string, unknown>);
         after.push(`{"jsonrpc":"2.0","method":"subscription","params":{"channel":${JSON.stringify(n)},"data":${data}}}`);
       }
@@ -466,7 +495,7 @@ export async function startStreams(deps: StreamDeps): Promise<Streams> {
         const m = mirrors.get(spec.instrument)!;
         // the state of the cadence the subscriber follows, so its next change chains on to it
         const st: L2 = spec.cadence === 'raw' ? m.book! : m.agg!;
-        const data = spec.k === 'book' ? st.snapshot(spec.instrument, Date.now()) : st.depthView(spec.instrument, spec.depth, Date.now());
+        const data = spec.k === 'book' ? st.snapshot(spec.instrument, Date.now()) : st.depthView(spec.instrument, spec.depth, Date.now(), spec.group, reads.ticks.get(spec.instrument));
         after.push(`{"jsonrpc":"2.0","method":"subscription","params":{"channel":${JSON.stringify(n)},"data":${JSON.stringify(data)}}}`);
       }
     }

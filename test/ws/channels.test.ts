@@ -161,15 +161,12 @@ function suite(spec: TargetSpec): void {
     await ws.auth('alice@example.com');
     assert.deepEqual(await ws.ok('public/get_channels'), listed, 'the same over the WebSocket');
     assert.deepEqual(await ws.ok('public/get_channels', { access: 'private' }), listed.filter((c: any) => c.access === 'private'));
-    // every family, with every value of every parameter, is accepted by subscribe (a gateway does not
-    // serve issue 31's channels yet: src/api/ws/parityChannels.ts; docs/api-notes.md "Stream gateways")
-    const leaderOnly = new Set(['announcements', 'user.access_log', 'user.lock', 'platform_state.public_methods_state', 'deribit_volatility_index.{index_name}', 'incremental_ticker.{instrument_name}']);
+    // every family, with every value of every parameter, is accepted by subscribe, through a gateway too
     for (const c of listed) {
-      if (spec.kind === 'gateway' && leaderOnly.has(c.channel)) continue;
       const variants = new Set<string>([instantiate(c.channel, c.params, m.name)]);
       for (const [k, values] of Object.entries(c.params as Record<string, string[]>)) {
         if (k === 'instrument_name') continue;
-        for (const v of values) if (!(spec.kind === 'gateway' && k === 'group' && v !== 'none')) variants.add(instantiate(c.channel, { ...c.params, [k]: [v] }, m.name));
+        for (const v of values) variants.add(instantiate(c.channel, { ...c.params, [k]: [v] }, m.name));
       }
       const chans = [...variants];
       assert.deepEqual(await ws.ok(c.access === 'private' ? 'private/subscribe' : 'public/subscribe', { channels: chans }), chans, c.channel);

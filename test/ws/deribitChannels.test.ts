@@ -1,28 +1,32 @@
 // Subscriptions as Deribit does them (issue 31 item 2): unserved channels are left out and the rest
 // subscribe; grouped books for every Deribit group; deribit_volatility_index, incremental_ticker and
-// platform_state.public_methods_state.
+// platform_state.public_methods_state, announcements and user.access_log. Against the engine and
+// through a stream gateway (test/helpers/targets.ts), with the same assertions.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { adminToken, ok, startServer, userToken, type TestServer } from '../helpers/server.ts';
+import { adminToken, login, ok, userToken, type TestServer } from '../helpers/server.ts';
 import { cheapCall, PRICE_UNIT, type Market } from '../helpers/market.ts';
 import { WsClient } from '../helpers/ws.ts';
+import { startTarget, wsTargets, type Target, type TargetSpec } from '../helpers/targets.ts';
 
-describe('Deribit channels', () => {
+function suite(spec: TargetSpec): void {
+  let tg: Target;
   let srv: TestServer;
   let admin: string;
   let maker: string;
   let m: Market;
 
   before(async () => {
-    srv = await startServer();
+    tg = await startTarget(spec.kind);
+    srv = tg.srv;
     admin = await adminToken(srv.url);
     maker = await userToken(srv.url, admin, 'maker@example.com', { currency: 'BTC', amount: 100 });
     m = await cheapCall(srv.url);
   });
-  after(() => srv.stop());
+  after(() => tg.stop());
 
   it('subscribes the served channels of a batch that names unserved ones, and answers with those it subscribed', async () => {
-    const ws = await WsClient.open(srv.url);
+    const ws = await WsClient.open(tg.ws);
     try {
       const ticker = `ticker.${m.name}.100ms`;
       const r = await ws.call('public/subscribe', { channels: [ticker, 'no.such.channel', `book.${m.name}.3.10.100ms`] });
@@ -46,7 +50,7 @@ describe('Deribit channels', () => {
     await ok(srv.url, 'private/buy', { instrument_name: m.name, amount: 0.1, price: lo / PRICE_UNIT }, maker);
     await ok(srv.url, 'private/buy', { instrument_name: m.name, amount: 0.2, price: lo2 / PRICE_UNIT }, maker);
     await ok(srv.url, 'private/sell', { instrument_name: m.name, amount: 0.3, price: hi / PRICE_UNIT }, maker);
-    const ws = await WsClient.open(srv.url);
+    const ws = await WsClient.open(tg.ws);
     try {
       const chans = ['none', '1', '2', '5', '10', '25', '100', '250'].map((g) => `book.${m.name}.${g}.10.100ms`);
       assert.deepEqual(await ws.ok('public/subscribe', { channels: chans }), chans);
@@ -66,7 +70,7 @@ describe('Deribit channels', () => {
   });
 
   it('sends platform_state.public_methods_state on subscribe', async () => {
-    const ws = await WsClient.open(srv.url);
+    const ws = await WsClient.open(tg.ws);
     try {
       assert.deepEqual(await ws.ok('public/subscribe', { channels: ['platform_state.public_methods_state'] }), ['platform_state.public_methods_state']);
       await ws.until(() => ws.on('platform_state.public_methods_state').length > 0, 5000, 'the state');
@@ -77,7 +81,7 @@ describe('Deribit channels', () => {
   });
 
   it('sends deribit_volatility_index.{index} on subscribe and when the index moves it', async () => {
-    const ws = await WsClient.open(srv.url);
+    const ws = await WsClient.open(tg.ws);
     const ch = 'deribit_volatility_index.btc_usd';
     try {
       assert.deepEqual(await ws.ok('public/subscribe', { channels: [ch, 'deribit_volatility_index.sol_usd'] }), [ch]);
@@ -97,7 +101,7 @@ describe('Deribit channels', () => {
   });
 
   it('sends incremental_ticker.{instrument} as a snapshot, then only the fields that changed', async () => {
-    const ws = await WsClient.open(srv.url);
+    const ws = await WsClient.open(tg.ws);
     const ch = `incremental_ticker.${m.name}`;
     try {
       assert.deepEqual(await ws.ok('public/subscribe', { channels: [ch, 'incremental_ticker.NOPE-1JAN30-1-C'] }), [ch]);
@@ -119,4 +123,48 @@ describe('Deribit channels', () => {
       await ok(srv.url, 'private/cancel_all', {}, maker);
     }
   });
-});
+
+  it('sends announcements as an admin publishes them', async () => {
+    const ws = await WsClient.open(tg.ws);
+    try {
+      assert.deepEqual(await ws.ok('public/subscribe', { channels: ['announcements', 'no.such.channel'] }), ['announcements']);
+      const a = await ok(srv.url, 'private/publish_announcement', { title: 'Through the stream', body: 'hello', important: true }, admin);
+      await ws.until(() => ws.on('announcements').length > 0, 10_000, 'the announcement');
+      const got = ws.on('announcements')[0]!.data;
+      assert.equal(got.action, 'new');
+      assert.equal(got.id, a.id);
+      assert.equal(got.title, 'Through the stream');
+      assert.equal(got.important, true);
+      assert.equal(ws.on('announcements').length, 1, 'once');
+    } finally {
+      await ws.close();
+    }
+  });
+
+  it('sends user.access_log to the account that logged in, and to no one else', async () => {
+    await userToken(srv.url, admin, 'logger@example.com', { currency: 'BTC', amount: 1 });
+    await userToken(srv.url, admin, 'other@example.com', { currency: 'BTC', amount: 1 });
+    const ws = await WsClient.open(tg.ws);
+    const other = await WsClient.open(tg.ws);
+    try {
+      await ws.auth('logger@example.com');
+      await other.auth('other@example.com');
+      assert.deepEqual(await ws.ok('private/subscribe', { channels: ['user.access_log'] }), ['user.access_log']);
+      assert.deepEqual(await other.ok('private/subscribe', { channels: ['user.access_log'] }), ['user.access_log']);
+      // a new login of the account, over HTTP
+      const token = await login(srv.url, 'logger@example.com', 'user-password-1');
+      await ws.until(() => ws.on('user.access_log').length > 0, 10_000, 'the login');
+      const e = ws.on('user.access_log')[0]!.data;
+      assert.equal(e.log, 'success');
+      assert.equal(typeof e.id, 'number');
+      const log = await ok(srv.url, 'private/get_access_log', { count: 1 }, token);
+      assert.ok(log[0].id >= e.id, 'the entry is in get_access_log');
+      assert.equal(other.on('user.access_log').length, 0, 'another account hears nothing of it');
+    } finally {
+      await ws.close();
+      await other.close();
+    }
+  });
+}
+
+for (const spec of await wsTargets()) describe(`Deribit channels ${spec.name}`, { skip: spec.skip }, () => suite(spec));

@@ -3,10 +3,12 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { market, nearDatedAtmCall, nearMark, type Market } from '../helpers/market.ts';
-import { adminToken, ok, startServer, userToken, type TestServer } from '../helpers/server.ts';
+import { adminToken, ok, userToken, type TestServer } from '../helpers/server.ts';
 import { WsClient } from '../helpers/ws.ts';
+import { startTarget, wsTargets, type Target, type TargetSpec } from '../helpers/targets.ts';
 
-describe('user.lock', () => {
+function suite(spec: TargetSpec): void {
+  let tg: Target;
   let server: TestServer;
   let url: string;
   let admin: string;
@@ -15,7 +17,8 @@ describe('user.lock', () => {
   let call: Market;
 
   before(async () => {
-    server = await startServer();
+    tg = await startTarget(spec.kind);
+    server = tg.srv;
     url = server.url;
     admin = await adminToken(url);
     writer = await userToken(url, admin, 'lock-writer@example.com', { currency: 'BTC', amount: 0.3 });
@@ -26,10 +29,10 @@ describe('user.lock', () => {
     await ok(url, 'private/buy', { instrument_name: call.name, amount: 1, price: p }, buyer);
     await ok(url, 'private/sell', { instrument_name: call.name, amount: 1, price: p }, writer);
   });
-  after(() => server.stop());
+  after(() => tg.stop());
 
   it('notifies the lock when the account enters liquidation and the unlock when it leaves; get_user_locks agrees', async () => {
-    const ws = await WsClient.open(url);
+    const ws = await WsClient.open(tg.ws);
     try {
       await ws.auth('lock-writer@example.com');
       assert.deepEqual(await ws.ok('private/subscribe', { channels: ['user.lock'] }), ['user.lock']);
@@ -50,4 +53,6 @@ describe('user.lock', () => {
       await ws.close();
     }
   });
-});
+}
+
+for (const spec of await wsTargets()) describe(`user.lock ${spec.name}`, { skip: spec.skip }, () => suite(spec));

@@ -1,7 +1,7 @@
 // Channels added for Deribit parity (issue 31): grouped books, the volatility index, the incremental
 // ticker and the public-methods state. Parsed here and rendered here; the hub only calls in, so its
-// own file stays as it was. (The stream gateway, src/gateway/, parses channels without these, so it
-// refuses them rather than serving them silent.)
+// own file stays as it was. The stream gateway (src/gateway/streams.ts) serves them too, from the
+// event stream (src/api/ws/streamEvents.ts) and the leader's first messages.
 import { CURRENCY_CODES, type CurrencyCode } from '../../domain/currency.ts';
 import type { Instrument } from '../../domain/instrument.ts';
 import type { Exchange } from '../../engine/exchange.ts';

@@ -12,10 +12,13 @@
 //   <p>.public.expiration.<currency> `estimated_expiration_price.*` data, likewise
 //   <p>.public.instrument_state.<currency>  [`instrument.state.*` data]: created/started/settled
 //   <p>.public.platform_state       [`platform_state` data]: indices locked or unlocked by the batch
+//   <p>.public.vol_index.<currency> `deribit_volatility_index.*` data, when an index/vol command committed
+//   <p>.public.announcements        [`announcements` data]: the announcements the batch published
 //   <p>.private.<user id>           { orders, trades, positions, mmp } of one user in the batch: the
 //                                   order objects at the end of the batch, the user's trades, the
 //                                   positions in the instruments they traded (user.changes), MMP
-//                                   triggers; also sent (maybe empty) when the user's money moved,
+//                                   triggers, `access_log` (user.access_log: the batch's logins) and
+//                                   `lock` (user.lock: currencies locked or unlocked); also sent (maybe empty) when the user's money moved,
 //                                   which is what makes a gateway refresh user.portfolio
 //   <p>.control.accounts            {}: a command that may move any account (settlement, ...)
 //                                   committed: gateways refresh every user.portfolio
@@ -31,6 +34,10 @@ import { renderPosition } from '../methods/account.ts';
 import { expirationEstimate, lockedIndices } from '../methods/market.ts';
 import { RESOLUTIONS, candleAt, foldTradeInto, type Candle } from '../methods/marketData.ts';
 import { coin } from '../render.ts';
+import { volatilityIndex } from '../../market/volIndex.ts';
+import { renderAnnouncement } from '../methods/announcements.ts';
+import { renderAccess } from '../methods/accessLog.ts';
+import { CURRENCY_CODES } from '../../domain/currency.ts';
 import { renderOrder, renderPublicTrade, renderUserTrade } from '../render.ts';
 
 /** What one durable batch touched (collected by the hub's engine observer). */
@@ -77,6 +84,11 @@ export class StreamEvents {
   private readonly candles = new Map<number, Map<number, Candle>>();
   /** platform_state: the locked indices after the last batch, as text */
   private lockedLast: string;
+  /** The newest announcement and access-log entry published so far (later ones are the batch's). */
+  private announcedLast: number;
+  private accessLast: number;
+  /** user.lock: the `user:currency` keys in liquidation after the last batch. */
+  private lockedAccounts: Set<string>;
 
   constructor(
     private readonly ex: Exchange,
@@ -84,6 +96,9 @@ export class StreamEvents {
   ) {
     for (const m of ex.markets.values()) this.books.set(m.inst.id, this.levelsOf(m.inst, m.changeId));
     this.lockedLast = lockedIndices(ex).join(',');
+    this.announcedLast = ex.announcements.nextId - 1;
+    this.accessLast = ex.nextAccessId - 1;
+    this.lockedAccounts = new Set(ex.liquidating);
   }
 
   private levelsOf(inst: Instrument, changeId: number): L2 {
@@ -151,6 +166,8 @@ export class StreamEvents {
       entry(t.makerOrder.userId).trades.push(t);
       if (t.takerOrder.userId !== t.makerOrder.userId) entry(t.takerOrder.userId).trades.push(t);
     }
+    const access = this.accessOf(entry);
+    const locks = this.locksOf(entry);
     for (const [uid, e] of perUser) {
       const user = ex.users.get(uid);
       if (!user) continue;
@@ -162,10 +179,47 @@ export class StreamEvents {
         trades: e.trades.map((t) => renderUserTrade(t, uid)),
         positions: [...traded].map((inst) => renderPosition(ex, user, inst)),
         mmp: mmpByUser.get(uid) ?? [],
+        ...(access.has(uid) ? { access_log: access.get(uid) } : {}),
+        ...(locks.has(uid) ? { lock: locks.get(uid) } : {}),
       };
       out.push({ subject: `${this.prefix}.private.${uid}`, data: JSON.stringify(data) });
     }
     if (batch.everyone === true) out.push({ subject: `${this.prefix}.control.accounts`, data: '{}' });
+    return out;
+  }
+
+  /** user.access_log: the logins since the last batch, per user (`entry` marks the user's event). */
+  private accessOf(entry: (u: number) => unknown): Map<number, unknown[]> {
+    const out = new Map<number, unknown[]>();
+    const ex = this.ex;
+    if (ex.nextAccessId - 1 <= this.accessLast) return out;
+    const seen = this.accessLast;
+    this.accessLast = ex.nextAccessId - 1;
+    for (const [uid, log] of ex.accessLog) {
+      // the newest last: walk back to the first entry already published
+      let i = log.length;
+      while (i > 0 && log[i - 1]!.id > seen) i--;
+      if (i === log.length) continue;
+      entry(uid);
+      out.set(uid, log.slice(i).map(renderAccess));
+    }
+    return out;
+  }
+
+  /** user.lock: per user, the currencies locked or unlocked since the last batch (as the hub's). */
+  private locksOf(entry: (u: number) => unknown): Map<number, Array<{ currency: string; locked: boolean }>> {
+    const out = new Map<number, Array<{ currency: string; locked: boolean }>>();
+    const now = this.ex.liquidating;
+    if (now.size === 0 && this.lockedAccounts.size === 0) return out;
+    const changed = new Set<number>();
+    for (const k of now) if (!this.lockedAccounts.has(k)) changed.add(Number(k.slice(0, k.indexOf(':'))));
+    for (const k of this.lockedAccounts) if (!now.has(k)) changed.add(Number(k.slice(0, k.indexOf(':'))));
+    for (const uid of [...changed].sort((a, b) => a - b)) {
+      const list = CURRENCY_CODES.filter((c) => now.has(`${uid}:${c}`) !== this.lockedAccounts.has(`${uid}:${c}`)).map((c) => ({ currency: c, locked: now.has(`${uid}:${c}`) }));
+      entry(uid);
+      out.set(uid, list);
+    }
+    this.lockedAccounts = new Set(now);
     return out;
   }
 
@@ -215,6 +269,15 @@ export class StreamEvents {
       out.push({ subject: `${p}.public.markprice.${c}`, data: JSON.stringify(marks) });
       const est = expirationEstimate(ex, c);
       if (est) out.push({ subject: `${p}.public.expiration.${c}`, data: JSON.stringify(est) });
+      // as the hub renders it (parityChannels.ts); gateways drop a value equal to the last
+      const v = volatilityIndex(ex, c);
+      if (Number.isFinite(v)) out.push({ subject: `${p}.public.vol_index.${c}`, data: JSON.stringify({ index_name: INDEX_NAMES[c], volatility: Number(v.toFixed(2)), timestamp: ex.now }) });
+    }
+    if (ex.announcements.nextId - 1 > this.announcedLast) {
+      const seen = this.announcedLast;
+      this.announcedLast = ex.announcements.nextId - 1;
+      const fresh = ex.announcements.list.filter((a) => a.id > seen).map((a) => ({ action: 'new', ...renderAnnouncement(a) }));
+      if (fresh.length > 0) out.push({ subject: `${p}.public.announcements`, data: JSON.stringify(fresh) });
     }
     const states = new Map<CurrencyCode, unknown[]>();
     for (const e of batch.states ?? []) {
