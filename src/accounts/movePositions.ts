@@ -115,7 +115,7 @@ export function applyMovePositions(ex: Exchange, c: MoveCmd): MovedLeg[] | Rejec
     if (risk.hasNegativeBalance(u)) return undo(reject(ERR.NOT_ENOUGH_FUNDS, 'negative_balance', field));
     if (risk.inDistress(u)) return undo(reject(ERR.NOT_ENOUGH_FUNDS, 'account_below_maintenance', field));
   }
-  // applied: both logs, and reduce-only orders the source no longer covers cut
+  // applied: both logs
   // each entry's balance is the balance after it: counted up from the balances before the move
   const running = new Map<string, number>(balances);
   for (const m of moved) {
@@ -131,7 +131,8 @@ export function applyMovePositions(ex: Exchange, c: MoveCmd): MovedLeg[] | Rejec
     }
   }
   for (const s of saved) ex.markets.get(s.p.inst.id)!.changeId++;
-  for (const m of moved) ex.trading.trimReduceOnlyAfterFills(src, ex.instruments.get(m.instrument)!);
+  // reduce-only orders either account no longer covers are cut (the target's may face a smaller position too)
+  for (const m of moved) for (const u of [src, dst]) ex.trading.trimReduceOnlyAfterFills(u, ex.instruments.get(m.instrument)!);
   risk.accountChanged(src);
   risk.accountChanged(dst);
   return moved;
