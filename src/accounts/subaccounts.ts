@@ -14,6 +14,7 @@ import type { User } from '../engine/types.ts';
 import { blankUser } from '../engine/users.ts';
 import type { SubaccountRecord, TransferRecord } from './types.ts';
 import { CURRENCY_CODES } from '../domain/currency.ts';
+import { UserTransfers } from './userTransfers.ts';
 
 /** Deribit's default limit of subaccounts per main account (STRIKEBOOK_MAX_SUBACCOUNTS). */
 export const DEFAULT_MAX_SUBACCOUNTS = 20;
@@ -32,8 +33,12 @@ export class Subaccounts {
   /** transfers per main account, oldest first (bounded: TRANSFERS_KEPT to 2 x TRANSFERS_KEPT) */
   readonly transfers = new Map<number, TransferRecord[]>();
   nextTransferId = 1;
+  /** Transfers to other users of the venue (src/accounts/userTransfers.ts); ids from nextTransferId. */
+  readonly users: UserTransfers;
 
-  constructor(private readonly ex: Exchange) {}
+  constructor(private readonly ex: Exchange) {
+    this.users = new UserTransfers(ex);
+  }
 
   /** The main account of a user: its parent for a subaccount, itself otherwise. */
   mainOf(userId: number): number {
@@ -97,6 +102,20 @@ export class Subaccounts {
     return s;
   }
 
+  setEmail(c: Cmd<'subaccount_email'>): SubaccountRecord | Reject {
+    const s = this.own(c.mainId, c.subId);
+    if (isReject(s)) return s;
+    s.email = c.email;
+    return s;
+  }
+
+  setNotifications(c: Cmd<'subaccount_notifications'>): SubaccountRecord | Reject {
+    const s = this.own(c.mainId, c.subId);
+    if (isReject(s)) return s;
+    s.notifications = c.on;
+    return s;
+  }
+
   remove(c: Cmd<'remove_subaccount'>): SubaccountRecord | Reject {
     const s = this.own(c.mainId, c.subId);
     if (isReject(s)) return s;
@@ -131,18 +150,20 @@ export class Subaccounts {
   }
 
   isEmpty(): boolean {
-    return this.subs.size === 0 && this.transfers.size === 0 && this.nextTransferId === 1;
+    return this.subs.size === 0 && this.transfers.size === 0 && this.nextTransferId === 1 && this.users.isEmpty();
   }
 
   toJson(): unknown {
-    return { subs: [...this.subs.values()], transfers: [...this.transfers], next: this.nextTransferId };
+    // user transfers only once there are any: a state without them serializes as before
+    return { subs: [...this.subs.values()], transfers: [...this.transfers], next: this.nextTransferId, ...(this.users.isEmpty() ? {} : { user: this.users.toJson() }) };
   }
 
   /** Restores from `toJson` output; snapshots from before subaccounts have none (`j` undefined). */
   restore(j: unknown): void {
     if (j === undefined || j === null) return;
-    const s = j as { subs: SubaccountRecord[]; transfers: [number, TransferRecord[]][]; next: number };
+    const s = j as { subs: SubaccountRecord[]; transfers: [number, TransferRecord[]][]; next: number; user?: unknown };
     for (const r of s.subs) this.add(r);
+    this.users.restore(s.user);
     for (const [mainId, list] of s.transfers) this.transfers.set(mainId, list);
     this.nextTransferId = s.next;
   }

@@ -11,6 +11,10 @@ export interface SubaccountRecord {
   /** Whether sessions of the subaccount may exist (private/toggle_subaccount_login). */
   loginEnabled: boolean;
   created: number;
+  /** private/set_email_for_subaccount: its own contact email (absent: its main account's) */
+  email?: string;
+  /** private/toggle_notifications_from_subaccount (absent: off) */
+  notifications?: boolean;
 }
 
 /** One transfer between two accounts of one main account, applied whole by one command. */
@@ -29,4 +33,45 @@ export interface TransferRecord {
   amount: number;
   /** the client's idempotency key (Deribit `nonce`), null when none */
   nonce: string | null;
+}
+
+/** Deribit's states of a transfer to another user: held (`prepared`) until confirmed or cancelled. */
+export type UserTransferState = 'prepared' | 'confirmed' | 'cancelled';
+
+/**
+ * One transfer to another user of the venue (private/submit_transfer_to_user). The amount leaves the
+ * sender when it is submitted and is held (counted by conservation) while `prepared`; it reaches the
+ * receiver when confirmed (at `due`) or goes back to the sender when cancelled.
+ */
+export interface UserTransferRecord {
+  id: number;
+  ts: number;
+  updated: number;
+  from: number;
+  to: number;
+  fromName: string;
+  toName: string;
+  currency: CurrencyCode;
+  /** minor units, > 0 */
+  amount: number;
+  nonce: string | null;
+  state: UserTransferState;
+  /** when a prepared transfer is confirmed (engine time, ms) */
+  due: number;
+}
+
+/** One leg of private/move_positions: `lots` (> 0) of the source's position in `instrument` at `price` units. */
+export interface MoveLeg {
+  instrument: string;
+  lots: number;
+  /** price units; null: the mark rounded to the tick */
+  price: number | null;
+}
+
+/** One leg as moved, from the source's side (Deribit's `direction`). */
+export interface MovedLeg {
+  instrument: string;
+  side: 'buy' | 'sell';
+  lots: number;
+  price: number;
 }

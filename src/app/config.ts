@@ -64,6 +64,8 @@ export interface Config {
   wsCredentialSweepMs?: number;
   /** Subaccounts per main account (src/accounts/subaccounts.ts); absent: 20. */
   maxSubaccounts?: number;
+  /** Seconds a transfer to another user is held (`prepared`, cancellable) before it is confirmed; absent: 60. */
+  userTransferHoldSeconds?: number;
   /** TCP connections (HTTP and WebSocket) open from one IP address; more are refused. */
   maxConnectionsPerIp?: number;
   /** TCP connections open in total; more are refused. Keep it below the process's `ulimit -n`. */
@@ -225,6 +227,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     wsIdleTimeoutMs: n('STRIKEBOOK_WS_IDLE_TIMEOUT_MS'),
     wsCredentialSweepMs: n('STRIKEBOOK_WS_CREDENTIAL_SWEEP_MS'),
     maxSubaccounts: n('STRIKEBOOK_MAX_SUBACCOUNTS'),
+    userTransferHoldSeconds: n('STRIKEBOOK_USER_TRANSFER_HOLD_SECONDS'),
     maxConnectionsPerIp: n('STRIKEBOOK_MAX_CONNECTIONS_PER_IP'),
     maxConnections: n('STRIKEBOOK_MAX_CONNECTIONS'),
     headersTimeoutMs: n('STRIKEBOOK_HEADERS_TIMEOUT_MS'),

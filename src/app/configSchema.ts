@@ -161,6 +161,7 @@ export const SETTINGS: readonly Setting[] = [
   { name: 'STRIKEBOOK_SIGNATURE_REPLAY_MAX', def: '100000', roles: S, check: int(1, 1e8), doc: 'signed requests remembered for replay refusal, in all' },
   { name: 'STRIKEBOOK_SIGNATURE_REPLAY_PER_KEY', def: '10000', roles: S, check: int(1, 1e8), doc: 'signed requests remembered for replay refusal, per API key' },
   { name: 'STRIKEBOOK_MAX_SUBACCOUNTS', def: '20', roles: S, check: int(0, 1000), doc: 'subaccounts one main account may hold (`private/create_subaccount`; Deribit: 20)' },
+  { name: 'STRIKEBOOK_USER_TRANSFER_HOLD_SECONDS', def: '60', roles: S, check: int(0, 604_800), doc: 'a transfer to another user (`private/submit_transfer_to_user`) stays `prepared`, cancellable by its sender, this long before it is confirmed; `0` confirms at once' },
   { name: 'STRIKEBOOK_MAX_CONNECTIONS_PER_IP', def: '512', roles: S, check: int(1, 1e6), doc: 'open TCP connections (HTTP and WebSocket) from one address; one more is answered 429 and closed' },
   { name: 'STRIKEBOOK_MAX_CONNECTIONS', def: '8192', roles: S, check: int(1, 1e7), doc: 'open TCP connections in total; one more is answered 503 and closed (keep it below `ulimit -n`)' },
   { name: 'STRIKEBOOK_HEADERS_TIMEOUT_MS', def: '10000', roles: S, check: int(10, 3_600_000), doc: 'a request line and headers must arrive within this' },

@@ -429,6 +429,7 @@ function startMarketTimers(s: Services): { ready: Promise<void>; stop(): void } 
     const now = s.clock.now();
     const settled = settleDue(now);
     if (ex.trading.nextExpiry() <= now) settled.push(submit({ t: 'expire_orders' }));
+    if (ex.subaccounts.users.nextDue() <= now) settled.push(submit({ t: 'confirm_transfers' }));
     await Promise.all(settled);
     await listNew();
   };
@@ -460,6 +461,8 @@ function startMarketTimers(s: Services): { ready: Promise<void>; stop(): void } 
     lastTick = now;
     steps.push(() => {
       if (ex.trading.nextExpiry() <= now) void submit({ t: 'expire_orders' });
+      // transfers to other users whose hold has passed (src/accounts/userTransfers.ts)
+      if (ex.subaccounts.users.nextDue() <= now) void submit({ t: 'confirm_transfers' });
     });
     // after the index moved the marks: one journaled liquidation step per account below
     // maintenance margin or still flagged (API.md 5.3, src/engine/liquidation.ts); the step is its

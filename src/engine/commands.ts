@@ -8,6 +8,7 @@ import type { CurrencyCode } from '../domain/currency.ts';
 import type { OptionType, SettlementPeriod } from '../domain/instrument.ts';
 import type { TimeInForce } from './types.ts';
 import type { CancelTypeFilter, TriggerSpec } from './triggers.ts';
+import type { MoveLeg } from '../accounts/types.ts';
 
 export interface InstrumentSpec {
   currency: CurrencyCode;
@@ -140,6 +141,17 @@ export type Command =
   | { t: 'remove_subaccount'; mainId: number; subId: number }
   /** Money between two accounts of one main account, asked by `by` (src/accounts/transfers.ts). */
   | { t: 'transfer'; by: number; from: number; to: number; currency: CurrencyCode; amount: number; nonce: string | null }
+  /** A subaccount's contact email and notifications (private/set_email_for_subaccount, toggle_notifications_from_subaccount). */
+  | { t: 'subaccount_email'; mainId: number; subId: number; email: string }
+  | { t: 'subaccount_notifications'; mainId: number; subId: number; on: boolean }
+  /** Money to another user by its username, held `holdMs` before it is confirmed (src/accounts/userTransfers.ts). */
+  | { t: 'user_transfer'; by: number; destination: string; currency: CurrencyCode; amount: number; nonce: string | null; holdMs: number }
+  /** The sender cancels its prepared transfer `id`. */
+  | { t: 'cancel_transfer'; by: number; id: number; currency: CurrencyCode }
+  /** Confirms the prepared transfers whose hold has passed (the market tick sends it when one is due). */
+  | { t: 'confirm_transfers' }
+  /** Positions between two accounts of the main account `by`, every leg or none (src/accounts/movePositions.ts). */
+  | { t: 'move_positions'; by: number; from: number; to: number; legs: MoveLeg[] }
   | {
       t: 'cancel_quotes';
       userId: number;

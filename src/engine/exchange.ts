@@ -25,6 +25,7 @@ import { Ledger } from './ledger.ts';
 import { accountsRecord, blankUser, newAccount } from './users.ts';
 import { Subaccounts } from '../accounts/subaccounts.ts';
 import { applyTransfer } from '../accounts/transfers.ts';
+import { applyMovePositions } from '../accounts/movePositions.ts';
 import { changePassword, setUserDisabled } from './userSecurity.ts';
 
 export const SYSTEM_FEES = 'fees';
@@ -346,6 +347,18 @@ export class Exchange {
         return this.subaccounts.remove(c);
       case 'transfer':
         return applyTransfer(this, c);
+      case 'subaccount_email':
+        return this.subaccounts.setEmail(c);
+      case 'subaccount_notifications':
+        return this.subaccounts.setNotifications(c);
+      case 'user_transfer':
+        return this.subaccounts.users.submit(c);
+      case 'cancel_transfer':
+        return this.subaccounts.users.cancel(c);
+      case 'confirm_transfers':
+        return this.subaccounts.users.confirmDue();
+      case 'move_positions':
+        return applyMovePositions(this, c);
     }
   }
 
@@ -499,7 +512,8 @@ export class Exchange {
   conservation(): Record<CurrencyCode, { balances: number; expected: number }> {
     const out = {} as Record<CurrencyCode, { balances: number; expected: number }>;
     for (const c of CURRENCY_CODES) {
-      let sum = this.system.fees[c].balance + this.system.insurance[c].balance;
+      // transfers to other users held while prepared (src/accounts/userTransfers.ts) are still money
+      let sum = this.system.fees[c].balance + this.system.insurance[c].balance + this.subaccounts.users.held[c];
       for (const u of this.users.values()) sum += u.accounts[c].balance;
       out[c] = { balances: sum, expected: this.deposits[c] - this.withdrawals[c] };
     }

@@ -28,7 +28,9 @@ export type LedgerType =
   /** what a cut payout received in the insurance account's other currencies, at index */
   | 'socialized_loss_compensation'
   /** money moved to or from another account of the same main account (src/accounts/transfers.ts) */
-  | 'transfer';
+  | 'transfer'
+  /** one leg of a position move between two accounts of one main account (src/accounts/movePositions.ts) */
+  | 'position_move';
 
 export interface LedgerEntry {
   id: number;
@@ -56,7 +58,7 @@ export interface LedgerEntry {
 /** Entries kept per log; older ones leave memory and snapshots (trimmed in steps: amortised O(1)). */
 export const LEDGER_KEPT = 1000;
 
-const TYPES: readonly LedgerType[] = ['trade', 'liquidation', 'deposit', 'withdrawal', 'delivery', 'takeover', 'liquidation_fee', 'conversion', 'insurance_cover', 'socialized_loss', 'socialized_loss_compensation', 'transfer'];
+const TYPES: readonly LedgerType[] = ['trade', 'liquidation', 'deposit', 'withdrawal', 'delivery', 'takeover', 'liquidation_fee', 'conversion', 'insurance_cover', 'socialized_loss', 'socialized_loss_compensation', 'transfer', 'position_move'];
 const TYPE_CODE = new Map(TYPES.map((t, i) => [t, i]));
 const CURRENCY_LIST: readonly CurrencyCode[] = CURRENCY_CODES;
 const CURRENCY_INDEX = new Map(CURRENCY_LIST.map((c, i) => [c, i]));

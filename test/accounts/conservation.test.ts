@@ -1,7 +1,7 @@
 // Conservation across subaccounts and transfers (DESIGN.md rule 5), as a fast-check property over
 // random command streams: two main accounts create and remove subaccounts, deposit, withdraw, trade
-// an option and move money between any two accounts (allowed or not, with and without nonces, some
-// nonces repeated). After every command the sum of balances equals deposits minus withdrawals; a
+// an option, send money to each other (held, confirmed, cancelled), move positions, and move money
+// between any two accounts (allowed or not, with and without nonces, some nonces repeated). After every command the sum of balances equals deposits minus withdrawals; a
 // transfer never leaves its sender below zero; and a replay of the stream, and a snapshot of its
 // end, hash equal to the live state.
 import { describe, it } from 'node:test';
@@ -25,7 +25,11 @@ type Step =
   | { k: 'withdraw'; acct: number; amount: number }
   | { k: 'transfer'; by: number; from: number; to: number; amount: number; cur: 0 | 1; nonce: number | null }
   | { k: 'order'; acct: number; side: 0 | 1; ticks: number; lots: number }
-  | { k: 'index'; price: number };
+  | { k: 'index'; price: number }
+  | { k: 'utransfer'; by: number; to: number; amount: number; hold: 0 | 1; nonce: number | null }
+  | { k: 'ucancel'; by: number; back: number }
+  | { k: 'confirm'; later: number }
+  | { k: 'move'; by: number; from: number; to: number; lots: number; atMark: boolean };
 
 const acct = fc.nat({ max: 30 });
 const step: fc.Arbitrary<Step> = fc.oneof(
@@ -36,6 +40,10 @@ const step: fc.Arbitrary<Step> = fc.oneof(
   fc.record({ k: fc.constant('transfer' as const), by: acct, from: acct, to: acct, amount: fc.integer({ min: 1, max: 400_000_000 }), cur: fc.constantFrom(0 as const, 1 as const), nonce: fc.option(fc.nat({ max: 5 })) }),
   fc.record({ k: fc.constant('order' as const), acct, side: fc.constantFrom(0 as const, 1 as const), ticks: fc.integer({ min: -20, max: 20 }), lots: fc.integer({ min: 1, max: 30 }) }),
   fc.record({ k: fc.constant('index' as const), price: fc.integer({ min: 80_000, max: 125_000 }) }),
+  fc.record({ k: fc.constant('utransfer' as const), by: acct, to: fc.nat({ max: 1 }), amount: fc.integer({ min: 1, max: 300_000_000 }), hold: fc.constantFrom(0 as const, 1 as const), nonce: fc.option(fc.nat({ max: 3 })) }),
+  fc.record({ k: fc.constant('ucancel' as const), by: acct, back: fc.nat({ max: 4 }) }),
+  fc.record({ k: fc.constant('confirm' as const), later: fc.integer({ min: 0, max: 120_000 }) }),
+  fc.record({ k: fc.constant('move' as const), by: acct, from: acct, to: acct, lots: fc.integer({ min: 1, max: 40 }), atMark: fc.boolean() }),
 );
 
 /** Every account in id order (the mains and their live subaccounts). */
@@ -67,6 +75,17 @@ function command(h: Harness, mains: number[], s: Step): Command {
     }
     case 'index':
       return { t: 'index', currency: 'BTC', price: s.price, manual: true, by: null };
+    case 'utransfer':
+      return { t: 'user_transfer', by: at(s.by), destination: `u${s.to + 1}@test.io`, currency: 'BTC', amount: s.amount, nonce: s.nonce === null ? null : `u${s.nonce}`, holdMs: s.hold * 60_000 };
+    case 'ucancel':
+      return { t: 'cancel_transfer', by: at(s.by), id: Math.max(1, h.ex.subaccounts.nextTransferId - 1 - s.back), currency: 'BTC' };
+    case 'confirm':
+      return { t: 'confirm_transfers' };
+    case 'move': {
+      const inst = h.inst(CALL.name);
+      const mark = roundToTick(inst, h.ex.markets.get(inst.id)!.markCoin * 1e4, 'nearest');
+      return { t: 'move_positions', by: at(s.by), from: at(s.from), to: at(s.to), legs: [{ instrument: CALL.name, lots: amt('0.1') * s.lots, price: s.atMark ? null : mark + 5 }] };
+    }
   }
 }
 
@@ -77,11 +96,13 @@ describe('conservation with subaccounts and transfers', () => {
         const h = Harness.market([CALL]);
         const mains = [h.user('2', '10'), h.user('2', '10')];
         const applied: Command[] = [];
+        const stamps: number[] = [];
         for (const s of steps) {
           const cmd = command(h, mains, s);
           const senderBefore = cmd.t === 'transfer' ? h.ex.users.get(cmd.from)?.accounts[cmd.currency].balance : undefined;
-          const r = h.apply(cmd);
+          const r = s.k === 'confirm' ? h.apply(cmd, h.ts + s.later) : h.apply(cmd);
           applied.push(cmd);
+          stamps.push(h.ts);
           conserved(h);
           if (cmd.t === 'transfer' && !isReject(r) && senderBefore !== undefined) {
             const after = h.ex.users.get(cmd.from)!.accounts[cmd.currency].balance;
@@ -90,6 +111,11 @@ describe('conservation with subaccounts and transfers', () => {
             assert.ok(after === senderBefore || after === senderBefore - cmd.amount);
           }
           if (cmd.t === 'create_subaccount' && !isReject(r)) assert.equal(h.ex.subaccounts.mainOf((r as User).id), cmd.mainId);
+          // no account below zero, and positions sum to zero, whatever moved
+          for (const u of h.ex.users.values()) assert.ok(u.accounts.BTC.balance >= 0, `account ${u.id} below zero after ${cmd.t}`);
+          let held = 0;
+          for (const u of h.ex.users.values()) held += u.positions.get(h.inst(CALL.name).id)?.size ?? 0;
+          assert.equal(held + (h.ex.insurance.positions.get(h.inst(CALL.name).id)?.size ?? 0), 0, 'positions sum to zero');
         }
         const replay = new Harness();
         replay.apply({ t: 'index', currency: 'BTC', price: 100_000, manual: true, by: null });
@@ -97,7 +123,7 @@ describe('conservation with subaccounts and transfers', () => {
         replay.apply({ t: 'list', instruments: [CALL] });
         replay.user('2', '10');
         replay.user('2', '10');
-        for (const c of applied) replay.apply(c);
+        applied.forEach((c, i) => replay.apply(c, stamps[i]));
         assert.equal(stateHash(replay.ex), stateHash(h.ex));
         assert.equal(stateHash(restore(serialize(h.ex))), stateHash(h.ex));
       }),

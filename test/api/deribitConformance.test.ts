@@ -16,11 +16,6 @@ import { SUBACCOUNT_SAMPLES } from '../helpers/subaccountSamples.ts';
 const PENDING: Record<string, string> = {};
 const pend = (issue: string, names: string[]) => names.forEach((n) => (PENDING[n] = issue));
 pend('issue 32 (subaccounts, transfers, wallet)', [
-  'private/set_email_for_subaccount',
-  'private/toggle_notifications_from_subaccount',
-  'private/move_positions',
-  'private/cancel_transfer_by_id',
-  'private/submit_transfer_to_user',
   'private/add_to_address_book',
   'private/get_address_book',
   'private/remove_from_address_book',

@@ -39,6 +39,21 @@ export const SUBACCOUNT_SAMPLES: Record<string, (f: MainFixture) => Promise<Call
     const r = await rpc(f.url, 'public/auth', { grant_type: 'password', username: 'trader@example.com', password: 'user-password-1' });
     return { params: { refresh_token: r.body.result.refresh_token, subject_id: sub } };
   },
+  'private/set_email_for_subaccount': async (f) => ({ params: { sid: (await family(f)).sub, email: 'desk-one@example.com' }, token: f.user }),
+  'private/toggle_notifications_from_subaccount': async (f) => ({ params: { sid: (await family(f)).sub, state: true }, token: f.user }),
+  'private/submit_transfer_to_user': (f) => ({ params: { currency: 'BTC', amount: 0.01, destination: 'other@example.com', nonce: 'conformance-user-1' }, token: f.user }),
+  'private/cancel_transfer_by_id': async (f) => {
+    // a second transfer, still prepared (held STRIKEBOOK_USER_TRANSFER_HOLD_SECONDS)
+    const t = await ok(f.url, 'private/submit_transfer_to_user', { currency: 'BTC', amount: 0.02, destination: 'other@example.com' }, f.user);
+    return { params: { currency: 'BTC', id: t.id }, token: f.user };
+  },
+  'private/move_positions': async (f) => {
+    // a tenth of the fixture's short moves to the subaccount, which is given the margin for it
+    const { main, sub } = await family(f);
+    await ok(f.url, 'private/submit_transfer_to_subaccount', { currency: 'BTC', amount: 1, destination: sub }, f.user);
+    const pos = (await ok(f.url, 'private/get_positions', { currency: 'BTC' }, f.user)).find((p: any) => p.size !== 0);
+    return { params: { currency: 'BTC', source_uid: main, target_uid: sub, trades: [{ instrument_name: pos.instrument_name, amount: 0.1 }] }, token: f.user };
+  },
   'private/remove_subaccount': async (f) => {
     const created = await ok(f.url, 'private/create_subaccount', {}, f.user);
     return { params: { subaccount_id: created.id }, token: f.user };

@@ -19,6 +19,7 @@ import type { CancelReason, Order, TimeInForce } from '../../src/engine/types.ts
 import { EXP_MAR, T0, spec } from '../helpers/engine.ts';
 import type { InstrumentSpec } from '../../src/engine/commands.ts';
 import { mulberry32 as prng } from '../../src/market/indexFeed.ts';
+import { accountsCommand, type Rand } from './accountsSteps.ts';
 
 // four seeds of 250,000 commands: a million per run, liquidations, expiries and index jumps of up
 // to +-50% mixed in (issue 13)
@@ -69,6 +70,8 @@ class Generator {
   /** Short-lived series not yet settled, by expiry. */
   private readonly expiring: { currency: CurrencyCode; expiry: number }[] = [];
   private seriesCount = 0;
+
+  private readonly rand: Rand = { r: () => this.r(), int: (n) => this.int(n), pick: (a) => this.pick(a), chance: (p) => this.chance(p) };
 
   constructor(seed: number) {
     this.r = prng(seed);
@@ -263,7 +266,9 @@ class Generator {
     }
     if (x < 0.985) return { t: 'set_vol', currency: this.pick(CURRENCIES), atmVol: 0.4 + 0.5 * this.r(), skew: -0.1, curvature: 0.5, by: 0 };
     if (x < 0.9855) return { t: 'halt', instrument: this.pick(this.active).name, halted: true, by: 0 };
-    if (x < 0.997) return { t: 'halt', instrument: this.pick(this.active).name, halted: false, by: 0 };
+    if (x < 0.992) return { t: 'halt', instrument: this.pick(this.active).name, halted: false, by: 0 };
+    // subaccounts, transfers (in a family and to other users) and position moves (issue 32)
+    if (x < 0.997) return accountsCommand(ex, this.rand, USERS, CURRENCIES, (userId) => ({ ...this.order(ex), userId }));
     // orders for a user or instrument that does not exist
     return this.chance(0.5) ? { ...this.order(ex), userId: 999 } as Command : { ...this.order(ex), instrument: 'BTC-1JAN30-1-C' } as Command;
   }
@@ -577,7 +582,7 @@ function stream(SEED: number, limits: ExchangeLimits): void {
   }
   checkInvariants(ex, 'after setup');
 
-  const stats = { placed: 0, trades: 0, rejects: 0, snapshots: 0, liquidationTrades: 0, settlements: 0, withdrawals: 0 };
+  const stats = { placed: 0, trades: 0, rejects: 0, snapshots: 0, liquidationTrades: 0, settlements: 0, withdrawals: 0, moves: 0, userTransfers: 0, subaccounts: 0 };
   const rejectKinds = new Map<string, number>();
   const reasons = new Set<CancelReason>();
   let shadow: Exchange | null = null;
@@ -614,6 +619,9 @@ function stream(SEED: number, limits: ExchangeLimits): void {
       if (!isReject(res)) {
         if (cmd.t === 'settle') stats.settlements++;
         if (cmd.t === 'withdraw') stats.withdrawals++;
+        if (cmd.t === 'move_positions') stats.moves++;
+        if (cmd.t === 'user_transfer') stats.userTransfers++;
+        if (cmd.t === 'create_subaccount') stats.subaccounts++;
       }
     }
     if (shadow) {
@@ -636,6 +644,9 @@ function stream(SEED: number, limits: ExchangeLimits): void {
   for (const u of ex.users.values()) for (const e of u.log.entries()) kinds.set(`user:${e.type}`, (kinds.get(`user:${e.type}`) ?? 0) + 1);
   assert.ok((kinds.get('user:takeover') ?? 0) > 0, 'no account was taken over by the insurance account');
   assert.ok((kinds.get('user:conversion') ?? 0) + (kinds.get('user:insurance_cover') ?? 0) > 0, 'no deficit went through the waterfall');
+  // the accounts commands did what they are for (issue 32)
+  for (const k of ['user:transfer', 'user:position_move']) assert.ok((kinds.get(k) ?? 0) > 0, `no ${k} entry`);
+  assert.ok(stats.moves > 0 && stats.userTransfers > 0 && stats.subaccounts > 0, `accounts commands: ${JSON.stringify(stats)}`);
   for (const r of ['user_request', 'good_til_day', 'instrument_halted', 'reduce_only', 'autoliquidation', 'mmp_trigger'] as const) assert.ok(reasons.has(r), `no order was cancelled for ${r}`);
 
   // determinism: the same commands on a fresh engine give the same state

@@ -33,14 +33,14 @@ function renderEntry(e: LedgerEntry, ex: Exchange): Record<string, unknown> {
       out.side = e.size > 0 ? 'buy' : 'sell';
       out.amount = lotsToAmount(inst, Math.abs(e.size));
       out.price = priceToNumber(e.price);
-      out.trade_id = String(e.ref);
+      if (e.ref !== null) out.trade_id = String(e.ref);
     } else out.position = lotsToAmount(inst, e.size);
   }
   return out;
 }
 
 /** Entry types a `query` may name (Deribit filters the log by such words). */
-const LOG_TYPES = ['trade', 'liquidation', 'deposit', 'withdrawal', 'delivery', 'takeover', 'liquidation_fee', 'conversion', 'insurance_cover', 'socialized_loss', 'socialized_loss_compensation', 'transfer'] as const;
+const LOG_TYPES = ['trade', 'liquidation', 'deposit', 'withdrawal', 'delivery', 'takeover', 'liquidation_fee', 'conversion', 'insurance_cover', 'socialized_loss', 'socialized_loss_compensation', 'transfer', 'position_move'] as const;
 
 function renderHeld(p: Position): Record<string, unknown> {
   const avg = p.size === 0 ? 0 : Math.abs(p.openCost) / (Math.abs(p.size) * premiumFactor(p.inst));

@@ -10,7 +10,7 @@ import type { Exchange } from '../../engine/exchange.ts';
 import type { User } from '../../engine/types.ts';
 import { sha256Hex } from '../../auth/crypto.ts';
 import { DEFAULT_MAX_SUBACCOUNTS } from '../../accounts/subaccounts.ts';
-import type { SubaccountRecord, TransferRecord } from '../../accounts/types.ts';
+import type { SubaccountRecord, TransferRecord, UserTransferRecord } from '../../accounts/types.ts';
 import { money, renderOrder } from '../render.ts';
 import { defineMethod, type CallContext } from '../rpc/registry.ts';
 import { balanceFields, renderPosition } from './account.ts';
@@ -23,7 +23,7 @@ const Nonce = Type.Optional(Type.String({ minLength: 1, maxLength: 64, pattern: 
 const Name = Type.String({ minLength: 1, maxLength: 32, pattern: '^[A-Za-z0-9_]+$' });
 
 /** The caller, which must be a main account (Deribit's `mainaccount` scope). */
-function mainCaller(ctx: CallContext): number {
+export function mainCaller(ctx: CallContext): number {
   const c = caller(ctx);
   if (ctx.services.ex.subaccounts.isSubaccount(c.userId)) throw reject(ERR.FORBIDDEN, 'main_account_only');
   return c.userId;
@@ -41,7 +41,7 @@ function portfolio(ex: Exchange, user: User): Record<string, unknown> {
 /** One account of the family as Deribit's get_subaccounts lists it. */
 function renderAccount(ex: Exchange, user: User, sub: SubaccountRecord | undefined, withPortfolio: boolean): Record<string, unknown> {
   // a subaccount's notifications go to its main account's email
-  const email = sub === undefined ? user.email : (ex.users.get(sub.mainId)?.email ?? '');
+  const email = sub === undefined ? user.email : (sub.email ?? ex.users.get(sub.mainId)?.email ?? '');
   const username = sub?.username ?? user.email;
   const out: Record<string, unknown> = {
     username,
@@ -52,7 +52,7 @@ function renderAccount(ex: Exchange, user: User, sub: SubaccountRecord | undefin
     security_keys_enabled: false,
     security_keys_assignments: [],
     system_name: username,
-    receive_notifications: false,
+    receive_notifications: sub?.notifications ?? false,
     is_password: sub === undefined,
     margin_model: 'segregated_sm',
     proof_id: '',
@@ -64,7 +64,7 @@ function renderAccount(ex: Exchange, user: User, sub: SubaccountRecord | undefin
 }
 
 /** A transfer as seen from one of its two accounts. */
-function renderTransfer(t: TransferRecord, viewer: number): Record<string, unknown> {
+export function renderTransfer(t: TransferRecord, viewer: number): Record<string, unknown> {
   const out = t.from === viewer;
   return {
     id: t.id,
@@ -80,7 +80,24 @@ function renderTransfer(t: TransferRecord, viewer: number): Record<string, unkno
   };
 }
 
-function amountOf(currency: string, amount: number): { code: CurrencyCode; minor: number } {
+/** A transfer to or from another user, as seen from one of its two accounts (Deribit's `type: "user"`). */
+export function renderUserTransfer(t: UserTransferRecord, viewer: number): Record<string, unknown> {
+  const out = t.from === viewer;
+  return {
+    id: t.id,
+    created_timestamp: t.ts,
+    updated_timestamp: t.updated,
+    type: 'user',
+    currency: t.currency,
+    amount: money(t.amount, t.currency),
+    other_side: out ? t.toName : t.fromName,
+    direction: out ? 'payment' : 'income',
+    state: t.state,
+    nonce: t.nonce ?? '',
+  };
+}
+
+export function amountOf(currency: string, amount: number): { code: CurrencyCode; minor: number } {
   const cur = CURRENCIES[currency as CurrencyCode];
   const minor = parseScaled(amount, cur.decimals);
   if (minor === null) throw reject(ERR.INVALID_PARAMS, `at most ${cur.decimals} decimals`, 'amount');
@@ -238,7 +255,13 @@ export const subaccountMethods = [
           const t = list[i]!;
           if (t.currency === p.currency && (t.from === me || t.to === me)) mine.push(t);
         }
-        return { count: mine.length, data: mine.slice(p.offset, p.offset + p.count).map((t) => renderTransfer(t, me)) };
+        // with the transfers to and from other users, newest first (one id sequence for both kinds)
+        const users = s.ex.subaccounts.users.of(me, p.currency as CurrencyCode);
+        const all: Array<{ id: number; render: () => Record<string, unknown> }> = [
+          ...mine.map((t) => ({ id: t.id, render: () => renderTransfer(t, me) })),
+          ...users.map((t) => ({ id: t.id, render: () => renderUserTransfer(t, me) })),
+        ].sort((a, b) => b.id - a.id);
+        return { count: all.length, data: all.slice(p.offset, p.offset + p.count).map((x) => x.render()) };
       });
     },
   }),

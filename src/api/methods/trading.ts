@@ -12,6 +12,7 @@ import { TriggerOrder, selectsType, type CancelTypeFilter, type TriggerOrderType
 import type { DepositRecord, Order, Trade, User } from '../../engine/types.ts';
 import { placedJson, type PlacedJson } from '../orderJson.ts';
 import { money, parseOrderId, renderOrder, renderUserTrade } from '../render.ts';
+import { SubaccountId, readFor } from './actingFor.ts';
 import { defineMethod, type CallContext } from '../rpc/registry.ts';
 import { Count, CurrencyParam, InstrumentName, KindParam, OpenOrderTypeParam, SafeText, Timestamp, caller, currencyFilter, unwrap } from './common.ts';
 
@@ -427,11 +428,12 @@ export const tradingMethods = [
       end_timestamp: Type.Optional(Timestamp),
       count: Count(10),
       sorting: Sorting,
+      subaccount_id: SubaccountId,
     }),
     handler(ctx, p) {
       if (!optionKind(p.kind)) return { trades: [], has_more: false };
       return ctx.services.seq.read(() =>
-        queryTrades(userOf(ctx), { ...p, currency: currencyFilter(p.currency), start_id: tradeId(p.start_id), end_id: tradeId(p.end_id) }),
+        queryTrades(readFor(ctx, p.subaccount_id), { ...p, currency: currencyFilter(p.currency), start_id: tradeId(p.start_id), end_id: tradeId(p.end_id) }),
       );
     },
   }),
@@ -446,11 +448,12 @@ export const tradingMethods = [
       end_timestamp: Type.Optional(Timestamp),
       count: Count(10),
       sorting: Sorting,
+      subaccount_id: SubaccountId,
     }),
     handler(ctx, p) {
       if (!optionKind(p.kind)) return { trades: [], has_more: false };
       return ctx.services.seq.read(() =>
-        queryTrades(userOf(ctx), { ...p, currency: currencyFilter(p.currency), end_timestamp: p.end_timestamp ?? ctx.services.clock.now() }),
+        queryTrades(readFor(ctx, p.subaccount_id), { ...p, currency: currencyFilter(p.currency), end_timestamp: p.end_timestamp ?? ctx.services.clock.now() }),
       );
     },
   }),
@@ -466,11 +469,12 @@ export const tradingMethods = [
       end_timestamp: Type.Optional(Timestamp),
       count: Count(10),
       sorting: Sorting,
+      subaccount_id: SubaccountId,
     }),
     handler(ctx, p) {
       return ctx.services.seq.read(() => {
         if (!ctx.services.ex.instruments.has(p.instrument_name)) throw reject(ERR.INVALID_INSTRUMENT, undefined, 'instrument_name');
-        return queryTrades(userOf(ctx), { ...p, instrument: p.instrument_name });
+        return queryTrades(readFor(ctx, p.subaccount_id), { ...p, instrument: p.instrument_name });
       });
     },
   }),
@@ -484,11 +488,12 @@ export const tradingMethods = [
       end_timestamp: Type.Optional(Timestamp),
       count: Count(10),
       sorting: Sorting,
+      subaccount_id: SubaccountId,
     }),
     handler(ctx, p) {
       return ctx.services.seq.read(() => {
         if (!ctx.services.ex.instruments.has(p.instrument_name)) throw reject(ERR.INVALID_INSTRUMENT, undefined, 'instrument_name');
-        return queryTrades(userOf(ctx), { ...p, instrument: p.instrument_name, end_timestamp: p.end_timestamp ?? ctx.services.clock.now() });
+        return queryTrades(readFor(ctx, p.subaccount_id), { ...p, instrument: p.instrument_name, end_timestamp: p.end_timestamp ?? ctx.services.clock.now() });
       });
     },
   }),
@@ -496,10 +501,10 @@ export const tradingMethods = [
     name: 'public/get_user_trades_by_order',
     aliases: ['private/get_user_trades_by_order'],
     scope: 'trade:read',
-    params: Type.Object({ order_id: Type.String({ minLength: 1, maxLength: 32 }), sorting: Sorting }),
+    params: Type.Object({ order_id: Type.String({ minLength: 1, maxLength: 32 }), sorting: Sorting, subaccount_id: SubaccountId }),
     handler(ctx, p) {
       return ctx.services.seq.read(() => {
-        const user = userOf(ctx);
+        const user = readFor(ctx, p.subaccount_id);
         const id = parseOrderId(p.order_id);
         const order = id === null ? undefined : user.orders.get(id);
         if (!order) throw reject(ERR.ORDER_NOT_FOUND, undefined, 'order_id');
