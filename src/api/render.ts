@@ -3,6 +3,7 @@
 import { CURRENCIES, type CurrencyCode } from '../domain/currency.ts';
 import { toDecimalNumber } from '../domain/decimal.ts';
 import { PRICE_SCALE, lotsToAmount, mintOf, priceToNumber, type Instrument } from '../domain/instrument.ts';
+import { LIQUIDATION_FEE_E4 } from '../engine/liquidation.ts';
 import { BUY } from '../engine/orderBook.ts';
 import type { Order, Trade } from '../engine/types.ts';
 import { TriggerOrder } from '../engine/triggers.ts';
@@ -219,6 +220,10 @@ export function renderInstrument(i: Instrument): Record<string, unknown> {
     maker_commission: money(i.makerCommission, i.currency),
     taker_commission: money(i.takerCommission, i.currency),
     block_trade_commission: money(i.takerCommission / 2, i.currency),
+    // the liquidation fee per contract (src/engine/liquidation.ts), in the coin
+    max_liquidation_commission: toDecimalNumber(LIQUIDATION_FEE_E4, 4),
+    // an option is bought for its premium paid in full: no leverage
+    max_leverage: 1,
     block_trade_min_trade_amount: i.currency === 'BTC' ? 25 : 250,
     block_trade_tick_size: priceToNumber(i.tick),
     is_active: i.state === 'open',

@@ -122,6 +122,10 @@ export type Command =
       deltaLimit: number;
       /** at 10^-8; 0 = none */
       maxQuoteQuantity: number;
+      /** absolute net vega; 0 or absent (records before it) = none */
+      vegaLimit?: number;
+      /** fills in the interval; 0 or absent = none */
+      tradeCountLimit?: number;
     }
   | { t: 'reset_mmp'; userId: number; indexName: string; group: string | null }
   /** private/mass_quote: every quote of the message in one command (src/engine/massQuote.ts). */

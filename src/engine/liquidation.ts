@@ -26,7 +26,7 @@ import { BUY, SELL } from './orderBook.ts';
 import type { Order, Position, Trade, User } from './types.ts';
 
 /** Liquidation fee per contract in units of 10^-4 coin (0.0019 coin). */
-const LIQUIDATION_FEE_E4 = 19;
+export const LIQUIDATION_FEE_E4 = 19;
 /** Orders per step at most: each one takes liquidity, so this only bounds a pathological book. */
 const MAX_ORDERS_PER_STEP = 50;
 /** Lots one liquidation order closes at most: a step moves a bounded size, the next tick goes on. */

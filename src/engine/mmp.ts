@@ -1,5 +1,6 @@
 // Market-maker protection (Deribit MMP): per user, index and group, the fills of the user's MMP
-// orders are counted over a window; when the traded quantity or the net delta reaches its limit,
+// orders are counted over a window; when the traded quantity, the net delta, the net vega or the
+// number of trades reaches its limit,
 // the same command cancels every open order of the group and freezes the group (new MMP orders and
 // quotes are refused) until `frozen_time` has passed, or until `private/reset_mmp` when it is 0.
 //
@@ -34,6 +35,8 @@ export function indexNameOf(currency: CurrencyCode): string {
 
 /** One configured (user, index, group) and its running state. */
 export interface MmpGroup {
+  /** Deribit's config id: the seq of the command that created the config (stable while it exists) */
+  id: number;
   userId: number;
   indexName: string;
   currency: CurrencyCode;
@@ -46,6 +49,10 @@ export interface MmpGroup {
   quantityLimit: number;
   /** absolute net delta that triggers (0 = no delta limit); a model figure, not money */
   deltaLimit: number;
+  /** absolute net vega that triggers (0 = no vega limit); a model figure, in the units of a position's `vega` */
+  vegaLimit: number;
+  /** fills that trigger (0 = no trade-count limit) */
+  tradeCountLimit: number;
   /** Deribit's MQQ: the most the group's open orders may hold per instrument and side, at 10^-8 (0 = no bound) */
   maxQuoteQuantity: number;
   /** start of the running window (ms), 0 before the first fill */
@@ -53,6 +60,9 @@ export interface MmpGroup {
   /** amount traded in the window, at 10^-8 */
   quantity: number;
   delta: number;
+  vega: number;
+  /** fills in the window */
+  tradeCount: number;
   frozen: boolean;
   /** end of the freeze (ms); 0 with `frozen` = until reset_mmp */
   frozenUntil: number;
@@ -74,6 +84,15 @@ export type MmpConfigInput = Omit<Extract<Command, { t: 'set_mmp_config' }>, 't'
 
 function key(userId: number, indexName: string, group: string | null): string {
   return `${userId}|${indexName}|${group ?? ''}`;
+}
+
+/** Starts the group's counting window at `start` (0: at its next fill). */
+function newWindow(g: MmpGroup, start: number): void {
+  g.windowStart = start;
+  g.quantity = 0;
+  g.delta = 0;
+  g.vega = 0;
+  g.tradeCount = 0;
 }
 
 export class MmpState {
@@ -115,7 +134,12 @@ export class MmpState {
     if (!(Number.isSafeInteger(c.quantityLimit) && c.quantityLimit >= 0)) return reject(ERR.INVALID_PARAMS, 'invalid quantity_limit', 'quantity_limit');
     if (!(Number.isFinite(c.deltaLimit) && c.deltaLimit >= 0)) return reject(ERR.INVALID_PARAMS, 'invalid delta_limit', 'delta_limit');
     if (!(Number.isSafeInteger(c.maxQuoteQuantity) && c.maxQuoteQuantity >= 0)) return reject(ERR.INVALID_PARAMS, 'invalid max_quote_quantity', 'max_quote_quantity');
-    if (c.quantityLimit === 0 && c.deltaLimit === 0) return reject(ERR.INVALID_ARGUMENTS, 'mmp_limit_required', 'quantity_limit');
+    // records from before the vega and trade-count limits carry neither
+    const vegaLimit = c.vegaLimit ?? 0;
+    const tradeCountLimit = c.tradeCountLimit ?? 0;
+    if (!(Number.isFinite(vegaLimit) && vegaLimit >= 0)) return reject(ERR.INVALID_PARAMS, 'invalid vega_limit', 'vega_limit');
+    if (!(Number.isSafeInteger(tradeCountLimit) && tradeCountLimit >= 0)) return reject(ERR.INVALID_PARAMS, 'invalid trade_count_limit', 'trade_count_limit');
+    if (c.quantityLimit === 0 && c.deltaLimit === 0 && vegaLimit === 0 && tradeCountLimit === 0) return reject(ERR.INVALID_ARGUMENTS, 'mmp_limit_required', 'quantity_limit');
     let g = this.groups.get(k);
     if (g === undefined) {
       if (c.group !== null) {
@@ -123,18 +147,18 @@ export class MmpState {
         for (const x of this.groups.values()) if (x.userId === c.userId && x.group !== null) n++;
         if (n >= MAX_MMP_GROUPS) return reject(ERR.INVALID_ARGUMENTS, 'too_many_mmp_groups', 'mmp_group');
       }
-      g = { userId: c.userId, indexName: c.indexName, currency, group: c.group, interval: 0, frozenTime: 0, quantityLimit: 0, deltaLimit: 0, maxQuoteQuantity: 0, windowStart: 0, quantity: 0, delta: 0, frozen: false, frozenUntil: 0 };
+      g = { id: this.ex.seq, userId: c.userId, indexName: c.indexName, currency, group: c.group, interval: 0, frozenTime: 0, quantityLimit: 0, deltaLimit: 0, vegaLimit: 0, tradeCountLimit: 0, maxQuoteQuantity: 0, windowStart: 0, quantity: 0, delta: 0, vega: 0, tradeCount: 0, frozen: false, frozenUntil: 0 };
       this.groups.set(k, g);
     }
     g.interval = c.interval;
     g.frozenTime = c.frozenTime;
     g.quantityLimit = c.quantityLimit;
     g.deltaLimit = c.deltaLimit;
+    g.vegaLimit = vegaLimit;
+    g.tradeCountLimit = tradeCountLimit;
     g.maxQuoteQuantity = c.maxQuoteQuantity;
     // new limits count from a new window; a freeze in force stays (reset_mmp lifts it)
-    g.windowStart = 0;
-    g.quantity = 0;
-    g.delta = 0;
+    newWindow(g, 0);
     return g;
   }
 
@@ -156,9 +180,7 @@ export class MmpState {
     if (g === undefined) return reject(ERR.NOT_FOUND, group === null ? 'mmp_not_configured' : 'mmp_group_not_configured', group === null ? 'index_name' : 'mmp_group');
     g.frozen = false;
     g.frozenUntil = 0;
-    g.windowStart = 0;
-    g.quantity = 0;
-    g.delta = 0;
+    newWindow(g, 0);
     return g;
   }
 
@@ -187,21 +209,24 @@ export class MmpState {
     if (g === undefined || this.isFrozen(g)) return;
     const now = this.ex.now;
     // Deribit: the window starts with the first fill; a fill after it ends starts a new one
-    if (g.windowStart === 0 || now >= g.windowStart + g.interval * 1000) {
-      g.windowStart = now;
-      g.quantity = 0;
-      g.delta = 0;
-    }
+    if (g.windowStart === 0 || now >= g.windowStart + g.interval * 1000) newWindow(g, now);
     g.quantity += lots * inst.lotScaled;
-    const d = this.deltaPerContract(inst) * contractsOf(inst, lots);
-    g.delta += order.side === BUY ? d : -d;
-    const hit = (g.quantityLimit > 0 && g.quantity >= g.quantityLimit) || (g.deltaLimit > 0 && Math.abs(g.delta) >= g.deltaLimit);
+    g.tradeCount += 1;
+    // a buy adds the option's delta and vega, a sell takes them away: net figures, as the position's
+    const greeks = this.greeksPerContract(inst);
+    const sign = order.side === BUY ? 1 : -1;
+    const contracts = contractsOf(inst, lots);
+    g.delta += sign * greeks.delta * contracts;
+    g.vega += sign * greeks.vega * contracts;
+    const hit =
+      (g.quantityLimit > 0 && g.quantity >= g.quantityLimit) ||
+      (g.deltaLimit > 0 && Math.abs(g.delta) >= g.deltaLimit) ||
+      (g.vegaLimit > 0 && Math.abs(g.vega) >= g.vegaLimit) ||
+      (g.tradeCountLimit > 0 && g.tradeCount >= g.tradeCountLimit);
     if (!hit) return;
     g.frozen = true;
     g.frozenUntil = g.frozenTime > 0 ? now + g.frozenTime * 1000 : 0;
-    g.windowStart = 0;
-    g.quantity = 0;
-    g.delta = 0;
+    newWindow(g, 0);
     this.pending.push(g);
   }
 
@@ -223,14 +248,14 @@ export class MmpState {
     }
   }
 
-  /** Delta of one contract at the mark (Black-76 on the mark IV), 0 when the model has none. */
-  private deltaPerContract(inst: Instrument): number {
+  /** Delta and vega of one contract at the mark (Black-76 on the mark IV), 0 when the model has none. */
+  private greeksPerContract(inst: Instrument): { delta: number; vega: number } {
     const m = this.ex.markets.get(inst.id);
     const F = this.ex.indexPrice(inst.currency);
     const T = yearFraction(this.ex.now, inst.expiry);
-    if (m === undefined || !(F > 0) || !(T > 0) || !Number.isFinite(m.markIv)) return 0;
-    const d = optionGreeksCoin(inst.optionType, F, inst.strike, T, m.markIv).delta;
-    return Number.isFinite(d) ? d : 0;
+    if (m === undefined || !(F > 0) || !(T > 0) || !Number.isFinite(m.markIv)) return { delta: 0, vega: 0 };
+    const g = optionGreeksCoin(inst.optionType, F, inst.strike, T, m.markIv);
+    return { delta: Number.isFinite(g.delta) ? g.delta : 0, vega: Number.isFinite(g.vega) ? g.vega : 0 };
   }
 
   // ---- snapshot ----------------------------------------------------------------------------------
@@ -241,6 +266,7 @@ export class MmpState {
     const tags = tagged.sort((a, b) => a.id - b.id).map((o) => [o.id, o.mmp!.group, o.mmp!.quoteId, o.mmp!.quoteSetId]);
     const groups = [...this.groups.values()].map((g) => [
       g.userId, g.indexName, g.group, g.interval, g.frozenTime, g.quantityLimit, g.deltaLimit, g.windowStart, g.quantity, g.delta, g.frozen, g.frozenUntil, g.maxQuoteQuantity,
+      g.id, g.vegaLimit, g.tradeCountLimit, g.vega, g.tradeCount,
     ]);
     return { groups, tags };
   }
@@ -249,9 +275,12 @@ export class MmpState {
   restore(j: unknown, orders: Map<number, Order>): void {
     if (j === undefined || j === null) return;
     const s = j as { groups: unknown[][]; tags: unknown[][] };
-    for (const a of s.groups) {
+    for (const [i, a] of s.groups.entries()) {
       const [userId, indexName, group, interval, frozenTime, quantityLimit, deltaLimit, windowStart, quantity, delta, frozen, frozenUntil, maxQuoteQuantity] = a as never[];
-      const g: MmpGroup = { userId, indexName, currency: MMP_INDICES[indexName], group, interval, frozenTime, quantityLimit, deltaLimit, maxQuoteQuantity, windowStart, quantity, delta, frozen, frozenUntil };
+      // snapshots from before config ids and the vega and trade-count limits: ids by position (below any
+      // later command's seq), no such limits
+      const [id = i + 1, vegaLimit = 0, tradeCountLimit = 0, vega = 0, tradeCount = 0] = a.slice(13) as number[];
+      const g: MmpGroup = { id, userId, indexName, currency: MMP_INDICES[indexName], group, interval, frozenTime, quantityLimit, deltaLimit, vegaLimit, tradeCountLimit, maxQuoteQuantity, windowStart, quantity, delta, vega, tradeCount, frozen, frozenUntil };
       this.groups.set(key(userId, indexName, group), g);
     }
     for (const [id, group, quoteId, quoteSetId] of s.tags as [number, string | null, string | null, string | null][]) {

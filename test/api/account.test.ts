@@ -233,8 +233,24 @@ describe('account management', () => {
     assert.equal(ext.type, 'main');
     assert.equal(typeof ext.id, 'number');
     assert.equal(typeof ext.creation_timestamp, 'number');
-    assert.deepEqual(ext.fees[0], { currency: 'BTC', instrument_type: 'option', fee_type: 'fixed', maker_fee: 0.0003, taker_fee: 0.0003 });
+    // Deribit's fees: per index, per instrument type, the default (here every account's) maker and taker fee
+    assert.deepEqual(ext.fees, { btc_usd: { option: { default: { type: 'fixed', maker: 0.0003, taker: 0.0003 } } } });
     for (const k of Object.keys(want)) assert.deepEqual(ext[k], s[k], k);
+    // the greeks per index: the one index of the currency, the same totals
+    assert.deepEqual(s.options_gamma_map, { btc_usd: r5(e.greeks.gamma) });
+    assert.deepEqual(s.options_vega_map, { btc_usd: r5(e.greeks.vega) });
+    assert.deepEqual(s.options_theta_map, { btc_usd: r5(e.greeks.theta) });
+    assert.deepEqual(s.delta_total_map, { btc_usd: r5(e.greeks.delta) });
+    // USD totals (with extended): the BTC figures at the index, exact, rounded once to 10^-6 USD
+    // (alice holds nothing in ETH or USDC)
+    assert.equal(s.total_equity_usd, undefined, 'the totals read every currency: with extended only');
+    const idx = BigInt(Math.round(U * 1e8));
+    const usd = (sat: number) => Number((BigInt(sat) * idx + 5_000_000_000n) / 10_000_000_000n) / 1e6;
+    assert.equal(ext.total_equity_usd, usd(e.equity));
+    assert.equal(ext.total_margin_balance_usd, usd(e.equity));
+    assert.equal(ext.total_initial_margin_usd, usd(e.initial));
+    assert.equal(ext.total_maintenance_margin_usd, usd(e.mm));
+    assert.ok(Math.abs(ext.total_delta_total_usd - e.greeks.delta * U) < 1e-3 * Math.max(1, Math.abs(e.greeks.delta * U)));
   });
 
   it('get_account_summaries (Deribit alias for ccxt fetchBalance) wraps one summary per currency', async () => {

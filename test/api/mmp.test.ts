@@ -49,7 +49,8 @@ describe('MMP over HTTP', () => {
   it('set/get_mmp_config echo the values; an mmp order shows mmp; a fill past quantity_limit cancels it and freezes the index until reset_mmp', async () => {
     const m = series[0];
     const [set] = await ok(srv.url, 'private/set_mmp_config', { index_name: 'btc_usd', interval: 60, frozen_time: 0, quantity_limit: 0.5, delta_limit: 2 }, mm);
-    assert.deepEqual(set, { index_name: 'btc_usd', interval: 60, frozen_time: 0, quantity_limit: 0.5, delta_limit: 2 });
+    assert.ok(Number.isInteger(set.id) && set.id > 0, 'a config has an id');
+    assert.deepEqual(set, { id: set.id, index_name: 'btc_usd', interval: 60, frozen_time: 0, quantity_limit: 0.5, delta_limit: 2, vega_limit: 0, trade_count_limit: 0 });
     assert.deepEqual(await ok(srv.url, 'private/get_mmp_config', { index_name: 'btc_usd' }, mm), [set]);
     assert.deepEqual(await ok(srv.url, 'private/get_mmp_config', {}, other), [], "another user's config is not visible");
     const a = await ok(srv.url, 'private/sell', { instrument_name: m.name, amount: 1, price: px(m, 3), mmp: true }, mm);
@@ -93,10 +94,39 @@ describe('MMP over HTTP', () => {
     assertError(await rpc(srv.url, 'private/set_mmp_config', { index_name: 'btc_usd', interval: 10, frozen_time: 0 }, mm), 11029);
     assertError(await rpc(srv.url, 'private/set_mmp_config', { index_name: 'sol_usd', interval: 10, frozen_time: 0, quantity_limit: 1 }, mm), -32602);
     assertError(await rpc(srv.url, 'private/set_mmp_config', { index_name: 'btc_usd', interval: 3601, frozen_time: 0, quantity_limit: 1 }, mm), -32602);
-    assertError(await rpc(srv.url, 'private/set_mmp_config', { index_name: 'btc_usd', interval: 10, frozen_time: 0, quantity_limit: 1, vega_limit: 1 }, mm), 11029);
+    assertError(await rpc(srv.url, 'private/set_mmp_config', { index_name: 'btc_usd', interval: 10, frozen_time: 0, vega_limit: -1 }, mm), -32602);
+    assertError(await rpc(srv.url, 'private/set_mmp_config', { index_name: 'btc_usd', interval: 10, frozen_time: 0, trade_count_limit: 1.5 }, mm), -32602);
+    assertError(await rpc(srv.url, 'private/set_mmp_config', { index_name: 'btc_usd', interval: 10, frozen_time: 0, vega_limit: 0, trade_count_limit: 0 }, mm), 11029, { reason: 'mmp_limit_required' });
     assertError(await rpc(srv.url, 'private/set_mmp_config', { index_name: 'btc_usd', mmp_group: 'a|b', interval: 10, frozen_time: 0, quantity_limit: 1 }, mm), -32602);
     assertError(await rpc(srv.url, 'private/set_mmp_config', { index_name: 'btc_usd', interval: 10, frozen_time: 0, quantity_limit: 1e-9 }, mm), -32602);
     assertError(await rpc(srv.url, 'private/set_mmp_config', { index_name: 'btc_usd', interval: 10, frozen_time: 0, quantity_limit: 1 }), 10000);
+  });
+});
+
+describe('MMP vega and trade-count limits over HTTP', () => {
+  it('set_mmp_config takes vega_limit and trade_count_limit; fills reaching the count freeze the group; a clean replay agrees', async () => {
+    const m = series[1];
+    const g = 'limits';
+    const [set] = await ok(srv.url, 'private/set_mmp_config', { index_name: 'btc_usd', mmp_group: g, interval: 60, frozen_time: 0, vega_limit: 1000, trade_count_limit: 2, max_quote_quantity: 5 }, mm);
+    assert.deepEqual(set, { id: set.id, index_name: 'btc_usd', mmp_group: g, interval: 60, frozen_time: 0, quantity_limit: 0, delta_limit: 0, vega_limit: 1000, trade_count_limit: 2, max_quote_quantity: 5 });
+    assert.deepEqual(await ok(srv.url, 'private/get_mmp_config', { index_name: 'btc_usd', mmp_group: g }, mm), [set]);
+    const q = await ok(srv.url, 'private/mass_quote', { quote_id: 'lim', mmp_group: g, quotes: [{ instrument_name: m.name, ask: { price: px(m, 3), amount: 1 } }] }, mm);
+    assert.equal(q.orders.length, 1);
+    await ok(srv.url, 'private/buy', { instrument_name: m.name, amount: 0.1, price: px(m, 3) }, taker);
+    assert.equal((await ok(srv.url, 'private/get_order_state', { order_id: q.orders[0].order_id }, mm)).order_state, 'open', 'one fill of two');
+    await ok(srv.url, 'private/buy', { instrument_name: m.name, amount: 0.1, price: px(m, 3) }, taker);
+    const st = await ok(srv.url, 'private/get_order_state', { order_id: q.orders[0].order_id }, mm);
+    assert.deepEqual([st.order_state, st.cancel_reason], ['cancelled', 'mmp_trigger']);
+    assert.deepEqual(await ok(srv.url, 'private/get_mmp_status', { index_name: 'btc_usd', mmp_group: g }, mm), [{ index_name: 'btc_usd', mmp_group: g, frozen_until: 0 }]);
+    // the journaled config carries the limits: a replay from the journal reaches the same state
+    const replayed = cleanReplay(srv.dataDir);
+    assert.deepEqual(replayed.errors, []);
+    assert.equal(replayed.hash, (await ok(srv.url, 'private/get_state_hash', {}, admin)).state_hash);
+    const live = [...srv.app.services.ex.mmp.groups.values()].find((x) => x.group === g)!;
+    assert.deepEqual([live.id, live.vegaLimit, live.tradeCountLimit, live.frozen], [set.id, 1000, 2, true]);
+    const again = replayed.ex.mmp.list(live.userId, 'btc_usd', g)[0];
+    assert.deepEqual([again.id, again.vegaLimit, again.tradeCountLimit, again.frozen], [set.id, 1000, 2, true]);
+    await ok(srv.url, 'private/reset_mmp', { index_name: 'btc_usd', mmp_group: g }, mm);
   });
 });
 
@@ -200,7 +230,7 @@ describe('MMP over WebSocket', () => {
     const ws = await WsClient.open(srv.url);
     await ws.auth('mm@example.com');
     const [set] = await ws.ok('private/set_mmp_config', { index_name: 'btc_usd', mmp_group: g, interval: 60, frozen_time: 0, quantity_limit: 0.4 });
-    assert.deepEqual(set, { index_name: 'btc_usd', mmp_group: g, interval: 60, frozen_time: 0, quantity_limit: 0.4, delta_limit: 0 });
+    assert.deepEqual(set, { id: set.id, index_name: 'btc_usd', mmp_group: g, interval: 60, frozen_time: 0, quantity_limit: 0.4, delta_limit: 0, vega_limit: 0, trade_count_limit: 0 });
     assert.deepEqual(await ws.ok('private/get_mmp_status', { index_name: 'btc_usd', mmp_group: g }), [], 'not frozen yet');
     const spy = await WsClient.open(srv.url);
     await spy.auth('other@example.com');
@@ -226,7 +256,7 @@ describe('MMP over WebSocket', () => {
     assert.equal(await ws.ok('private/reset_mmp', { index_name: 'btc_usd', mmp_group: g }), 'ok');
     const after = await ws.ok('private/mass_quote', { quote_id: 'w3', mmp_group: g, quotes: [{ instrument_name: m1.name, ask: { price: px(m1, 3), amount: 0.1 } }] });
     assert.equal(after.orders[0].order_state, 'open');
-    assert.deepEqual(await ws.ok('private/get_mmp_config', { index_name: 'btc_usd', mmp_group: g }), [{ index_name: 'btc_usd', mmp_group: g, interval: 60, frozen_time: 0, quantity_limit: 0.4, delta_limit: 0 }]);
+    assert.deepEqual(await ws.ok('private/get_mmp_config', { index_name: 'btc_usd', mmp_group: g }), [set]);
     assert.equal(await ws.ok('private/cancel_quotes', { cancel_type: 'currency', currency: 'BTC' }), 1);
     await new Promise((r) => setTimeout(r, 200));
     assert.equal(spy.on(ch).length, 0, "another user sees nothing of the first's triggers");

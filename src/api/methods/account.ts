@@ -17,6 +17,7 @@ import { defineMethod, type CallContext } from '../rpc/registry.ts';
 import { CurrencyOrAny, CurrencyParam, InstrumentName, KindParam, caller, currencyFilter } from './common.ts';
 import { selfTradingOf } from '../../engine/selfTrade.ts';
 import { SubaccountId, readFor } from './actingFor.ts';
+import { accountSettings, currencySettings, feesOf, greekMaps, limitsOf, usdTotals } from './accountExtras.ts';
 
 interface PositionFigures {
   /** Value at mark (minor units; longs positive, shorts negative). */
@@ -236,14 +237,23 @@ export function accountSummary(ex: Exchange, user: User, currency: CurrencyCode,
     portfolio_margining_enabled: false,
     cross_collateral_enabled: false,
     in_liquidation: ex.inLiquidation(user.id, currency),
+    ...greekMaps(currency, { delta: round5(t.delta), gamma: round5(t.gamma), vega: round5(t.vega), theta: round5(t.theta) }),
+    // Deribit's ratio gives a future's estimated liquidation price; only options are listed here
+    estimated_liquidation_ratio: 0,
   };
   if (extended) {
-    Object.assign(out, identity(ex, user));
-    const inst = [...ex.instruments.values()].find((i) => i.currency === currency);
-    const commission = inst ? money(inst.makerCommission, currency) : 0.0003;
-    out.fees = [{ currency, instrument_type: 'option', fee_type: 'fixed', maker_fee: commission, taker_fee: commission }];
+    Object.assign(out, identity(ex, user), accountSettings(ex, user), currencySettings());
+    out.fees = feesOf(ex, currency, m);
   }
   return out;
+}
+
+/** Deribit's total_*_usd of the user: every currency's figures at its index (accountExtras.ts). */
+export function usdTotalsOf(ex: Exchange, user: User): Record<string, number> {
+  return usdTotals(
+    ex,
+    CURRENCY_CODES.map((c) => ({ currency: c, risk: ex.trading.risk.account(user, c), delta: totals(ex, user, c).delta })),
+  );
 }
 
 function balanceObject(r: AccountRisk): Record<string, unknown> {
@@ -308,7 +318,12 @@ export const accountMethods = [
     scope: 'account:read',
     params: Type.Object({ currency: CurrencyParam, extended: Extended, subaccount_id: SubaccountId }),
     handler(ctx, p) {
-      return ctx.services.seq.read(() => accountSummary(ctx.services.ex, readFor(ctx, p.subaccount_id), p.currency as CurrencyCode, p.extended));
+      return ctx.services.seq.read(() => {
+        const user = readFor(ctx, p.subaccount_id);
+        const out = accountSummary(ctx.services.ex, user, p.currency as CurrencyCode, p.extended);
+        // the figures of every currency and the rate limits: with `extended` only (they cost a read of each currency)
+        return p.extended ? Object.assign(out, usdTotalsOf(ctx.services.ex, user), { limits: limitsOf(ctx.services, user.id) }) : out;
+      });
     },
   }),
   defineMethod({
@@ -330,8 +345,13 @@ export const accountMethods = [
     params: Type.Object({ extended: Extended, subaccount_id: SubaccountId }),
     handler(ctx, p) {
       return ctx.services.seq.read(() => {
+        const ex = ctx.services.ex;
         const user = readFor(ctx, p.subaccount_id);
-        return { ...identity(ctx.services.ex, user), summaries: CURRENCY_CODES.map((c) => accountSummary(ctx.services.ex, user, c, p.extended)) };
+        // with `extended`, the totals and limits, computed once for every summary
+        const shared = p.extended ? { ...usdTotalsOf(ex, user), limits: limitsOf(ctx.services, user.id) } : {};
+        const summaries = CURRENCY_CODES.map((c) => Object.assign(accountSummary(ex, user, c, p.extended), shared));
+        // Deribit's block RFQ self-match setting, as text like self_trading_extended_to_subaccounts (no block RFQs yet: issue 34)
+        return { ...identity(ex, user), ...accountSettings(ex, user), block_rfq_self_match_prevention: 'false', summaries };
       });
     },
   }),

@@ -31,13 +31,21 @@ export function apiKeyGrant(keys: ApiKeys, serverKey: Buffer, p: GrantParams, no
   return unwrap(verifyClientSignature(keys, serverKey, { client_id: p.client_id, timestamp: p.timestamp, signature: p.signature, nonce: p.nonce ?? '', data: p.data ?? '' }, now, replay));
 }
 
+/**
+ * Stands for `client_secret` in every answer but the two that create a secret (create_api_key,
+ * reset_api_key): Deribit shows the secret in every key object, but here it is shown once and
+ * stored encrypted (docs/security.md), so another answer carries this mask, never the secret.
+ */
+export const SECRET_MASK = '********';
+
 export function renderKey(k: ApiKeyRecord): Record<string, unknown> {
   return {
     id: k.id,
     client_id: k.clientId,
+    client_secret: SECRET_MASK,
     scope: k.scope,
-    // Deribit's names for the same fields
-    max_scope: k.scope,
+    // Deribit's names for the same fields: max_scope as the list of its grants
+    max_scope: k.scope.split(' ').filter((g) => g !== ''),
     name: k.name,
     enabled: k.disabled !== true,
     default: false,

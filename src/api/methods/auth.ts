@@ -1,5 +1,5 @@
 // Authentication group (API.md 3.1): administrators, users, tokens, logout.
-import { Type } from '@sinclair/typebox';
+import { Type, type Static } from '@sinclair/typebox';
 import { hashPassword, randomToken, safeEqual, sha256Hex, verifyPassword } from '../../auth/crypto.ts';
 import { ERR, reject, tooManyRequests } from '../../domain/errors.ts';
 import type { User } from '../../engine/types.ts';
@@ -56,12 +56,13 @@ export async function issueTokens(ctx: CallContext, user: User, scope: string, r
   const life = unwrap(tokenLifetimeSec(requested, s.config.accessTokenTtlSec, s.config.maxAccessTokenTtlSec));
   const access = randomToken();
   const refresh = randomToken();
+  const refreshHash = sha256Hex(refresh);
   return s.seq.submit(
     {
       t: 'issue_token',
       userId: user.id,
       access: sha256Hex(access),
-      refresh: sha256Hex(refresh),
+      refresh: refreshHash,
       scope,
       accessTtl: life.sec * 1000,
       refreshTtl: s.config.refreshTokenTtlSec * 1000,
@@ -77,10 +78,28 @@ export async function issueTokens(ctx: CallContext, user: User, scope: string, r
         expires_in: life.sec,
         refresh_token: refresh,
         scope: `connection mainaccount ${scope}${life.asked ? ` expires:${life.sec}` : ''}`,
+        // Deribit's session id: here the start of the refresh token's hash, the key the session is kept under
+        sid: refreshHash.slice(0, 16),
       };
     },
   );
 }
+
+const AuthParams = Type.Object({
+  grant_type: Type.Union([Type.Literal('password'), Type.Literal('refresh_token'), Type.Literal('client_credentials'), Type.Literal('client_signature')]),
+  username: Type.Optional(Type.String({ maxLength: 254 })),
+  password: Type.Optional(Type.String({ maxLength: 128 })),
+  refresh_token: Type.Optional(Type.String({ maxLength: 256 })),
+  client_id: Type.Optional(Type.String({ maxLength: 128 })),
+  client_secret: Type.Optional(Type.String({ maxLength: 256 })),
+  timestamp: Type.Optional(Type.Integer({ minimum: 0, maximum: 8.64e15 })),
+  signature: Type.Optional(Type.String({ maxLength: 128 })),
+  nonce: Type.Optional(Type.String({ maxLength: 128 })),
+  data: Type.Optional(Type.String({ maxLength: 1024 })),
+  // Deribit: any text the client wants back in the answer
+  state: Type.Optional(Type.String({ maxLength: 256 })),
+  scope: Type.Optional(Type.String({ maxLength: 512 })),
+});
 
 export const authMethods = [
   defineMethod({
@@ -144,65 +163,12 @@ export const authMethods = [
     name: 'public/auth',
     aliases: ['public/create_token'],
     scope: 'none',
-    params: Type.Object({
-      grant_type: Type.Union([Type.Literal('password'), Type.Literal('refresh_token'), Type.Literal('client_credentials'), Type.Literal('client_signature')]),
-      username: Type.Optional(Type.String({ maxLength: 254 })),
-      password: Type.Optional(Type.String({ maxLength: 128 })),
-      refresh_token: Type.Optional(Type.String({ maxLength: 256 })),
-      client_id: Type.Optional(Type.String({ maxLength: 128 })),
-      client_secret: Type.Optional(Type.String({ maxLength: 256 })),
-      timestamp: Type.Optional(Type.Integer({ minimum: 0, maximum: 8.64e15 })),
-      signature: Type.Optional(Type.String({ maxLength: 128 })),
-      nonce: Type.Optional(Type.String({ maxLength: 128 })),
-      data: Type.Optional(Type.String({ maxLength: 1024 })),
-      scope: Type.Optional(Type.String({ maxLength: 512 })),
-    }),
+    params: AuthParams,
     async handler(ctx, p) {
-      const s = ctx.services;
-      if (p.grant_type === 'password') {
-        if (p.username === undefined) throw reject(ERR.INVALID_PARAMS, 'missing required parameter', 'username');
-        if (p.password === undefined) throw reject(ERR.INVALID_PARAMS, 'missing required parameter', 'password');
-        const email = p.username.toLowerCase();
-        // failed logins back off per (email, client) and, for clients that never logged in to the
-        // account, per email (src/auth/loginThrottle.ts); per client address (ctx.ip is the
-        // client's, not a proxy's: src/api/http/clientAddress.ts), at most LOGIN_FAILS_PER_IP in
-        // the window. A client known to the account is held only by its own back-off on it, not by
-        // that ceiling: others behind the same address (a NAT) spraying other emails must not
-        // refuse its right password. Attempts on one email run one at a time, so parallel guesses
-        // each meet the failures counted before them; per IP, an attempt is counted before the
-        // password is checked and a success gives it back.
-        const ipKey = `login-fail-ip:${ctx.ip}`;
-        const user = await s.limiter.exclusive(`login:${email}`, async () => {
-          const wait = s.loginThrottle.retryAfter(email, ctx.ip);
-          if (wait > 0) throw tooManyRequests('too_many_login_attempts', wait);
-          const known = s.loginThrottle.isKnown(email, ctx.ip);
-          if (!known && !s.limiter.allow(ipKey, LOGIN_FAILS_PER_IP, LOGIN_WINDOW_MS)) throw reject(ERR.TOO_MANY_REQUESTS, 'too_many_login_attempts');
-          const found = await s.seq.read(() => s.ex.usersByEmail.get(email) ?? null);
-          const ok = found ? await verifyPassword(p.password!, found.passwordHash) : (await verifyPassword(p.password!, await DUMMY_HASH), false);
-          if (!found || !ok) {
-            s.loginThrottle.failed(email, ctx.ip);
-            throw reject(ERR.INVALID_CREDENTIALS, 'invalid_credentials');
-          }
-          if (!known) s.limiter.release(ipKey);
-          s.loginThrottle.succeeded(email, ctx.ip);
-          return found;
-        });
-        return issueTokens(ctx, user, narrowScope(roleScope(user.role), p.scope), null, p.scope, p.grant_type);
-      }
-      if (p.grant_type === 'refresh_token') {
-        if (p.refresh_token === undefined) throw reject(ERR.INVALID_PARAMS, 'missing required parameter', 'refresh_token');
-        const hash = sha256Hex(p.refresh_token);
-        const rec = await s.seq.read(() => s.ex.auth.refresh.get(hash) ?? null);
-        if (!rec || rec.expiresAt <= s.clock.now()) throw reject(ERR.UNAUTHORIZED, 'invalid_refresh_token', 'refresh_token');
-        const user = s.ex.users.get(rec.userId)!;
-        return issueTokens(ctx, user, rec.scope, hash, p.scope, p.grant_type);
-      }
-      // API keys (src/auth/apiKeys.ts): a token with the key's scopes
-      const key = await s.seq.read(() => apiKeyGrant(s.ex.apiKeys, s.serverKey, p, [s.clock.now(), Date.now()], s.replay));
-      if (!ipAllowed(key, ctx.ip)) throw reject(ERR.FORBIDDEN, 'ip_not_whitelisted');
-      const keyUser = s.ex.users.get(key.userId);
-      if (!keyUser) throw reject(ERR.INVALID_CREDENTIALS, 'invalid_credentials', 'client_id');
-      return issueTokens(ctx, keyUser, narrowScope(`${key.scope} ${apiKeyScopeTag(key)}`, p.scope), null, p.scope, p.grant_type);
+      const tokens = await grantTokens(ctx, p);
+      // Deribit's other auth fields: no API key here has block-trade features, there is no two-factor
+      // authentication and no Google login; `state` is the client's, copied back
+      return { ...tokens, state: p.state ?? '', enabled_features: [], mandatory_tfa_status: 'disabled', google_login: false };
     },
   }),
   defineMethod({
@@ -217,3 +183,52 @@ export const authMethods = [
     },
   }),
 ];
+
+/** public/auth's tokens for each grant type. */
+async function grantTokens(ctx: CallContext, p: Static<typeof AuthParams>) {
+  const s = ctx.services;
+  if (p.grant_type === 'password') {
+    if (p.username === undefined) throw reject(ERR.INVALID_PARAMS, 'missing required parameter', 'username');
+    if (p.password === undefined) throw reject(ERR.INVALID_PARAMS, 'missing required parameter', 'password');
+    const email = p.username.toLowerCase();
+    // failed logins back off per (email, client) and, for clients that never logged in to the
+    // account, per email (src/auth/loginThrottle.ts); per client address (ctx.ip is the
+    // client's, not a proxy's: src/api/http/clientAddress.ts), at most LOGIN_FAILS_PER_IP in
+    // the window. A client known to the account is held only by its own back-off on it, not by
+    // that ceiling: others behind the same address (a NAT) spraying other emails must not
+    // refuse its right password. Attempts on one email run one at a time, so parallel guesses
+    // each meet the failures counted before them; per IP, an attempt is counted before the
+    // password is checked and a success gives it back.
+    const ipKey = `login-fail-ip:${ctx.ip}`;
+    const user = await s.limiter.exclusive(`login:${email}`, async () => {
+      const wait = s.loginThrottle.retryAfter(email, ctx.ip);
+      if (wait > 0) throw tooManyRequests('too_many_login_attempts', wait);
+      const known = s.loginThrottle.isKnown(email, ctx.ip);
+      if (!known && !s.limiter.allow(ipKey, LOGIN_FAILS_PER_IP, LOGIN_WINDOW_MS)) throw reject(ERR.TOO_MANY_REQUESTS, 'too_many_login_attempts');
+      const found = await s.seq.read(() => s.ex.usersByEmail.get(email) ?? null);
+      const ok = found ? await verifyPassword(p.password!, found.passwordHash) : (await verifyPassword(p.password!, await DUMMY_HASH), false);
+      if (!found || !ok) {
+        s.loginThrottle.failed(email, ctx.ip);
+        throw reject(ERR.INVALID_CREDENTIALS, 'invalid_credentials');
+      }
+      if (!known) s.limiter.release(ipKey);
+      s.loginThrottle.succeeded(email, ctx.ip);
+      return found;
+    });
+    return issueTokens(ctx, user, narrowScope(roleScope(user.role), p.scope), null, p.scope, p.grant_type);
+  }
+  if (p.grant_type === 'refresh_token') {
+    if (p.refresh_token === undefined) throw reject(ERR.INVALID_PARAMS, 'missing required parameter', 'refresh_token');
+    const hash = sha256Hex(p.refresh_token);
+    const rec = await s.seq.read(() => s.ex.auth.refresh.get(hash) ?? null);
+    if (!rec || rec.expiresAt <= s.clock.now()) throw reject(ERR.UNAUTHORIZED, 'invalid_refresh_token', 'refresh_token');
+    const user = s.ex.users.get(rec.userId)!;
+    return issueTokens(ctx, user, rec.scope, hash, p.scope, p.grant_type);
+  }
+  // API keys (src/auth/apiKeys.ts): a token with the key's scopes
+  const key = await s.seq.read(() => apiKeyGrant(s.ex.apiKeys, s.serverKey, p, [s.clock.now(), Date.now()], s.replay));
+  if (!ipAllowed(key, ctx.ip)) throw reject(ERR.FORBIDDEN, 'ip_not_whitelisted');
+  const keyUser = s.ex.users.get(key.userId);
+  if (!keyUser) throw reject(ERR.INVALID_CREDENTIALS, 'invalid_credentials', 'client_id');
+  return issueTokens(ctx, keyUser, narrowScope(`${key.scope} ${apiKeyScopeTag(key)}`, p.scope), null, p.scope, p.grant_type);
+}

@@ -147,7 +147,14 @@ export const marketMethods = [
         fee_precision: CURRENCIES[c].decimals,
         min_deposit_amount: 10 ** -CURRENCIES[c].decimals,
         coin_type: CURRENCIES[c].coinType,
+        network_currency: CURRENCIES[c].networkCurrency,
+        // a withdrawal (withdraw_collateral) charges no fee here and sends nothing over a network
         withdrawal_fee: 0,
+        min_withdrawal_fee: 0,
+        network_fee: 0,
+        // no yield-bearing coin and no cross-collateral pool (margin is per currency)
+        apr: 0,
+        in_cross_collateral_pool: false,
         min_confirmations: 0,
         withdrawal_priorities: [],
       }));

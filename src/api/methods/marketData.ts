@@ -9,14 +9,14 @@
 import { Type } from '@sinclair/typebox';
 import type { CurrencyCode } from '../../domain/currency.ts';
 import { ERR, reject } from '../../domain/errors.ts';
-import { lotsToAmount, priceToNumber, type Instrument } from '../../domain/instrument.ts';
+import { lotsToAmount, premiumOf, priceToNumber, type Instrument } from '../../domain/instrument.ts';
 import { intrinsicCoin, yearFraction } from '../../domain/pricing.ts';
 import type { Exchange } from '../../engine/exchange.ts';
 import { BUY, SELL } from '../../engine/orderBook.ts';
 import type { Trade } from '../../engine/types.ts';
 import { ivFromCoinPrice, optionGreeksCoin } from '../../market/smile.ts';
 import type { Services } from '../../app/services.ts';
-import { coin, renderInstrument, renderPublicTrade } from '../render.ts';
+import { coin, money, renderInstrument, renderPublicTrade } from '../render.ts';
 import { defineMethod } from '../rpc/registry.ts';
 import { DEEP_BOOK_DEPTH, cached, catalogVersion, keep, seqVersion, sharedRead } from '../reads/sharedReads.ts';
 import { RenderedJson } from '../reads/rendered.ts';
@@ -117,6 +117,15 @@ function stats24h(ex: Exchange, inst: Instrument): Stats24h {
     volume: amountOf(inst, lots),
     volume_usd: fin(usd, 2) ?? 0,
   };
+}
+
+/** Premiums traded in the last 24 h, in the coin (Deribit `volume_notional`: the volume in the quote currency). */
+function volumeNotional(ex: Exchange, inst: Instrument): number {
+  const trades = ex.markets.get(inst.id)!.trades;
+  const from = ex.now - DAY_MS;
+  let minor = 0;
+  for (let i = trades.length - 1; i >= 0 && trades[i].ts > from; i--) minor += premiumOf(inst, trades[i].price, trades[i].lots);
+  return money(minor, inst.currency);
 }
 
 /** The Deribit ticker object (a fresh copy: callers may change it). */
@@ -244,6 +253,7 @@ function summaryOf(ex: Exchange, inst: Instrument): Record<string, unknown> {
     price_change: stats.price_change,
     volume: stats.volume,
     volume_usd: stats.volume_usd,
+    volume_notional: volumeNotional(ex, inst),
     open_interest: h.open_interest,
     mark_price: h.mark_price,
     mark_iv: h.mark_iv,

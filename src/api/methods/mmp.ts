@@ -32,12 +32,14 @@ function shown(x: number): number {
 }
 
 export function renderMmpConfig(g: MmpGroup): Record<string, unknown> {
-  const out: Record<string, unknown> = { index_name: g.indexName };
+  const out: Record<string, unknown> = { id: g.id, index_name: g.indexName };
   if (g.group !== null) out.mmp_group = g.group;
   out.interval = g.interval;
   out.frozen_time = g.frozenTime;
   out.quantity_limit = shown(g.quantityLimit);
   out.delta_limit = g.deltaLimit;
+  out.vega_limit = g.vegaLimit;
+  out.trade_count_limit = g.tradeCountLimit;
   if (g.maxQuoteQuantity > 0) out.max_quote_quantity = shown(g.maxQuoteQuantity);
   return out;
 }
@@ -112,7 +114,7 @@ export const mmpMethods = [
   defineMethod({
     name: 'private/set_mmp_config',
     scope: 'trade:read_write',
-    summary: 'Market-maker protection for an index (and a mass-quote `mmp_group`): fills of MMP orders over `interval` s reaching `quantity_limit` or `delta_limit` cancel the group\'s orders and freeze it for `frozen_time` s (0: until reset_mmp). `interval` 0 removes the config.',
+    summary: 'Market-maker protection for an index (and a mass-quote `mmp_group`): fills of MMP orders over `interval` s reaching `quantity_limit`, `delta_limit`, `vega_limit` (absolute net) or `trade_count_limit` (fills) cancel the group\'s orders and freeze it for `frozen_time` s (0: until reset_mmp). `interval` 0 removes the config.',
     params: Type.Object({
       index_name: IndexName,
       mmp_group: Type.Optional(MmpGroupName),
@@ -122,11 +124,10 @@ export const mmpMethods = [
       delta_limit: Type.Optional(Limit),
       max_quote_quantity: Type.Optional(Limit),
       vega_limit: Type.Optional(Limit),
+      trade_count_limit: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000 })),
     }),
     handler(ctx, p) {
       const c = caller(ctx);
-      // a limit the engine does not enforce is refused, never silently dropped
-      if (p.vega_limit !== undefined && p.vega_limit > 0) throw reject(ERR.INVALID_ARGUMENTS, 'vega_limit_not_supported', 'vega_limit');
       const cmd = {
         t: 'set_mmp_config' as const,
         userId: c.userId,
@@ -137,11 +138,13 @@ export const mmpMethods = [
         quantityLimit: amount8(p.quantity_limit, 'quantity_limit'),
         deltaLimit: p.delta_limit ?? 0,
         maxQuoteQuantity: amount8(p.max_quote_quantity, 'max_quote_quantity'),
+        vegaLimit: p.vega_limit ?? 0,
+        tradeCountLimit: p.trade_count_limit ?? 0,
       };
       // Deribit answers with an array of the configs set (one here)
       return ctx.services.seq.submit(cmd, (r) => {
         const g = unwrap(r);
-        if (g === 'removed') return [{ index_name: cmd.indexName, ...(cmd.group !== null ? { mmp_group: cmd.group } : {}), interval: 0, frozen_time: cmd.frozenTime, quantity_limit: 0, delta_limit: 0 }];
+        if (g === 'removed') return [{ index_name: cmd.indexName, ...(cmd.group !== null ? { mmp_group: cmd.group } : {}), interval: 0, frozen_time: cmd.frozenTime, quantity_limit: 0, delta_limit: 0, vega_limit: 0, trade_count_limit: 0 }];
         return [renderMmpConfig(g as MmpGroup)];
       });
     },

@@ -15,7 +15,7 @@ import { portfolioMargin } from '../../risk/portfolio/scenarios.ts';
 import type { PortfolioMargin, ScenarioPnl } from '../../risk/portfolio/types.ts';
 import { money } from '../render.ts';
 import { defineMethod, type CallContext } from '../rpc/registry.ts';
-import { accountSummary } from './account.ts';
+import { accountSummary, usdTotalsOf } from './account.ts';
 import { CurrencyParam, caller } from './common.ts';
 
 /** At most this many what-if positions per call: each costs a revaluation in every scenario. */
@@ -102,10 +102,8 @@ export const portfolioMarginMethods = [
           projected_maintenance_margin: money(s.pm.maintenanceMargin, s.currency),
           available_subaccount_transfer_funds: summary.available_withdrawal_funds,
           locked_balance: 0,
-          options_gamma_map: {},
-          options_theta_map: {},
-          options_vega_map: {},
-          delta_total_map: {},
+          // the account's own totals over every currency (the simulation changes one currency's margin only)
+          ...usdTotalsOf(ctx.services.ex, s.user),
         };
       });
     },
