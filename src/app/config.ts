@@ -64,6 +64,11 @@ export interface Config {
   wsCredentialSweepMs?: number;
   /** Subaccounts per main account (src/accounts/subaccounts.ts); absent: 20. */
   maxSubaccounts?: number;
+  /** Block trades (src/blocktrades/): smallest leg per currency (coin), price band (% of mark), signature lifetime (ms). */
+  blockTradeMinBtc?: number;
+  blockTradeMinEth?: number;
+  blockTradeBandPct?: number;
+  blockTradeSignatureTtlMs?: number;
   /** TCP connections (HTTP and WebSocket) open from one IP address; more are refused. */
   maxConnectionsPerIp?: number;
   /** TCP connections open in total; more are refused. Keep it below the process's `ulimit -n`. */
@@ -225,6 +230,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     wsIdleTimeoutMs: n('STRIKEBOOK_WS_IDLE_TIMEOUT_MS'),
     wsCredentialSweepMs: n('STRIKEBOOK_WS_CREDENTIAL_SWEEP_MS'),
     maxSubaccounts: n('STRIKEBOOK_MAX_SUBACCOUNTS'),
+    blockTradeMinBtc: n('STRIKEBOOK_BLOCK_TRADE_MIN_BTC'),
+    blockTradeMinEth: n('STRIKEBOOK_BLOCK_TRADE_MIN_ETH'),
+    blockTradeBandPct: n('STRIKEBOOK_BLOCK_TRADE_BAND_PCT'),
+    blockTradeSignatureTtlMs: n('STRIKEBOOK_BLOCK_TRADE_SIGNATURE_TTL_MS'),
     maxConnectionsPerIp: n('STRIKEBOOK_MAX_CONNECTIONS_PER_IP'),
     maxConnections: n('STRIKEBOOK_MAX_CONNECTIONS'),
     headersTimeoutMs: n('STRIKEBOOK_HEADERS_TIMEOUT_MS'),

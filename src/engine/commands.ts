@@ -8,6 +8,7 @@ import type { CurrencyCode } from '../domain/currency.ts';
 import type { OptionType, SettlementPeriod } from '../domain/instrument.ts';
 import type { TimeInForce } from './types.ts';
 import type { CancelTypeFilter, TriggerSpec } from './triggers.ts';
+import type { BlockLeg, BlockRole, BlockRules } from '../blocktrades/types.ts';
 
 export interface InstrumentSpec {
   currency: CurrencyCode;
@@ -140,6 +141,14 @@ export type Command =
   | { t: 'remove_subaccount'; mainId: number; subId: number }
   /** Money between two accounts of one main account, asked by `by` (src/accounts/transfers.ts). */
   | { t: 'transfer'; by: number; from: number; to: number; currency: CurrencyCode; amount: number; nonce: string | null }
+  /**
+   * A block trade (src/blocktrades/): `executor` executes with the signature `signer` made over the
+   * same fields (verified at the edge: `sig` is its MAC, which names it); every leg and both
+   * accounts in this one command. `role` is the executor's.
+   */
+  | { t: 'block_trade'; executor: number; signer: number; role: BlockRole; timestamp: number; nonce: string; expiry: number; sig: string; legs: BlockLeg[]; rules: BlockRules }
+  /** private/invalidate_block_trade_signature: the signer's signature `sig` (its MAC) executes nothing. */
+  | { t: 'block_invalidate'; userId: number; sig: string; expiry: number }
   | {
       t: 'cancel_quotes';
       userId: number;

@@ -26,6 +26,8 @@ import { accountsRecord, blankUser, newAccount } from './users.ts';
 import { Subaccounts } from '../accounts/subaccounts.ts';
 import { applyTransfer } from '../accounts/transfers.ts';
 import { changePassword, setUserDisabled } from './userSecurity.ts';
+import { BlockTrades } from '../blocktrades/state.ts';
+import { applyBlockTrade, invalidateSignature } from '../blocktrades/execute.ts';
 
 export const SYSTEM_FEES = 'fees';
 export const SYSTEM_INSURANCE = 'insurance';
@@ -140,6 +142,8 @@ export class Exchange {
   readonly triggers: Triggers;
   /** Subaccounts and transfers between the accounts of one main account (src/accounts/). */
   readonly subaccounts: Subaccounts;
+  /** Executed block trades and the signatures that may not execute (src/blocktrades/). */
+  readonly blockTrades = new BlockTrades();
   /** Sees every order and trade change as it is applied (live event fan-out; not part of the state). */
   observer: EngineObserver | null = null;
 
@@ -346,6 +350,10 @@ export class Exchange {
         return this.subaccounts.remove(c);
       case 'transfer':
         return applyTransfer(this, c);
+      case 'block_trade':
+        return applyBlockTrade(this, c);
+      case 'block_invalidate':
+        return invalidateSignature(this, c);
     }
   }
 
