@@ -149,6 +149,8 @@ export type Command =
   | { t: 'block_trade'; executor: number; signer: number; role: BlockRole; timestamp: number; nonce: string; expiry: number; sig: string; legs: BlockLeg[]; rules: BlockRules }
   /** private/invalidate_block_trade_signature: the signer's signature `sig` (its MAC) executes nothing. */
   | { t: 'block_invalidate'; userId: number; sig: string; expiry: number }
+  /** private/create_combo (src/combos/): the combo of these legs (ratios signed: + bought), made once. */
+  | { t: 'create_combo'; userId: number; legs: { instrument: string; ratio: number }[] }
   | {
       t: 'cancel_quotes';
       userId: number;

@@ -27,6 +27,7 @@ import { Subaccounts } from '../accounts/subaccounts.ts';
 import { applyTransfer } from '../accounts/transfers.ts';
 import { changePassword, setUserDisabled } from './userSecurity.ts';
 import { BlockTrades } from '../blocktrades/state.ts';
+import { Combos } from '../combos/combos.ts';
 import { applyBlockTrade, invalidateSignature } from '../blocktrades/execute.ts';
 
 export const SYSTEM_FEES = 'fees';
@@ -144,6 +145,8 @@ export class Exchange {
   readonly subaccounts: Subaccounts;
   /** Executed block trades and the signatures that may not execute (src/blocktrades/). */
   readonly blockTrades = new BlockTrades();
+  /** Combos as instruments (src/combos/). */
+  readonly combos: Combos;
   /** Sees every order and trade change as it is applied (live event fan-out; not part of the state). */
   observer: EngineObserver | null = null;
 
@@ -156,6 +159,7 @@ export class Exchange {
     this.mmp = new MmpState(this);
     this.triggers = new Triggers(this);
     this.subaccounts = new Subaccounts(this);
+    this.combos = new Combos(this);
   }
 
   /**
@@ -354,6 +358,8 @@ export class Exchange {
         return applyBlockTrade(this, c);
       case 'block_invalidate':
         return invalidateSignature(this, c);
+      case 'create_combo':
+        return this.combos.create(c);
     }
   }
 

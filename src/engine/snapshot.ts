@@ -144,6 +144,8 @@ export function serialize(ex: Exchange): string {
     ...(ex.disabledUsers.size === 0 ? {} : { disabledUsers: [...ex.disabledUsers].sort((x, y) => x - y) }),
     // block trades (src/blocktrades/): absent while there are none, as subaccounts
     ...(ex.blockTrades.isEmpty() ? {} : { blockTrades: ex.blockTrades.toJson() }),
+    // combos (src/combos/): absent while there are none
+    ...(ex.combos.isEmpty() ? {} : { combos: ex.combos.toJson() }),
   };
   return JSON.stringify(state);
 }
@@ -249,6 +251,7 @@ export function restore(text: string, limits: ExchangeLimits = DEFAULT_LIMITS): 
   ex.subaccounts.restore(s.subaccounts);
   ex.disabledUsers = new Set<number>(s.disabledUsers ?? []);
   ex.blockTrades.restore(s.blockTrades);
+  ex.combos.restore(s.combos);
   return ex;
 }
 

@@ -34,11 +34,7 @@ pend('issue 32 (subaccounts, transfers, wallet)', [
   'private/withdraw',
 ]);
 pend('issue 34 (combos, block trades, block RFQ)', [
-  'private/create_combo',
   'private/get_leg_prices',
-  'public/get_combo_details',
-  'public/get_combo_ids',
-  'public/get_combos',
   'private/approve_block_trade',
   'private/reject_block_trade',
   'private/accept_block_rfq',
@@ -289,6 +285,10 @@ const SAMPLES: Record<string, (f: Fixture) => Promise<Call> | Call> = {
   'public/get_volatility_index_data': (f) => ({ params: { currency: 'BTC', start_timestamp: f.now - 3_600_000, end_timestamp: f.now + 60_000, resolution: '60' } }),
   ...SUBACCOUNT_SAMPLES,
   ...BLOCK_TRADE_SAMPLES,
+  'private/create_combo': (f) => ({ params: { trades: [{ instrument_name: f.atm.name, direction: 'buy', amount: 1 }, { instrument_name: f.cheap.name, direction: 'sell', amount: 1 }] }, token: tok(f) }),
+  'public/get_combos': () => ({ params: { currency: 'BTC' } }),
+  'public/get_combo_ids': () => ({ params: { currency: 'BTC' } }),
+  'public/get_combo_details': async (f) => ({ params: { combo_id: (await ok(f.url, 'public/get_combo_ids', { currency: 'BTC' }))[0] } }),
 };
 
 /** Samples for the WebSocket session methods, called on one authenticated connection in this order. */
