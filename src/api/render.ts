@@ -154,7 +154,7 @@ export function renderTriggerOrder(t: TriggerOrder): Record<string, unknown> {
 
 export function renderPublicTrade(t: Trade): Record<string, unknown> {
   const amount = lotsToAmount(t.inst, t.lots);
-  return {
+  const out: Record<string, unknown> = {
     trade_id: String(t.id),
     trade_seq: t.seq,
     instrument_name: t.inst.name,
@@ -167,6 +167,12 @@ export function renderPublicTrade(t: Trade): Record<string, unknown> {
     index_price: t.indexPrice,
     mark_price: coin(t.markPrice),
   };
+  // a block trade's leg, as Deribit marks it (src/blocktrades/); absent on book trades
+  if (t.block !== undefined) {
+    out.block_trade_id = String(t.block.id);
+    out.block_trade_leg_count = t.block.legs;
+  }
+  return out;
 }
 
 /** A trade as seen by one of its two users. */

@@ -66,6 +66,11 @@ export interface Config {
   maxSubaccounts?: number;
   /** Seconds a transfer to another user is held (`prepared`, cancellable) before it is confirmed; absent: 60. */
   userTransferHoldSeconds?: number;
+  /** Block trades (src/blocktrades/): smallest leg per currency (coin), price band (% of mark), signature lifetime (ms). */
+  blockTradeMinBtc?: number;
+  blockTradeMinEth?: number;
+  blockTradeBandPct?: number;
+  blockTradeSignatureTtlMs?: number;
   /** TCP connections (HTTP and WebSocket) open from one IP address; more are refused. */
   maxConnectionsPerIp?: number;
   /** TCP connections open in total; more are refused. Keep it below the process's `ulimit -n`. */
@@ -228,6 +233,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     wsCredentialSweepMs: n('STRIKEBOOK_WS_CREDENTIAL_SWEEP_MS'),
     maxSubaccounts: n('STRIKEBOOK_MAX_SUBACCOUNTS'),
     userTransferHoldSeconds: n('STRIKEBOOK_USER_TRANSFER_HOLD_SECONDS'),
+    blockTradeMinBtc: n('STRIKEBOOK_BLOCK_TRADE_MIN_BTC'),
+    blockTradeMinEth: n('STRIKEBOOK_BLOCK_TRADE_MIN_ETH'),
+    blockTradeBandPct: n('STRIKEBOOK_BLOCK_TRADE_BAND_PCT'),
+    blockTradeSignatureTtlMs: n('STRIKEBOOK_BLOCK_TRADE_SIGNATURE_TTL_MS'),
     maxConnectionsPerIp: n('STRIKEBOOK_MAX_CONNECTIONS_PER_IP'),
     maxConnections: n('STRIKEBOOK_MAX_CONNECTIONS'),
     headersTimeoutMs: n('STRIKEBOOK_HEADERS_TIMEOUT_MS'),

@@ -9,6 +9,7 @@ import type { OptionType, SettlementPeriod } from '../domain/instrument.ts';
 import type { TimeInForce } from './types.ts';
 import type { CancelTypeFilter, TriggerSpec } from './triggers.ts';
 import type { MoveLeg } from '../accounts/types.ts';
+import type { BlockLeg, BlockRole, BlockRules } from '../blocktrades/types.ts';
 
 export interface InstrumentSpec {
   currency: CurrencyCode;
@@ -156,6 +157,16 @@ export type Command =
   | { t: 'confirm_transfers' }
   /** Positions between two accounts of the main account `by`, every leg or none (src/accounts/movePositions.ts). */
   | { t: 'move_positions'; by: number; from: number; to: number; legs: MoveLeg[] }
+  /**
+   * A block trade (src/blocktrades/): `executor` executes with the signature `signer` made over the
+   * same fields (verified at the edge: `sig` is its MAC, which names it); every leg and both
+   * accounts in this one command. `role` is the executor's.
+   */
+  | { t: 'block_trade'; executor: number; signer: number; role: BlockRole; timestamp: number; nonce: string; expiry: number; sig: string; legs: BlockLeg[]; rules: BlockRules }
+  /** private/invalidate_block_trade_signature: the signer's signature `sig` (its MAC) executes nothing. */
+  | { t: 'block_invalidate'; userId: number; sig: string; expiry: number }
+  /** private/create_combo (src/combos/): the combo of these legs (ratios signed: + bought), made once. */
+  | { t: 'create_combo'; userId: number; legs: { instrument: string; ratio: number }[] }
   | {
       t: 'cancel_quotes';
       userId: number;

@@ -27,6 +27,9 @@ import { Subaccounts } from '../accounts/subaccounts.ts';
 import { applyTransfer } from '../accounts/transfers.ts';
 import { applyMovePositions } from '../accounts/movePositions.ts';
 import { changePassword, setUserDisabled } from './userSecurity.ts';
+import { BlockTrades } from '../blocktrades/state.ts';
+import { Combos } from '../combos/combos.ts';
+import { applyBlockTrade, invalidateSignature } from '../blocktrades/execute.ts';
 
 export const SYSTEM_FEES = 'fees';
 export const SYSTEM_INSURANCE = 'insurance';
@@ -141,6 +144,10 @@ export class Exchange {
   readonly triggers: Triggers;
   /** Subaccounts and transfers between the accounts of one main account (src/accounts/). */
   readonly subaccounts: Subaccounts;
+  /** Executed block trades and the signatures that may not execute (src/blocktrades/). */
+  readonly blockTrades = new BlockTrades();
+  /** Combos as instruments (src/combos/). */
+  readonly combos: Combos;
   /** Sees every order and trade change as it is applied (live event fan-out; not part of the state). */
   observer: EngineObserver | null = null;
 
@@ -153,6 +160,7 @@ export class Exchange {
     this.mmp = new MmpState(this);
     this.triggers = new Triggers(this);
     this.subaccounts = new Subaccounts(this);
+    this.combos = new Combos(this);
   }
 
   /**
@@ -359,6 +367,12 @@ export class Exchange {
         return this.subaccounts.users.confirmDue();
       case 'move_positions':
         return applyMovePositions(this, c);
+      case 'block_trade':
+        return applyBlockTrade(this, c);
+      case 'block_invalidate':
+        return invalidateSignature(this, c);
+      case 'create_combo':
+        return this.combos.create(c);
     }
   }
 

@@ -51,7 +51,10 @@ function orderFromJson(a: unknown[], ex: Exchange): Order {
 }
 
 function tradeToJson(t: Trade): unknown[] {
-  return [t.id, t.seq, t.inst.id, t.ts, t.price, t.lots, t.takerSide, t.makerOrder.id, t.takerOrder.id, t.makerFee, t.takerFee, num(t.indexPrice), num(t.markPrice), t.tickDirection, t.makerState, t.takerState];
+  const a: unknown[] = [t.id, t.seq, t.inst.id, t.ts, t.price, t.lots, t.takerSide, t.makerOrder.id, t.takerOrder.id, t.makerFee, t.takerFee, num(t.indexPrice), num(t.markPrice), t.tickDirection, t.makerState, t.takerState];
+  // a block trade's leg only: other trades serialize as before (src/blocktrades/)
+  if (t.block !== undefined) a.push([t.block.id, t.block.legs]);
+  return a;
 }
 
 function marketToJson(m: InstrumentMarket): unknown[] {
@@ -139,6 +142,10 @@ export function serialize(ex: Exchange): string {
     ...(ex.subaccounts.isEmpty() ? {} : { subaccounts: ex.subaccounts.toJson() }),
     // disabled users (src/engine/userSecurity.ts): absent while there are none, as subaccounts
     ...(ex.disabledUsers.size === 0 ? {} : { disabledUsers: [...ex.disabledUsers].sort((x, y) => x - y) }),
+    // block trades (src/blocktrades/): absent while there are none, as subaccounts
+    ...(ex.blockTrades.isEmpty() ? {} : { blockTrades: ex.blockTrades.toJson() }),
+    // combos (src/combos/): absent while there are none
+    ...(ex.combos.isEmpty() ? {} : { combos: ex.combos.toJson() }),
   };
   return JSON.stringify(state);
 }
@@ -185,12 +192,14 @@ export function restore(text: string, limits: ExchangeLimits = DEFAULT_LIMITS): 
   }
   const trades = new Map<number, Trade>();
   for (const a of s.trades) {
-    const [id, seq, instId, ts, price, lots, takerSide, makerId, takerId, makerFee, takerFee, indexPrice, markPrice, tickDirection, makerState, takerState] = a;
-    trades.set(id, {
+    const [id, seq, instId, ts, price, lots, takerSide, makerId, takerId, makerFee, takerFee, indexPrice, markPrice, tickDirection, makerState, takerState, block] = a;
+    const trade: Trade = {
       id, seq, inst: ex.instrumentsById.get(instId)!, ts, price, lots, takerSide,
       makerOrder: orders.get(makerId)!, takerOrder: orders.get(takerId)!, makerFee, takerFee,
       indexPrice: unnum(indexPrice), markPrice: unnum(markPrice), tickDirection, makerState, takerState,
-    });
+    };
+    if (block !== undefined) trade.block = { id: block[0], legs: block[1] };
+    trades.set(id, trade);
   }
   for (const a of s.markets) {
     const [id, markCoin, markIv, minPrice, maxPrice, lastPrice, tradeSeq, changeId, tradeIds] = a;
@@ -241,6 +250,8 @@ export function restore(text: string, limits: ExchangeLimits = DEFAULT_LIMITS): 
   codRestore(ex, s.cod, orders);
   ex.subaccounts.restore(s.subaccounts);
   ex.disabledUsers = new Set<number>(s.disabledUsers ?? []);
+  ex.blockTrades.restore(s.blockTrades);
+  ex.combos.restore(s.combos);
   return ex;
 }
 

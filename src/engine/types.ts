@@ -145,6 +145,8 @@ export interface Trade {
   /** Order state of maker/taker right after this trade. */
   makerState: OrderState;
   takerState: OrderState;
+  /** A leg of a block trade (src/blocktrades/): its id and how many legs it has; absent otherwise. */
+  block?: { id: number; legs: number };
 }
 
 export interface Position {

@@ -150,6 +150,39 @@ class Generator {
     return this.mmpConfig(userId, this.pick(['btc_usd', 'eth_usd']), this.pick([null, 'g']));
   }
 
+  /**
+   * A block trade (src/blocktrades/): 1-3 legs of one currency between two accounts (sometimes the
+   * same), prices around the mark (sometimes outside the block band or off the grid), agreements
+   * that repeat (executed once), signatures past their expiry or invalidated.
+   */
+  private blockTrade(ex: Exchange): Command {
+    const executor = this.user();
+    const signer = this.chance(0.03) ? executor : this.user();
+    const sig = `s${this.int(40)}`;
+    if (this.chance(0.05)) return { t: 'block_invalidate', userId: signer, sig, expiry: this.ts + 60_000 };
+    const currency = this.pick(CURRENCIES);
+    const names = new Set<string>();
+    const n = 1 + this.int(3);
+    for (let i = 0; i < n; i++) {
+      const choices = this.active.filter((sp) => sp.currency === currency);
+      names.add(this.pick(choices).name);
+    }
+    const legs = [...names].map((name) => {
+      const inst = ex.instruments.get(name)!;
+      const market = ex.markets.get(inst.id)!;
+      const mark = Number.isFinite(market.markCoin) ? market.markCoin * 1e4 : 100;
+      let price = Math.max(inst.tick, roundToTick(inst, mark * (0.5 + this.r()), 'nearest'));
+      if (this.chance(0.03)) price += 1; // off the grid above 0.005
+      const lots = (1 + this.int(8)) * inst.lotScaled + (this.chance(0.02) ? 1 : 0);
+      return { instrument: name, side: this.pick([BUY, SELL] as const), price, lots };
+    });
+    const timestamp = this.ts - this.int(400_000);
+    return {
+      t: 'block_trade', executor, signer, role: this.pick(['maker', 'taker'] as const), timestamp, nonce: `b${this.int(300)}`,
+      expiry: timestamp + 300_000, sig, legs, rules: { bandPct: 50, minAmount: {} },
+    };
+  }
+
   /** Lists a short-lived series around the current index (strikes made unique per series: names carry only the date). */
   private listSeries(currency: CurrencyCode, expiry: number): Command {
     const n = ++this.seriesCount;
@@ -198,6 +231,7 @@ class Generator {
         return ladder[0]!;
       }
     }
+    if (x >= 0.55 && x < 0.57) return this.blockTrade(ex);
     if (x >= 0.57 && x < 0.62) return this.mmpCommand(ex);
     if (x < 0.62) return this.order(ex);
     if (x < 0.77) {
@@ -561,6 +595,17 @@ function checkCashRules(ex: Exchange, cmd: Sequenced, res: unknown, where: strin
   }
 }
 
+/** A block trade leaves neither party below initial margin (src/blocktrades/execute.ts). */
+function checkBlockTrade(ex: Exchange, cmd: Sequenced, res: unknown, where: string): void {
+  if (cmd.t !== 'block_trade' || isReject(res)) return;
+  const rec = res as { maker: number; taker: number; currency: CurrencyCode; tradeIds: number[] };
+  assert.equal(rec.tradeIds.length, cmd.legs.length, `${where}: every leg traded`);
+  for (const id of [rec.maker, rec.taker]) {
+    const r = ex.trading.risk.account(ex.users.get(id)!, rec.currency);
+    assert.ok(r.available >= 0, `${where}: a block trade left account ${id} with equity ${r.equity} below initial margin ${r.initialMargin}`);
+  }
+}
+
 function run(ex: Exchange, cmd: Sequenced, where: string): unknown {
   try {
     return ex.apply(cmd);
@@ -582,7 +627,7 @@ function stream(SEED: number, limits: ExchangeLimits): void {
   }
   checkInvariants(ex, 'after setup');
 
-  const stats = { placed: 0, trades: 0, rejects: 0, snapshots: 0, liquidationTrades: 0, settlements: 0, withdrawals: 0, moves: 0, userTransfers: 0, subaccounts: 0 };
+  const stats = { placed: 0, trades: 0, rejects: 0, snapshots: 0, liquidationTrades: 0, settlements: 0, withdrawals: 0, moves: 0, userTransfers: 0, subaccounts: 0, blockTrades: 0 };
   const rejectKinds = new Map<string, number>();
   const reasons = new Set<CancelReason>();
   let shadow: Exchange | null = null;
@@ -616,12 +661,14 @@ function stream(SEED: number, limits: ExchangeLimits): void {
       }
       checkResult(ex, cmd, res, firstNewOrderId, cids, where);
       checkCashRules(ex, cmd, res, where);
+      checkBlockTrade(ex, cmd, res, where);
       if (!isReject(res)) {
         if (cmd.t === 'settle') stats.settlements++;
         if (cmd.t === 'withdraw') stats.withdrawals++;
         if (cmd.t === 'move_positions') stats.moves++;
         if (cmd.t === 'user_transfer') stats.userTransfers++;
         if (cmd.t === 'create_subaccount') stats.subaccounts++;
+        if (cmd.t === 'block_trade') stats.blockTrades++;
       }
     }
     if (shadow) {
@@ -638,6 +685,7 @@ function stream(SEED: number, limits: ExchangeLimits): void {
   assert.ok(stats.liquidationTrades > 0, 'no liquidation bought anything back');
   assert.ok(stats.settlements >= 5, `only ${stats.settlements} settlements`);
   assert.ok(stats.withdrawals > 100, `only ${stats.withdrawals} withdrawals`);
+  assert.ok(stats.blockTrades > 100, `only ${stats.blockTrades} block trades`);
   // defaults happened and went through the waterfall
   const kinds = new Map<string, number>();
   for (const e of ex.insurance.log.entries()) kinds.set(e.type, (kinds.get(e.type) ?? 0) + 1);

@@ -21,6 +21,8 @@ import { portfolioMarginMethods } from './portfolioMargin.ts';
 import { sessionMethods } from './session.ts';
 import { subaccountMethods } from './subaccounts.ts';
 import { deskAccountMethods } from './deskAccounts.ts';
+import { blockTradeMethods } from './blockTrades.ts';
+import { comboMethods } from './combos.ts';
 import { labelAndCloseMethods } from './labelsAndClose.ts';
 import { parityReadMethods } from './parityReads.ts';
 import { apiKeyAdminMethods } from './apiKeyAdmin.ts';
@@ -32,7 +34,7 @@ import { forkTokenMethods } from './forkToken.ts';
 import { triggerOrderMethods } from './triggerOrders.ts';
 import { accountSecurityMethods } from './accountSecurity.ts';
 
-export const allMethods: MethodDef[] = [...accountMethods, ...authMethods, ...inviteMethods, ...tradingMethods, ...adminMethods, ...marketMethods, ...apiKeyMethods, ...deribitExtraMethods, ...fundsMethods, ...channelMethods, ...cancelOnDisconnectMethods, ...marginMethods, ...orderMethods, ...settlementMethods, ...volatilityMethods, ...rateLimitMethods, ...triggerOrderMethods, ...mmpMethods, ...sessionMethods, ...labelAndCloseMethods, ...parityReadMethods, ...apiKeyAdminMethods, ...announcementMethods, ...selfTradingMethods, ...disabledProductMethods, ...accessLogMethods, ...forkTokenMethods, ...portfolioMarginMethods, ...subaccountMethods, ...deskAccountMethods, ...accountSecurityMethods];
+export const allMethods: MethodDef[] = [...accountMethods, ...authMethods, ...inviteMethods, ...tradingMethods, ...adminMethods, ...marketMethods, ...apiKeyMethods, ...deribitExtraMethods, ...fundsMethods, ...channelMethods, ...cancelOnDisconnectMethods, ...marginMethods, ...orderMethods, ...settlementMethods, ...volatilityMethods, ...rateLimitMethods, ...triggerOrderMethods, ...mmpMethods, ...sessionMethods, ...labelAndCloseMethods, ...parityReadMethods, ...apiKeyAdminMethods, ...announcementMethods, ...selfTradingMethods, ...disabledProductMethods, ...accessLogMethods, ...forkTokenMethods, ...portfolioMarginMethods, ...subaccountMethods, ...deskAccountMethods, ...accountSecurityMethods, ...blockTradeMethods, ...comboMethods];
 
 /** Operations grouped as in API.md section 3, for the inventory tests. */
 export const methodGroups = {
@@ -66,4 +68,6 @@ export const methodGroups = {
   subaccounts: subaccountMethods,
   deskAccounts: deskAccountMethods,
   accountSecurity: accountSecurityMethods,
+  blockTrades: blockTradeMethods,
+  combos: comboMethods,
 };

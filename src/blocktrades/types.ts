@@ -1,0 +1,38 @@
+// Records of the block-trades subsystem (issue 34): plain data owned by the single writer,
+// snapshotted with the engine (src/engine/snapshot.ts) and covered by the state hash.
+import type { CurrencyCode } from '../domain/currency.ts';
+
+export type BlockRole = 'maker' | 'taker';
+
+/** One leg as both parties agreed it: the direction is always the maker's (Deribit's rule). */
+export interface BlockLeg {
+  instrument: string;
+  /** the maker's side: 0 buy, 1 sell */
+  side: 0 | 1;
+  /** price units (10^-4 coin) */
+  price: number;
+  /** amount scaled by 10^AMOUNT_SCALE */
+  lots: number;
+}
+
+/** The venue's block rules in force when the command was made (settings, carried in the command). */
+export interface BlockRules {
+  /** the block price band: mark +- this percent of the mark (+ 0.01 coin, as the order band) */
+  bandPct: number;
+  /** the smallest amount of one leg per currency, scaled by 10^AMOUNT_SCALE */
+  minAmount: Partial<Record<CurrencyCode, number>>;
+}
+
+/** An executed block trade: every leg applied by one command to both accounts. */
+export interface BlockTradeRecord {
+  id: number;
+  ts: number;
+  currency: CurrencyCode;
+  maker: number;
+  taker: number;
+  /** the engine's trade ids of its legs, in leg order */
+  tradeIds: number[];
+  /** the shared timestamp and nonce both parties signed */
+  timestamp: number;
+  nonce: string;
+}

@@ -1,0 +1,105 @@
+// Block trades across crashes (issue 34): the server is killed (SIGKILL) with three-leg block trades
+// in flight. A block trade is one journaled command, so after every restart the recovered state
+// hashes equal to a clean replay of the journal, every block trade in it has all three legs on both
+// accounts (positions move in lockstep, never one leg alone), money is conserved, and executing
+// every signature again after the restart executes each agreement exactly once.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { rmSync } from 'node:fs';
+import { cleanReplay, type Replay } from '../helpers/replay.ts';
+import { atmCall, cheapCall, nearMark, twinPut } from '../helpers/market.ts';
+import { adminToken, login, ok, rpc, spawnServer, tempDir, userToken, type ChildServer } from '../helpers/server.ts';
+
+const ROUNDS = 3;
+const IN_FLIGHT = 30;
+const ENV = { STRIKEBOOK_ACCESS_TOKEN_TTL: '31536000', STRIKEBOOK_SNAPSHOT_EVERY: '25', STRIKEBOOK_BLOCK_TRADE_MIN_BTC: '0.1', STRIKEBOOK_BLOCK_TRADE_SIGNATURE_TTL_MS: '3600000' };
+const MAKER = 'crash-maker@example.com';
+const TAKER = 'crash-taker@example.com';
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Every block trade of the replayed state is whole: three legs on both accounts, positions in lockstep. */
+function checkWhole(r: Replay, names: string[]): number {
+  const ex = r.ex;
+  for (const [c, v] of Object.entries(ex.conservation())) assert.equal(v.balances, v.expected, `conservation of ${c}`);
+  const maker = ex.usersByEmail.get(MAKER)!;
+  const taker = ex.usersByEmail.get(TAKER)!;
+  const records = ex.blockTrades.byUser.get(maker.id) ?? [];
+  for (const rec of records) {
+    assert.equal(rec.tradeIds.length, 3, `block trade ${rec.id} has every leg`);
+    for (const u of [maker, taker]) {
+      const legs = u.trades.filter((t) => t.block?.id === rec.id);
+      assert.equal(legs.length, 3, `block trade ${rec.id}: three legs in account ${u.id}`);
+    }
+  }
+  const n = records.length;
+  // each agreement: the maker sells 0.1 of two calls and buys 0.1 of a put (1 lot each)
+  const size = (u: typeof maker, name: string) => u.positions.get(ex.instruments.get(name)!.id)?.size ?? 0;
+  assert.deepEqual(names.map((x) => size(maker, x)), [-n, -n, n], 'the maker holds every leg of every block trade, and no leg alone');
+  assert.deepEqual(names.map((x) => size(taker, x)), [n, n, -n], 'the taker too');
+  return n;
+}
+
+describe('block trades across crashes', () => {
+  it('recovers to the state of a clean replay after every SIGKILL, each block trade whole, each agreement executed once', { timeout: 300_000 }, async (t) => {
+    const dataDir = tempDir();
+    let child: ChildServer = await spawnServer(dataDir, ENV);
+    try {
+      const admin = await adminToken(child.url);
+      let maker = await userToken(child.url, admin, MAKER, { currency: 'BTC', amount: 50 });
+      await userToken(child.url, admin, TAKER, { currency: 'BTC', amount: 50 });
+      const call = await atmCall(child.url);
+      const cheap = await cheapCall(child.url);
+      const put = await twinPut(child.url, call);
+      const names = [call.name, cheap.name, put.name];
+      const trades = [
+        { instrument_name: call.name, direction: 'sell', price: nearMark(call), amount: 0.1 },
+        { instrument_name: cheap.name, direction: 'sell', price: nearMark(cheap), amount: 0.1 },
+        { instrument_name: put.name, direction: 'buy', price: nearMark(put), amount: 0.1 },
+      ];
+      const signed: Record<string, unknown>[] = [];
+      for (let round = 1; round <= ROUNDS; round++) {
+        // the taker signs a burst of agreements; the maker executes them all at once, none awaited
+        const timestamp = await ok(child.url, 'public/get_time');
+        const taker = await login(child.url, TAKER, 'user-password-1');
+        const burst: Record<string, unknown>[] = [];
+        for (let i = 0; i < IN_FLIGHT; i++) {
+          const deal = { timestamp, nonce: `r${round}-${i}`, trades };
+          const { signature } = await ok(child.url, 'private/verify_block_trade', { ...deal, role: 'taker' }, taker);
+          burst.push({ ...deal, role: 'maker', counterparty_signature: signature });
+        }
+        signed.push(...burst);
+        const answers = burst.map((p) => rpc(child.url, 'private/execute_block_trade', p, maker).catch(() => undefined));
+        await Promise.race(answers);
+        const delay = round * 3;
+        await sleep(delay);
+        child.proc.kill('SIGKILL');
+        await child.exited;
+        t.diagnostic(`round ${round}: SIGKILL ${delay} ms after the first answer of ${IN_FLIGHT} block trades`);
+        child = await spawnServer(dataDir, ENV);
+        const adminNow = await login(child.url, 'admin@example.com', 'admin-password-1');
+        const h = await ok(child.url, 'private/get_state_hash', {}, adminNow);
+        const replay = cleanReplay(dataDir, h.seq);
+        assert.deepEqual(replay.errors, []);
+        assert.equal(h.state_hash, replay.hash, `recovered state differs from a clean replay at seq ${h.seq}`);
+        t.diagnostic(`round ${round}: ${checkWhole(replay, names)} block trades in the journal after the restart`);
+        maker = await login(child.url, MAKER, 'user-password-1');
+      }
+      // every signature executed again: those the journal holds execute nothing, the rest once
+      for (const p of signed) await rpc(child.url, 'private/execute_block_trade', p, maker);
+      for (const p of signed) {
+        const r = await rpc(child.url, 'private/execute_block_trade', p, maker);
+        assert.equal(r.body.error?.data?.reason, 'block_trade_already_executed');
+      }
+      child.proc.kill('SIGTERM');
+      assert.equal(await child.exited, 0);
+      const final = cleanReplay(dataDir);
+      assert.equal(checkWhole(final, names), signed.length, 'each agreement executed exactly once');
+    } finally {
+      if (child.proc.exitCode === null && child.proc.signalCode === null) {
+        child.proc.kill('SIGKILL');
+        await child.exited;
+      }
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
