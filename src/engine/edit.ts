@@ -138,6 +138,17 @@ export function editOrder(t: Trading, ex: Exchange, c: EditCmd): PlaceResult | R
     available = free + (extraNow > 0 ? toMinorUp(im * contractsOf(inst, extraNow), dec) : 0);
     required = extraNew > 0 ? toMinorUp(im * contractsOf(inst, extraNew), dec) : 0;
   }
+  // portfolio margin (issue 35): what the new size adds to the scenario requirement, against the
+  // funds as they stand (the current size already counts in them)
+  const change = remaining - order.remaining;
+  const pmIM = t.risk.pmOrderIM(user, inst, side === BUY ? change : 0, side === BUY ? 0 : change);
+  if (pmIM !== null) {
+    if (side === BUY) required += pmIM;
+    else {
+      available = free;
+      required = pmIM;
+    }
+  }
   if (!Number.isFinite(required) || available - required < 0) return reject(ERR.NOT_ENOUGH_FUNDS, 'not_enough_funds');
 
   // out of the book and its exposure, then in again as a taker that may rest: loses priority

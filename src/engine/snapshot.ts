@@ -139,6 +139,9 @@ export function serialize(ex: Exchange): string {
     ...(ex.subaccounts.isEmpty() ? {} : { subaccounts: ex.subaccounts.toJson() }),
     // disabled users (src/engine/userSecurity.ts): absent while there are none, as subaccounts
     ...(ex.disabledUsers.size === 0 ? {} : { disabledUsers: [...ex.disabledUsers].sort((x, y) => x - y) }),
+    // portfolio margin (src/risk/portfolio/state.ts): absent while every account is on the default
+    // model under the default parameters, as subaccounts
+    ...(ex.pm.isEmpty() ? {} : { pm: ex.pm.toJson() }),
   };
   return JSON.stringify(state);
 }
@@ -241,6 +244,7 @@ export function restore(text: string, limits: ExchangeLimits = DEFAULT_LIMITS): 
   codRestore(ex, s.cod, orders);
   ex.subaccounts.restore(s.subaccounts);
   ex.disabledUsers = new Set<number>(s.disabledUsers ?? []);
+  ex.pm.restore(s.pm);
   return ex;
 }
 
