@@ -116,6 +116,17 @@ export class RiskEngine {
     return this.pm.withOrders(user, inst, buyLots, sellLots).initialMarginWithOrders - this.pm.figures(user, inst.currency).initialMarginWithOrders;
   }
 
+  /**
+   * Whether a portfolio-margin account carries an order: `cash` (a buy's premium and fee) out of the
+   * free cash, and `pmIM` (pmOrderIM) out of the funds available. A resting buy's premium is cash
+   * set aside, not margin: once filled it is the long's value in equity, whose scenario loss pmIM counts.
+   */
+  pmCovers(user: User, currency: CurrencyCode, cash: number, pmIM: number): boolean {
+    if (!Number.isFinite(cash + pmIM)) return false;
+    if (cash > 0 && this.freeCash(user, currency) - cash < 0) return false;
+    return this.available(user, currency) - pmIM >= 0 || pmIM <= 0;
+  }
+
   /** Call after an exposure's open lots or reservation, or the position in its instrument, changed. */
   exposureChanged(user: User, e: OrderExposure): void {
     this.pm.legChanged(user, e.inst);
@@ -211,10 +222,10 @@ export class RiskEngine {
   /** The initial margin of all open orders in one currency, from the running total when valid. */
   ordersIM(user: User, currency: CurrencyCode): number {
     if (this.isPm(user)) {
-      // portfolio margin: the cash open buys promise, plus what the orders as if filled add to the
-      // positions' requirement (never less than nothing: orders are not collateral)
+      // portfolio margin: what the orders as if filled add to the positions' requirement (never less
+      // than nothing: orders are not collateral); the cash open buys promise is held by freeCash
       const f = this.pm.figures(user, currency);
-      return user.accounts[currency].balance - this.freeCash(user, currency) + (f.initialMarginWithOrders - f.initialMargin);
+      return f.initialMarginWithOrders - f.initialMargin;
     }
     const byCurrency = perCurrency(this.ordersMargin, user);
     const agg = byCurrency.get(currency);
@@ -225,10 +236,8 @@ export class RiskEngine {
   /** The full sum over the account's exposures, without touching the running total (for checks). */
   sumOrdersIM(user: User, currency: CurrencyCode): number {
     if (this.isPm(user)) {
-      let reserved = 0;
-      for (const e of user.exposures.values()) if (e.inst.currency === currency) reserved += e.buyReserved;
       const f = this.pm.freshFigures(user, currency);
-      return reserved + (f.initialMarginWithOrders - f.initialMargin);
+      return f.initialMarginWithOrders - f.initialMargin;
     }
     let total = 0;
     for (const e of user.exposures.values()) if (e.inst.currency === currency) total += this.heldBy(user, e);
