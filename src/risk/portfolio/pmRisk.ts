@@ -37,39 +37,37 @@ interface SeriesVector {
   du: Float64Array;
   /** Coin delta per contract (Black-76 delta less the coin price: inverse options). */
   delta: number;
+  /** (expiry, strike): the short-option contingency nets calls and puts of one strike. */
+  strikeKey: string;
 }
 
-/** What one leg (an account's position and open orders in one series) adds to the account's sums. */
+/** One leg as it was added to an account's sums: its lots then (its share is recomputed from them). */
 interface Leg {
-  /** Integer minor units per scenario: the position's P&L, and the open orders' extra (the worse side). */
-  pos: Float64Array;
-  ord: Float64Array | null;
-  strikeKey: string;
-  /** Net contracts at the leg's strike, x 10^AMOUNT_SCALE (integers): positions, and with open sells. */
-  netPos: number;
-  netWithSells: number;
-  /** Coin delta in minor units (rounded): of the position, of all buys filled, of all sells filled. */
-  dPos: number;
-  dBuys: number;
-  dSells: number;
+  inst: Instrument;
+  /** Signed position, open buys and open sells, in lots. */
+  pos: number;
+  buy: number;
+  sell: number;
 }
 
 interface Sums {
   currency: CurrencyCode;
   marginVersion: number;
   generation: number;
+  /** Per scenario, integer minor units: the positions' P&L, and the open orders' extra (the worse side). */
   pos: Float64Array;
   ord: Float64Array;
-  /** Net contracts per (expiry, strike), x 10^AMOUNT_SCALE. */
+  /** Net contracts per (expiry, strike), x 10^AMOUNT_SCALE (integers): positions, and with open sells. */
   strikes: Map<string, { pos: number; withSells: number }>;
   /** Sum over strikes of net short contracts (x 10^AMOUNT_SCALE). */
   shortPos: number;
   shortWithSells: number;
+  /** Coin delta in minor units (rounded per leg): of the positions, of all buys filled, of all sells filled. */
   dPos: number;
   dBuys: number;
   dSells: number;
-  legs: Map<number, Leg | null>;
-  /** Any leg without a value (no index or mark): every figure is NaN, as standard margin's. */
+  legs: Map<number, Leg>;
+  /** Legs without a value (no index or mark): every figure is NaN, as standard margin's. */
   unpriced: number;
 }
 
@@ -130,53 +128,19 @@ export class PmRisk {
       for (let k = 0; k < total - standard; k++) du[standard + k] = coinPrice(inst.optionType, F * (1 + p.extendedMoves[k]!), inst.strike, T, ivUp) - base;
     }
     const delta = black76Greeks(inst.optionType, F, inst.strike, T, iv, 0).delta - base;
-    const v: SeriesVector = { index: F, ts: idx.ts, iv, generation: g, du, delta };
+    const v: SeriesVector = { index: F, ts: idx.ts, iv, generation: g, du, delta, strikeKey: c?.strikeKey ?? `${inst.expiry}:${inst.strike}` };
     this.series.set(inst.id, v);
     return v;
   }
 
-  /** One leg from its lots (position signed, open buys and sells >= 0); null when it cannot be valued. */
-  private leg(inst: Instrument, posLots: number, buyLots: number, sellLots: number): Leg | null {
-    const v = this.seriesVector(inst);
-    if (v === null) return null;
-    const d = CURRENCIES[inst.currency].decimals;
-    const scale = 10 ** d;
-    const q = (lots: number) => (lots * inst.lotScaled) / AMOUNT_UNIT;
-    const pos = q(posLots);
-    const buy = q(buyLots);
-    const sell = q(sellLots);
-    const n = v.du.length;
-    const posVec = new Float64Array(n);
-    for (let s = 0; s < n; s++) posVec[s] = pos === 0 || v.du[s] === 0 ? 0 : pnlMinor(pos * v.du[s]!, d);
-    let ord: Float64Array | null = null;
-    if (buy !== 0 || sell !== 0) {
-      ord = new Float64Array(n);
-      for (let s = 0; s < n; s++) {
-        const du = v.du[s]!;
-        // the position's P&L plus the worse side's, rounded once, less the position's alone: the
-        // orders' extra in the same rounding as a leg that holds them
-        ord[s] = du === 0 ? 0 : pnlMinor(pos * du + Math.min(buy * du, -sell * du), d) - posVec[s]!;
-      }
-    }
-    return {
-      pos: posVec,
-      ord,
-      strikeKey: `${inst.expiry}:${inst.strike}`,
-      netPos: posLots * inst.lotScaled,
-      netWithSells: (posLots - sellLots) * inst.lotScaled,
-      dPos: Math.round(pos * v.delta * scale),
-      dBuys: Math.round(buy * v.delta * scale),
-      dSells: Math.round(-sell * v.delta * scale),
-    };
-  }
-
-  private legOf(user: User, inst: Instrument, extraBuy = 0, extraSell = 0, extraPos = 0): Leg | null | undefined {
-    const posLots = (user.positions.get(inst.id)?.size ?? 0) + extraPos;
+  /** The account's leg in `inst` now, with open lots or the position moved by the extras; null when flat. */
+  private legOf(user: User, inst: Instrument, extraBuy = 0, extraSell = 0, extraPos = 0): Leg | null {
+    const pos = (user.positions.get(inst.id)?.size ?? 0) + extraPos;
     const e = user.exposures.get(inst.id);
     const buy = (e?.buyOpenLots ?? 0) + extraBuy;
     const sell = (e?.sellOpenLots ?? 0) + extraSell;
-    if (posLots === 0 && buy === 0 && sell === 0) return undefined; // nothing: no leg
-    return this.leg(inst, posLots, buy, sell);
+    if (pos === 0 && buy === 0 && sell === 0) return null;
+    return { inst, pos, buy, sell };
   }
 
   private empty(currency: CurrencyCode): Sums {
@@ -198,46 +162,65 @@ export class PmRisk {
     };
   }
 
-  /** Adds (sign 1) or removes (sign -1) a leg's share; null counts as an unpriced leg. */
-  private apply(s: Sums, leg: Leg | null, sign: 1 | -1): void {
-    if (leg === null) {
+  /**
+   * Adds (sign 1) or removes (sign -1) a leg's share, computed from its lots and the series vector:
+   * within one epoch the same lots give the same integers, so removing undoes adding exactly.
+   */
+  private apply(s: Sums, leg: Leg, sign: 1 | -1): void {
+    const inst = leg.inst;
+    const v = this.seriesVector(inst);
+    if (v === null) {
       s.unpriced += sign;
       return;
     }
-    for (let i = 0; i < leg.pos.length; i++) s.pos[i] += sign * leg.pos[i]!;
-    if (leg.ord !== null) for (let i = 0; i < leg.ord.length; i++) s.ord[i] += sign * leg.ord[i]!;
-    let k = s.strikes.get(leg.strikeKey);
+    const d = CURRENCIES[inst.currency].decimals;
+    const pos = (leg.pos * inst.lotScaled) / AMOUNT_UNIT;
+    const buy = (leg.buy * inst.lotScaled) / AMOUNT_UNIT;
+    const sell = (leg.sell * inst.lotScaled) / AMOUNT_UNIT;
+    const du = v.du;
+    const withOrders = buy !== 0 || sell !== 0;
+    for (let i = 0; i < du.length; i++) {
+      const x = du[i]!;
+      if (x === 0) continue;
+      const p = pos === 0 ? 0 : pnlMinor(pos * x, d);
+      s.pos[i] += sign * p;
+      // the position's P&L and the worse side's, rounded once, less the position's alone
+      if (withOrders) s.ord[i] += sign * (pnlMinor(pos * x + Math.min(buy * x, -sell * x), d) - p);
+    }
+    let k = s.strikes.get(v.strikeKey);
     if (k === undefined) {
       k = { pos: 0, withSells: 0 };
-      s.strikes.set(leg.strikeKey, k);
+      s.strikes.set(v.strikeKey, k);
     }
     s.shortPos -= Math.max(0, -k.pos);
     s.shortWithSells -= Math.max(0, -k.withSells);
-    k.pos += sign * leg.netPos;
-    k.withSells += sign * leg.netWithSells;
+    k.pos += sign * leg.pos * inst.lotScaled;
+    k.withSells += sign * (leg.pos - leg.sell) * inst.lotScaled;
     s.shortPos += Math.max(0, -k.pos);
     s.shortWithSells += Math.max(0, -k.withSells);
-    if (k.pos === 0 && k.withSells === 0) s.strikes.delete(leg.strikeKey);
-    s.dPos += sign * leg.dPos;
-    s.dBuys += sign * leg.dBuys;
-    s.dSells += sign * leg.dSells;
+    if (k.pos === 0 && k.withSells === 0) s.strikes.delete(v.strikeKey);
+    const scale = 10 ** d;
+    s.dPos += sign * Math.round(pos * v.delta * scale);
+    s.dBuys += sign * Math.round(buy * v.delta * scale);
+    s.dSells += sign * Math.round(-sell * v.delta * scale);
   }
 
   /** Full sums over the account's positions and open orders in one currency. */
   private build(user: User, currency: CurrencyCode): Sums {
     const s = this.empty(currency);
     const seen = new Set<number>();
-    const add = (inst: Instrument) => {
-      if (inst.currency !== currency || seen.has(inst.id)) return;
-      seen.add(inst.id);
-      const leg = this.legOf(user, inst);
-      if (leg === undefined) return;
-      s.legs.set(inst.id, leg);
-      this.apply(s, leg, 1);
-    };
-    for (const p of user.positions.values()) add(p.inst);
-    for (const e of user.exposures.values()) add(e.inst);
+    for (const p of user.positions.values()) this.addInitial(s, user, p.inst, currency, seen);
+    for (const e of user.exposures.values()) this.addInitial(s, user, e.inst, currency, seen);
     return s;
+  }
+
+  private addInitial(s: Sums, user: User, inst: Instrument, currency: CurrencyCode, seen: Set<number>): void {
+    if (inst.currency !== currency || seen.has(inst.id)) return;
+    seen.add(inst.id);
+    const leg = this.legOf(user, inst);
+    if (leg === null) return;
+    s.legs.set(inst.id, leg);
+    this.apply(s, leg, 1);
   }
 
   private valid(s: Sums | undefined): s is Sums {
@@ -261,10 +244,10 @@ export class PmRisk {
   legChanged(user: User, inst: Instrument): void {
     const s = this.sums.get(user)?.get(inst.currency);
     if (!this.valid(s)) return; // rebuilt when next used
-    const had = s.legs.has(inst.id);
-    if (had) this.apply(s, s.legs.get(inst.id)!, -1);
+    const old = s.legs.get(inst.id);
+    if (old !== undefined) this.apply(s, old, -1);
     const leg = this.legOf(user, inst);
-    if (leg === undefined) s.legs.delete(inst.id);
+    if (leg === null) s.legs.delete(inst.id);
     else {
       s.legs.set(inst.id, leg);
       this.apply(s, leg, 1);
@@ -296,12 +279,12 @@ export class PmRisk {
   }
 
   /** Worst counted loss, contingencies, MM and IM of sums with one leg replaced (undefined: removed). */
-  private evaluate(s: Sums, replace: { inst: Instrument; leg: Leg | null | undefined } | null): PmFigures {
+  private evaluate(s: Sums, replace: { inst: Instrument; leg: Leg | null } | null): PmFigures {
     const old = replace === null ? undefined : s.legs.get(replace.inst.id);
     if (replace !== null) {
       // apply the change, read, and undo it: exact (integers), and cheaper than copying the sums
       if (old !== undefined) this.apply(s, old, -1);
-      if (replace.leg !== undefined) this.apply(s, replace.leg, 1);
+      if (replace.leg !== null) this.apply(s, replace.leg, 1);
     }
     try {
       if (s.unpriced > 0) return { maintenanceMargin: NaN, initialMargin: NaN, initialMarginWithOrders: NaN };
@@ -320,10 +303,8 @@ export class PmRisk {
         if (lossWith > worstWith) worstWith = lossWith;
       }
       const d = CURRENCIES[s.currency].decimals;
-      const shortC = (scaled: number) => up((scaled / AMOUNT_UNIT) * p.shortOptionContingency, d);
-      const deltaC = (minor: number) => Math.ceil(Math.abs(minor) * p.deltaContingency - 1e-6) + 0;
-      const mm = worstPos + shortC(s.shortPos) + deltaC(s.dPos);
-      const mmWith = worstWith + shortC(s.shortWithSells) + Math.max(deltaC(s.dPos + s.dBuys), deltaC(s.dPos + s.dSells));
+      const mm = worstPos + shortContingency(p, s.shortPos, d) + deltaContingency(p, s.dPos);
+      const mmWith = worstWith + shortContingency(p, s.shortWithSells, d) + Math.max(deltaContingency(p, s.dPos + s.dBuys), deltaContingency(p, s.dPos + s.dSells));
       return {
         maintenanceMargin: mm,
         initialMargin: ceilDiv(mm * p.imFactorPercent, 100),
@@ -331,9 +312,19 @@ export class PmRisk {
       };
     } finally {
       if (replace !== null) {
-        if (replace.leg !== undefined) this.apply(s, replace.leg, -1);
+        if (replace.leg !== null) this.apply(s, replace.leg, -1);
         if (old !== undefined) this.apply(s, old, 1);
       }
     }
   }
+}
+
+/** shortOptionContingency coin per net short contract (scaled by 10^AMOUNT_SCALE), rounded up. */
+function shortContingency(p: Readonly<PortfolioMarginParams>, scaled: number, decimals: number): number {
+  return up((scaled / AMOUNT_UNIT) * p.shortOptionContingency, decimals);
+}
+
+/** deltaContingency of an absolute net delta in minor units, rounded up. */
+function deltaContingency(p: Readonly<PortfolioMarginParams>, minor: number): number {
+  return Math.ceil(Math.abs(minor) * p.deltaContingency - 1e-6) + 0;
 }
