@@ -7,6 +7,8 @@ import type { TradingProduct } from './disabledProducts.ts';
 import type { CurrencyCode } from '../domain/currency.ts';
 import type { OptionType, SettlementPeriod } from '../domain/instrument.ts';
 import type { TimeInForce } from './types.ts';
+import type { MarginModel } from '../risk/portfolio/state.ts';
+import type { PortfolioMarginParams } from '../risk/portfolio/params.ts';
 import type { CancelTypeFilter, TriggerSpec } from './triggers.ts';
 import type { MoveLeg } from '../accounts/types.ts';
 import type { BlockLeg, BlockRole, BlockRules } from '../blocktrades/types.ts';
@@ -145,6 +147,9 @@ export type Command =
   | { t: 'subaccount_login'; mainId: number; subId: number; on: boolean }
   | { t: 'remove_subaccount'; mainId: number; subId: number }
   /** Money between two accounts of one main account, asked by `by` (src/accounts/transfers.ts). */
+  /** Portfolio margin (src/risk/portfolio/switch.ts, state.ts): an account's model; the operator's parameters (only those changed). */
+  | { t: 'change_margin_model'; userId: number; model: MarginModel }
+  | { t: 'set_pm_params'; params: Partial<PortfolioMarginParams>; by: number }
   | { t: 'transfer'; by: number; from: number; to: number; currency: CurrencyCode; amount: number; nonce: string | null }
   /** A subaccount's contact email and notifications (private/set_email_for_subaccount, toggle_notifications_from_subaccount). */
   | { t: 'subaccount_email'; mainId: number; subId: number; email: string }

@@ -138,7 +138,13 @@ export function editOrder(t: Trading, ex: Exchange, c: EditCmd): PlaceResult | R
     available = free + (extraNow > 0 ? toMinorUp(im * contractsOf(inst, extraNow), dec) : 0);
     required = extraNew > 0 ? toMinorUp(im * contractsOf(inst, extraNew), dec) : 0;
   }
-  if (!Number.isFinite(required) || available - required < 0) return reject(ERR.NOT_ENOUGH_FUNDS, 'not_enough_funds');
+  // portfolio margin (issue 35): what the new size adds to the scenario requirement, against the
+  // funds as they stand (the current size already counts in them)
+  const change = remaining - order.remaining;
+  const pmIM = t.risk.pmOrderIM(user, inst, side === BUY ? change : 0, side === BUY ? 0 : change);
+  if (pmIM !== null ? !t.risk.pmCovers(user, inst.currency, side === BUY ? required - order.reserved : 0, pmIM) : !Number.isFinite(required) || available - required < 0) {
+    return reject(ERR.NOT_ENOUGH_FUNDS, 'not_enough_funds');
+  }
 
   // out of the book and its exposure, then in again as a taker that may rest: loses priority
   order.mmp = mmpTag;

@@ -30,6 +30,8 @@ import { changePassword, setUserDisabled } from './userSecurity.ts';
 import { BlockTrades } from '../blocktrades/state.ts';
 import { Combos } from '../combos/combos.ts';
 import { applyBlockTrade, invalidateSignature } from '../blocktrades/execute.ts';
+import { PortfolioMarginState } from '../risk/portfolio/state.ts';
+import { changeMarginModel } from '../risk/portfolio/switch.ts';
 
 export const SYSTEM_FEES = 'fees';
 export const SYSTEM_INSURANCE = 'insurance';
@@ -137,6 +139,8 @@ export class Exchange {
   disabledUsers = new Set<number>();
   /** Accounts in liquidation, `userId:currency` (src/engine/liquidation.ts), in the order flagged. */
   liquidating = new Set<string>();
+  /** Margin models of the accounts and the operator's portfolio-margin parameters (src/risk/portfolio/state.ts). */
+  readonly pm = new PortfolioMarginState();
   readonly trading: Trading;
   /** Market-maker protection: configs, counters, freezes (src/engine/mmp.ts). */
   readonly mmp: MmpState;
@@ -373,6 +377,13 @@ export class Exchange {
         return invalidateSignature(this, c);
       case 'create_combo':
         return this.combos.create(c);
+      case 'change_margin_model':
+        return changeMarginModel(this, c.userId, c.model);
+      case 'set_pm_params': {
+        if (this.users.get(c.by)?.role !== 'admin') return reject(ERR.FORBIDDEN, 'admin_required');
+        const bad = this.pm.setParams(c.params);
+        return bad === null ? this.pm.params : reject(ERR.INVALID_ARGUMENTS, 'invalid_parameter', bad);
+      }
     }
   }
 

@@ -5,7 +5,8 @@
 //   1. cancels the account's orders in that currency (`autoliquidation`);
 //   2. with equity below zero, hands every position over to the insurance account at mark and
 //      covers the deficit by the waterfall (src/engine/defaults.ts);
-//   3. otherwise closes positions against the book inside the price band, riskiest first, in
+//   3. otherwise closes positions against the book inside the price band, riskiest first (for an
+//      account on portfolio margin: the position whose reduction lowers its requirement most), in
 //      orders of bounded size: short options are bought back (largest maintenance margin first)
 //      with cash the account has, and long options are sold (most valuable first) when it needs
 //      cash; each contract pays 0.0019 coin to the insurance account (never more than a sale
@@ -257,6 +258,7 @@ export function liquidate(ex: Exchange, userId: number, currency: CurrencyCode):
  */
 function buyBackAShort(ex: Exchange, user: User, currency: CurrencyCode, r: AccountRisk, result: LiquidationResult): boolean {
   const risk = ex.trading.risk;
+  if (risk.isPm(user) && reduceForPortfolio(ex, user, currency, r, result)) return true;
   // the largest maintenance margin first (ties by instrument id): deterministic, biggest risk first
   const shorts = [...user.positions.values()]
     .filter((p) => p.size < 0 && p.inst.currency === currency && tradable(ex, p.inst))
@@ -275,6 +277,52 @@ function buyBackAShort(ex: Exchange, user: User, currency: CurrencyCode, r: Acco
       continue;
     }
     // the cash does not pay for one lot: raise it from the longs, then come back
+    const perLot = premiumOf(p.inst, ask, 1) + tradeFee(p.inst, ask, 1, p.inst.takerCommission) + liquidationFee(p.inst, 1);
+    return sellALong(ex, user, currency, perLot * wanted - cash, result);
+  }
+  return false;
+}
+
+/**
+ * Portfolio margin (issue 35): closes part of the position whose reduction lowers the account's
+ * scenario requirement most (a short bought back or a long sold: in a hedged book either can be
+ * the risk), judged on a bounded size (MAX_LOTS_PER_ORDER) of each against the book. False when no
+ * reduction lowers the requirement or none can trade; the standard order (shorts by their own
+ * margin) is then tried.
+ */
+function reduceForPortfolio(ex: Exchange, user: User, currency: CurrencyCode, r: AccountRisk, result: LiquidationResult): boolean {
+  const pm = ex.trading.risk.pm;
+  const mmNow = r.maintenanceMargin;
+  const ranked: { p: Position; lots: number; relief: number }[] = [];
+  for (const p of user.positions.values()) {
+    if (p.size === 0 || p.inst.currency !== currency || !tradable(ex, p.inst)) continue;
+    const lots = Math.min(Math.abs(p.size), MAX_LOTS_PER_ORDER);
+    const after = pm.withPosition(user, p.inst, p.size > 0 ? -lots : lots).maintenanceMargin;
+    const relief = mmNow - after;
+    if (relief > 0) ranked.push({ p, lots, relief });
+  }
+  // the largest relief first, ties by instrument id: deterministic
+  ranked.sort((a, b) => b.relief - a.relief || a.p.inst.id - b.p.inst.id);
+  const deficit = r.maintenanceMargin - r.equity;
+  for (const { p, lots, relief } of ranked) {
+    const market = ex.markets.get(p.inst.id)!;
+    const book = ex.books.get(p.inst.id)!;
+    // as many lots as close the deficit at this relief per lot, at least one
+    const wanted = Math.max(1, Math.min(lots, Math.ceil((deficit * lots) / relief)));
+    if (p.size > 0) {
+      const bid = book.bestBid();
+      if (Number.isNaN(bid) || bid < market.minPrice) continue;
+      if (closeAgainstBook(ex, user, p, SELL, wanted, result) > 0) return true;
+      continue;
+    }
+    const ask = book.bestAsk();
+    if (Number.isNaN(ask) || ask > market.maxPrice) continue;
+    const cash = user.accounts[currency].balance;
+    const n = affordableLots(ex, p.inst, market.maxPrice, wanted, cash);
+    if (n > 0) {
+      if (closeAgainstBook(ex, user, p, BUY, n, result) > 0) return true;
+      continue;
+    }
     const perLot = premiumOf(p.inst, ask, 1) + tradeFee(p.inst, ask, 1, p.inst.takerCommission) + liquidationFee(p.inst, 1);
     return sellALong(ex, user, currency, perLot * wanted - cash, result);
   }

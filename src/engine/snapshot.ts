@@ -146,6 +146,9 @@ export function serialize(ex: Exchange): string {
     ...(ex.blockTrades.isEmpty() ? {} : { blockTrades: ex.blockTrades.toJson() }),
     // combos (src/combos/): absent while there are none
     ...(ex.combos.isEmpty() ? {} : { combos: ex.combos.toJson() }),
+    // portfolio margin (src/risk/portfolio/state.ts): absent while every account is on the default
+    // model under the default parameters, as subaccounts
+    ...(ex.pm.isEmpty() ? {} : { pm: ex.pm.toJson() }),
   };
   return JSON.stringify(state);
 }
@@ -252,6 +255,7 @@ export function restore(text: string, limits: ExchangeLimits = DEFAULT_LIMITS): 
   ex.disabledUsers = new Set<number>(s.disabledUsers ?? []);
   ex.blockTrades.restore(s.blockTrades);
   ex.combos.restore(s.combos);
+  ex.pm.restore(s.pm);
   return ex;
 }
 

@@ -186,7 +186,12 @@ export class Trading {
     }
     // a buy's premium must also be covered by free cash (see RiskEngine.freeCash)
     const funds = side === BUY ? Math.min(available, this.risk.freeCash(user, inst.currency)) : available;
-    if (!Number.isFinite(required) || funds - required < 0) return reject(ERR.NOT_ENOUGH_FUNDS, 'not_enough_funds');
+    // portfolio margin (issue 35): a buy's premium against the free cash, and what the order adds to
+    // the scenario requirement (as if filled) against the funds available, each on its own
+    const pmIM = this.risk.pmOrderIM(user, inst, side === BUY ? lots : 0, side === BUY ? 0 : lots);
+    if (pmIM !== null ? !this.risk.pmCovers(user, inst.currency, side === BUY ? required : 0, pmIM) : !Number.isFinite(required) || funds - required < 0) {
+      return reject(ERR.NOT_ENOUGH_FUNDS, 'not_enough_funds');
+    }
 
     const order = newOrder(
       ex.nextOrderId++,

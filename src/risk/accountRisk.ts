@@ -5,6 +5,7 @@ import { AMOUNT_SCALE, type Instrument } from '../domain/instrument.ts';
 import type { Exchange } from '../engine/exchange.ts';
 import type { OrderExposure, Position, User } from '../engine/types.ts';
 import { shortInitialMargin, shortMaintenanceMargin, toMinorDown, toMinorUp } from './margin.ts';
+import { PmRisk } from './portfolio/pmRisk.ts';
 
 export interface AccountRisk {
   currency: CurrencyCode;
@@ -80,10 +81,55 @@ export class RiskEngine {
   private readonly reservedTotals = new WeakMap<User, Map<CurrencyCode, number>>();
   private readonly reservedCounted = new WeakMap<OrderExposure, number>();
 
-  constructor(private readonly ex: Exchange) {}
+  /** Portfolio margin of accounts on a portfolio model (issue 35): positions' IM and MM, orders' IM. */
+  readonly pm: PmRisk;
+  /** An account valued as if on (true) or off (false) portfolio margin: change_margin_model's what-if. */
+  private override: { userId: number; pm: boolean } | null = null;
+
+  constructor(private readonly ex: Exchange) {
+    this.pm = new PmRisk(ex);
+  }
+
+  /** Whether the account is margined by portfolio margin (its model, or the what-if in progress). */
+  isPm(user: User): boolean {
+    if (this.override !== null && this.override.userId === user.id) return this.override.pm;
+    return this.ex.pm.isPm(user.id);
+  }
+
+  /** Runs `f` with the account valued as if on (or off) portfolio margin; reads only. */
+  asIf<T>(user: User, pm: boolean, f: () => T): T {
+    const was = this.override;
+    this.override = { userId: user.id, pm };
+    try {
+      return f();
+    } finally {
+      this.override = was;
+    }
+  }
+
+  /**
+   * For an account on portfolio margin, the initial margin an order of `buyLots`/`sellLots` in `inst`
+   * adds (negative when it lowers the requirement: a hedge), as if it all rested; null otherwise.
+   */
+  pmOrderIM(user: User, inst: Instrument, buyLots: number, sellLots: number): number | null {
+    if (!this.isPm(user)) return null;
+    return this.pm.withOrders(user, inst, buyLots, sellLots).initialMarginWithOrders - this.pm.figures(user, inst.currency).initialMarginWithOrders;
+  }
+
+  /**
+   * Whether a portfolio-margin account carries an order: `cash` (a buy's premium and fee) out of the
+   * free cash, and `pmIM` (pmOrderIM) out of the funds available. A resting buy's premium is cash
+   * set aside, not margin: once filled it is the long's value in equity, whose scenario loss pmIM counts.
+   */
+  pmCovers(user: User, currency: CurrencyCode, cash: number, pmIM: number): boolean {
+    if (!Number.isFinite(cash + pmIM)) return false;
+    if (cash > 0 && this.freeCash(user, currency) - cash < 0) return false;
+    return this.available(user, currency) - pmIM >= 0 || pmIM <= 0;
+  }
 
   /** Call after an exposure's open lots or reservation, or the position in its instrument, changed. */
   exposureChanged(user: User, e: OrderExposure): void {
+    this.pm.legChanged(user, e.inst);
     const reservedByCurrency = this.reservedTotals.get(user);
     const reserved = reservedByCurrency?.get(e.inst.currency);
     if (reserved !== undefined) {
@@ -100,6 +146,7 @@ export class RiskEngine {
 
   /** Call after a fill changed a position's size. */
   positionChanged(user: User, p: Position): void {
+    this.pm.legChanged(user, p.inst);
     const agg = this.positionsAggregate.get(user)?.get(p.inst.currency);
     if (agg === undefined || agg.version !== this.ex.marginVersion) return; // recomputed when next used
     const now = this.positionTotals(p);
@@ -117,10 +164,19 @@ export class RiskEngine {
   accountChanged(user: User): void {
     this.ordersMargin.delete(user);
     this.positionsAggregate.delete(user);
+    this.pm.accountChanged(user);
   }
 
   /** The account's positions in one currency, from the running totals when valid. */
   positions(user: User, currency: CurrencyCode): PositionTotals {
+    const standard = this.standardPositions(user, currency);
+    if (!this.isPm(user)) return standard;
+    // portfolio margin: the value at mark as ever, the margins from the scenario sums
+    const f = this.pm.figures(user, currency);
+    return { value: standard.value, initialMargin: f.initialMargin, maintenanceMargin: f.maintenanceMargin };
+  }
+
+  private standardPositions(user: User, currency: CurrencyCode): PositionTotals {
     const byCurrency = perCurrency(this.positionsAggregate, user);
     const agg = byCurrency.get(currency);
     if (agg !== undefined && agg.version === this.ex.marginVersion) return agg;
@@ -131,7 +187,10 @@ export class RiskEngine {
 
   /** The full sum over the account's positions, without touching the running totals (for checks). */
   sumPositions(user: User, currency: CurrencyCode): PositionTotals {
-    return this.addUpPositions(user, currency, false);
+    const sum = this.addUpPositions(user, currency, false);
+    if (!this.isPm(user)) return sum;
+    const f = this.pm.freshFigures(user, currency);
+    return { value: sum.value, initialMargin: f.initialMargin, maintenanceMargin: f.maintenanceMargin };
   }
 
   /** Sums the positions in one currency; `remember` notes what each counts for (positionChanged). */
@@ -162,6 +221,12 @@ export class RiskEngine {
 
   /** The initial margin of all open orders in one currency, from the running total when valid. */
   ordersIM(user: User, currency: CurrencyCode): number {
+    if (this.isPm(user)) {
+      // portfolio margin: what the orders as if filled add to the positions' requirement (never less
+      // than nothing: orders are not collateral); the cash open buys promise is held by freeCash
+      const f = this.pm.figures(user, currency);
+      return f.initialMarginWithOrders - f.initialMargin;
+    }
     const byCurrency = perCurrency(this.ordersMargin, user);
     const agg = byCurrency.get(currency);
     if (agg !== undefined && agg.version === this.ex.marginVersion) return agg.total;
@@ -170,6 +235,10 @@ export class RiskEngine {
 
   /** The full sum over the account's exposures, without touching the running total (for checks). */
   sumOrdersIM(user: User, currency: CurrencyCode): number {
+    if (this.isPm(user)) {
+      const f = this.pm.freshFigures(user, currency);
+      return f.initialMarginWithOrders - f.initialMargin;
+    }
     let total = 0;
     for (const e of user.exposures.values()) if (e.inst.currency === currency) total += this.heldBy(user, e);
     return total;

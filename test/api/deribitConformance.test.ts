@@ -46,7 +46,6 @@ pend('issue 34 (combos, block trades, block RFQ)', [
   'private/get_block_rfqs',
   'public/get_block_rfq_trades',
 ]);
-pend('issue 35 (portfolio margin)', ['private/change_margin_model']);
 
 /** Answered by the WebSocket connection itself (src/api/ws/server.ts SESSION_METHODS), not the registry. */
 const WS_SESSION = new Set([
@@ -180,6 +179,7 @@ const SAMPLES: Record<string, (f: Fixture) => Promise<Call> | Call> = {
   'private/get_margins': (f) => ({ params: { instrument_name: f.atm.name, amount: 1, price: f.atm.prices[0] }, token: tok(f) }),
   'private/simulate_portfolio': (f) => ({ params: { currency: 'BTC', simulated_positions: { [f.atm.name]: -1 } }, token: tok(f) }),
   'private/pme/simulate': (f) => ({ params: { currency: 'BTC', simulated_positions: { [f.atm.name]: -1 } }, token: tok(f) }),
+  'private/change_margin_model': (f) => ({ params: { margin_model: 'segregated_pm', dry_run: true }, token: tok(f) }),
   'private/get_transaction_log': (f) => ({ params: { currency: 'BTC', start_timestamp: 0, end_timestamp: f.now + 60_000 }, token: tok(f) }),
   'private/get_settlement_history_by_instrument': (f) => ({ params: { instrument_name: f.cheap.name }, token: tok(f) }),
   'private/get_settlement_history_by_currency': (f) => ({ params: { currency: 'BTC' }, token: tok(f) }),

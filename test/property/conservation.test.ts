@@ -20,6 +20,7 @@ import { EXP_MAR, T0, spec } from '../helpers/engine.ts';
 import type { InstrumentSpec } from '../../src/engine/commands.ts';
 import { mulberry32 as prng } from '../../src/market/indexFeed.ts';
 import { accountsCommand, type Rand } from './accountsSteps.ts';
+import { MARGIN_MODELS, type MarginModel } from '../../src/risk/portfolio/state.ts';
 
 // four seeds of 250,000 commands: a million per run, liquidations, expiries and index jumps of up
 // to +-50% mixed in (issue 13)
@@ -37,6 +38,10 @@ const SHORT_OF_CASH = USERS + 1;
 /** Accounts with little collateral that trade like the others: they go below maintenance margin,
  *  into liquidation and into default when the index jumps. */
 const THIN = [USERS + 2, USERS + 3, USERS + 4, USERS + 5];
+/** The administrator (made after the thin accounts). */
+const ADMIN = THIN[THIN.length - 1]! + 1;
+/** Accounts on portfolio margin from the start: ordinary ones and thin ones. */
+const PM_ACCOUNTS: [number, MarginModel][] = [[1, 'segregated_pm'], [2, 'cross_pm'], [3, 'segregated_pm'], [THIN[0]!, 'segregated_pm'], [THIN[1]!, 'cross_pm']];
 /** Short-lived series: one per currency expires every this often (stream time), is settled and is replaced. */
 const SERIES_EVERY_MS = 2 * 3600_000;
 
@@ -106,6 +111,12 @@ class Generator {
       out.push({ t: 'deposit', userId: id, currency: 'BTC', amount: 0.3e8 + this.int(0.5e8), depositId: null, by: id });
       out.push({ t: 'deposit', userId: id, currency: 'ETH', amount: 3e8 + this.int(10e8), depositId: null, by: id });
     }
+    // portfolio margin (issue 35): an administrator lowers the minimum equity to switch, and some
+    // ordinary and some thin accounts trade on portfolio margin (the thin ones into liquidation and
+    // default on the +-50% jumps); others switch back and forth at random below
+    out.push({ t: 'create_user', email: 'admin@prop.io', passwordHash: 'h', role: 'admin', inviteCode: null, by: null });
+    out.push({ t: 'set_pm_params', params: { minSwitchEquityBtc: 0.1 }, by: ADMIN });
+    for (const [id, model] of PM_ACCOUNTS) out.push({ t: 'change_margin_model', userId: id, model });
     for (const c of CURRENCIES) for (const k of [1, 2]) out.push(this.listSeries(c, T0 + k * SERIES_EVERY_MS));
     // market-maker protection for everyone: ordinary mmp orders and mass quotes of group g trigger now and then
     for (let id = 1; id <= THIN[THIN.length - 1]!; id++) for (const indexName of ['btc_usd', 'eth_usd']) for (const group of [null, 'g']) out.push(this.mmpConfig(id, indexName, group));
@@ -300,6 +311,8 @@ class Generator {
     }
     if (x < 0.985) return { t: 'set_vol', currency: this.pick(CURRENCIES), atmVol: 0.4 + 0.5 * this.r(), skew: -0.1, curvature: 0.5, by: 0 };
     if (x < 0.9855) return { t: 'halt', instrument: this.pick(this.active).name, halted: true, by: 0 };
+    // a margin model change at any moment (refused when the new model would not be covered)
+    if (x < 0.988) return { t: 'change_margin_model', userId: this.user(), model: this.pick(MARGIN_MODELS) };
     if (x < 0.992) return { t: 'halt', instrument: this.pick(this.active).name, halted: false, by: 0 };
     // subaccounts, transfers (in a family and to other users) and position moves (issue 32)
     if (x < 0.997) return accountsCommand(ex, this.rand, USERS, CURRENCIES, (userId) => ({ ...this.order(ex), userId }));
@@ -567,6 +580,8 @@ function fundsForBuy(ex: Exchange, cmd: Sequenced): number | null {
   const user = ex.users.get(cmd.userId);
   const inst = ex.instruments.get(cmd.instrument);
   if (!user || !inst) return null;
+  // portfolio margin: the premium comes out of free cash; the scenario requirement is checked apart
+  if (ex.trading.risk.isPm(user)) return ex.trading.risk.freeCash(user, inst.currency);
   return Math.min(ex.trading.risk.account(user, inst.currency).available, ex.trading.risk.freeCash(user, inst.currency));
 }
 
@@ -627,7 +642,7 @@ function stream(SEED: number, limits: ExchangeLimits): void {
   }
   checkInvariants(ex, 'after setup');
 
-  const stats = { placed: 0, trades: 0, rejects: 0, snapshots: 0, liquidationTrades: 0, settlements: 0, withdrawals: 0, moves: 0, userTransfers: 0, subaccounts: 0, blockTrades: 0 };
+  const stats = { placed: 0, trades: 0, rejects: 0, snapshots: 0, liquidationTrades: 0, settlements: 0, withdrawals: 0, moves: 0, userTransfers: 0, subaccounts: 0, blockTrades: 0, pmTrades: 0, pmLiquidationTrades: 0, modelChanges: 0 };
   const rejectKinds = new Map<string, number>();
   const reasons = new Set<CancelReason>();
   let shadow: Exchange | null = null;
@@ -656,9 +671,11 @@ function stream(SEED: number, limits: ExchangeLimits): void {
       } else if (cmd.t === 'place') {
         stats.placed++;
         stats.trades += (res as PlaceResult).trades.length;
+        if (ex.pm.isPm(cmd.userId)) stats.pmTrades += (res as PlaceResult).trades.length;
       } else if (cmd.t === 'liquidate') {
         stats.liquidationTrades += (res as LiquidationResult).trades.length;
-      }
+        if (ex.pm.isPm(cmd.userId)) stats.pmLiquidationTrades += (res as LiquidationResult).trades.length;
+      } else if (cmd.t === 'change_margin_model') stats.modelChanges++;
       checkResult(ex, cmd, res, firstNewOrderId, cids, where);
       checkCashRules(ex, cmd, res, where);
       checkBlockTrade(ex, cmd, res, where);
@@ -686,6 +703,10 @@ function stream(SEED: number, limits: ExchangeLimits): void {
   assert.ok(stats.settlements >= 5, `only ${stats.settlements} settlements`);
   assert.ok(stats.withdrawals > 100, `only ${stats.withdrawals} withdrawals`);
   assert.ok(stats.blockTrades > 100, `only ${stats.blockTrades} block trades`);
+  // portfolio-margin accounts traded, were liquidated, and accounts changed model (issue 35)
+  assert.ok(stats.pmTrades > 500, `only ${stats.pmTrades} trades of PM accounts`);
+  assert.ok(stats.pmLiquidationTrades > 0, 'no PM account was liquidated');
+  assert.ok(stats.modelChanges > 10, `only ${stats.modelChanges} margin model changes`);
   // defaults happened and went through the waterfall
   const kinds = new Map<string, number>();
   for (const e of ex.insurance.log.entries()) kinds.set(e.type, (kinds.get(e.type) ?? 0) + 1);
@@ -704,7 +725,7 @@ function stream(SEED: number, limits: ExchangeLimits): void {
 
   if (process.env.STRIKEBOOK_PROP_VERBOSE) console.log([...rejectKinds].sort((a, b) => b[1] - a[1]));
   const secs = ((Date.now() - started) / 1000).toFixed(1);
-  console.log(`conservation: seed ${SEED}, ${log.length} commands (+${log.length} replayed), ${stats.placed} orders accepted, ${stats.trades} trades (${stats.liquidationTrades} by liquidations), ${stats.rejects} rejects, ${stats.settlements} settlements, ${stats.withdrawals} withdrawals, ${stats.snapshots} snapshot round trips, ${secs} s; account log entries ${JSON.stringify(Object.fromEntries([...kinds].sort()))}`);
+  console.log(`conservation: seed ${SEED}, ${log.length} commands (+${log.length} replayed), ${stats.placed} orders accepted, ${stats.trades} trades (${stats.liquidationTrades} by liquidations), ${stats.rejects} rejects, ${stats.settlements} settlements, ${stats.withdrawals} withdrawals, PM: ${stats.pmTrades} trades, ${stats.pmLiquidationTrades} by liquidations, ${stats.modelChanges} model changes, ${stats.snapshots} snapshot round trips, ${secs} s; account log entries ${JSON.stringify(Object.fromEntries([...kinds].sort()))}`);
 }
 
 describe('snapshots', () => {

@@ -2,6 +2,7 @@
 // PnL and greeks), positions with mints and exercisable options. Reads only: every figure is
 // computed from the engine's state at the time of the read (margin moves with index and mark), money
 // by src/risk/accountRisk.ts in integer minor units, greeks and prices as model floats.
+import { isCrossModel, isPortfolioModel } from '../../risk/portfolio/state.ts';
 import { Type } from '@sinclair/typebox';
 import { CURRENCIES, CURRENCY_CODES, type CurrencyCode } from '../../domain/currency.ts';
 import { ERR, reject } from '../../domain/errors.ts';
@@ -233,9 +234,10 @@ export function accountSummary(ex: Exchange, user: User, currency: CurrencyCode,
     fee_balance: 0,
     spot_reserve: 0,
     additional_reserve: 0,
-    margin_model: 'segregated_sm',
-    portfolio_margining_enabled: false,
-    cross_collateral_enabled: false,
+    // issue 35: the account's model; initial_margin and maintenance_margin above are the model's
+    margin_model: ex.pm.model(user.id),
+    portfolio_margining_enabled: isPortfolioModel(ex.pm.model(user.id)),
+    cross_collateral_enabled: isCrossModel(ex.pm.model(user.id)),
     in_liquidation: ex.inLiquidation(user.id, currency),
     ...greekMaps(currency, { delta: round5(t.delta), gamma: round5(t.gamma), vega: round5(t.vega), theta: round5(t.theta) }),
     // Deribit's ratio gives a future's estimated liquidation price; only options are listed here

@@ -18,7 +18,7 @@ export const marginMethods = [
   defineMethod({
     name: 'private/get_margins',
     scope: 'trade:read',
-    summary: 'The margin a buy and a sell of `amount` at `price` would hold in the settlement currency ({buy, sell, min_price, max_price}), as the pre-trade check computes it: a buy holds premium plus fee, a sell the initial margin of the short it opens.',
+    summary: 'The margin a buy and a sell of `amount` at `price` would hold in the settlement currency ({buy, sell, min_price, max_price}), as the pre-trade check computes it: a buy holds premium plus fee, a sell the initial margin of the short it opens; for an account on portfolio margin, each side adds what it adds to the scenario initial margin (never below 0).',
     params: Type.Object({
       instrument_name: InstrumentName,
       amount: Type.Number(),
@@ -39,11 +39,18 @@ export const marginMethods = [
         const user = ex.users.get(userId);
         if (!user) throw reject(ERR.UNAUTHORIZED);
         const risk = ex.trading.risk;
-        const buy = premiumOf(inst, price, lots) + tradeFee(inst, price, lots, Math.max(inst.makerCommission, inst.takerCommission));
+        let buy = premiumOf(inst, price, lots) + tradeFee(inst, price, lots, Math.max(inst.makerCommission, inst.takerCommission));
         const pos = user.positions.get(inst.id)?.size ?? 0;
         const sellOpen = user.exposures.get(inst.id)?.sellOpenLots ?? 0;
         const extra = shortOpeningLots(sellOpen + lots, pos) - shortOpeningLots(sellOpen, pos);
-        const sell = extra > 0 ? toMinorUp(risk.imPerContract(inst) * contractsOf(inst, extra), CURRENCIES[inst.currency].decimals) : 0;
+        let sell = extra > 0 ? toMinorUp(risk.imPerContract(inst) * contractsOf(inst, extra), CURRENCIES[inst.currency].decimals) : 0;
+        // portfolio margin (issue 35): what each side adds to the scenario IM, as the order check
+        // counts it (a buy also holds its premium and fee in cash); negative for a hedge, shown as 0
+        const pmBuy = risk.pmOrderIM(user, inst, lots, 0);
+        if (pmBuy !== null) {
+          buy += Math.max(0, pmBuy);
+          sell = Math.max(0, risk.pmOrderIM(user, inst, 0, lots)!);
+        }
         const m = ex.markets.get(inst.id)!;
         return { buy: money(buy, inst.currency), sell: money(sell, inst.currency), min_price: priceToNumber(m.minPrice), max_price: priceToNumber(m.maxPrice) };
       });

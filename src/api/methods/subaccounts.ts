@@ -54,7 +54,7 @@ function renderAccount(ex: Exchange, user: User, sub: SubaccountRecord | undefin
     system_name: username,
     receive_notifications: sub?.notifications ?? false,
     is_password: sub === undefined,
-    margin_model: 'segregated_sm',
+    margin_model: ex.pm.model(user.id),
     proof_id: '',
     proof_id_signature: '',
     login_enabled: sub?.loginEnabled ?? true,

@@ -1,6 +1,6 @@
 // The parameters of portfolio margin (issue 35): one typed object, defaults from Deribit's published
-// method. The operator will set them through an admin method (a later slice); until then every
-// account that asks for a simulation is stress-tested with these.
+// method. The operator sets them with private/set_portfolio_margin_params (a journaled command,
+// src/risk/portfolio/state.ts); the engine and the simulations use the ones in force.
 
 export interface PortfolioMarginParams {
   /** Largest relative move of the forward in the standard table (0.16 = +/-16%). */
@@ -27,6 +27,8 @@ export interface PortfolioMarginParams {
   deltaContingency: number;
   /** Initial margin = maintenance margin x imFactorPercent / 100, rounded up. */
   imFactorPercent: number;
+  /** The equity (all currencies at index, in BTC) an account needs to switch onto portfolio margin. */
+  minSwitchEquityBtc: number;
 }
 
 export const DEFAULT_PM_PARAMS: Readonly<PortfolioMarginParams> = Object.freeze({
@@ -43,7 +45,38 @@ export const DEFAULT_PM_PARAMS: Readonly<PortfolioMarginParams> = Object.freeze(
   shortOptionContingency: 0.01,
   deltaContingency: 0.01,
   imFactorPercent: 130,
+  minSwitchEquityBtc: 0.5,
 });
+
+/** Bounds of every parameter the operator may set: [min, max, integer]. */
+export const PM_PARAM_BOUNDS: Readonly<Record<Exclude<keyof PortfolioMarginParams, 'extendedMoves'>, readonly [number, number, boolean]>> = Object.freeze({
+  priceRange: [0.01, 0.9, false],
+  priceBuckets: [1, 41, true],
+  volShockUp: [0, 5, false],
+  volShockDown: [0, 0.99, false],
+  volShockRefDays: [1, 365, false],
+  volShockExponent: [0, 2, false],
+  minDaysToExpiry: [0.01, 30, false],
+  minVol: [0, 1, false],
+  extendedLossPercent: [0, 100, true],
+  shortOptionContingency: [0, 1, false],
+  deltaContingency: [0, 1, false],
+  imFactorPercent: [100, 1000, true],
+  minSwitchEquityBtc: [0, 1e6, false],
+});
+export const MAX_EXTENDED_MOVES = 16;
+
+/** The reason a parameter set is refused (the field named), or null when every value is in bounds. */
+export function paramsRefusal(p: PortfolioMarginParams): string | null {
+  for (const [k, [min, max, int]] of Object.entries(PM_PARAM_BOUNDS)) {
+    const v = p[k as keyof typeof PM_PARAM_BOUNDS];
+    if (typeof v !== 'number' || !Number.isFinite(v) || v < min || v > max || (int && !Number.isInteger(v))) return k;
+  }
+  if (p.priceBuckets % 2 === 0) return 'priceBuckets';
+  const m = p.extendedMoves;
+  if (!Array.isArray(m) || m.length > MAX_EXTENDED_MOVES || !m.every((x) => typeof x === 'number' && Number.isFinite(x) && x > -1 && x <= 10)) return 'extendedMoves';
+  return null;
+}
 
 /** The standard table's price moves, from -priceRange to +priceRange; the middle one is exactly 0. */
 export function priceMoves(p: Pick<PortfolioMarginParams, 'priceRange' | 'priceBuckets'>): number[] {

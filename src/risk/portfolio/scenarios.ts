@@ -56,24 +56,24 @@ function legPnl(n: NetLeg, du: number): number {
   return pos + Math.min(n.buyOpen * du, -n.sellOpen * du);
 }
 
-function shockedVol(p: PortfolioMarginParams, iv: number, days: number, vol: VolScenario): number {
+export function shockedVol(p: PortfolioMarginParams, iv: number, days: number, vol: VolScenario): number {
   if (vol === 'same') return iv;
   if (vol === 'up') return iv * (1 + volShock(p, p.volShockUp, days));
   return Math.max(iv * (1 - volShock(p, p.volShockDown, days)), Math.min(iv, p.minVol));
 }
 
 /** A far out-of-the-money option: beyond the standard table's reach (the extended table's subject). */
-function farOtm(p: PortfolioMarginParams, leg: PmLeg, F: number): boolean {
+export function farOtm(p: PortfolioMarginParams, leg: PmLeg, F: number): boolean {
   return leg.optionType === 'call' ? leg.strike >= F * (1 + p.priceRange) : leg.strike <= F * (1 - p.priceRange);
 }
 
 /** Coin -> minor units rounded up, never -0 (toMinorUp(0) is ceil(-1e-6) = -0). */
-function up(coin: number, decimals: number): number {
+export function up(coin: number, decimals: number): number {
   return toMinorUp(coin, decimals) + 0;
 }
 
 /** Coin P&L -> minor units: a loss rounded up (larger), a gain down. */
-function pnlMinor(coin: number, decimals: number): number {
+export function pnlMinor(coin: number, decimals: number): number {
   return coin >= 0 ? toMinorDown(coin, decimals) : -up(-coin, decimals) + 0;
 }
 

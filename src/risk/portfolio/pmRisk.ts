@@ -1,0 +1,330 @@
+// Portfolio margin of live accounts (issue 35), incremental: what order entry, the account summary,
+// withdrawals and liquidation read for an account on a portfolio model.
+//
+// Per instrument and mark epoch, one vector of per-contract coin P&L over every scenario (Black-76
+// at the shocked forward and vol; the expensive part, shared by every account holding the series).
+// Per account and instrument, that vector times the position (and the open orders as if filled, the
+// worse side) in integer minor units: losses rounded up, gains down, per leg. Per account, the sums
+// of those integer vectors, moved by the difference when one leg changes. An order check then costs
+// one leg's vector and a max over the scenarios, not a revaluation of the book.
+//
+// Deterministic whatever the history: every figure is a function of the state (index price and
+// time, mark IV, positions, open lots, parameters) and the sums are of integers, so a running total
+// equals the full sum exactly and a restored engine computes the same margins as the live one. The
+// valuation instant is the index's time (state), not the command's. Rounding per leg makes these
+// figures differ from private/pme/simulate (which rounds each scenario's total once) by at most a
+// minor unit per leg, always towards more margin.
+import { CURRENCIES, type CurrencyCode } from '../../domain/currency.ts';
+import { ceilDiv } from '../../domain/decimal.ts';
+import { AMOUNT_SCALE, type Instrument } from '../../domain/instrument.ts';
+import { black76Greeks, coinPrice, yearFraction } from '../../domain/pricing.ts';
+import type { Exchange } from '../../engine/exchange.ts';
+import type { User } from '../../engine/types.ts';
+import { priceMoves, type PortfolioMarginParams } from './params.ts';
+import { pnlMinor, shockedVol, up } from './scenarios.ts';
+
+const MS_PER_DAY = 24 * 3600 * 1000;
+const VOLS = ['up', 'same', 'down'] as const;
+const AMOUNT_UNIT = 10 ** AMOUNT_SCALE;
+
+/** Per-contract coin P&L of one series in every scenario, valid for the inputs it was made from. */
+interface SeriesVector {
+  index: number;
+  ts: number;
+  iv: number;
+  generation: number;
+  /** Standard scenarios, then the extended ones (all 0 unless the series is far out of the money). */
+  du: Float64Array;
+  /** Coin delta per contract (Black-76 delta less the coin price: inverse options). */
+  delta: number;
+  /** (expiry, strike): the short-option contingency nets calls and puts of one strike. */
+  strikeKey: string;
+}
+
+/** One leg as it was added to an account's sums: its lots then (its share is recomputed from them). */
+interface Leg {
+  inst: Instrument;
+  /** Signed position, open buys and open sells, in lots. */
+  pos: number;
+  buy: number;
+  sell: number;
+}
+
+interface Sums {
+  currency: CurrencyCode;
+  marginVersion: number;
+  generation: number;
+  /** Per scenario, integer minor units: the positions' P&L, and the open orders' extra (the worse side). */
+  pos: Float64Array;
+  ord: Float64Array;
+  /** Net contracts per (expiry, strike), x 10^AMOUNT_SCALE (integers): positions, and with open sells. */
+  strikes: Map<string, { pos: number; withSells: number }>;
+  /** Sum over strikes of net short contracts (x 10^AMOUNT_SCALE). */
+  shortPos: number;
+  shortWithSells: number;
+  /** Coin delta in minor units (rounded per leg): of the positions, of all buys filled, of all sells filled. */
+  dPos: number;
+  dBuys: number;
+  dSells: number;
+  legs: Map<number, Leg>;
+  /** Legs without a value (no index or mark): every figure is NaN, as standard margin's. */
+  unpriced: number;
+}
+
+export interface PmFigures {
+  /** Maintenance margin of the positions: worst counted loss + contingencies. */
+  maintenanceMargin: number;
+  /** Initial margin of the positions (MM x the IM factor), and with the open orders as if filled. */
+  initialMargin: number;
+  initialMarginWithOrders: number;
+}
+
+export class PmRisk {
+  private readonly series = new Map<number, SeriesVector>();
+  private readonly sums = new WeakMap<User, Map<CurrencyCode, Sums>>();
+  /** Scenario count of the parameters in force, and where the extended ones start. */
+  private shape = { generation: -1, standard: 0, total: 0, moves: [] as number[] };
+
+  constructor(private readonly ex: Exchange) {}
+
+  private get params(): Readonly<PortfolioMarginParams> {
+    return this.ex.pm.params;
+  }
+
+  private layout(): { standard: number; total: number; moves: number[] } {
+    const g = this.ex.pm.generation;
+    if (this.shape.generation !== g) {
+      const moves = priceMoves(this.params);
+      this.shape = { generation: g, standard: moves.length * 3, total: moves.length * 3 + this.params.extendedMoves.length, moves };
+    }
+    return this.shape;
+  }
+
+  /** The scenario vector of a series, from the cache when its inputs did not move. */
+  seriesVector(inst: Instrument): SeriesVector | null {
+    const m = this.ex.markets.get(inst.id);
+    const idx = this.ex.index[inst.currency];
+    if (m === undefined || idx === undefined || !(idx.price > 0) || !Number.isFinite(m.markIv)) return null;
+    const g = this.ex.pm.generation;
+    const c = this.series.get(inst.id);
+    if (c !== undefined && c.index === idx.price && c.ts === idx.ts && c.iv === m.markIv && c.generation === g) return c;
+    const p = this.params;
+    const { standard, total, moves } = this.layout();
+    const F = idx.price;
+    const T = Math.max(yearFraction(idx.ts, inst.expiry), 0);
+    const days = Math.max((inst.expiry - idx.ts) / MS_PER_DAY, 0);
+    const iv = m.markIv;
+    const base = coinPrice(inst.optionType, F, inst.strike, T, iv);
+    const du = new Float64Array(total);
+    let i = 0;
+    for (const move of moves) {
+      for (const vol of VOLS) {
+        du[i++] = move === 0 && vol === 'same' ? 0 : coinPrice(inst.optionType, F * (1 + move), inst.strike, T, shockedVol(p, iv, days, vol)) - base;
+      }
+    }
+    const far = inst.optionType === 'call' ? inst.strike >= F * (1 + p.priceRange) : inst.strike <= F * (1 - p.priceRange);
+    if (far) {
+      const ivUp = shockedVol(p, iv, days, 'up');
+      for (let k = 0; k < total - standard; k++) du[standard + k] = coinPrice(inst.optionType, F * (1 + p.extendedMoves[k]!), inst.strike, T, ivUp) - base;
+    }
+    const delta = black76Greeks(inst.optionType, F, inst.strike, T, iv, 0).delta - base;
+    const v: SeriesVector = { index: F, ts: idx.ts, iv, generation: g, du, delta, strikeKey: c?.strikeKey ?? `${inst.expiry}:${inst.strike}` };
+    this.series.set(inst.id, v);
+    return v;
+  }
+
+  /** The account's leg in `inst` now, with open lots or the position moved by the extras; null when flat. */
+  private legOf(user: User, inst: Instrument, extraBuy = 0, extraSell = 0, extraPos = 0): Leg | null {
+    const pos = (user.positions.get(inst.id)?.size ?? 0) + extraPos;
+    const e = user.exposures.get(inst.id);
+    const buy = (e?.buyOpenLots ?? 0) + extraBuy;
+    const sell = (e?.sellOpenLots ?? 0) + extraSell;
+    if (pos === 0 && buy === 0 && sell === 0) return null;
+    return { inst, pos, buy, sell };
+  }
+
+  private empty(currency: CurrencyCode): Sums {
+    const n = this.layout().total;
+    return {
+      currency,
+      marginVersion: this.ex.marginVersion,
+      generation: this.ex.pm.generation,
+      pos: new Float64Array(n),
+      ord: new Float64Array(n),
+      strikes: new Map(),
+      shortPos: 0,
+      shortWithSells: 0,
+      dPos: 0,
+      dBuys: 0,
+      dSells: 0,
+      legs: new Map(),
+      unpriced: 0,
+    };
+  }
+
+  /**
+   * Adds (sign 1) or removes (sign -1) a leg's share, computed from its lots and the series vector:
+   * within one epoch the same lots give the same integers, so removing undoes adding exactly.
+   */
+  private apply(s: Sums, leg: Leg, sign: 1 | -1): void {
+    const inst = leg.inst;
+    const v = this.seriesVector(inst);
+    if (v === null) {
+      s.unpriced += sign;
+      return;
+    }
+    const d = CURRENCIES[inst.currency].decimals;
+    const pos = (leg.pos * inst.lotScaled) / AMOUNT_UNIT;
+    const buy = (leg.buy * inst.lotScaled) / AMOUNT_UNIT;
+    const sell = (leg.sell * inst.lotScaled) / AMOUNT_UNIT;
+    const du = v.du;
+    const withOrders = buy !== 0 || sell !== 0;
+    for (let i = 0; i < du.length; i++) {
+      const x = du[i]!;
+      if (x === 0) continue;
+      const p = pos === 0 ? 0 : pnlMinor(pos * x, d);
+      s.pos[i] += sign * p;
+      // the position's P&L and the worse side's, rounded once, less the position's alone
+      if (withOrders) s.ord[i] += sign * (pnlMinor(pos * x + Math.min(buy * x, -sell * x), d) - p);
+    }
+    let k = s.strikes.get(v.strikeKey);
+    if (k === undefined) {
+      k = { pos: 0, withSells: 0 };
+      s.strikes.set(v.strikeKey, k);
+    }
+    s.shortPos -= Math.max(0, -k.pos);
+    s.shortWithSells -= Math.max(0, -k.withSells);
+    k.pos += sign * leg.pos * inst.lotScaled;
+    k.withSells += sign * (leg.pos - leg.sell) * inst.lotScaled;
+    s.shortPos += Math.max(0, -k.pos);
+    s.shortWithSells += Math.max(0, -k.withSells);
+    if (k.pos === 0 && k.withSells === 0) s.strikes.delete(v.strikeKey);
+    const scale = 10 ** d;
+    s.dPos += sign * Math.round(pos * v.delta * scale);
+    s.dBuys += sign * Math.round(buy * v.delta * scale);
+    s.dSells += sign * Math.round(-sell * v.delta * scale);
+  }
+
+  /** Full sums over the account's positions and open orders in one currency. */
+  private build(user: User, currency: CurrencyCode): Sums {
+    const s = this.empty(currency);
+    const seen = new Set<number>();
+    for (const p of user.positions.values()) this.addInitial(s, user, p.inst, currency, seen);
+    for (const e of user.exposures.values()) this.addInitial(s, user, e.inst, currency, seen);
+    return s;
+  }
+
+  private addInitial(s: Sums, user: User, inst: Instrument, currency: CurrencyCode, seen: Set<number>): void {
+    if (inst.currency !== currency || seen.has(inst.id)) return;
+    seen.add(inst.id);
+    const leg = this.legOf(user, inst);
+    if (leg === null) return;
+    s.legs.set(inst.id, leg);
+    this.apply(s, leg, 1);
+  }
+
+  private valid(s: Sums | undefined): s is Sums {
+    return s !== undefined && s.marginVersion === this.ex.marginVersion && s.generation === this.ex.pm.generation;
+  }
+
+  private current(user: User, currency: CurrencyCode): Sums {
+    let byCurrency = this.sums.get(user);
+    if (byCurrency === undefined) {
+      byCurrency = new Map();
+      this.sums.set(user, byCurrency);
+    }
+    const s = byCurrency.get(currency);
+    if (this.valid(s)) return s;
+    const fresh = this.build(user, currency);
+    byCurrency.set(currency, fresh);
+    return fresh;
+  }
+
+  /** Call after an account's position or open orders in `inst` changed: moves the sums by the difference. */
+  legChanged(user: User, inst: Instrument): void {
+    const s = this.sums.get(user)?.get(inst.currency);
+    if (!this.valid(s)) return; // rebuilt when next used
+    const old = s.legs.get(inst.id);
+    if (old !== undefined) this.apply(s, old, -1);
+    const leg = this.legOf(user, inst);
+    if (leg === null) s.legs.delete(inst.id);
+    else {
+      s.legs.set(inst.id, leg);
+      this.apply(s, leg, 1);
+    }
+  }
+
+  accountChanged(user: User): void {
+    this.sums.delete(user);
+  }
+
+  /** The account's figures in one currency (from the running sums). */
+  figures(user: User, currency: CurrencyCode): PmFigures {
+    return this.evaluate(this.current(user, currency), null);
+  }
+
+  /** The same from a full sum, touching no cache (for checks and tests). */
+  freshFigures(user: User, currency: CurrencyCode): PmFigures {
+    return this.evaluate(this.build(user, currency), null);
+  }
+
+  /** The figures were the account's open orders in `inst` larger by these lots (an order check). */
+  withOrders(user: User, inst: Instrument, buyLots: number, sellLots: number): PmFigures {
+    return this.evaluate(this.current(user, inst.currency), { inst, leg: this.legOf(user, inst, buyLots, sellLots) });
+  }
+
+  /** The figures were the account's position in `inst` changed by `lots` (a liquidation's choice). */
+  withPosition(user: User, inst: Instrument, lots: number): PmFigures {
+    return this.evaluate(this.current(user, inst.currency), { inst, leg: this.legOf(user, inst, 0, 0, lots) });
+  }
+
+  /** Worst counted loss, contingencies, MM and IM of sums with one leg replaced (undefined: removed). */
+  private evaluate(s: Sums, replace: { inst: Instrument; leg: Leg | null } | null): PmFigures {
+    const old = replace === null ? undefined : s.legs.get(replace.inst.id);
+    if (replace !== null) {
+      // apply the change, read, and undo it: exact (integers), and cheaper than copying the sums
+      if (old !== undefined) this.apply(s, old, -1);
+      if (replace.leg !== null) this.apply(s, replace.leg, 1);
+    }
+    try {
+      if (s.unpriced > 0) return { maintenanceMargin: NaN, initialMargin: NaN, initialMarginWithOrders: NaN };
+      const p = this.params;
+      const { standard } = this.layout();
+      let worstPos = 0;
+      let worstWith = 0;
+      for (let i = 0; i < s.pos.length; i++) {
+        let lossPos = Math.max(0, -s.pos[i]!);
+        let lossWith = Math.max(0, -(s.pos[i]! + s.ord[i]!));
+        if (i >= standard) {
+          lossPos = ceilDiv(lossPos * p.extendedLossPercent, 100);
+          lossWith = ceilDiv(lossWith * p.extendedLossPercent, 100);
+        }
+        if (lossPos > worstPos) worstPos = lossPos;
+        if (lossWith > worstWith) worstWith = lossWith;
+      }
+      const d = CURRENCIES[s.currency].decimals;
+      const mm = worstPos + shortContingency(p, s.shortPos, d) + deltaContingency(p, s.dPos);
+      const mmWith = worstWith + shortContingency(p, s.shortWithSells, d) + Math.max(deltaContingency(p, s.dPos + s.dBuys), deltaContingency(p, s.dPos + s.dSells));
+      return {
+        maintenanceMargin: mm,
+        initialMargin: ceilDiv(mm * p.imFactorPercent, 100),
+        initialMarginWithOrders: ceilDiv(Math.max(mm, mmWith) * p.imFactorPercent, 100),
+      };
+    } finally {
+      if (replace !== null) {
+        if (replace.leg !== null) this.apply(s, replace.leg, -1);
+        if (old !== undefined) this.apply(s, old, 1);
+      }
+    }
+  }
+}
+
+/** shortOptionContingency coin per net short contract (scaled by 10^AMOUNT_SCALE), rounded up. */
+function shortContingency(p: Readonly<PortfolioMarginParams>, scaled: number, decimals: number): number {
+  return up((scaled / AMOUNT_UNIT) * p.shortOptionContingency, decimals);
+}
+
+/** deltaContingency of an absolute net delta in minor units, rounded up. */
+function deltaContingency(p: Readonly<PortfolioMarginParams>, minor: number): number {
+  return Math.ceil(Math.abs(minor) * p.deltaContingency - 1e-6) + 0;
+}
