@@ -382,21 +382,28 @@ export class Trading {
 
   /** Logs one side of a fill in the account's log (src/engine/ledger.ts): `cash` is the premium
    *  received (+) or paid (-), the fee comes off it; a liquidation order's side is `liquidation`. */
-  private logFill(user: User, order: Order, cur: CurrencyCode, cash: number, fee: number, qty: number, price: number, tradeId: number): void {
+  private logFill(user: User, order: Order, cur: CurrencyCode, cash: number, fee: number, qty: number, price: number, tradeId: number, role: 'maker' | 'taker'): void {
     const ex = this.ex;
+    const balance = user.accounts[cur].balance;
     appendEntry(user.log, {
       id: ex.nextLogId++,
       ts: ex.now,
       type: order.type === 'liquidation' ? 'liquidation' : 'trade',
       currency: cur,
       amount: cash - fee,
-      balance: user.accounts[cur].balance,
+      balance,
       instrument: order.inst.name,
       userId: null,
       size: order.side === BUY ? qty : -qty,
       price,
       fee,
       ref: tradeId,
+      orderId: order.id,
+      role,
+      position: user.positions.get(order.inst.id)?.size ?? 0,
+      index: ex.indexPrice(cur),
+      mark: ex.markets.get(order.inst.id)!.markCoin,
+      equity: balance + this.risk.positions(user, cur).value,
     });
   }
 
@@ -440,13 +447,14 @@ export class Trading {
     takerUser.accounts[cur].balance -= takerFee;
     takerUser.accounts[cur].fees += takerFee;
     ex.system.fees[cur].balance += makerFee + takerFee;
-    // the account logs: one entry per side with premium and fee (trade id set once the trade exists)
-    const tradeId = ex.nextTradeId;
-    this.logFill(makerUser, maker, cur, maker.side === BUY ? -premium : premium, makerFee, qty, price, tradeId);
-    this.logFill(takerUser, taker, cur, taker.side === BUY ? -premium : premium, takerFee, qty, price, tradeId);
-
     this.updatePosition(buyerUser, inst, qty, price);
     this.updatePosition(sellerUser, inst, -qty, price);
+
+    // the account logs: one entry per side with premium and fee, after the positions moved (the
+    // entry shows the position and equity after the fill; the trade id is set once the trade exists)
+    const tradeId = ex.nextTradeId;
+    this.logFill(makerUser, maker, cur, maker.side === BUY ? -premium : premium, makerFee, qty, price, tradeId, 'maker');
+    this.logFill(takerUser, taker, cur, taker.side === BUY ? -premium : premium, takerFee, qty, price, tradeId, 'taker');
 
     maker.filled += qty;
     maker.filledNotional += price * qty;

@@ -122,15 +122,8 @@ const KNOWN_GAPS: Record<string, string[]> = {
   'private/get_account_summaries': ['missing $.affiliate_promotion_fee', 'missing $.block_rfq_self_match_prevention', 'missing $.interuser_transfers_enabled', 'missing $.login_enabled', 'missing $.mmp_enabled', 'missing $.receive_notifications', 'missing $.referrer_id', 'missing $.security_keys_enabled', 'missing $.summaries[].affiliate_promotion_fee', 'missing $.summaries[].deposit_address', 'missing $.summaries[].estimated_liquidation_ratio', 'missing $.summaries[].fee_group', 'missing $.summaries[].has_non_block_chain_equity', 'missing $.summaries[].limits', 'missing $.summaries[].options_gamma_map', 'missing $.summaries[].options_theta_map', 'missing $.summaries[].options_vega_map', 'missing $.summaries[].receive_notifications', 'missing $.summaries[].total_delta_total_usd', 'missing $.summaries[].total_equity_usd', 'missing $.summaries[].total_initial_margin_usd', 'missing $.summaries[].total_maintenance_margin_usd', 'missing $.summaries[].total_margin_balance_usd', 'missing $.summaries[].trading_products_details', 'missing $.trading_products_details', 'type $.summaries[].fees: object'],
   // USD totals of cross accounts: portfolio margin here is segregated per currency (issue 35, first slice)
   'private/simulate_portfolio': ['missing $.total_delta_total_usd', 'missing $.total_equity_usd', 'missing $.total_initial_margin_usd', 'missing $.total_maintenance_margin_usd', 'missing $.total_margin_balance_usd'],
-  'private/get_position': ['missing $.leverage', 'missing $.settlement_price', 'missing $.size_currency'],
-  'private/get_positions': ['missing $[].leverage', 'missing $[].settlement_price', 'missing $[].size_currency'],
   'public/auth': ['missing $.enabled_features', 'missing $.google_login', 'missing $.mandatory_tfa_status', 'missing $.sid', 'missing $.state'],
   'public/exchange_token': ['missing $.sid'],
-  'private/get_user_trades_by_currency': ['missing $.trades[].iv'],
-  'private/get_user_trades_by_currency_and_time': ['missing $.trades[].iv'],
-  'private/get_user_trades_by_instrument': ['missing $.trades[].iv'],
-  'private/get_user_trades_by_instrument_and_time': ['missing $.trades[].iv'],
-  'private/get_transaction_log': ['missing $.logs[].amount', 'missing $.logs[].contracts', 'missing $.logs[].equity', 'missing $.logs[].fee_role', 'missing $.logs[].index_price', 'missing $.logs[].info', 'missing $.logs[].interest_pl', 'missing $.logs[].ip', 'missing $.logs[].mark_price', 'missing $.logs[].order_id', 'missing $.logs[].position', 'missing $.logs[].price', 'missing $.logs[].price_currency', 'missing $.logs[].profit_as_cashflow', 'missing $.logs[].session_rpl', 'missing $.logs[].session_upl', 'missing $.logs[].settlement_price', 'missing $.logs[].side', 'missing $.logs[].total_interest_pl', 'missing $.logs[].trade_id', 'missing $.logs[].user_id', 'missing $.logs[].user_role', 'missing $.logs[].user_seq', 'missing $.logs[].username'],
   'private/create_api_key': ['type $.max_scope: string[]'],
   'private/list_api_keys': ['missing $[].client_secret', 'type $[].max_scope: string[]'],
   'private/change_api_key_name': ['missing $.client_secret', 'type $.max_scope: string[]'],
@@ -147,10 +140,6 @@ const KNOWN_GAPS: Record<string, string[]> = {
   'public/get_currencies': ['missing $[].apr', 'missing $[].in_cross_collateral_pool', 'missing $[].min_withdrawal_fee', 'missing $[].network_currency', 'missing $[].network_fee', 'type $[].coin_type: BITCOIN|ETHER'],
   'public/get_book_summary_by_currency': ['missing $[].volume_notional'],
   'public/get_book_summary_by_instrument': ['missing $[].volume_notional'],
-  'public/get_last_trades_by_instrument': ['missing $.trades[].iv'],
-  'public/get_last_trades_by_instrument_and_time': ['missing $.trades[].iv'],
-  'public/get_last_trades_by_currency': ['missing $.trades[].iv'],
-  'public/get_last_trades_by_currency_and_time': ['missing $.trades[].iv'],
 };
 
 interface Fixture {
