@@ -14,7 +14,7 @@ import { lotsToAmount, priceToNumber, type Instrument } from '../domain/instrume
 import { BUY } from '../engine/orderBook.ts';
 import type { Order, Trade } from '../engine/types.ts';
 import { TriggerOrder } from '../engine/triggers.ts';
-import { averagePrice, coin, money, renderOrder, renderUserTrade } from './render.ts';
+import { averagePrice, coin, money, orderId, renderOrder, renderUserTrade, tradeIdOf, tradeIv, tradeLiquidation } from './render.ts';
 import { RenderedJson } from './reads/rendered.ts';
 
 /** A number as JSON.stringify writes it (NaN and infinities are null). */
@@ -46,7 +46,7 @@ export function orderJson(o: Order | TriggerOrder): string {
   const amount = lotsToAmount(inst, o.amount);
   const avg = averagePrice(o);
   let s =
-    `{"order_id":"${o.id}","order_state":"${o.state}","order_type":"${type}","time_in_force":"${o.tif}",` +
+    `{"order_id":"${orderId(o)}","order_state":"${o.state}","order_type":"${type}","time_in_force":"${o.tif}",` +
     `"instrument_name":${instName(inst)},"direction":"${o.side === BUY ? 'buy' : 'sell'}","price":${num(o.type === 'market' ? avg : priceToNumber(o.price))},` +
     `"amount":${num(amount)},"contracts":${num(amount / inst.contractSize)},"filled_amount":${num(lotsToAmount(inst, o.filled))},"average_price":${num(avg)},` +
     `"commission":${moneyOf(o.commission, inst.currency)},"label":${str(o.label)},"creation_timestamp":${num(o.created)},"last_update_timestamp":${num(o.lastUpdate)},` +
@@ -77,10 +77,12 @@ export function userTradeJson(t: Trade, userId: number): string {
   const inst = t.inst;
   const amount = lotsToAmount(inst, t.lots);
   const mark = coin(t.markPrice);
+  const iv = tradeIv(t);
+  const liq = tradeLiquidation(t);
   let s =
-    `{"trade_id":"${t.id}","trade_seq":${num(t.seq)},"instrument_name":${instName(inst)},"timestamp":${num(t.ts)},"direction":"${order.side === BUY ? 'buy' : 'sell'}",` +
+    `{"trade_id":"${tradeIdOf(inst.currency, t.id)}","trade_seq":${num(t.seq)},"instrument_name":${instName(inst)},"timestamp":${num(t.ts)},"direction":"${order.side === BUY ? 'buy' : 'sell'}",` +
     `"tick_direction":${num(t.tickDirection)},"price":${num(priceToNumber(t.price))},"amount":${num(amount)},"contracts":${num(amount / inst.contractSize)},` +
-    `"index_price":${num(t.indexPrice)},"mark_price":${mark === null ? 'null' : num(mark)},"order_id":"${order.id}",` +
+    `"index_price":${num(t.indexPrice)},"mark_price":${mark === null ? 'null' : num(mark)},"iv":${iv === null ? 'null' : num(iv)},${liq === null ? '' : `"liquidation":"${liq}",`}"order_id":"${orderId(order)}",` +
     `"order_type":"${order.type}","liquidity":"${isMaker ? 'M' : 'T'}","fee":${moneyOf(isMaker ? t.makerFee : t.takerFee, inst.currency)},` +
     `"fee_currency":"${inst.currency}","state":"${isMaker ? t.makerState : t.takerState}","label":${str(order.label)},"post_only":${order.postOnly},` +
     `"reduce_only":${order.reduceOnly},"underlying_price":${num(t.indexPrice)},"api":true,"mmp":${order.mmp !== null}`;
@@ -90,7 +92,6 @@ export function userTradeJson(t: Trade, userId: number): string {
     if (m.quoteSetId !== null) s += `,"quote_set_id":${str(m.quoteSetId)}`;
   }
   s += `,"risk_reducing":false,"matching_id":null,"self_trade":false,"profit_loss":0`;
-  if (order.isLiquidation) s += `,"liquidation":"${isMaker ? 'M' : 'T'}"`;
   return `${s}}`;
 }
 

@@ -4,6 +4,8 @@ import { CURRENCIES, type CurrencyCode } from '../domain/currency.ts';
 import { toDecimalNumber } from '../domain/decimal.ts';
 import { PRICE_SCALE, lotsToAmount, mintOf, priceToNumber, type Instrument } from '../domain/instrument.ts';
 import { LIQUIDATION_FEE_E4 } from '../engine/liquidation.ts';
+import { yearFraction } from '../domain/pricing.ts';
+import { ivFromCoinPrice } from '../market/smile.ts';
 import { BUY } from '../engine/orderBook.ts';
 import type { Order, Trade } from '../engine/types.ts';
 import { TriggerOrder } from '../engine/triggers.ts';
@@ -18,8 +20,25 @@ export function coin(x: number, decimals = 8): number | null {
   return Number(x.toFixed(decimals));
 }
 
-export function orderId(o: Order): string {
-  return String(o.id);
+/**
+ * An order or trade id as Deribit writes it: BTC's are plain decimal numbers, every other
+ * currency's carry the currency first (`ETH-584864807`, reference/deribit-v2.md "order_id"). The
+ * number is the venue's one counter either way; `parseOrderId` reads both forms.
+ */
+export function idOf(currency: CurrencyCode, id: number): string {
+  return currency === 'BTC' ? String(id) : `${currency}-${id}`;
+}
+
+export const orderIdOf = idOf;
+export const tradeIdOf = idOf;
+
+/** The currency of an instrument name (its first part: `ETH-6JUL25-1500-P`). */
+export function currencyOfName(name: string): CurrencyCode {
+  return name.slice(0, name.indexOf('-')) as CurrencyCode;
+}
+
+export function orderId(o: Order | TriggerOrder): string {
+  return idOf(o.inst.currency, o.id);
 }
 
 export function parseOrderId(s: string): number | null {
@@ -86,7 +105,7 @@ export function renderOrder(o: Order | TriggerOrder): Record<string, unknown> {
     delete out.original_order_type;
     Object.assign(out, triggerFields(o.origin));
     out.triggered = true;
-    out.trigger_order_id = String(o.origin.id);
+    out.trigger_order_id = orderId(o.origin);
   }
   return out;
 }
@@ -115,7 +134,7 @@ function triggerFields(t: TriggerOrder): Record<string, unknown> {
 export function renderTriggerOrder(t: TriggerOrder): Record<string, unknown> {
   const amount = lotsToAmount(t.inst, t.cmd.lots / t.inst.lotScaled);
   const out: Record<string, unknown> = {
-    order_id: String(t.id),
+    order_id: orderId(t),
     order_state: t.state,
     order_type: t.type,
     time_in_force: t.cmd.tif,
@@ -146,16 +165,46 @@ export function renderTriggerOrder(t: TriggerOrder): Record<string, unknown> {
   if (t.cmd.postOnly) out.reject_post_only = t.cmd.rejectPostOnly;
   if (t.cancelReason !== null) out.cancel_reason = t.cancelReason;
   if (t.rejectReason !== null) out.reject_reason = t.rejectReason;
-  if (t.firedOrderId !== null) out.triggered_order_id = String(t.firedOrderId);
+  if (t.firedOrderId !== null) out.triggered_order_id = idOf(t.inst.currency, t.firedOrderId);
   if (t.clientOrderId !== null) out.client_order_id = t.clientOrderId;
   if (t.expiresAt > 0) out.expiration_timestamp = t.expiresAt;
   return out;
 }
 
+/** Trade ivs by trade: a trade never changes, and the inversion is a few dozen Black-76 prices. */
+const ivs = new WeakMap<Trade, number | null>();
+
+/**
+ * A trade's implied volatility in percent (Deribit's `iv`, two decimals): the Black-76 vol (r = 0)
+ * at which the option is worth the trade price, with the index and the time to expiry at the trade
+ * moment, both kept in the trade. Read from the trade alone, so a replay or a restart gives the same
+ * value and the engine state does not change. Null where no vol prices it: below intrinsic value, at
+ * or after expiry, or without an index.
+ */
+export function tradeIv(t: Trade): number | null {
+  let v = ivs.get(t);
+  if (v === undefined) {
+    const T = yearFraction(t.ts, t.inst.expiry);
+    const F = t.indexPrice;
+    const sigma = T > 0 && F > 0 ? ivFromCoinPrice(t.inst.optionType, priceToNumber(t.price), F, t.inst.strike, T) : null;
+    v = sigma === null || !Number.isFinite(sigma) ? null : Number((sigma * 100).toFixed(2));
+    ivs.set(t, v);
+  }
+  return v;
+}
+
+/** Deribit's `liquidation` of a trade: which side was under forced liquidation (M, T or MT); null
+ *  when neither was, and then the field is left out, as Deribit does. */
+export function tradeLiquidation(t: Trade): 'M' | 'T' | 'MT' | null {
+  const m = t.makerOrder.isLiquidation;
+  const k = t.takerOrder.isLiquidation;
+  return m ? (k ? 'MT' : 'M') : k ? 'T' : null;
+}
+
 export function renderPublicTrade(t: Trade): Record<string, unknown> {
   const amount = lotsToAmount(t.inst, t.lots);
   const out: Record<string, unknown> = {
-    trade_id: String(t.id),
+    trade_id: tradeIdOf(t.inst.currency, t.id),
     trade_seq: t.seq,
     instrument_name: t.inst.name,
     timestamp: t.ts,
@@ -166,12 +215,15 @@ export function renderPublicTrade(t: Trade): Record<string, unknown> {
     contracts: amount / t.inst.contractSize,
     index_price: t.indexPrice,
     mark_price: coin(t.markPrice),
+    iv: tradeIv(t),
   };
   // a block trade's leg, as Deribit marks it (src/blocktrades/); absent on book trades
   if (t.block !== undefined) {
     out.block_trade_id = String(t.block.id);
     out.block_trade_leg_count = t.block.legs;
   }
+  const liq = tradeLiquidation(t);
+  if (liq !== null) out.liquidation = liq;
   return out;
 }
 
@@ -201,7 +253,6 @@ export function renderUserTrade(t: Trade, userId: number): Record<string, unknow
   out.matching_id = null;
   out.self_trade = false;
   out.profit_loss = 0;
-  if (order.isLiquidation) out.liquidation = isMaker ? 'M' : 'T';
   return out;
 }
 

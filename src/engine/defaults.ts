@@ -37,7 +37,16 @@ export interface InsuranceFund extends Holder {
 export function post(ex: Exchange, h: Holder, currency: CurrencyCode, amount: number, type: LedgerType, inst: Instrument | null, userId: number | null, size: number | null = null, fee = 0): void {
   const acct = h.accounts[currency];
   acct.balance += amount;
-  appendEntry(h.log, { id: ex.nextLogId++, ts: ex.now, type, currency, amount, balance: acct.balance, instrument: inst?.name ?? null, userId, size, price: null, fee, ref: null });
+  // a user's equity after it (Deribit's `equity`); the insurance account's is not valued here. The
+  // full sum, not the running totals: a takeover or a delivery posts before it moves the position
+  // and resets the totals after, and a read of them here would keep them from that moment
+  const equity = isUser(h) ? acct.balance + ex.trading.risk.sumPositions(h, currency).value : null;
+  const mark = inst === null ? null : (ex.markets.get(inst.id)?.markCoin ?? null);
+  appendEntry(h.log, { id: ex.nextLogId++, ts: ex.now, type, currency, amount, balance: acct.balance, instrument: inst?.name ?? null, userId, size, price: null, fee, ref: null, index: ex.indexPrice(currency), mark, equity });
+}
+
+function isUser(h: Holder): h is User {
+  return (h as Partial<User>).id !== undefined;
 }
 
 /** Moves `amount` from one holder to the other in one currency, logged on both sides. */

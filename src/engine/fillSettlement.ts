@@ -44,13 +44,14 @@ export function settleFill(tr: Trading, ex: Exchange, taker: Order, maker: Order
   takerUser.accounts[cur].balance -= takerFee;
   takerUser.accounts[cur].fees += takerFee;
   ex.system.fees[cur].balance += makerFee + takerFee;
-  // the account logs: one entry per side with premium and fee (trade id set once the trade exists)
-  const tradeId = ex.nextTradeId;
-  logFill(ex, makerUser, maker, cur, maker.side === BUY ? -premium : premium, makerFee, qty, price, tradeId);
-  logFill(ex, takerUser, taker, cur, taker.side === BUY ? -premium : premium, takerFee, qty, price, tradeId);
-
   updatePosition(tr, buyerUser, inst, qty, price);
   updatePosition(tr, sellerUser, inst, -qty, price);
+
+  // the account logs: one entry per side with premium and fee, after the positions moved (the
+  // entry shows the position and equity after the fill; the trade id is set once the trade exists)
+  const tradeId = ex.nextTradeId;
+  logFill(tr, ex, makerUser, maker, cur, maker.side === BUY ? -premium : premium, makerFee, qty, price, tradeId, 'maker');
+  logFill(tr, ex, takerUser, taker, cur, taker.side === BUY ? -premium : premium, takerFee, qty, price, tradeId, 'taker');
 
   maker.filled += qty;
   maker.filledNotional += price * qty;
@@ -103,20 +104,28 @@ export function settleFill(tr: Trading, ex: Exchange, taker: Order, maker: Order
 
 /** Logs one side of a fill in the account's log (src/engine/ledger.ts): `cash` is the premium
  *  received (+) or paid (-), the fee comes off it; a liquidation order's side is `liquidation`. */
-function logFill(ex: Exchange, user: User, order: Order, cur: CurrencyCode, cash: number, fee: number, qty: number, price: number, tradeId: number): void {
+function logFill(tr: Trading, ex: Exchange, user: User, order: Order, cur: CurrencyCode, cash: number, fee: number, qty: number, price: number, tradeId: number, role: 'maker' | 'taker'): void {
+  const balance = user.accounts[cur].balance;
   appendEntry(user.log, {
     id: ex.nextLogId++,
     ts: ex.now,
     type: order.type === 'liquidation' ? 'liquidation' : 'trade',
     currency: cur,
     amount: cash - fee,
-    balance: user.accounts[cur].balance,
+    balance,
     instrument: order.inst.name,
     userId: null,
     size: order.side === BUY ? qty : -qty,
     price,
     fee,
     ref: tradeId,
+    // Deribit's transaction log fields (issue 31): the position and equity after the fill
+    orderId: order.id,
+    role,
+    position: user.positions.get(order.inst.id)?.size ?? 0,
+    index: ex.indexPrice(cur),
+    mark: ex.markets.get(order.inst.id)!.markCoin,
+    equity: balance + tr.risk.positions(user, cur).value,
   });
 }
 

@@ -53,6 +53,23 @@ export interface LedgerEntry {
   fee: number;
   /** Trades: the trade id; else null. */
   ref: number | null;
+  // Deribit's transaction log fields (issue 31). Optional when logging: an entry that leaves one
+  // out holds null there; `userSeq` is set by the log itself.
+  /** Trades: the order filled; else null. */
+  orderId?: number | null;
+  /** Trades: the side's role in the fill; else null. */
+  role?: 'maker' | 'taker' | null;
+  /** Trades: the position in the instrument after the fill, signed lots; else null. */
+  position?: number | null;
+  /** The currency's index at the time (USD), null without one. */
+  index?: number | null;
+  /** Entries on an instrument: its mark (coin) at the time; else null. */
+  mark?: number | null;
+  /** The account's equity in the currency after the entry, minor units; null where not computed. */
+  equity?: number | null;
+  /** The entry's number in this log: 1 for the first entry ever logged, +1 per entry (Deribit's
+   *  `user_seq`); given by `push`. */
+  userSeq?: number;
 }
 
 /** Entries kept per log; older ones leave memory and snapshots (trimmed in steps: amortised O(1)). */
@@ -75,7 +92,15 @@ const PRICE = 6;
 const FEE = 7;
 const REF = 8;
 const KIND = 9;
-const WIDTH = 10;
+const ORDER = 10;
+const ROLE = 11;
+const POSITION = 12;
+const INDEX = 13;
+const MARK = 14;
+const EQUITY = 15;
+const USEQ = 16;
+const WIDTH = 17;
+const ROLES = [null, 'maker', 'taker'] as const;
 const FIRST_CAPACITY = 8;
 
 const orNull = (v: number): number | null => (Number.isNaN(v) ? null : v);
@@ -92,6 +117,8 @@ export class Ledger {
   /** instrument names, by entry (interned strings, shared with the instruments) */
   private names: Array<string | null> = [];
   private count = 0;
+  /** `userSeq` of the newest entry ever pushed (0 before the first) */
+  private lastSeq = 0;
 
   get length(): number {
     return this.count;
@@ -115,6 +142,15 @@ export class Ledger {
     r[o + FEE] = e.fee;
     r[o + REF] = orNaN(e.ref);
     r[o + KIND] = TYPE_CODE.get(e.type)! * 16 + CURRENCY_INDEX.get(e.currency)!;
+    r[o + ORDER] = orNaN(e.orderId ?? null);
+    r[o + ROLE] = e.role === 'maker' ? 1 : e.role === 'taker' ? 2 : 0;
+    r[o + POSITION] = orNaN(e.position ?? null);
+    r[o + INDEX] = orNaN(e.index ?? null);
+    r[o + MARK] = orNaN(e.mark ?? null);
+    r[o + EQUITY] = orNaN(e.equity ?? null);
+    // a restored entry keeps its number; a new one takes the next
+    this.lastSeq = e.userSeq ?? this.lastSeq + 1;
+    r[o + USEQ] = this.lastSeq;
     this.names[this.count] = e.instrument;
     this.count++;
     if (this.count > LEDGER_KEPT * 2) {
@@ -159,6 +195,13 @@ export class Ledger {
       price: orNull(r[o + PRICE]!),
       fee: r[o + FEE]!,
       ref: orNull(r[o + REF]!),
+      orderId: orNull(r[o + ORDER]!),
+      role: ROLES[r[o + ROLE]!]!,
+      position: orNull(r[o + POSITION]!),
+      index: orNull(r[o + INDEX]!),
+      mark: orNull(r[o + MARK]!),
+      equity: orNull(r[o + EQUITY]!),
+      userSeq: r[o + USEQ]!,
     };
   }
 
@@ -175,15 +218,16 @@ export function appendEntry(log: Ledger, entry: LedgerEntry): void {
 }
 
 export function ledgerToJson(log: Ledger): unknown[] {
-  return log.entries().map((e) => [e.id, e.ts, e.type, e.currency, e.amount, e.balance, e.instrument, e.userId, e.size, e.price, e.fee, e.ref]);
+  return log.entries().map((e) => [e.id, e.ts, e.type, e.currency, e.amount, e.balance, e.instrument, e.userId, e.size, e.price, e.fee, e.ref, e.orderId, e.role, e.position, e.index, e.mark, e.equity, e.userSeq]);
 }
 
 export function ledgerFromJson(rows: unknown[] | undefined): Ledger {
   const log = new Ledger();
   for (const r of rows ?? []) {
-    // snapshots from before trades were logged have 8 fields
-    const [id, ts, type, currency, amount, balance, instrument, userId, size = null, price = null, fee = 0, ref = null] = r as never[];
-    log.push({ id, ts, type, currency, amount, balance, instrument, userId, size, price, fee, ref });
+    // snapshots from before trades were logged have 8 fields, from before issue 31's fields 12
+    // (their entries are numbered from 1 here)
+    const [id, ts, type, currency, amount, balance, instrument, userId, size = null, price = null, fee = 0, ref = null, orderId = null, role = null, position = null, index = null, mark = null, equity = null, userSeq] = r as never[];
+    log.push({ id, ts, type, currency, amount, balance, instrument, userId, size, price, fee, ref, orderId, role, position, index, mark, equity, userSeq });
   }
   return log;
 }

@@ -181,7 +181,7 @@ export async function startStreams(deps: StreamDeps): Promise<Streams> {
       const spec = t.spec;
       if (t.userId === null || !('cadence' in spec) || spec.cadence !== 'agg' || !('sel' in spec)) continue;
       // the window's orders in order id order, each in its last state (as the hub sorts them)
-      const orders = () => [...(orderWindow.get(t.userId!)?.values() ?? [])].sort((a, b) => Number(a.order_id) - Number(b.order_id)).filter((o) => selects(spec.sel, o.instrument_name as string, currencyOf(o.instrument_name as string) as never));
+      const orders = () => [...(orderWindow.get(t.userId!)?.values() ?? [])].sort((a, b) => idNumber(String(a.order_id)) - idNumber(String(b.order_id))).filter((o) => selects(spec.sel, o.instrument_name as string, currencyOf(o.instrument_name as string) as never));
       const trades = () => (tradeUserWindow.get(t.userId!) ?? []).filter((x) => selects(spec.sel, x.instrument_name, currencyOf(x.instrument_name) as never));
       if (spec.k === 'user.orders') {
         const mine = orders();
@@ -521,4 +521,9 @@ export async function startStreams(deps: StreamDeps): Promise<Streams> {
       clearInterval(tick);
     },
   };
+}
+
+/** The number of an order id, with or without its currency (`ETH-584864807`: ids other than BTC's carry it). */
+function idNumber(id: string): number {
+  return Number(id.slice(id.lastIndexOf('-') + 1));
 }

@@ -7,6 +7,7 @@ import { adminToken, login, ok, rpc, startServer, userToken, type TestServer } f
 import { atmCall, instruments, market, nearMark } from '../helpers/market.ts';
 import { WsClient } from '../helpers/ws.ts';
 import { cleanReplay } from '../helpers/replay.ts';
+import { parseOrderId } from '../../src/api/render.ts';
 
 const sat = (x: number) => Math.round(x * 1e8);
 
@@ -53,7 +54,7 @@ describe('order reads and index names', () => {
     assert.deepEqual(all.map((o: any) => o.order_id), [a1, a2, a3].map((r) => r.order.order_id), 'alice\'s three orders, oldest first, none of bob\'s');
     const btc = await ok(url, 'private/get_open_orders_by_currency', { currency: 'BTC' }, tokA);
     const eth = await ok(url, 'private/get_open_orders_by_currency', { currency: 'ETH' }, tokA);
-    assert.deepEqual(all, [...btc, ...eth].sort((a: any, b: any) => Number(a.order_id) - Number(b.order_id)), 'the union of the by-currency lists');
+    assert.deepEqual(all, [...btc, ...eth].sort((a: any, b: any) => parseOrderId(a.order_id)! - parseOrderId(b.order_id)!), 'the union of the by-currency lists');
     for (const params of [{ kind: 'option' }, { type: 'limit' }, { kind: 'any', type: 'all' }]) assert.deepEqual(await both(url, ws, 'private/get_open_orders', params, tokA), all, JSON.stringify(params));
     for (const params of [{ kind: 'future' }, { type: 'stop_all' }, { type: 'trigger_all' }]) assert.deepEqual(await both(url, ws, 'private/get_open_orders', params, tokA), [], JSON.stringify(params));
     assert.equal((await rpc(url, 'private/get_open_orders', { type: 'nonsense' }, tokA)).body.error.code, -32602);

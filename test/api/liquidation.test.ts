@@ -87,6 +87,13 @@ describe('liquidation through the API', () => {
       assert.equal(t.reduce_only, true);
       assert.equal(t.instrument_name, call.name);
     }
+    // the liquidated side is the trade's, not the viewer's: the maker and the public see it too
+    const liqIds = new Set(liq.map((t: any) => t.trade_id));
+    const makers = (await ok(url, 'private/get_user_trades_by_currency', { currency: 'BTC', count: 100 }, maker)).trades.filter((t: any) => liqIds.has(t.trade_id));
+    assert.equal(makers.length, liq.length);
+    for (const t of makers) assert.equal(t.liquidation, 'T', 'the maker of a liquidation fill sees its taker was liquidated');
+    const pub = (await ok(url, 'public/get_last_trades_by_instrument', { instrument_name: call.name, count: 100 })).trades;
+    for (const t of pub) assert.equal(t.liquidation, liqIds.has(t.trade_id) ? 'T' : undefined, 'a public trade names a liquidated side only when there was one');
     const liqOrder = await ok(url, 'private/get_order_state', { order_id: liq[0].order_id }, writer);
     assert.equal(liqOrder.is_liquidation, true);
     assert.equal(liqOrder.reduce_only, true);

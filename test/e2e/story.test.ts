@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { assertError, assertOk } from '../helpers/envelope.ts';
 import { atmCall, cheapCall, market, nearMark, onGrid, twinPut, type Market } from '../helpers/market.ts';
 import { BOOTSTRAP, login, ok, rpc, startServer, type TestServer } from '../helpers/server.ts';
+import { parseOrderId } from '../../src/api/render.ts';
 
 const ADMIN_EMAIL = 'root@example.com';
 const ADMIN_PW = 'root-password-1';
@@ -397,7 +398,7 @@ describe('the Strikebook story over HTTP', () => {
 
     assert.equal(await ok(url, 'private/cancel_all_by_currency', { currency: 'ETH' }, A.token), 1);
     assert.deepEqual(await ok(url, 'private/get_open_orders_by_currency', { currency: 'ETH' }, A.token), []);
-    assert.equal(user(A.id).orders.get(Number(ethBuy.order_id))!.state, 'cancelled');
+    assert.equal(user(A.id).orders.get(parseOrderId(ethBuy.order_id)!)!.state, 'cancelled');
     assert.equal(await ok(url, 'private/cancel_all_by_currency', { currency: 'ETH' }, A.token), 0);
 
     const detailed = await ok(url, 'private/cancel_all_by_instrument', { instrument_name: atm.name, detailed: true }, A.token);
@@ -420,7 +421,7 @@ describe('the Strikebook story over HTTP', () => {
     assert.equal(await ok(url, 'private/cancel_all', {}, A.token), 2);
     assert.equal(await ok(url, 'private/cancel_all', {}, A.token), 0);
     for (const o of placed) {
-      const s = server.app.services.ex.users.get(A.id)!.orders.get(Number(o.order_id))!;
+      const s = server.app.services.ex.users.get(A.id)!.orders.get(parseOrderId(o.order_id)!)!;
       assert.equal(s.state, 'cancelled');
       assert.equal(s.cancelReason, 'user_request');
     }

@@ -20,6 +20,13 @@ function entry(id: number): LedgerEntry {
     price: fill ? 1250 : null,
     fee: fill ? 15 : 0,
     ref: fill ? id * 10 : null,
+    orderId: fill ? id * 7 : null,
+    role: fill ? (id % 4 === 0 ? 'maker' : 'taker') : null,
+    position: fill ? -3 - id : null,
+    index: fill ? 68_123.45 + id / 3 : id % 3 === 0 ? null : 3_012.5,
+    mark: fill ? 0.0123456789 + id / 7 : null,
+    equity: fill ? 2 ** 53 - 2 - id : id % 3 === 0 ? null : id * 1_000,
+    userSeq: id,
   };
 }
 
@@ -60,5 +67,20 @@ test('a snapshot round trip gives the same log and the same JSON', () => {
   assert.deepEqual(ledgerToJson(back), json);
   // snapshots from before trades were logged have 8 fields
   const old = ledgerFromJson([[1, 2, 'deposit', 'BTC', 100, 100, null, null]]);
-  assert.deepEqual(old.at(0), { id: 1, ts: 2, type: 'deposit', currency: 'BTC', amount: 100, balance: 100, instrument: null, userId: null, size: null, price: null, fee: 0, ref: null });
+  const none = { orderId: null, role: null, position: null, index: null, mark: null, equity: null };
+  assert.deepEqual(old.at(0), { id: 1, ts: 2, type: 'deposit', currency: 'BTC', amount: 100, balance: 100, instrument: null, userId: null, size: null, price: null, fee: 0, ref: null, ...none, userSeq: 1 });
+  // and from before issue 31's fields 12: numbered from 1 in their order
+  const twelve = ledgerFromJson([[5, 2, 'deposit', 'BTC', 100, 100, null, null, null, null, 0, null], [9, 3, 'withdrawal', 'BTC', -50, 50, null, null, null, null, 0, null]]);
+  assert.deepEqual(twelve.entries().map((e) => [e.id, e.userSeq, e.equity]), [[5, 1, null], [9, 2, null]]);
+});
+
+test('user_seq counts every entry ever logged: past the trimming and across a snapshot', () => {
+  const log = new Ledger();
+  const { userSeq: _drop, ...plain } = entry(1);
+  for (let i = 0; i < 2 * LEDGER_KEPT + 1; i++) log.push({ ...plain, id: i + 1 });
+  assert.equal(log.length, LEDGER_KEPT);
+  assert.equal(log.at(0).userSeq, LEDGER_KEPT + 2, 'the oldest kept is still numbered as it was logged');
+  const back = ledgerFromJson(JSON.parse(JSON.stringify(ledgerToJson(log))));
+  back.push({ ...plain, id: 99_999 });
+  assert.equal(back.at(back.length - 1).userSeq, 2 * LEDGER_KEPT + 2, 'a restored log numbers on from its newest entry');
 });

@@ -136,6 +136,8 @@ export function renderPosition(ex: Exchange, user: User, inst: Instrument): Reco
     kind: 'option',
     direction: p.size > 0 ? 'buy' : p.size < 0 ? 'sell' : 'zero',
     size: lotsToAmount(inst, p.size),
+    // an option's size is in its base currency already
+    size_currency: lotsToAmount(inst, p.size),
     average_price: coin(avg),
     average_price_usd: coin(avg * index, 2),
     mark_price: coin(ex.markets.get(inst.id)!.markCoin),
@@ -152,6 +154,10 @@ export function renderPosition(ex: Exchange, user: User, inst: Instrument): Reco
     vega: round5(f.vega),
     theta: round5(f.theta),
     estimated_liquidation_price: null,
+    // options have no daily settlement here: only a delivered instrument has a settlement price
+    // (its coin value at the delivery price, as its ticker shows); leverage is a futures figure
+    settlement_price: inst.state === 'delivered' && inst.deliveryPrice !== null ? coin(intrinsicCoin(inst.optionType, inst.deliveryPrice, inst.strike)) : null,
+    leverage: null,
   };
 }
 

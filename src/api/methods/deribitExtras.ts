@@ -41,21 +41,55 @@ const HistoryPaging = {
   offset: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 0 }),
   include_old: Type.Boolean({ default: false }),
   include_unfilled: Type.Boolean({ default: false }),
+  /** answer `{orders, continuation}` instead of the list (Deribit's continuation paging) */
+  with_continuation: Type.Boolean({ default: false }),
+  /** the `continuation` of the previous page: the orders after it (offset is not used with it) */
+  continuation: Type.Optional(Type.String({ maxLength: 64 })),
 };
+
+interface HistoryPage {
+  include_unfilled: boolean;
+  offset: number;
+  count: number;
+  with_continuation: boolean;
+  continuation?: string;
+}
+
+/** A continuation names the last order of a page by its place in the order (`<last update>.<id>`). */
+function continuationOf(o: Order): string {
+  return `${o.lastUpdate}.${o.id}`;
+}
+
+function parseContinuation(s: string): { ts: number; id: number } {
+  const m = /^(\d{1,15})\.(\d{1,15})$/.exec(s);
+  if (!m) throw reject(ERR.INVALID_PARAMS, 'continuation is not one this server gave', 'continuation');
+  return { ts: Number(m[1]), id: Number(m[2]) };
+}
 
 /**
  * Order history (Deribit): the caller's orders that were partly or fully filled, newest first;
- * with include_unfilled also those closed without a fill. Paged by offset and count.
+ * with include_unfilled also those closed without a fill. Paged by offset and count, or by
+ * continuation: with `with_continuation` the answer is `{orders, continuation}`, the continuation
+ * (null on the last page) giving the next page when passed back.
  */
-function orderHistory(user: User, filter: (o: Order) => boolean, includeUnfilled: boolean, offset: number, count: number) {
+function orderHistory(user: User, filter: (o: Order) => boolean, p: HistoryPage): unknown {
   const out: Order[] = [];
   for (const o of user.orders.values()) {
     if (!filter(o)) continue;
-    if (o.filled === 0 && (o.state === 'open' || !includeUnfilled)) continue;
+    if (o.filled === 0 && (o.state === 'open' || !p.include_unfilled)) continue;
     out.push(o);
   }
   out.sort((a, b) => b.lastUpdate - a.lastUpdate || b.id - a.id);
-  return out.slice(offset, offset + count).map(renderOrder);
+  let from = p.offset;
+  if (p.continuation !== undefined) {
+    const after = parseContinuation(p.continuation);
+    from = out.findIndex((o) => o.lastUpdate < after.ts || (o.lastUpdate === after.ts && o.id < after.id));
+    if (from < 0) from = out.length;
+  }
+  const page = out.slice(from, from + p.count);
+  if (!p.with_continuation) return page.map(renderOrder);
+  const more = from + p.count < out.length;
+  return { orders: page.map(renderOrder), continuation: more && page.length > 0 ? continuationOf(page[page.length - 1]!) : null };
 }
 
 function activeExpiries(s: Services, currency: CurrencyCode | null): string[] {
@@ -156,8 +190,8 @@ export const deribitExtraMethods = [
     scope: 'trade:read',
     params: Type.Object({ currency: CurrencyParam, kind: KindParam, ...HistoryPaging }),
     handler(ctx, p) {
-      if (p.kind !== undefined && p.kind !== 'option' && p.kind !== 'any') return [];
-      return ctx.services.seq.read(() => orderHistory(userOf(ctx), (o) => o.inst.currency === p.currency, p.include_unfilled, p.offset, p.count));
+      if (p.kind !== undefined && p.kind !== 'option' && p.kind !== 'any') return p.with_continuation ? { orders: [], continuation: null } : [];
+      return ctx.services.seq.read(() => orderHistory(userOf(ctx), (o) => o.inst.currency === p.currency, p));
     },
   }),
   defineMethod({
@@ -167,7 +201,7 @@ export const deribitExtraMethods = [
     handler(ctx, p) {
       return ctx.services.seq.read(() => {
         if (!ctx.services.ex.instruments.has(p.instrument_name)) throw reject(ERR.INVALID_INSTRUMENT, undefined, 'instrument_name');
-        return orderHistory(userOf(ctx), (o) => o.inst.name === p.instrument_name, p.include_unfilled, p.offset, p.count);
+        return orderHistory(userOf(ctx), (o) => o.inst.name === p.instrument_name, p);
       });
     },
   }),

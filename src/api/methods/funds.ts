@@ -6,35 +6,91 @@ import { CURRENCY_CODES, type CurrencyCode } from '../../domain/currency.ts';
 import { lotsToAmount, priceToNumber, premiumFactor } from '../../domain/instrument.ts';
 import type { Exchange } from '../../engine/exchange.ts';
 import type { Ledger, LedgerEntry } from '../../engine/ledger.ts';
-import type { Position } from '../../engine/types.ts';
-import { money } from '../render.ts';
+import type { Position, User } from '../../engine/types.ts';
+import { coin, money, orderIdOf, tradeIdOf } from '../render.ts';
+import { intrinsicCoin } from '../../domain/pricing.ts';
 import { defineMethod } from '../rpc/registry.ts';
 import { CurrencyOrAny, CurrencyParam, Timestamp, currencyFilter } from './common.ts';
 import { SubaccountId, readFor } from './actingFor.ts';
 
-function renderEntry(e: LedgerEntry, ex: Exchange): Record<string, unknown> {
+/** Whose log an entry is in: Deribit's `user_id` and `username` (null for the insurance account). */
+interface LogOwner {
+  id: number;
+  username: string;
+}
+
+function ownerOf(ex: Exchange, user: User): LogOwner {
+  // a subaccount goes by its name, a main account by its email (as get_account_summary's username)
+  return { id: user.id, username: ex.subaccounts.subs.get(user.id)?.username ?? user.email };
+}
+
+/**
+ * One entry of an account log, with every field of Deribit's transaction log: the trade's order,
+ * roles, price and the position, equity, mark and index after it for fills; the settled size and
+ * delivery value for deliveries; null where Deribit sends null for that kind of entry (order and
+ * trade fields outside trades, futures' session and interest figures, which options do not have).
+ */
+function renderEntry(e: LedgerEntry, ex: Exchange, owner: LogOwner | null = null): Record<string, unknown> {
   const change = money(e.amount, e.currency);
   const inst = e.instrument === null ? undefined : ex.instruments.get(e.instrument);
   const out: Record<string, unknown> = {
     id: e.id,
+    user_seq: e.userSeq ?? null,
+    user_id: owner?.id ?? null,
+    username: owner?.username ?? null,
     timestamp: e.ts,
     type: e.type,
     currency: e.currency,
     change,
     cashflow: change,
     balance: money(e.balance, e.currency),
+    equity: e.equity === null || e.equity === undefined ? null : money(e.equity, e.currency),
     instrument_name: e.instrument,
     commission: money(e.fee, e.currency),
+    side: '-',
+    amount: null,
+    contracts: null,
+    price: null,
+    price_currency: null,
+    position: null,
+    order_id: null,
+    trade_id: null,
+    user_role: null,
+    fee_role: null,
+    mark_price: e.mark === null || e.mark === undefined ? null : coin(e.mark),
+    index_price: e.index ?? null,
+    settlement_price: null,
+    session_rpl: null,
+    session_upl: null,
+    interest_pl: null,
+    total_interest_pl: null,
+    // option premiums and deliveries are paid in cash at once, not kept as unrealized profit
+    profit_as_cashflow: inst !== undefined ? true : null,
+    info: e.userId !== null ? { other_user_id: e.userId } : inst !== undefined && e.size !== null && e.price !== null ? {} : null,
+    ip: null,
     ...(e.userId !== null ? { counterparty_user_id: e.userId } : {}),
   };
   if (inst && e.size !== null) {
-    // trades: the fill; deliveries: the position settled (Deribit's `position`)
+    const amount = lotsToAmount(inst, Math.abs(e.size));
+    out.amount = amount;
+    out.contracts = amount / inst.contractSize;
     if (e.price !== null) {
+      // trades: the fill
       out.side = e.size > 0 ? 'buy' : 'sell';
-      out.amount = lotsToAmount(inst, Math.abs(e.size));
       out.price = priceToNumber(e.price);
-      if (e.ref !== null) out.trade_id = String(e.ref);
-    } else out.position = lotsToAmount(inst, e.size);
+      out.price_currency = inst.currency;
+      out.trade_id = e.ref === null ? null : tradeIdOf(inst.currency, e.ref);
+      out.order_id = e.orderId === null || e.orderId === undefined ? null : orderIdOf(inst.currency, e.orderId);
+      out.user_role = e.role ?? null;
+      out.fee_role = e.role ?? null;
+      out.position = e.position === null || e.position === undefined ? null : lotsToAmount(inst, e.position);
+    } else {
+      // deliveries and takeovers: the position settled or handed over, and for a delivery what
+      // each contract was worth at the delivery price
+      out.side = e.size > 0 ? 'long' : 'short';
+      out.position = lotsToAmount(inst, e.size);
+      if (e.type === 'delivery' && inst.deliveryPrice !== null) out.settlement_price = coin(intrinsicCoin(inst.optionType, inst.deliveryPrice, inst.strike));
+    }
   }
   return out;
 }
@@ -89,7 +145,7 @@ export const fundsMethods = [
         const page = newest(user.log, currencyFilter(p.currency), p.start_timestamp ?? 0, p.end_timestamp ?? Number.MAX_SAFE_INTEGER, p.count + 1, p.continuation ?? Number.MAX_SAFE_INTEGER, p.query ?? null);
         const more = page.length > p.count;
         if (more) page.pop();
-        return { logs: page.map((e) => renderEntry(e, s.ex)), continuation: more ? page[page.length - 1].id : null };
+        return { logs: page.map((e) => renderEntry(e, s.ex, ownerOf(s.ex, user))), continuation: more ? page[page.length - 1].id : null };
       });
     },
   }),

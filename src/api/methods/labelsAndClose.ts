@@ -7,7 +7,7 @@ import { ERR, reject } from '../../domain/errors.ts';
 import { lotsToAmount } from '../../domain/instrument.ts';
 import type { CancelTypeFilter, TriggerOrder } from '../../engine/triggers.ts';
 import type { Order, User } from '../../engine/types.ts';
-import { renderOrder } from '../render.ts';
+import { orderId, renderOrder } from '../render.ts';
 import { defineMethod, type CallContext, type MethodDef } from '../rpc/registry.ts';
 import { CurrencyParam, InstrumentName, SafeText, caller } from './common.ts';
 import { EDIT_FIELDS, deribitExtraMethods } from './deribitExtras.ts';
@@ -124,7 +124,7 @@ export const labelAndCloseMethods = [
         if (!inst) throw reject(ERR.INVALID_INSTRUMENT, undefined, 'instrument_name');
         return openByLabel(ctx, inst.currency, p.label)
           .filter((o) => o.inst === inst)
-          .map((o) => String(o.id));
+          .map((o) => orderId(o));
       });
       if (ids.length === 0) throw reject(ERR.ORDER_NOT_FOUND, 'no open order with this label', 'label');
       if (ids.length > 1) throw reject(ERR.INVALID_ARGUMENTS, 'label_not_unique', 'label');

@@ -10,7 +10,7 @@ import { TriggerOrder } from '../../engine/triggers.ts';
 import { contractsOf } from '../../risk/accountRisk.ts';
 import { toMinorUp } from '../../risk/margin.ts';
 import type { Services } from '../../app/services.ts';
-import { money, parseOrderId, renderOrder } from '../render.ts';
+import { money, orderId, parseOrderId, renderOrder } from '../render.ts';
 import { defineMethod, type CallContext } from '../rpc/registry.ts';
 import { caller } from './common.ts';
 import { untriggeredOf } from './trading.ts';
@@ -105,7 +105,7 @@ export const orderMethods = [
         });
         // a trigger order holds no margin until it fires (docs/api-notes.md "Trigger orders")
         const margins = orderMargins(s, user, orders.filter((o): o is Order => !(o instanceof TriggerOrder)));
-        return orders.map((o) => ({ order_id: String(o.id), initial_margin: money(margins.get(o as Order) ?? 0, o.inst.currency), initial_margin_currency: o.inst.currency }));
+        return orders.map((o) => ({ order_id: orderId(o), initial_margin: money(margins.get(o as Order) ?? 0, o.inst.currency), initial_margin_currency: o.inst.currency }));
       });
     },
   }),

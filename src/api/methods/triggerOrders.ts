@@ -8,6 +8,7 @@ import { BUY } from '../../engine/orderBook.ts';
 import { TRIGGER_HISTORY_KEPT, type TriggerHistoryEntry } from '../../engine/triggers.ts';
 import { defineMethod } from '../rpc/registry.ts';
 import { Count, CurrencyParam, InstrumentName, caller } from './common.ts';
+import { currencyOfName, idOf } from '../render.ts';
 
 /** A level as given: coin for mark/last price, USD for the index. */
 function level(x: number): number {
@@ -20,8 +21,8 @@ function renderEntry(e: TriggerHistoryEntry): Record<string, unknown> {
     last_update_timestamp: e.ts,
     trigger: e.source,
     trigger_price: level(e.level),
-    trigger_order_id: String(e.triggerOrderId),
-    order_id: e.orderId === null ? null : String(e.orderId),
+    trigger_order_id: idOf(currencyOfName(e.instrument), e.triggerOrderId),
+    order_id: e.orderId === null ? null : idOf(currencyOfName(e.instrument), e.orderId),
     order_state: e.state,
     request: e.request,
     instrument_name: e.instrument,
