@@ -49,7 +49,8 @@ export function accountsCommand(ex: Exchange, g: Rand, mains: number, currencies
   if (y < 0.56) return { t: 'cancel_transfer', by: m, id: Math.max(1, ex.subaccounts.nextTransferId - 1 - g.int(8)), currency: g.pick(currencies) };
   if (y < 0.64) return { t: 'confirm_transfers' };
   if (y < 0.92) {
-    const from = g.pick(fam);
+    // mostly from the main account (it trades; its subaccounts hold what was moved to them)
+    const from = g.chance(0.7) ? m : g.pick(fam);
     let to = g.pick(fam);
     if (to === from && fam.length > 1) to = fam[(fam.indexOf(from) + 1) % fam.length]!;
     const held = [...(ex.users.get(from)?.positions.values() ?? [])].filter((p) => p.size !== 0 && p.inst.state === 'open');
@@ -64,7 +65,8 @@ export function accountsCommand(ex: Exchange, g: Rand, mains: number, currencies
         if (g.chance(0.05)) price = market.maxPrice + 5;
       }
       const most = Math.abs(p.size);
-      const lots = g.chance(0.05) ? most + 1 : 1 + g.int(most);
+      // small moves mostly (a subaccount has little money for premium or margin), now and then all or more
+      const lots = g.chance(0.05) ? most + 1 : g.chance(0.1) ? most : 1 + g.int(Math.min(most, 3));
       legs.push({ instrument: p.inst.name, lots: lots * p.inst.lotScaled, price });
     }
     return { t: 'move_positions', by: g.chance(0.95) ? m : from, from, to, legs };
