@@ -18,6 +18,8 @@ import type { Command } from './commands.ts';
 import type { Exchange } from './exchange.ts';
 import { forgetOldestClientOrderIds } from './orderRules.ts';
 import { IndexedHeap } from './triggerQueue.ts';
+import type { Side } from './orderBook.ts';
+import { cancelOwnMakers } from './selfTrade.ts';
 import type { Order, Trade } from './types.ts';
 import { TriggerOrder, firedCmd, selectsType, triggerPrint, type CancelTypeFilter, type TriggerCancelReason, type TriggerHistoryEntry, type TriggerSource, type TriggerSpec } from './triggerOrder.ts';
 
@@ -158,7 +160,11 @@ export class Triggers {
     const ex = this.ex;
     this.forgetUntriggered(t);
     t.lastUpdate = ex.now;
-    const r = ex.trading.place({ ...t.cmd });
+    // self-trade prevention covers the order it places as it covers a placed one (cancel_maker:
+    // the own resting orders it would meet go first; reject_taker refuses it in Trading.place)
+    const cmd = t.cmd;
+    if (!cmd.postOnly && (cmd.type === 'market' || cmd.price !== null)) cancelOwnMakers(ex, t.userId, cmd.instrument, cmd.side as Side, cmd.type === 'market' ? NaN : cmd.price!, cmd.lots);
+    const r = ex.trading.place({ ...cmd });
     if (isReject(r)) {
       t.state = 'rejected';
       t.rejectReason = r.reason ?? String(r.code);

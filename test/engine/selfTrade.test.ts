@@ -6,7 +6,9 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { isReject } from '../../src/domain/errors.ts';
 import { restore, serialize, stateHash } from '../../src/engine/snapshot.ts';
-import { EXP_MAR, Harness, code, spec } from '../helpers/engine.ts';
+import type { Command } from '../../src/engine/commands.ts';
+import type { TriggerPlaceResult } from '../../src/engine/triggers.ts';
+import { EXP_MAR, Harness, amt, code, px, spec } from '../helpers/engine.ts';
 
 const CALL = spec('BTC', EXP_MAR, 100_000, 'call');
 
@@ -85,3 +87,43 @@ describe('self-trade prevention on edit', () => {
     assert.equal(bid.state, 'open');
   });
 });
+
+describe('self-trade prevention of a trigger order as it fires', () => {
+    /** a's own bid rests ahead of b's at 0.08; a's index stop sell of 1 at 0.08 fires at 95,000 */
+    function armed(mode: 'reject_taker' | 'cancel_maker') {
+      const h = Harness.market([CALL]);
+      const [a, b] = [h.user('10'), h.user('10')];
+      h.apply({ t: 'set_self_trading_config', userId: a, mode, extendedToSubaccounts: false });
+      const own = h.ok(a, 'buy', CALL.name, '0.08', '0.5').order;
+      const theirs = h.ok(b, 'buy', CALL.name, '0.08', '2').order;
+      const cmd: Command = {
+        t: 'place', userId: a, side: 1, instrument: CALL.name, price: px('0.08'), advanced: null, advPrice: null, lots: amt('1'), type: 'limit', tif: 'good_til_cancelled',
+        postOnly: false, rejectPostOnly: false, reduceOnly: false, label: '', clientOrderId: null, trig: { type: 'stop_limit', source: 'index_price', price: px('95000'), offset: null },
+      };
+      const r = h.apply(cmd) as TriggerPlaceResult;
+      assert.ok(!isReject(r), JSON.stringify(r));
+      assert.equal(r.order.state, 'untriggered');
+      h.apply({ t: 'index', currency: 'BTC', price: 95_000, manual: true, by: null });
+      return { h, a, b, own, theirs, t: r.order };
+    }
+
+    it('reject_taker refuses the order a trigger places when it would meet the account\'s own order; nothing trades', () => {
+      const { h, a, own, t } = armed('reject_taker');
+      assert.equal(t.state, 'rejected');
+      assert.equal(t.rejectReason, 'self_trade');
+      assert.equal(own.state, 'open', 'the own bid stays');
+      assert.equal(h.position(a, CALL.name)?.size ?? 0, 0, 'a never traded with itself');
+    });
+
+    it('cancel_maker cancels the own resting orders the fired order would meet, and it trades with the others', () => {
+      const { h, a, b, own, theirs, t } = armed('cancel_maker');
+      assert.equal(t.state, 'triggered', `${t.state} ${t.rejectReason ?? ''}`);
+      assert.equal(own.state, 'cancelled');
+      assert.equal(own.cancelReason, 'self_trade_prevention');
+      const fired = h.u(a).orders.get(t.firedOrderId!)!;
+      assert.equal(fired.state, 'filled');
+      for (const id of fired.tradeIds) assert.notEqual(h.ex.recentTrades.find((x) => x.id === id)!.makerOrder.userId, a, 'no trade of a with itself');
+      assert.equal(theirs.filled, fired.filled);
+      assert.equal(h.position(a, CALL.name).size, -h.position(b, CALL.name).size);
+    });
+  });

@@ -29,33 +29,18 @@ function suite(spec: TargetSpec): void {
     await tg.stop();
   });
 
-  test('a subscription naming channels the server does not serve subscribes the rest and leaves them out of the answer, as Deribit does (a gateway still refuses them by name)', async () => {
+  test('a subscription naming channels the server does not serve subscribes the rest and leaves them out of the answer, as Deribit does, through a gateway too', async () => {
     const ws = await WsClient.open(tg.ws);
     await ws.auth('alice@example.com');
     const good = `book.${m.name}.100ms`;
     const bad = ['no.such.channel', 'book.NOPE-1JAN30-1-C.raw', `chart.trades.${m.name}.7`, `quote.${m.name}.100ms`];
-    if (spec.kind === 'engine') {
-      for (const method of ['public/subscribe', 'private/subscribe']) {
-        assert.deepEqual(await ws.ok(method, { channels: [...bad.slice(0, 2), good, ...bad.slice(2)] }), [good], `${method}: only the served channel`);
-      }
-      await ws.until(() => ws.on(good).length > 0, 5000, 'the served channel\'s snapshot');
-      assert.deepEqual(await ws.ok('public/unsubscribe', { channels: [good] }), [good]);
-      // only unknown channels: an empty answer, nothing subscribed
-      assert.deepEqual(await ws.ok('public/subscribe', { channels: ['quote', 'nope.1'] }), []);
-      await ws.close();
-      return;
-    }
     for (const method of ['public/subscribe', 'private/subscribe']) {
-      const r = await ws.call(method, { channels: [good, ...bad] });
-      assert.equal(r.result, undefined, 'no result');
-      assert.equal(r.error.code, -32602);
-      assert.equal(r.error.data.param, 'channels');
-      for (const b of bad) assert.ok(r.error.data.reason.includes(b), `${b} is named in "${r.error.data.reason}"`);
-      assert.ok(!r.error.data.reason.includes(good), 'the served channel is not named');
+      assert.deepEqual(await ws.ok(method, { channels: [...bad.slice(0, 2), good, ...bad.slice(2)] }), [good], `${method}: only the served channel`);
     }
-    // nothing of the refused request was subscribed
-    assert.deepEqual(await ws.ok('public/unsubscribe', { channels: [good] }), []);
-    assert.deepEqual(await ws.ok('public/subscribe', { channels: [good] }), [good]);
+    await ws.until(() => ws.on(good).length > 0, 5000, 'the served channel\'s snapshot');
+    assert.deepEqual(await ws.ok('public/unsubscribe', { channels: [good] }), [good]);
+    // only unknown channels: an empty answer, nothing subscribed
+    assert.deepEqual(await ws.ok('public/subscribe', { channels: ['quote', 'nope.1'] }), []);
     await ws.close();
   });
 
