@@ -8,6 +8,7 @@ import type { CurrencyCode } from '../domain/currency.ts';
 import type { OptionType, SettlementPeriod } from '../domain/instrument.ts';
 import type { TimeInForce } from './types.ts';
 import type { CancelTypeFilter, TriggerSpec } from './triggers.ts';
+import type { WalletCommand } from '../wallet/types.ts';
 
 export interface InstrumentSpec {
   currency: CurrencyCode;
@@ -149,7 +150,9 @@ export type Command =
       quoteSetId: string | null;
       minDelta: number | null;
       maxDelta: number | null;
-    };
+    }
+  /** The wallet: withdrawals, deposits, deposit addresses, address book (src/wallet/). */
+  | WalletCommand;
 
 /** One side of a quote: price units, amount at 10^-8 (0 removes the side's quote). */
 export interface QuoteSide {

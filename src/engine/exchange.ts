@@ -25,6 +25,9 @@ import { Ledger } from './ledger.ts';
 import { accountsRecord, blankUser, newAccount } from './users.ts';
 import { Subaccounts } from '../accounts/subaccounts.ts';
 import { applyTransfer } from '../accounts/transfers.ts';
+import { Wallet } from '../wallet/wallet.ts';
+import { applyWallet, recordSandboxDeposit } from '../wallet/apply.ts';
+import { WALLET_COMMANDS, type WalletCommand } from '../wallet/types.ts';
 import { changePassword, setUserDisabled } from './userSecurity.ts';
 
 export const SYSTEM_FEES = 'fees';
@@ -140,6 +143,8 @@ export class Exchange {
   readonly triggers: Triggers;
   /** Subaccounts and transfers between the accounts of one main account (src/accounts/). */
   readonly subaccounts: Subaccounts;
+  /** Withdrawals, deposits, deposit addresses and the address book (src/wallet/). */
+  readonly wallet = new Wallet();
   /** Sees every order and trade change as it is applied (live event fan-out; not part of the state). */
   observer: EngineObserver | null = null;
 
@@ -192,6 +197,7 @@ export class Exchange {
   }
 
   private dispatch(c: Command): unknown {
+    if (WALLET_COMMANDS.has(c.t)) return applyWallet(this, c as WalletCommand);
     switch (c.t) {
       case 'create_user':
         return this.createUser(c);
@@ -399,6 +405,7 @@ export class Exchange {
     // only client keys go into the idempotency map: a generated id ("d<seq>") stored there would
     // swallow a later client deposit that happens to use the same text as its deposit_id
     if (c.depositId !== null) user.depositIds.set(rec.depositId, rec);
+    recordSandboxDeposit(this, rec);
     return rec;
   }
 
@@ -499,7 +506,8 @@ export class Exchange {
   conservation(): Record<CurrencyCode, { balances: number; expected: number }> {
     const out = {} as Record<CurrencyCode, { balances: number; expected: number }>;
     for (const c of CURRENCY_CODES) {
-      let sum = this.system.fees[c].balance + this.system.insurance[c].balance;
+      // a pending withdrawal's money is out of its owner's balance but not yet out of the venue
+      let sum = this.system.fees[c].balance + this.system.insurance[c].balance + this.wallet.pending[c];
       for (const u of this.users.values()) sum += u.accounts[c].balance;
       out[c] = { balances: sum, expected: this.deposits[c] - this.withdrawals[c] };
     }

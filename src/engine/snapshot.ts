@@ -139,6 +139,8 @@ export function serialize(ex: Exchange): string {
     ...(ex.subaccounts.isEmpty() ? {} : { subaccounts: ex.subaccounts.toJson() }),
     // disabled users (src/engine/userSecurity.ts): absent while there are none, as subaccounts
     ...(ex.disabledUsers.size === 0 ? {} : { disabledUsers: [...ex.disabledUsers].sort((x, y) => x - y) }),
+    // the wallet (src/wallet/): absent while empty, as subaccounts
+    ...(ex.wallet.isEmpty() ? {} : { wallet: ex.wallet.toJson() }),
   };
   return JSON.stringify(state);
 }
@@ -241,6 +243,7 @@ export function restore(text: string, limits: ExchangeLimits = DEFAULT_LIMITS): 
   codRestore(ex, s.cod, orders);
   ex.subaccounts.restore(s.subaccounts);
   ex.disabledUsers = new Set<number>(s.disabledUsers ?? []);
+  ex.wallet.restore(s.wallet);
   return ex;
 }
 
