@@ -11,6 +11,7 @@ import { atmCall, cheapCall, type Market } from '../helpers/market.ts';
 import { adminToken, login, ok, rpc, startServer, userToken, type TestServer } from '../helpers/server.ts';
 import { WsClient } from '../helpers/ws.ts';
 import { SUBACCOUNT_SAMPLES } from '../helpers/subaccountSamples.ts';
+import { WALLET_SAMPLES } from '../helpers/walletSamples.ts';
 
 /** Methods other issues bring, named so that the summary prints them rather than skipping them. */
 const PENDING: Record<string, string> = {};
@@ -21,16 +22,6 @@ pend('issue 32 (subaccounts, transfers, wallet)', [
   'private/move_positions',
   'private/cancel_transfer_by_id',
   'private/submit_transfer_to_user',
-  'private/add_to_address_book',
-  'private/get_address_book',
-  'private/remove_from_address_book',
-  'private/update_in_address_book',
-  'private/cancel_withdrawal',
-  'private/create_deposit_address',
-  'private/get_current_deposit_address',
-  'private/get_deposits',
-  'private/get_withdrawals',
-  'private/withdraw',
 ]);
 pend('issue 34 (combos, block trades, block RFQ)', [
   'private/create_combo',
@@ -288,6 +279,7 @@ const SAMPLES: Record<string, (f: Fixture) => Promise<Call> | Call> = {
   'private/close_position': (f) => ({ params: { instrument_name: f.cheap.name, type: 'limit', price: f.cheap.prices[0] }, token: tok(f) }),
   'public/get_volatility_index_data': (f) => ({ params: { currency: 'BTC', start_timestamp: f.now - 3_600_000, end_timestamp: f.now + 60_000, resolution: '60' } }),
   ...SUBACCOUNT_SAMPLES,
+  ...WALLET_SAMPLES,
 };
 
 /** Samples for the WebSocket session methods, called on one authenticated connection in this order. */
@@ -315,7 +307,8 @@ describe('Deribit conformance', { skip: documented === null ? `no Deribit refere
 
   before(async () => {
     if (documented === null) return;
-    server = await startServer();
+    // a new address-book entry receives withdrawals at once (the wallet samples withdraw to one)
+    server = await startServer({ STRIKEBOOK_ADDRESS_BOOK_WAIT_MS: '0' });
     const url = server.url;
     const admin = await adminToken(url);
     const user = await userToken(url, admin, 'trader@example.com', { currency: 'BTC', amount: 100 });
