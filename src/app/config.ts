@@ -8,6 +8,17 @@ import { leaseTimingProblem } from '../journal/postgresLease.ts';
 
 export type Mode = 'sandbox' | 'production';
 
+/** The wallet's settings (src/wallet/). */
+export interface WalletConfig {
+  addressBookOnly: boolean;
+  addressBookWaitMs: number;
+  addressBookMax: number;
+  maxPendingWithdrawals: number;
+  maxDepositAddresses: number;
+  /** sandbox only; 0 never */
+  autoCompleteMs: number;
+}
+
 export interface Config {
   port: number;
   host: string;
@@ -71,6 +82,8 @@ export interface Config {
   blockTradeMinEth?: number;
   blockTradeBandPct?: number;
   blockTradeSignatureTtlMs?: number;
+  /** The wallet (src/wallet/; docs/api-notes.md "Wallet"); absent: the schema's defaults. */
+  wallet?: WalletConfig;
   /** TCP connections (HTTP and WebSocket) open from one IP address; more are refused. */
   maxConnectionsPerIp?: number;
   /** TCP connections open in total; more are refused. Keep it below the process's `ulimit -n`. */
@@ -237,6 +250,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     blockTradeMinEth: n('STRIKEBOOK_BLOCK_TRADE_MIN_ETH'),
     blockTradeBandPct: n('STRIKEBOOK_BLOCK_TRADE_BAND_PCT'),
     blockTradeSignatureTtlMs: n('STRIKEBOOK_BLOCK_TRADE_SIGNATURE_TTL_MS'),
+    wallet: {
+      addressBookOnly: on('STRIKEBOOK_WITHDRAWAL_ADDRESS_BOOK_ONLY'),
+      addressBookWaitMs: n('STRIKEBOOK_ADDRESS_BOOK_WAIT_MS'),
+      addressBookMax: n('STRIKEBOOK_ADDRESS_BOOK_MAX'),
+      maxPendingWithdrawals: n('STRIKEBOOK_MAX_PENDING_WITHDRAWALS'),
+      maxDepositAddresses: n('STRIKEBOOK_MAX_DEPOSIT_ADDRESSES'),
+      autoCompleteMs: n('STRIKEBOOK_WITHDRAWAL_AUTO_COMPLETE_MS'),
+    },
     maxConnectionsPerIp: n('STRIKEBOOK_MAX_CONNECTIONS_PER_IP'),
     maxConnections: n('STRIKEBOOK_MAX_CONNECTIONS'),
     headersTimeoutMs: n('STRIKEBOOK_HEADERS_TIMEOUT_MS'),

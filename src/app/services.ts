@@ -36,6 +36,7 @@ import { LEADER_URL_META, awaitMeta } from './standby.ts';
 import { newHaState, type HaState } from './haStatus.ts';
 import { stepDown } from './leadership.ts';
 import { shutdownExchange, type ShutdownOptions } from './shutdown.ts';
+import { walletDue } from '../wallet/wallet.ts';
 
 export { recover, recoverAsync } from './recovery.ts';
 export type { JournalHandles } from './storage.ts';
@@ -430,6 +431,7 @@ function startMarketTimers(s: Services): { ready: Promise<void>; stop(): void } 
     const settled = settleDue(now);
     if (ex.trading.nextExpiry() <= now) settled.push(submit({ t: 'expire_orders' }));
     if (ex.subaccounts.users.nextDue() <= now) settled.push(submit({ t: 'confirm_transfers' }));
+    if (walletDue(ex, now)) settled.push(submit({ t: 'wallet_complete_due' }));
     await Promise.all(settled);
     await listNew();
   };
@@ -463,6 +465,8 @@ function startMarketTimers(s: Services): { ready: Promise<void>; stop(): void } 
       if (ex.trading.nextExpiry() <= now) void submit({ t: 'expire_orders' });
       // transfers to other users whose hold has passed (src/accounts/userTransfers.ts)
       if (ex.subaccounts.users.nextDue() <= now) void submit({ t: 'confirm_transfers' });
+      // sandbox withdrawals whose automatic completion is due (src/wallet/; never in production)
+      if (walletDue(ex, now)) void submit({ t: 'wallet_complete_due' });
     });
     // after the index moved the marks: one journaled liquidation step per account below
     // maintenance margin or still flagged (API.md 5.3, src/engine/liquidation.ts); the step is its

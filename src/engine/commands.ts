@@ -12,6 +12,7 @@ import type { PortfolioMarginParams } from '../risk/portfolio/params.ts';
 import type { CancelTypeFilter, TriggerSpec } from './triggers.ts';
 import type { MoveLeg } from '../accounts/types.ts';
 import type { BlockLeg, BlockRole, BlockRules } from '../blocktrades/types.ts';
+import type { WalletCommand } from '../wallet/types.ts';
 
 export interface InstrumentSpec {
   currency: CurrencyCode;
@@ -181,7 +182,9 @@ export type Command =
       quoteSetId: string | null;
       minDelta: number | null;
       maxDelta: number | null;
-    };
+    }
+  /** The wallet: withdrawals, deposits, deposit addresses, address book (src/wallet/). */
+  | WalletCommand;
 
 /** One side of a quote: price units, amount at 10^-8 (0 removes the side's quote). */
 export interface QuoteSide {

@@ -26,6 +26,9 @@ import { accountsRecord, blankUser, newAccount } from './users.ts';
 import { Subaccounts } from '../accounts/subaccounts.ts';
 import { applyTransfer } from '../accounts/transfers.ts';
 import { applyMovePositions } from '../accounts/movePositions.ts';
+import { Wallet } from '../wallet/wallet.ts';
+import { applyWallet, recordSandboxDeposit } from '../wallet/apply.ts';
+import { WALLET_COMMANDS, type WalletCommand } from '../wallet/types.ts';
 import { changePassword, setUserDisabled } from './userSecurity.ts';
 import { BlockTrades } from '../blocktrades/state.ts';
 import { Combos } from '../combos/combos.ts';
@@ -152,6 +155,8 @@ export class Exchange {
   readonly blockTrades = new BlockTrades();
   /** Combos as instruments (src/combos/). */
   readonly combos: Combos;
+  /** Withdrawals, deposits, deposit addresses and the address book (src/wallet/). */
+  readonly wallet = new Wallet();
   /** Sees every order and trade change as it is applied (live event fan-out; not part of the state). */
   observer: EngineObserver | null = null;
 
@@ -205,6 +210,7 @@ export class Exchange {
   }
 
   private dispatch(c: Command): unknown {
+    if (WALLET_COMMANDS.has(c.t)) return applyWallet(this, c as WalletCommand);
     switch (c.t) {
       case 'create_user':
         return this.createUser(c);
@@ -437,6 +443,7 @@ export class Exchange {
     // only client keys go into the idempotency map: a generated id ("d<seq>") stored there would
     // swallow a later client deposit that happens to use the same text as its deposit_id
     if (c.depositId !== null) user.depositIds.set(rec.depositId, rec);
+    recordSandboxDeposit(this, rec);
     return rec;
   }
 
@@ -537,8 +544,9 @@ export class Exchange {
   conservation(): Record<CurrencyCode, { balances: number; expected: number }> {
     const out = {} as Record<CurrencyCode, { balances: number; expected: number }>;
     for (const c of CURRENCY_CODES) {
-      // transfers to other users held while prepared (src/accounts/userTransfers.ts) are still money
-      let sum = this.system.fees[c].balance + this.system.insurance[c].balance + this.subaccounts.users.held[c];
+      // transfers to other users held while prepared (src/accounts/userTransfers.ts) and pending
+      // withdrawals (out of their owner's balance, not yet out of the venue) are still money
+      let sum = this.system.fees[c].balance + this.system.insurance[c].balance + this.subaccounts.users.held[c] + this.wallet.pending[c];
       for (const u of this.users.values()) sum += u.accounts[c].balance;
       out[c] = { balances: sum, expected: this.deposits[c] - this.withdrawals[c] };
     }

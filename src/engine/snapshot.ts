@@ -149,6 +149,8 @@ export function serialize(ex: Exchange): string {
     // portfolio margin (src/risk/portfolio/state.ts): absent while every account is on the default
     // model under the default parameters, as subaccounts
     ...(ex.pm.isEmpty() ? {} : { pm: ex.pm.toJson() }),
+    // the wallet (src/wallet/): absent while empty, as subaccounts
+    ...(ex.wallet.isEmpty() ? {} : { wallet: ex.wallet.toJson() }),
   };
   return JSON.stringify(state);
 }
@@ -256,6 +258,7 @@ export function restore(text: string, limits: ExchangeLimits = DEFAULT_LIMITS): 
   ex.blockTrades.restore(s.blockTrades);
   ex.combos.restore(s.combos);
   ex.pm.restore(s.pm);
+  ex.wallet.restore(s.wallet);
   return ex;
 }
 

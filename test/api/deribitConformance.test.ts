@@ -12,21 +12,12 @@ import { adminToken, login, ok, rpc, startServer, userToken, type TestServer } f
 import { WsClient } from '../helpers/ws.ts';
 import { SUBACCOUNT_SAMPLES } from '../helpers/subaccountSamples.ts';
 import { BLOCK_TRADE_SAMPLES } from '../helpers/blockTradeSamples.ts';
+import { WALLET_SAMPLES } from '../helpers/walletSamples.ts';
 
 /** Methods other issues bring, named so that the summary prints them rather than skipping them. */
 const PENDING: Record<string, string> = {};
 const pend = (issue: string, names: string[]) => names.forEach((n) => (PENDING[n] = issue));
 pend('issue 32 (subaccounts, transfers, wallet)', [
-  'private/add_to_address_book',
-  'private/get_address_book',
-  'private/remove_from_address_book',
-  'private/update_in_address_book',
-  'private/cancel_withdrawal',
-  'private/create_deposit_address',
-  'private/get_current_deposit_address',
-  'private/get_deposits',
-  'private/get_withdrawals',
-  'private/withdraw',
 ]);
 pend('issue 34 (combos, block trades, block RFQ)', [
   'private/get_leg_prices',
@@ -247,6 +238,7 @@ const SAMPLES: Record<string, (f: Fixture) => Promise<Call> | Call> = {
   'public/get_combos': () => ({ params: { currency: 'BTC' } }),
   'public/get_combo_ids': () => ({ params: { currency: 'BTC' } }),
   'public/get_combo_details': async (f) => ({ params: { combo_id: (await ok(f.url, 'public/get_combo_ids', { currency: 'BTC' }))[0] } }),
+  ...WALLET_SAMPLES,
 };
 
 /** Samples for the WebSocket session methods, called on one authenticated connection in this order. */
@@ -274,7 +266,8 @@ describe('Deribit conformance', { skip: documented === null ? `no Deribit refere
 
   before(async () => {
     if (documented === null) return;
-    server = await startServer();
+    // a new address-book entry receives withdrawals at once (the wallet samples withdraw to one)
+    server = await startServer({ STRIKEBOOK_ADDRESS_BOOK_WAIT_MS: '0' });
     const url = server.url;
     const admin = await adminToken(url);
     const user = await userToken(url, admin, 'trader@example.com', { currency: 'BTC', amount: 100 });

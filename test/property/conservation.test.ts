@@ -284,7 +284,19 @@ class Generator {
       const userId = this.user();
       const currency = this.pick(CURRENCIES);
       const avail = ex.trading.risk.account(ex.users.get(userId)!, currency).availableWithdrawal;
-      return { t: 'withdraw', userId, currency, amount: 1 + Math.floor(avail * 1.2 * this.r()) };
+      if (this.chance(0.5)) return { t: 'withdraw', userId, currency, amount: 1 + Math.floor(avail * 1.2 * this.r()) };
+      // the wallet (src/wallet/): a pending withdrawal (reserved at once; some complete by themselves
+      // a while later), a cancel of one of the user's pending ones, or the completion of those due
+      const y = this.r();
+      if (y < 0.6) {
+        const rules = { bookOnly: false, maxPending: 5, autoCompleteMs: this.chance(0.5) ? this.int(120_000) : null };
+        return { t: 'wallet_withdraw', userId, currency, amount: 1 + Math.floor(avail * 1.2 * this.r()), address: 'addr', priority: 'high', nonce: this.chance(0.2) ? `w${this.int(4)}` : null, rules };
+      }
+      if (y < 0.85) {
+        const pending = ex.wallet.withdrawalsOf(userId, currency).filter((w) => w.state === 'confirmed');
+        return { t: 'wallet_cancel_withdrawal', userId, id: pending.length > 0 ? this.pick(pending).id : ex.wallet.nextWithdrawalId };
+      }
+      return { t: 'wallet_complete_due' };
     }
     if (x < 0.955) {
       // BTC's automatic feed updates more often than ETH's manual one; gaps of over 30 s (see
@@ -602,7 +614,7 @@ function checkCashRules(ex: Exchange, cmd: Sequenced, res: unknown, where: strin
   for (const u of ex.users.values()) {
     for (const c of CURRENCIES) if (u.accounts[c].balance < 0) assert.fail(`${where}: user ${u.id} ${c} balance ${u.accounts[c].balance} after a ${cmd.t}`);
   }
-  if (cmd.t === 'withdraw' && !isReject(res)) {
+  if ((cmd.t === 'withdraw' || cmd.t === 'wallet_withdraw') && !isReject(res)) {
     const u = ex.users.get(cmd.userId)!;
     const r = ex.trading.risk.account(u, cmd.currency);
     assert.ok(ex.trading.risk.freeCash(u, cmd.currency) >= 0, `${where}: a withdrawal took cash promised to open buys`);
@@ -681,7 +693,7 @@ function stream(SEED: number, limits: ExchangeLimits): void {
       checkBlockTrade(ex, cmd, res, where);
       if (!isReject(res)) {
         if (cmd.t === 'settle') stats.settlements++;
-        if (cmd.t === 'withdraw') stats.withdrawals++;
+        if (cmd.t === 'withdraw' || cmd.t === 'wallet_withdraw') stats.withdrawals++;
         if (cmd.t === 'move_positions') stats.moves++;
         if (cmd.t === 'user_transfer') stats.userTransfers++;
         if (cmd.t === 'create_subaccount') stats.subaccounts++;

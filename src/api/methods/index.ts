@@ -23,6 +23,8 @@ import { subaccountMethods } from './subaccounts.ts';
 import { deskAccountMethods } from './deskAccounts.ts';
 import { blockTradeMethods } from './blockTrades.ts';
 import { comboMethods } from './combos.ts';
+import { walletMethods } from './wallet.ts';
+import { walletAdminMethods } from './walletAdmin.ts';
 import { labelAndCloseMethods } from './labelsAndClose.ts';
 import { parityReadMethods } from './parityReads.ts';
 import { apiKeyAdminMethods } from './apiKeyAdmin.ts';
@@ -34,7 +36,7 @@ import { forkTokenMethods } from './forkToken.ts';
 import { triggerOrderMethods } from './triggerOrders.ts';
 import { accountSecurityMethods } from './accountSecurity.ts';
 
-export const allMethods: MethodDef[] = [...accountMethods, ...authMethods, ...inviteMethods, ...tradingMethods, ...adminMethods, ...marketMethods, ...apiKeyMethods, ...deribitExtraMethods, ...fundsMethods, ...channelMethods, ...cancelOnDisconnectMethods, ...marginMethods, ...orderMethods, ...settlementMethods, ...volatilityMethods, ...rateLimitMethods, ...triggerOrderMethods, ...mmpMethods, ...sessionMethods, ...labelAndCloseMethods, ...parityReadMethods, ...apiKeyAdminMethods, ...announcementMethods, ...selfTradingMethods, ...disabledProductMethods, ...accessLogMethods, ...forkTokenMethods, ...portfolioMarginMethods, ...subaccountMethods, ...deskAccountMethods, ...accountSecurityMethods, ...blockTradeMethods, ...comboMethods];
+export const allMethods: MethodDef[] = [...accountMethods, ...authMethods, ...inviteMethods, ...tradingMethods, ...adminMethods, ...marketMethods, ...apiKeyMethods, ...deribitExtraMethods, ...fundsMethods, ...channelMethods, ...cancelOnDisconnectMethods, ...marginMethods, ...orderMethods, ...settlementMethods, ...volatilityMethods, ...rateLimitMethods, ...triggerOrderMethods, ...mmpMethods, ...sessionMethods, ...labelAndCloseMethods, ...parityReadMethods, ...apiKeyAdminMethods, ...announcementMethods, ...selfTradingMethods, ...disabledProductMethods, ...accessLogMethods, ...forkTokenMethods, ...portfolioMarginMethods, ...subaccountMethods, ...deskAccountMethods, ...accountSecurityMethods, ...blockTradeMethods, ...comboMethods, ...walletMethods, ...walletAdminMethods];
 
 /** Operations grouped as in API.md section 3, for the inventory tests. */
 export const methodGroups = {
@@ -70,4 +72,6 @@ export const methodGroups = {
   accountSecurity: accountSecurityMethods,
   blockTrades: blockTradeMethods,
   combos: comboMethods,
+  wallet: walletMethods,
+  walletAdmin: walletAdminMethods,
 };

@@ -6,7 +6,7 @@ import type { Charge } from '../../app/credits.ts';
 import type { ReplySink } from '../../sequencer/sequencer.ts';
 
 /** Scopes (API.md 2). `none` is public; `admin` needs the admin role. */
-export type Scope = 'none' | 'trade:read' | 'trade:read_write' | 'account:read' | 'account:read_write' | 'admin';
+export type Scope = 'none' | 'trade:read' | 'trade:read_write' | 'account:read' | 'account:read_write' | 'wallet:read' | 'wallet:read_write' | 'admin';
 
 export interface Caller {
   userId: number;

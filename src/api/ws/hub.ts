@@ -250,7 +250,7 @@ export class StreamHub {
     this.current = emptyChanges();
     for (const c of cmds) {
       if (c.t === 'index' || c.t === 'set_vol') batch.currencies.add(c.currency);
-      if (c.t === 'deposit' || c.t === 'withdraw') batch.users.add(c.userId);
+      if (c.t === 'deposit' || c.t === 'withdraw' || c.t === 'wallet_withdraw' || c.t === 'wallet_cancel_withdrawal') batch.users.add(c.userId);
       if (c.t === 'transfer') {
         batch.users.add(c.from);
         batch.users.add(c.to);

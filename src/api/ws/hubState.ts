@@ -115,6 +115,9 @@ export const TARGETED = new Set<string>([
   'cod_account', 'cod_mark',
   // subaccounts move no money (a removed one's subscriptions find no user); a transfer moves its two accounts'
   'create_subaccount', 'rename_subaccount', 'subaccount_login', 'remove_subaccount', 'transfer',
+  // the wallet (src/wallet/): a withdrawal or its cancel moves its owner's balance; addresses move no money
+  // (an operator's completion, rejection or credit is untargeted: every portfolio is refreshed)
+  'wallet_withdraw', 'wallet_cancel_withdrawal', 'wallet_new_address', 'wallet_add_addresses', 'address_book_add', 'address_book_update', 'address_book_remove',
   // credentials only (src/engine/userSecurity.ts)
   'change_password', 'set_user_disabled',
 ]);
