@@ -1,6 +1,6 @@
 // Credentials held in exchange state: invite codes and token hashes. Part of the deterministic
 // state (journaled, snapshotted) so sessions survive a restart; no secret is stored in the clear.
-import type { InviteCode, TokenRecord } from '../engine/types.ts';
+import type { InviteCode, TokenRecord } from '../domain/credentials.ts';
 // one tag syntax for tokens and sessions: `api_key:<id>`, `.<generation>` after a change ended its tokens
 import { API_KEY_TAG } from './apiKeys.ts';
 

@@ -7,45 +7,38 @@ import { RiskEngine, contractsOf, shortOpeningLots } from '../risk/accountRisk.t
 import { toMinorUp } from '../risk/margin.ts';
 import type { Command } from './commands.ts';
 import type { Exchange } from './exchange.ts';
-import { appendEntry } from './ledger.ts';
 import type { MmpTag } from './mmp.ts';
 import { editOrder } from './edit.ts';
 import { BUY, SELL, type OrderBook, type Side } from './orderBook.ts';
-import { addTradeId, newOrder, type CancelReason, type Order, type OrderExposure, type Position, type Trade, type User } from './types.ts';
+import { settleFill } from './fillSettlement.ts';
+import { ReduceOnlyMakers, nextEightUtc, reduceOnlyOpenLots, reducibleBy, requestPrint, forgetOldestClientOrderIds } from './orderRules.ts';
+import { newOrder, type CancelReason, type Order, type OrderExposure, type Trade, type User } from './types.ts';
 
 type PlaceCmd = Extract<Command, { t: 'place' }>;
 type CancelAllCmd = Extract<Command, { t: 'cancel_all' }>;
 type EditCmd = Extract<Command, { t: 'edit' }>;
+
+// moved to orderRules.ts and fillSettlement.ts; importers of trading.ts keep them
+export { applyFill, forgetOldestClientOrderIds, nextEightUtc, reduceOnlyOpenLots, reducibleBy, requestPrint } from './orderRules.ts';
+export { RECENT_TRADES_KEPT } from './fillSettlement.ts';
 
 export interface PlaceResult {
   order: Order;
   trades: Trade[];
 }
 
-const DAY_MS = 24 * 3600 * 1000;
 const PRICE_UNIT = 10 ** PRICE_SCALE;
-/** Public trades kept per instrument in memory for market-data queries. */
-const PUBLIC_TRADES_KEPT = 10_000;
-/** Trades kept in `Exchange.recentTrades` (twice this before it is cut back). */
-export const RECENT_TRADES_KEPT = 4_096;
-
-/** Next 08:00 UTC strictly after `ts` (good_til_day expiry). */
-export function nextEightUtc(ts: number): number {
-  const d = new Date(ts);
-  let t = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate(), 8);
-  if (t <= ts) t += DAY_MS;
-  return t;
-}
-
 export class Trading {
   readonly risk: RiskEngine;
   /** Open good_til_day orders, for expiry. */
   readonly gtdOrders = new Set<Order>();
   /** Scratch list reused by match callbacks so the hot path allocates little. */
-  private fills: Trade[] = [];
+  /** @internal the trades of the current match (fillSettlement.ts appends) */
+  fills: Trade[] = [];
   private currentTaker: Order | null = null;
   /** Makers' users of the current match (reused; see trimReduceOnlyAfterFills). */
-  private readonly touched: User[] = [];
+  /** @internal (fillSettlement.ts adds to it) */
+  readonly touched: User[] = [];
 
   constructor(private readonly ex: Exchange) {
     this.risk = new RiskEngine(ex);
@@ -380,26 +373,6 @@ export class Trading {
     return trades;
   }
 
-  /** Logs one side of a fill in the account's log (src/engine/ledger.ts): `cash` is the premium
-   *  received (+) or paid (-), the fee comes off it; a liquidation order's side is `liquidation`. */
-  private logFill(user: User, order: Order, cur: CurrencyCode, cash: number, fee: number, qty: number, price: number, tradeId: number): void {
-    const ex = this.ex;
-    appendEntry(user.log, {
-      id: ex.nextLogId++,
-      ts: ex.now,
-      type: order.type === 'liquidation' ? 'liquidation' : 'trade',
-      currency: cur,
-      amount: cash - fee,
-      balance: user.accounts[cur].balance,
-      instrument: order.inst.name,
-      userId: null,
-      size: order.side === BUY ? qty : -qty,
-      price,
-      fee,
-      ref: tradeId,
-    });
-  }
-
   /** The reduce-only maker the last match stopped before (see execute). */
   private stoppedAt: Order | null = null;
 
@@ -413,103 +386,8 @@ export class Trading {
     return false;
   };
 
-  /** Called by the book for each fill, before a fully filled maker is unlinked. */
-  private readonly onFill = (maker: Order, qty: number, price: number): void => {
-    const taker = this.currentTaker!;
-    const ex = this.ex;
-    const inst = taker.inst;
-    const makerUser = ex.users.get(maker.userId)!;
-    const takerUser = ex.users.get(taker.userId)!;
-    const market = ex.markets.get(inst.id)!;
-
-    // exposure of the maker shrinks by the filled part
-    this.releaseExposure(makerUser, maker, qty);
-    if (makerUser.exposures.get(inst.id)!.reduceOnlyOpen > 0 && !this.touched.includes(makerUser)) this.touched.push(makerUser);
-
-    const premium = premiumOf(inst, price, qty);
-    const makerFee = tradeFee(inst, price, qty, inst.makerCommission);
-    const takerFee = tradeFee(inst, price, qty, inst.takerCommission);
-    const buyerUser = taker.side === BUY ? takerUser : makerUser;
-    const sellerUser = taker.side === BUY ? makerUser : takerUser;
-    const cur: CurrencyCode = inst.currency;
-    // postings: premium buyer -> seller; fees -> fee account (each posting sums to zero)
-    buyerUser.accounts[cur].balance -= premium;
-    sellerUser.accounts[cur].balance += premium;
-    makerUser.accounts[cur].balance -= makerFee;
-    makerUser.accounts[cur].fees += makerFee;
-    takerUser.accounts[cur].balance -= takerFee;
-    takerUser.accounts[cur].fees += takerFee;
-    ex.system.fees[cur].balance += makerFee + takerFee;
-    // the account logs: one entry per side with premium and fee (trade id set once the trade exists)
-    const tradeId = ex.nextTradeId;
-    this.logFill(makerUser, maker, cur, maker.side === BUY ? -premium : premium, makerFee, qty, price, tradeId);
-    this.logFill(takerUser, taker, cur, taker.side === BUY ? -premium : premium, takerFee, qty, price, tradeId);
-
-    this.updatePosition(buyerUser, inst, qty, price);
-    this.updatePosition(sellerUser, inst, -qty, price);
-
-    maker.filled += qty;
-    maker.filledNotional += price * qty;
-    maker.commission += makerFee;
-    maker.lastUpdate = ex.now;
-    taker.filled += qty;
-    taker.filledNotional += price * qty;
-    taker.commission += takerFee;
-    taker.lastUpdate = ex.now;
-
-    const makerDone = maker.remaining === qty;
-    const prevPrice = market.lastPrice;
-    const tickDirection = prevPrice === null || price > prevPrice ? 0 : price < prevPrice ? 2 : market.trades.length ? zeroTick(market.trades[market.trades.length - 1].tickDirection) : 1;
-    const trade: Trade = {
-      id: ex.nextTradeId++,
-      seq: ++market.tradeSeq,
-      inst,
-      ts: ex.now,
-      price,
-      lots: qty,
-      takerSide: taker.side,
-      makerOrder: maker,
-      takerOrder: taker,
-      makerFee,
-      takerFee,
-      indexPrice: ex.indexPrice(cur),
-      markPrice: market.markCoin,
-      tickDirection,
-      makerState: makerDone ? 'filled' : 'open',
-      takerState: 'open',
-    };
-    market.lastPrice = price;
-    ex.triggers.lastMoved(inst.id);
-    market.trades.push(trade);
-    if (market.trades.length > PUBLIC_TRADES_KEPT * 2) market.trades.splice(0, market.trades.length - PUBLIC_TRADES_KEPT);
-    ex.recentTrades.push(trade);
-    if (ex.recentTrades.length > RECENT_TRADES_KEPT * 2) ex.recentTrades.splice(0, ex.recentTrades.length - RECENT_TRADES_KEPT);
-    addTradeId(maker, trade.id);
-    addTradeId(taker, trade.id);
-    recordUserTrade(makerUser, trade, ex.limits.userTradesKept);
-    if (takerUser !== makerUser) recordUserTrade(takerUser, trade, ex.limits.userTradesKept);
-    this.fills.push(trade);
-    // market-maker protection counts the fills of MMP orders (a trigger is acted on after the match)
-    if (maker.mmp !== null) ex.mmp.onFill(maker, qty);
-    if (taker.mmp !== null) ex.mmp.onFill(taker, qty);
-    this.ex.observer?.trade(trade);
-    this.ex.observer?.order(maker);
-    if (makerDone) this.closeResting(makerUser, maker, 'filled', null, false);
-  };
-
-  /** Position accounting: average price via open cost, realized PnL on reduction (minor units). */
-  private updatePosition(user: User, inst: Instrument, delta: number, price: number): void {
-    let p = user.positions.get(inst.id);
-    if (!p) {
-      p = { inst, size: 0, openCost: 0, realizedPnl: 0 };
-      user.positions.set(inst.id, p);
-    }
-    applyFill(p, inst, delta, price);
-    this.risk.positionChanged(user, p);
-    // a position change moves what the instrument's open sells hold (shortOpeningLots)
-    const e = user.exposures.get(inst.id);
-    if (e !== undefined) this.risk.exposureChanged(user, e);
-  }
+  /** Called by the book for each fill, before a fully filled maker is unlinked (fillSettlement.ts). */
+  private readonly onFill = (maker: Order, qty: number, price: number): void => settleFill(this, this.ex, this.currentTaker!, maker, qty, price);
 
   // ---- cancels ---------------------------------------------------------------------------------
 
@@ -624,7 +502,8 @@ export class Trading {
    * Takes a resting order out of the book and its exposure. `unlink` is false when the book itself
    * unlinks it (a maker filled during match).
    */
-  private closeResting(user: User, order: Order, state: 'filled' | 'cancelled', reason: CancelReason | null, unlink: boolean): void {
+  /** @internal (fillSettlement.ts closes a filled maker) */
+  closeResting(user: User, order: Order, state: 'filled' | 'cancelled', reason: CancelReason | null, unlink: boolean): void {
     const e = user.exposures.get(order.inst.id)!;
     if (e.openOrders.delete(order)) {
       user.openOrderCount--;
@@ -672,116 +551,6 @@ export class Trading {
     if (!rec || rec.ts < this.ex.now - this.ex.limits.clientOrderIdTtlMs) return null;
     return user.orders.get(rec.orderId);
   }
-}
-
-/**
- * A 32-bit FNV-1a hash of what a place request asks for: instrument, side, type, amount and price
- * (or advanced price). Two requests with one client_order_id are the same order when it is equal.
- */
-export function requestPrint(c: PlaceCmd): number {
-  const text = `${c.instrument}|${c.side}|${c.type}|${c.lots}|${c.price ?? ''}|${c.advanced ?? ''}|${c.advPrice ?? ''}`;
-  let h = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) {
-    h ^= text.charCodeAt(i);
-    h = Math.imul(h, 0x01000193) >>> 0;
-  }
-  return h;
-}
-
-/**
- * Bounds a user's client_order_id memory (issue 14: 450k orders held 216 MB of ids for 24 h): the
- * newest `kept`, none older than `cutoff`. The map is in time order, so the oldest go first.
- * Deterministic (a count and the engine's clock), so live, replayed and restored engines forget
- * the same ids.
- */
-export function forgetOldestClientOrderIds(user: User, kept: number, cutoff: number): void {
-  let excess = user.clientOrderIds.size - kept;
-  for (const [k, v] of user.clientOrderIds) {
-    if (excess <= 0 && v.ts >= cutoff) break;
-    user.clientOrderIds.delete(k);
-    excess--;
-  }
-}
-
-/** Lots an order on `side` can take off a position of `pos` lots without flipping it. */
-export function reducibleBy(side: Side, pos: number): number {
-  return side === BUY ? Math.max(0, -pos) : Math.max(0, pos);
-}
-
-/**
- * What the pre-trade walk can count on from reduce-only makers. A sweep that fills an account's
- * ordinary order first shrinks the position its reduce-only orders may still reduce, and execute()
- * then cuts those orders (newest first) before they fill. The walk does not replay the cuts; it
- * counts, for each reduce-only maker, only what no cut can take from it (its size less the excess
- * the sweep has made so far), so fill-or-kill never fills partly. A market buy's cost is summed over
- * what each maker may fill at most, and the walk goes on past such a maker for what it may not:
- * every maker is then counted for at least what it will fill, so the cost never falls short.
- */
-class ReduceOnlyMakers {
-  /** Per account with reduce-only orders in the instrument: lots the walk filled so far, all / reduce-only. */
-  private sims: Map<User, { filled: number; reduceOnlyFilled: number }> | null = null;
-
-  constructor(private readonly ex: Exchange, private readonly inst: Instrument) {}
-
-  /** The part of `q` lots of `maker` the walk may count on; remembers it as filled. */
-  fill(maker: Order, q: number): number {
-    const u = this.ex.users.get(maker.userId)!;
-    const e = u.exposures.get(this.inst.id);
-    if (e === undefined || e.reduceOnlyOpen === 0) return q;
-    this.sims ??= new Map();
-    let sim = this.sims.get(u);
-    if (sim === undefined) {
-      sim = { filled: 0, reduceOnlyFilled: 0 };
-      this.sims.set(u, sim);
-    }
-    if (maker.reduceOnly) {
-      const pos = (u.positions.get(this.inst.id)?.size ?? 0) + (maker.side === BUY ? sim.filled : -sim.filled);
-      const excess = reduceOnlyOpenLots(e, maker.side) - sim.reduceOnlyFilled - reducibleBy(maker.side, pos);
-      q = Math.min(q, Math.max(0, maker.remaining - Math.max(0, excess)));
-      sim.reduceOnlyFilled += q;
-    }
-    sim.filled += q;
-    return q;
-  }
-}
-
-export function reduceOnlyOpenLots(e: OrderExposure, side: Side): number {
-  if (e.reduceOnlyOpen === 0) return 0;
-  let lots = 0;
-  for (const o of e.openOrders) if (o.reduceOnly && o.side === side) lots += o.remaining;
-  return lots;
-}
-
-/** Appends to a user's trade history, keeping it bounded (trimmed in steps, so amortised O(1)). */
-function recordUserTrade(user: User, trade: Trade, kept: number): void {
-  user.trades.push(trade);
-  if (user.trades.length > kept * 2) user.trades.splice(0, user.trades.length - kept);
-}
-
-function zeroTick(prev: number): number {
-  // a trade at the same price keeps the last direction as its "zero" variant
-  return prev === 0 || prev === 1 ? 1 : 3;
-}
-
-/** Applies a fill of `delta` lots at `price` to a position (exported for tests). */
-export function applyFill(p: Position, inst: Instrument, delta: number, price: number): void {
-  const s = p.size;
-  if (s === 0 || Math.sign(s) === Math.sign(delta)) {
-    p.openCost += Math.sign(delta) * premiumOf(inst, price, Math.abs(delta));
-    p.size = s + delta;
-    return;
-  }
-  const closing = Math.min(Math.abs(delta), Math.abs(s));
-  // cost of the closed part, proportional to the open cost (BigInt: the product may exceed 2^53)
-  const removed = Number((BigInt(p.openCost) * BigInt(closing)) / BigInt(Math.abs(s)));
-  const value = premiumOf(inst, price, closing);
-  // closing a long sells at `value`; closing a short buys back at `value`
-  p.realizedPnl += s > 0 ? value - removed : -removed - value;
-  p.openCost -= removed;
-  p.size = s + delta;
-  const opening = Math.abs(delta) - closing;
-  if (opening > 0) p.openCost = Math.sign(delta) * premiumOf(inst, price, opening);
-  if (p.size === 0) p.openCost = 0;
 }
 
 export { BUY, SELL };

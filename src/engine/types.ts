@@ -1,6 +1,10 @@
 // State records of the exchange engine. Everything here is plain data owned by the single writer.
 import type { CurrencyCode } from '../domain/currency.ts';
 import type { Instrument } from '../domain/instrument.ts';
+import type { InstrumentMarket as DomainInstrumentMarket } from '../domain/market.ts';
+// records that auth/ and market/ share with the engine live in domain/ (no folder imports one above it)
+export type { InviteCode, TokenRecord } from '../domain/credentials.ts';
+export type { VolState } from '../domain/market.ts';
 import type { BookNode, PriceLevel, Side } from './orderBook.ts';
 import type { Ledger } from './ledger.ts';
 import type { MmpTag } from './mmp.ts';
@@ -204,51 +208,11 @@ export interface DepositRecord {
   timestamp: number;
 }
 
-export interface InviteCode {
-  code: string;
-  maxUses: number;
-  uses: number;
-  expiresAt: number;
-  note: string | null;
-  createdBy: number;
-  created: number;
-  revoked: boolean;
-}
-
-export interface TokenRecord {
-  userId: number;
-  scope: string;
-  expiresAt: number;
-  /** hash of the paired token (refresh for access, access for refresh) */
-  pair: string;
-}
-
 export interface IndexState {
   price: number;
   ts: number;
   manual: boolean;
 }
 
-export interface VolState {
-  atmVol: number;
-  skew: number;
-  curvature: number;
-}
-
-export interface InstrumentMarket {
-  inst: Instrument;
-  /** Mark price in coin (float, pricing model output) and in price units rounded to the grid. */
-  markCoin: number;
-  markIv: number;
-  /** Order price band in price units. */
-  minPrice: number;
-  maxPrice: number;
-  lastPrice: number | null;
-  tradeSeq: number;
-  /** public trades, most recent last */
-  trades: Trade[];
-  changeId: number;
-  /** Cache of the initial margin per short contract (coin) and the index and mark it was computed
-   *  for: order entry needs it for every exposure of the account. Derived, never serialized. */
-  imCache: { index: number; mark: number; perContract: number };
-}
+/** The engine's market record: trades are the engine's `Trade` (src/domain/market.ts). */
+export type InstrumentMarket = DomainInstrumentMarket<Trade>;

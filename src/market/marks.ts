@@ -2,13 +2,13 @@
 // order price band (API.md 7.2). Pure functions over the engine's InstrumentMarket records.
 import { PRICE_SCALE, type Instrument } from '../domain/instrument.ts';
 import { yearFraction } from '../domain/pricing.ts';
-import type { InstrumentMarket, VolState } from '../engine/types.ts';
+import type { InstrumentMarket, VolState } from '../domain/market.ts';
 import { bandTicks, markIv, markPriceCoin } from './smile.ts';
 
 const UNIT = 10 ** PRICE_SCALE;
 
-export function computeMarket(inst: Instrument, index: number, vol: VolState, now: number): InstrumentMarket {
-  const m: InstrumentMarket = {
+export function computeMarket<T = never>(inst: Instrument, index: number, vol: VolState, now: number): InstrumentMarket<T> {
+  const m: InstrumentMarket<T> = {
     inst,
     markCoin: NaN,
     markIv: NaN,

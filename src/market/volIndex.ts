@@ -5,7 +5,7 @@
 // Strikebook uses its marks, which exist for every listed strike.
 import type { CurrencyCode } from '../domain/currency.ts';
 import { yearFraction } from '../domain/pricing.ts';
-import type { Exchange } from '../engine/exchange.ts';
+import type { InstrumentMarket } from '../domain/market.ts';
 
 const TARGET_YEARS = 30 / 365;
 /** Expiries closer than this are left out: their variance is dominated by the last hours. */
@@ -39,8 +39,15 @@ export function expiryVariance(F: number, T: number, strikes: StrikeMarks[]): nu
   return (2 / T) * sum - (1 / T) * (F / K0 - 1) ** 2;
 }
 
+/** What the index reads of the exchange (the engine's `Exchange` is one): its time, index and marks. */
+export interface VolIndexSource {
+  readonly now: number;
+  indexPrice(currency: CurrencyCode): number;
+  readonly markets: ReadonlyMap<number, InstrumentMarket>;
+}
+
 /** The 30-day index in percent for a currency at the engine's time; NaN without usable expiries. */
-export function volatilityIndex(ex: Exchange, currency: CurrencyCode): number {
+export function volatilityIndex(ex: VolIndexSource, currency: CurrencyCode): number {
   const F = ex.indexPrice(currency);
   if (!(F > 0)) return NaN;
   const byExpiry = new Map<number, Map<number, StrikeMarks>>();

@@ -22,199 +22,22 @@
 // (1,000 connections on the same 20 channels were 20,000 stream writes and buffered-chunk records a
 // round, now 1,000 writes of one shared Buffer).
 import type { Services } from '../../app/services.ts';
-import type { CurrencyCode } from '../../domain/currency.ts';
-import { priceToNumber, type Instrument } from '../../domain/instrument.ts';
+import type { Instrument } from '../../domain/instrument.ts';
 import type { Sequenced } from '../../engine/commands.ts';
-import type { MmpTriggerEvent } from '../../engine/mmp.ts';
 import { BUY, SELL } from '../../engine/orderBook.ts';
-import type { Order, Trade, User } from '../../engine/types.ts';
-import type { TriggerOrder } from '../../engine/triggers.ts';
-
-/** A regular or an untriggered/closed trigger order: user.orders.* shows both. */
-type AnyOrder = Order | TriggerOrder;
-import { accountSummary, renderPosition } from '../methods/account.ts';
 import { candleAt, quoteOf, tickerOf } from '../methods/marketData.ts';
 import { expirationEstimate, lockedIndices } from '../methods/market.ts';
-import { coin, renderOrder, renderPublicTrade, renderUserTrade } from '../render.ts';
 import type { BatchTouched } from './streamEvents.ts';
-import { isPrivate, parseChannel, selects, type Cadence, type ChannelSpec } from './channels.ts';
-import { groupLevels, isParitySpec, parityInitial, parityRound, type ParityTopic } from './parityChannels.ts';
+import { isPrivate, parseChannel, type Cadence, type ChannelSpec } from './channels.ts';
+import { isParitySpec, parityInitial, type ParityTopic } from './parityChannels.ts';
+import { notification, textFrame, type Subscriber } from './frames.ts';
+import { PRICE_INDICES, depthView, diff, levels, quoteKey, snapshot } from './bookViews.ts';
+import { TARGETED, WRITES_PER_TURN, emptyChanges, type BookState, type Changes, type Group, type HeldRound, type HubOptions, type Pending, type RoundTimes, type Topic } from './hubState.ts';
+import { renderRound } from './roundRender.ts';
 
-/** A connection as the hub sees it. */
-export interface Subscriber {
-  readonly id: number;
-  /** Queues a complete WebSocket frame on the connection (the connection enforces its buffer bound). */
-  sendFrame(frame: Buffer): void;
-}
-
-interface Topic {
-  key: string;
-  /** creation order: a group's frames of a round go out in this order */
-  ord: number;
-  channel: string;
-  spec: ChannelSpec;
-  userId: number | null;
-  subs: Set<Subscriber>;
-  /** groups whose channel set holds this topic */
-  groups: Set<Group>;
-  /** the frames of the current publish round */
-  frames: Buffer[];
-  /** ticker: fingerprint of what was last published */
-  last?: string;
-}
-
-/** Subscribers with exactly the same topics: every round sends each of them the same bytes. */
-interface Group {
-  key: string;
-  topics: Topic[];
-  subs: Set<Subscriber>;
-  /** the frames of the current publish round, in topic order */
-  round: Buffer[];
-}
-
-/** A round's bytes for one group, written to its members `WRITES_PER_TURN` sockets a turn. */
-interface Pending {
-  bytes: Buffer;
-  subs: Subscriber[];
-  next: number;
-}
-
-/**
- * Socket writes per event-loop turn. A write to a loopback socket costs ~10 µs of kernel time, so a
- * conflated round to 1,000 connections held the engine thread for 10-15 ms in one turn; written 200
- * a turn, orders and commits run between the slices (each ~2 ms). Raw rounds (after a commit) are
- * written at once: they are small and their order against the commands' answers matters.
- */
-const WRITES_PER_TURN = 200;
-
-/** A round rendered at a batch's seal, held until the batch is durable. */
-interface HeldRound {
-  /** the last seq of the batch it was rendered with (released when that is durable) */
-  seq: number;
-  /** the raw round's writes: made at once when released (their order against answers matters) */
-  raw: Pending[];
-  /** conflated rounds' writes: `WRITES_PER_TURN` a turn */
-  agg: Pending[];
-  /** what `onBatch` asked to run once the batch is durable (the NATS publish) */
-  post: (() => void) | null;
-  /** the rounds held here, reported to `onRound` when written */
-  rounds: Array<{ cadence: Cadence; due: number; deliveries: number; cpu: number; rendered: unknown }>;
-}
-
-/** Times of one publish round (wall clock ms, performance.timeOrigin + performance.now()). */
-export interface RoundTimes {
-  /** when its content was due: the 100 ms tick that closed the window (agg), or the commit (raw) */
-  due: number;
-  /** when the round's writes started (after the batch it was rendered with became durable, if one
-   *  was in flight or open) */
-  start: number;
-  /** when the round's first turn ended (its first `WRITES_PER_TURN` writes made; the rest follow in
-   *  the next turns) */
-  end: number;
-  deliveries: number;
-  /** CPU time of the process during the round, µs (user + system) */
-  cpu: number;
-  /** what `onRender` returned when the round was rendered */
-  rendered: unknown;
-}
-
-interface BookState {
-  inst: Instrument;
-  changeId: number;
-  bids: Map<number, number>;
-  asks: Map<number, number>;
-  topics: number;
-}
-
-/** What changed since the last publish of a cadence. */
-interface Changes {
-  trades: Trade[];
-  orders: Set<AnyOrder>;
-  users: Set<number>;
-  /** currencies whose index or vol smile moved */
-  currencies: Set<CurrencyCode>;
-  /** a command of a kind that may move any account (settlement, ...): every portfolio is refreshed */
-  everyone: boolean;
-  /** instrument life-cycle events (`instrument.state.*`), in order */
-  states: Array<{ inst: Instrument; state: 'created' | 'started' | 'settled'; ts: number }>;
-  /** MMP triggers (`user.mmp_trigger.*`), in order */
-  mmp: MmpTriggerEvent[];
-}
-
-/** Commands whose effect on accounts the observer and the cases in onCommitted fully cover. */
-const TARGETED = new Set<string>([
-  'place', 'cancel', 'cancel_all', 'cancel_orders', 'edit', 'liquidate', 'deposit', 'withdraw', 'index', 'set_vol', 'create_user',
-  'issue_token', 'revoke_token', 'create_invite', 'revoke_invite', 'create_api_key', 'remove_api_key', 'update_api_key', 'publish_announcement', 'read_announcement', 'set_self_trading_config', 'set_disabled_trading_products', 'halt', 'list', 'expire_orders',
-  'set_mmp_config', 'reset_mmp', 'mass_quote', 'cancel_quotes',
-  // cancel-on-disconnect marks and flags (src/engine/cod.ts) move no account, order or trade
-  'cod_account', 'cod_mark',
-  // subaccounts move no money (a removed one's subscriptions find no user); a transfer moves its two accounts'
-  'create_subaccount', 'rename_subaccount', 'subaccount_login', 'remove_subaccount', 'transfer',
-  // credentials only (src/engine/userSecurity.ts)
-  'change_password', 'set_user_disabled',
-]);
-
-function emptyChanges(): Changes {
-  return { trades: [], orders: new Set(), users: new Set(), currencies: new Set(), everyone: false, states: [], mmp: [] };
-}
-
-export interface HubOptions {
-  /** Conflation period of `100ms`/`agg2` channels. */
-  tickMs: number;
-}
-
-function lotsAmount(inst: Instrument, lots: number): number {
-  return Number(((lots * inst.lotScaled) / 1e8).toFixed(8));
-}
-
-/** What a quote notification says apart from its timestamp (sent only when this changes). */
-function quoteKey(q: Record<string, unknown>): string {
-  return `${q.best_bid_price}/${q.best_bid_amount}/${q.best_ask_price}/${q.best_ask_amount}`;
-}
-
-const PRICE_INDICES = ['btc_usd', 'eth_usd'];
-
-function notification(channel: string, dataJson: string): Buffer {
-  return Buffer.from(`{"jsonrpc":"2.0","method":"subscription","params":{"channel":${JSON.stringify(channel)},"data":${dataJson}}}`);
-}
-
-/** A complete unmasked WebSocket text frame (RFC 6455 5.2) around `payload`: built once per message,
- *  written as is to every subscriber's socket. */
-export function textFrame(payload: Buffer): Buffer {
-  const n = payload.length;
-  const frame = frameOf(n);
-  payload.copy(frame, frame.length - n);
-  return frame;
-}
-
-/**
- * The same frame around a string's UTF-8 bytes, encoded straight into it: an answer is counted and
- * copied once, where `ws.send(string)` counted its bytes again, built a header and an options
- * object per message and left the string to be encoded by the socket's writev.
- */
-export function textFrameOf(text: string): Buffer {
-  const n = Buffer.byteLength(text);
-  const frame = frameOf(n);
-  frame.write(text, frame.length - n, n, 'utf8');
-  return frame;
-}
-
-/** A text frame of `n` payload bytes with its header written, the payload (its end) left to fill. */
-export function frameOf(n: number): Buffer {
-  const head = n < 126 ? 2 : n < 65536 ? 4 : 10;
-  const frame = Buffer.allocUnsafe(head + n);
-  frame[0] = 0x81;
-  if (n < 126) frame[1] = n;
-  else if (n < 65536) {
-    frame[1] = 126;
-    frame.writeUInt16BE(n, 2);
-  } else {
-    frame[1] = 127;
-    frame.writeUInt32BE(Math.floor(n / 2 ** 32), 2);
-    frame.writeUInt32BE(n >>> 0, 6);
-  }
-  return frame;
-}
+// moved to frames.ts and hubState.ts; importers of hub.ts keep them
+export { frameOf, textFrame, textFrameOf, type Subscriber } from './frames.ts';
+export type { HubOptions, RoundTimes } from './hubState.ts';
 
 export class StreamHub {
   private readonly topics = new Map<string, Topic>();
@@ -311,13 +134,13 @@ export class StreamHub {
     if (!mine) this.subTopics.set(sub, (mine = new Set()));
     mine.add(topic);
     this.regroup.add(sub);
-    if (spec.k === 'book') return notification(channel, JSON.stringify(this.snapshot(this.books[spec.cadence].get(this.instId(spec.instrument))!)));
-    if (spec.k === 'book_depth') return notification(channel, JSON.stringify(this.depthView(this.books[spec.cadence].get(this.instId(spec.instrument))!, spec.depth, spec.group)));
+    if (spec.k === 'book') return notification(channel, JSON.stringify(snapshot(this.s.ex, this.books[spec.cadence].get(this.instId(spec.instrument))!)));
+    if (spec.k === 'book_depth') return notification(channel, JSON.stringify(depthView(this.s.ex, this.books[spec.cadence].get(this.instId(spec.instrument))!, spec.depth, spec.group)));
     if (isParitySpec(spec)) return parityInitial(this.s.ex, topic as ParityTopic).map((d) => notification(channel, d));
     // the current ticker, best bid/ask and candle of the latest trade, so a client has a value at
     // once (a screen of a hundred tickers needs no hundred requests, each costing rate-limit credits)
     if (spec.k === 'ticker') {
-      const data = JSON.stringify(this.ticker(this.s.ex.instruments.get(spec.instrument)!));
+      const data = JSON.stringify(tickerOf(this.s.ex, this.s.ex.instruments.get(spec.instrument)!));
       topic.last ??= data;
       return notification(channel, data);
     }
@@ -413,35 +236,10 @@ export class StreamHub {
   private bookState(cadence: Cadence, inst: Instrument): BookState {
     let st = this.books[cadence].get(inst.id);
     if (!st) {
-      st = { inst, changeId: this.s.ex.markets.get(inst.id)!.changeId, bids: this.levels(inst, BUY), asks: this.levels(inst, SELL), topics: 0 };
+      st = { inst, changeId: this.s.ex.markets.get(inst.id)!.changeId, bids: levels(this.s.ex, inst, BUY), asks: levels(this.s.ex, inst, SELL), topics: 0 };
       this.books[cadence].set(inst.id, st);
     }
     return st;
-  }
-
-  private levels(inst: Instrument, side: 0 | 1): Map<number, number> {
-    return new Map(this.s.ex.books.get(inst.id)!.depth(side, Number.MAX_SAFE_INTEGER));
-  }
-
-  private side(st: BookState, m: Map<number, number>, desc: boolean): Array<[string, number, number]> {
-    const prices = [...m.keys()].sort((a, b) => (desc ? b - a : a - b));
-    return prices.map((p) => ['new', priceToNumber(p), lotsAmount(st.inst, m.get(p)!)]);
-  }
-
-  private snapshot(st: BookState) {
-    return {
-      type: 'snapshot',
-      timestamp: this.s.ex.now,
-      instrument_name: st.inst.name,
-      change_id: st.changeId,
-      bids: this.side(st, st.bids, true),
-      asks: this.side(st, st.asks, false),
-    };
-  }
-
-  private depthView(st: BookState, depth: number, group: number) {
-    const top = (m: Map<number, number>, desc: boolean) => groupLevels(m, st.inst, group, desc, depth).map(([p, q]) => [priceToNumber(p), lotsAmount(st.inst, q)]);
-    return { timestamp: this.s.ex.now, instrument_name: st.inst.name, change_id: st.changeId, bids: top(st.bids, true), asks: top(st.asks, false) };
   }
 
   // ---- publishing ------------------------------------------------------------------------------
@@ -605,16 +403,16 @@ export class StreamHub {
     for (const st of this.books[cadence].values()) {
       const m = ex.markets.get(st.inst.id)!;
       if (m.changeId === st.changeId) continue;
-      const bids = this.levels(st.inst, BUY);
-      const asks = this.levels(st.inst, SELL);
+      const bids = levels(ex, st.inst, BUY);
+      const asks = levels(ex, st.inst, SELL);
       const data = {
         type: 'change',
         timestamp: ex.now,
         instrument_name: st.inst.name,
         prev_change_id: st.changeId,
         change_id: m.changeId,
-        bids: this.diff(st, st.bids, bids, true),
-        asks: this.diff(st, st.asks, asks, false),
+        bids: diff(st, st.bids, bids, true),
+        asks: diff(st, st.asks, asks, false),
       };
       st.changeId = m.changeId;
       st.bids = bids;
@@ -633,234 +431,12 @@ export class StreamHub {
         this.lockedLast = key;
       }
     }
-    // per-round groupings
-    const touchedInst = new Set<Instrument>();
-    for (const t of ch.trades) touchedInst.add(t.inst);
-    for (const o of ch.orders) touchedInst.add(o.inst);
-    const ordersByUser = new Map<number, AnyOrder[]>();
-    for (const o of ch.orders) {
-      let a = ordersByUser.get(o.userId);
-      if (!a) ordersByUser.set(o.userId, (a = []));
-      a.push(o);
-    }
-    for (const a of ordersByUser.values()) a.sort((x, y) => x.id - y.id);
-    const tradesByUser = new Map<number, Trade[]>();
-    const addTrade = (u: number, t: Trade) => {
-      let a = tradesByUser.get(u);
-      if (!a) tradesByUser.set(u, (a = []));
-      if (a[a.length - 1] !== t) a.push(t);
-    };
-    for (const t of ch.trades) {
-      addTrade(t.makerOrder.userId, t);
-      addTrade(t.takerOrder.userId, t);
-    }
-    const orderJson = new Map<AnyOrder, Record<string, unknown>>();
-    const rendered = (o: AnyOrder) => {
-      let r = orderJson.get(o);
-      if (!r) orderJson.set(o, (r = renderOrder(o)));
-      return r;
-    };
-    const publicTrades = new Map<Trade, Record<string, unknown>>();
-    const pubTrade = (t: Trade) => {
-      let r = publicTrades.get(t);
-      if (!r) publicTrades.set(t, (r = renderPublicTrade(t)));
-      return r;
-    };
-
-    for (const topic of this.topics.values()) {
-      const spec = topic.spec;
-      switch (spec.k) {
-        case 'book': {
-          if (spec.cadence !== cadence) break;
-          const data = bookChanges.get(this.instId(spec.instrument));
-          if (data !== undefined) this.deliver(topic, notification(topic.channel, data));
-          break;
-        }
-        case 'book_depth': {
-          if (spec.cadence !== cadence) break;
-          const id = this.instId(spec.instrument);
-          if (bookChanges.has(id)) this.deliver(topic, notification(topic.channel, JSON.stringify(this.depthView(this.books[cadence].get(id)!, spec.depth, spec.group))));
-          break;
-        }
-        case 'trades': {
-          if (spec.cadence !== cadence) break;
-          const sel = ch.trades.filter((t) => selects(spec.sel, t.inst.name, t.inst.currency));
-          if (sel.length > 0) this.deliver(topic, notification(topic.channel, JSON.stringify(sel.map(pubTrade))));
-          break;
-        }
-        case 'ticker': {
-          if (spec.cadence !== cadence) break;
-          const inst = ex.instruments.get(spec.instrument)!;
-          if (!touchedInst.has(inst) && !ch.currencies.has(inst.currency) && topic.last !== undefined) break;
-          const data = JSON.stringify(this.ticker(inst));
-          if (data === topic.last) break;
-          topic.last = data;
-          this.deliver(topic, notification(topic.channel, data));
-          break;
-        }
-        case 'quote': {
-          // sent after each durable batch that moved the best bid or ask (price or amount)
-          if (cadence !== 'raw') break;
-          const inst = ex.instruments.get(spec.instrument)!;
-          if (!touchedInst.has(inst)) break;
-          const q = quoteOf(ex, inst);
-          const key = quoteKey(q);
-          if (key === topic.last) break;
-          topic.last = key;
-          this.deliver(topic, notification(topic.channel, JSON.stringify(q)));
-          break;
-        }
-        case 'chart': {
-          // conflated: each candle the window's trades touched, oldest first, in its state now
-          if (cadence !== 'agg') break;
-          const ticks = new Set<number>();
-          for (const t of ch.trades) if (t.inst.name === spec.instrument) ticks.add(Math.floor(t.ts / spec.widthMs) * spec.widthMs);
-          if (ticks.size === 0) break;
-          const inst = ex.instruments.get(spec.instrument)!;
-          for (const tick of [...ticks].sort((a, b) => a - b)) {
-            const candle = candleAt(ex, inst, tick, spec.widthMs);
-            if (candle) this.deliver(topic, notification(topic.channel, JSON.stringify(candle)));
-          }
-          break;
-        }
-        case 'expiration_price': {
-          if (cadence !== 'raw' || !ch.currencies.has(spec.currency)) break;
-          const est = expirationEstimate(ex, spec.currency);
-          if (est) this.deliver(topic, notification(topic.channel, JSON.stringify(est)));
-          break;
-        }
-        case 'instrument_state': {
-          if (cadence !== 'raw') break;
-          for (const e of ch.states) {
-            if (spec.currency !== null && e.inst.currency !== spec.currency) continue;
-            this.deliver(topic, notification(topic.channel, JSON.stringify({ timestamp: e.ts, state: e.state, instrument_name: e.inst.name })));
-          }
-          break;
-        }
-        case 'platform_state': {
-          if (cadence !== 'raw' || lockedNow === null) break;
-          for (const n of PRICE_INDICES) {
-            if (lockedBefore.has(n) !== lockedNow.has(n)) this.deliver(topic, notification(topic.channel, JSON.stringify({ price_index: n, locked: lockedNow.has(n) })));
-          }
-          break;
-        }
-        case 'index': {
-          if (cadence !== 'raw' || !ch.currencies.has(spec.currency)) break;
-          const idx = ex.index[spec.currency];
-          if (idx) this.deliver(topic, notification(topic.channel, JSON.stringify({ index_name: spec.indexName, price: idx.price, timestamp: idx.ts })));
-          break;
-        }
-        case 'markprice': {
-          if (cadence !== 'raw' || !ch.currencies.has(spec.currency)) break;
-          const marks: unknown[] = [];
-          for (const m of ex.markets.values()) {
-            if (m.inst.currency !== spec.currency || m.inst.state !== 'open') continue;
-            marks.push({ instrument_name: m.inst.name, mark_price: coin(m.markCoin), iv: Number.isFinite(m.markIv) ? Number(m.markIv.toFixed(4)) : null, timestamp: ex.now });
-          }
-          this.deliver(topic, notification(topic.channel, JSON.stringify(marks)));
-          break;
-        }
-        case 'user.orders': {
-          if (spec.cadence !== cadence) break;
-          const mine = (ordersByUser.get(topic.userId!) ?? []).filter((o) => selects(spec.sel, o.inst.name, o.inst.currency));
-          if (mine.length === 0) break;
-          // raw: one order object per notification; conflated: an array (Deribit)
-          if (cadence === 'raw') for (const o of mine) this.deliver(topic, notification(topic.channel, JSON.stringify(rendered(o))));
-          else this.deliver(topic, notification(topic.channel, JSON.stringify(mine.map(rendered))));
-          break;
-        }
-        case 'user.trades': {
-          if (spec.cadence !== cadence) break;
-          const uid = topic.userId!;
-          const mine = (tradesByUser.get(uid) ?? []).filter((t) => selects(spec.sel, t.inst.name, t.inst.currency));
-          if (mine.length > 0) this.deliver(topic, notification(topic.channel, JSON.stringify(mine.map((t) => renderUserTrade(t, uid)))));
-          break;
-        }
-        case 'user.changes': {
-          if (spec.cadence !== cadence) break;
-          const uid = topic.userId!;
-          const user = ex.users.get(uid);
-          if (!user) break;
-          const byInst = new Map<Instrument, { orders: AnyOrder[]; trades: Trade[] }>();
-          const entry = (i: Instrument) => {
-            let e = byInst.get(i);
-            if (!e) byInst.set(i, (e = { orders: [], trades: [] }));
-            return e;
-          };
-          for (const o of ordersByUser.get(uid) ?? []) if (selects(spec.sel, o.inst.name, o.inst.currency)) entry(o.inst).orders.push(o);
-          for (const t of tradesByUser.get(uid) ?? []) if (selects(spec.sel, t.inst.name, t.inst.currency)) entry(t.inst).trades.push(t);
-          for (const [inst, e] of byInst) {
-            const data = {
-              instrument_name: inst.name,
-              orders: e.orders.map(rendered),
-              trades: e.trades.map((t) => renderUserTrade(t, uid)),
-              positions: e.trades.length > 0 ? [this.position(user, inst)] : [],
-            };
-            this.deliver(topic, notification(topic.channel, JSON.stringify(data)));
-          }
-          break;
-        }
-        case 'user.mmp_trigger': {
-          if (cadence !== 'raw') break;
-          for (const e of ch.mmp) {
-            if (e.userId !== topic.userId || e.indexName !== spec.indexName) continue;
-            const data = { index_name: e.indexName, ...(e.group !== null ? { mmp_group: e.group } : {}), frozen_until: e.frozenUntil };
-            this.deliver(topic, notification(topic.channel, JSON.stringify(data)));
-          }
-          break;
-        }
-        case 'user.portfolio': {
-          // conflated: at most one summary per tick, when the user's money, orders or marks moved
-          if (cadence !== 'agg') break;
-          const uid = topic.userId!;
-          const user = ex.users.get(uid);
-          if (!user) break;
-          const currencies = spec.currency === null ? (['BTC', 'ETH'] as CurrencyCode[]) : [spec.currency];
-          for (const c of currencies) {
-            if (!ch.everyone && !ch.users.has(uid) && !ch.currencies.has(c) && topic.last !== undefined) continue;
-            const data = JSON.stringify(this.summary(user, c));
-            if (spec.currency !== null) {
-              if (data === topic.last) continue;
-              topic.last = data;
-            }
-            this.deliver(topic, notification(topic.channel, data));
-          }
-          if (spec.currency === null) topic.last = '';
-          break;
-        }
-        default:
-          if (isParitySpec(spec)) for (const d of parityRound(ex, topic as ParityTopic, { cadence, currencies: ch.currencies, touched: touchedInst })) this.deliver(topic, notification(topic.channel, d));
-      }
-    }
+    renderRound(ex, cadence, ch, this.topics.values(), this.books[cadence], bookChanges, lockedNow, lockedBefore, (topic, data) => this.deliver(topic, data));
     this.flush(cadence, held);
     if (this.onRound !== null) {
       const cpu = process.cpuUsage(cpu0!);
       if (held !== null) held.rounds.push({ cadence, due: dueAt || startedAt, deliveries: this.deliveries, cpu: cpu.user + cpu.system, rendered: renderedTag });
       else this.onRound(cadence, { due: dueAt || startedAt, start: startedAt, end: performance.timeOrigin + performance.now(), deliveries: this.deliveries, cpu: cpu.user + cpu.system, rendered: renderedTag });
     }
-  }
-
-  private diff(st: BookState, before: Map<number, number>, after: Map<number, number>, desc: boolean): Array<[string, number, number]> {
-    const out: Array<[string, number, number, number]> = [];
-    for (const [p, q] of after) {
-      const old = before.get(p);
-      if (old === undefined) out.push(['new', priceToNumber(p), lotsAmount(st.inst, q), p]);
-      else if (old !== q) out.push(['change', priceToNumber(p), lotsAmount(st.inst, q), p]);
-    }
-    for (const p of before.keys()) if (!after.has(p)) out.push(['delete', priceToNumber(p), 0, p]);
-    out.sort((a, b) => (desc ? b[3] - a[3] : a[3] - b[3]));
-    return out.map(([a, p, q]) => [a, p, q]);
-  }
-
-  private ticker(inst: Instrument): Record<string, unknown> {
-    return tickerOf(this.s.ex, inst);
-  }
-
-  private position(user: User, inst: Instrument): Record<string, unknown> {
-    return renderPosition(this.s.ex, user, inst);
-  }
-
-  private summary(user: User, currency: CurrencyCode): Record<string, unknown> {
-    return accountSummary(this.s.ex, user, currency, false);
   }
 }

@@ -6,306 +6,33 @@
 // transport-independent `call`), plus the streaming methods of section 6, handled here.
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { WebSocketServer, type WebSocket } from 'ws';
+import { WebSocketServer } from 'ws';
 import type { Services } from '../../app/services.ts';
 import { replyCost } from '../../app/credits.ts';
 import { ERR, type ErrorCode } from '../../domain/errors.ts';
-import { sha256Hex } from '../../auth/crypto.ts';
-import { call, callDeferred, chargeSessionCall, compileMethod, settleCall, tokenCaller, type CallOutput, type CompiledMethod } from '../rpc/dispatch.ts';
-import { ERROR_TABLE, Reject, errorBody, httpStatus, standbyErrorBody } from '../rpc/errors.ts';
-import { scopeAllows, type Caller, type CallSink, type MethodDef } from '../rpc/registry.ts';
-import { DEFERRED, StandbyRefusal } from '../../sequencer/sequencer.ts';
+import { call, callDeferred, compileMethod, settleCall, type CallOutput, type CompiledMethod } from '../rpc/dispatch.ts';
+import { Reject } from '../rpc/errors.ts';
+import type { Caller, CallSink, MethodDef } from '../rpc/registry.ts';
+import { DEFERRED } from '../../sequencer/sequencer.ts';
 import { BAD_RPC_ID_REASON, validRpcId } from '../rpc/validate.ts';
 import { PlacedJson } from '../orderJson.ts';
-import { parseOrderId } from '../render.ts';
 import { resultText, type RenderedJson } from '../reads/rendered.ts';
-import { isPrivate } from './channels.ts';
-import { StreamHub, textFrame, textFrameOf, type Subscriber } from './hub.ts';
+import { StreamHub } from './hub.ts';
 import { micros, renderedAnswerFrame } from './answerFrame.ts';
 import { NO_PROXIES, clientAddressOf } from '../http/clientAddress.ts';
 import { DRAIN_MS, closeGoingAway } from './goingAway.ts';
-import { Subscriptions, channelScope, followNewToken, ownRotation, sweepCredentials } from './credentialSweep.ts';
+import { ownRotation, sweepCredentials } from './credentialSweep.ts';
+import { Connection } from './connection.ts';
+import { DEFERRED_METHODS, PIPELINED, PLACING, SESSION_METHODS } from './methodKinds.ts';
+import { fail, sessionHandlers } from './sessionMethods.ts';
+import { DEFAULT_WS_OPTIONS, type WsOptions } from './wsOptions.ts';
+
+// the options moved to wsOptions.ts; importers of server.ts keep them
+export { DEFAULT_WS_OPTIONS, type WsOptions } from './wsOptions.ts';
 
 export const WS_PATHS = new Set(['/ws/api/v2', '/v1/ws']);
 /** Deribit's frame limit. */
 const FRAME_LIMIT = 32 * 1024;
-
-export interface WsOptions {
-  /** A connection whose unsent bytes would pass this is disconnected. */
-  maxBufferedBytes: number;
-  /** Smallest `set_heartbeat` interval accepted, seconds (Deribit: 10). */
-  minHeartbeatSec: number;
-  /** Channels one connection may hold. */
-  maxSubscriptions: number;
-  /** Conflation period of 100ms/agg2 channels. */
-  tickMs: number;
-  /** Open sockets allowed from one IP address (Deribit: 32). */
-  maxConnectionsPerIp: number;
-  /**
-   * Requests of one connection received but not yet answered (they run one at a time, in order).
-   * Past it a frame is answered at once with `10028` and not run: one socket cannot queue up work
-   * that holds the engine thread long after it has gone.
-   */
-  maxQueuedRequests: number;
-  /**
-   * A connection that sends nothing, not even a pong to our ping, for this long is closed (ms; 0:
-   * never). Pings go out every half of it; every WebSocket client answers them by itself.
-   */
-  idleTimeoutMs: number;
-  /** Private subscriptions whose token was revoked or expired end within this (ms; credentialSweep.ts). */
-  credentialSweepMs: number;
-}
-
-export const DEFAULT_WS_OPTIONS: WsOptions = {
-  maxBufferedBytes: 4 * 1024 * 1024,
-  minHeartbeatSec: 10,
-  maxSubscriptions: 500,
-  tickMs: 100,
-  maxConnectionsPerIp: 256,
-  maxQueuedRequests: 100,
-  idleTimeoutMs: 60_000,
-  credentialSweepMs: 1000,
-};
-
-/** Methods that place orders: the ids they return are tracked for cancel-on-disconnect. */
-const PLACING = new Set(['private/buy', 'private/sell', 'private/edit', 'private/mass_quote']);
-
-/**
- * Methods whose next request on the connection may start as soon as their command is applied,
- * before it is durable (pipelining): each submits exactly one command, synchronously within the
- * call, so the next request is applied after it, as when they ran one by one; answers still leave
- * in arrival order. Without this a socket carried one order per journal commit, whatever the
- * client sent ahead (a test shows 40 orders of one burst taking 40 batches before, <= 10 now).
- * A call that applied nothing synchronously (e.g. an edit that first reads the order) releases
- * the next request only when it is answered, as every other method does.
- */
-const PIPELINED = new Set([
-  'private/buy',
-  'private/sell',
-  'private/edit',
-  'private/cancel',
-  'private/cancel_all',
-  'private/cancel_all_by_currency',
-  'private/cancel_all_by_instrument',
-  'private/cancel_by_label',
-  'private/mass_quote',
-  'private/cancel_quotes',
-]);
-
-/**
- * Methods called with callDeferred: their handler submits its command with Sequencer.submitThen,
- * and the answer goes out from the durable batch itself (DeferredCall), with no promise per call.
- */
-const DEFERRED_METHODS = new Set(['private/buy', 'private/sell']);
-
-/** Whether an order placed over a connection is cancelled when it closes: open orders, and
- *  untriggered trigger orders too. */
-function stays(state: unknown): boolean {
-  return state === 'open' || state === 'untriggered';
-}
-
-/** Methods answered by the connection itself (API.md 6; `session` below), not by the registry. */
-const SESSION_METHODS = new Set([
-  'public/subscribe',
-  'private/subscribe',
-  'public/unsubscribe',
-  'private/unsubscribe',
-  'public/unsubscribe_all',
-  'private/unsubscribe_all',
-  'public/set_heartbeat',
-  'public/disable_heartbeat',
-  'private/enable_cancel_on_disconnect',
-  'private/disable_cancel_on_disconnect',
-  'private/get_cancel_on_disconnect',
-]);
-
-/** An answer waiting for the ones before it: its text (or complete frame) and, for a subscribe, the
- *  frames after it. */
-interface HeldAnswer {
-  data: string | Buffer | null;
-  after: Buffer[] | undefined;
-}
-
-let nextConnId = 1;
-
-/** Fewest ids a connection's set of placed orders holds before closed orders are swept from it. */
-const PLACED_SWEEP_MIN = 1000;
-
-/**
- * The orders a connection placed for one user (cancel-on-disconnect), and the size at which orders
- * no longer open are next swept out: twice what the last sweep left. A fixed bound (1,000) swept
- * the whole set on every order once more than that many stayed open (a quoting bot's resting
- * orders): 2% of the engine thread under the WebSocket orders bench, and growing with the book.
- */
-class PlacedIds extends Set<number> {
-  sweepAt = PLACED_SWEEP_MIN;
-}
-
-class Connection implements Subscriber {
-  readonly id = nextConnId++;
-  /** The access token of the last public/auth on the socket; kept once revoked, so calls get 13009. */
-  token: string | undefined;
-  /** channel -> spec, the user it was subscribed as and with which token */
-  readonly subs = new Subscriptions();
-  rotating: string | null = null;
-  /** Cancel-on-disconnect is on: orders placed now carry `cod` in their command (src/engine/cod.ts);
-   *  change it only through `setCod`, which marks or unmarks the orders placed before. */
-  cod = false;
-  /** Orders placed over this connection, per user (cancel-on-disconnect), with COD on or not. */
-  readonly placed = new Map<number, PlacedIds>();
-  /** Requests received and not yet finished (bounded by `maxQueuedRequests`); their orders must be
-   *  known before cancel-on-disconnect fires (`whenIdle`). */
-  queued = 0;
-  private idleWaiters: (() => void)[] | null = null;
-  /**
-   * The ticket of the request that holds the connection's turn to start requests (-1: none): the
-   * next frame starts when it releases it (answered, or a pipelined order applied). Frames that
-   * arrive meanwhile wait in `waiting`, in order. (A promise chain per frame did this before: five
-   * promises and three closures per order.)
-   */
-  holder = -1;
-  readonly waiting: string[] = [];
-  /** Releasing the turn starts the waiting frames in a loop here, not by recursion. */
-  draining = false;
-  /** Something (a frame or a pong) arrived since the last idle check. */
-  heard = true;
-  heartbeat: NodeJS.Timeout | null = null;
-  awaitingTest = false;
-  /** Closed by private/logout: no cancel-on-disconnect. */
-  loggedOut = false;
-  closed = false;
-  private corkDepth = 0;
-  /** Tickets: requests are numbered as they arrive and answered in that order (pipelining). */
-  nextTicket = 0;
-  private nextAnswer = 0;
-  private readonly held = new Map<number, HeldAnswer>();
-  private readonly turnWaiters = new Map<number, () => void>();
-
-  /**
-   * The last access token this connection resolved and its SHA-256: a bot sends the same token in
-   * every frame (or authenticates the socket once), and hashing it was 3.6% of the engine thread
-   * under the WebSocket orders bench (twice per order). Only the hash is saved; the token is still
-   * looked up, and its expiry, user and key checked, on every call.
-   */
-  private hashedToken: string | undefined;
-  private tokenHash = '';
-
-  hashOf(token: string): string {
-    if (token !== this.hashedToken) {
-      this.tokenHash = sha256Hex(token);
-      this.hashedToken = token;
-    }
-    return this.tokenHash;
-  }
-
-  constructor(
-    readonly ws: WebSocket,
-    readonly socket: Duplex,
-    readonly ip: string,
-    private readonly maxBuffered: number,
-    private readonly onOverflow: (c: Connection) => void,
-  ) {}
-
-  /** Sends a text message: framed here and written as any other frame (`textFrameOf`). */
-  send(text: string): void {
-    if (this.closed) return;
-    this.sendFrame(textFrameOf(text));
-  }
-
-  sendFrame(frame: Buffer): void {
-    if (this.closed || this.ws.readyState !== this.ws.OPEN) return;
-    // bufferedAmount counts the socket's unsent bytes, these direct writes included
-    if (this.ws.bufferedAmount + frame.length > this.maxBuffered) {
-      this.onOverflow(this);
-      return;
-    }
-    // without per-message compression `ws` writes each message synchronously to the socket, so a
-    // frame written here keeps its place among the replies
-    this.socket.write(frame);
-  }
-
-  /**
-   * Sends request `ticket`'s answer (null: it has none, e.g. dropped after close) once every earlier
-   * request is answered; a pipelined order can finish before the one ahead of it (a refusal does not
-   * wait for the journal). Idempotent per ticket.
-   */
-  answer(ticket: number, data: string | Buffer | null, after?: Buffer[]): void {
-    if (ticket < this.nextAnswer || this.held.has(ticket)) return;
-    if (ticket !== this.nextAnswer) {
-      this.held.set(ticket, { data, after });
-      return;
-    }
-    corkUntilTick(this);
-    this.emit(data, after);
-    this.nextAnswer++;
-    for (let h = this.held.get(this.nextAnswer); h !== undefined; h = this.held.get(this.nextAnswer)) {
-      this.held.delete(this.nextAnswer);
-      this.emit(h.data, h.after);
-      this.nextAnswer++;
-    }
-    const waiter = this.turnWaiters.get(this.nextAnswer);
-    if (waiter !== undefined) {
-      this.turnWaiters.delete(this.nextAnswer);
-      waiter();
-    }
-  }
-
-  /** Resolves once no request of this connection is waiting or running. */
-  whenIdle(): Promise<void> {
-    if (this.queued === 0) return Promise.resolve();
-    return new Promise((resolve) => (this.idleWaiters ??= []).push(resolve));
-  }
-
-  /** A request finished (answered, refused or dropped). */
-  finished(): void {
-    if (--this.queued > 0 || this.idleWaiters === null) return;
-    const waiters = this.idleWaiters;
-    this.idleWaiters = null;
-    for (const w of waiters) w();
-  }
-
-  /** Resolves once every request before `ticket` is answered. */
-  turn(ticket: number): Promise<void> {
-    if (this.nextAnswer >= ticket) return Promise.resolve();
-    return new Promise((resolve) => this.turnWaiters.set(ticket, resolve));
-  }
-
-  private emit(data: string | Buffer | null, after: Buffer[] | undefined): void {
-    if (typeof data === 'string') this.send(data);
-    else if (data !== null) this.sendFrame(data);
-    if (after) for (const b of after) this.sendFrame(textFrame(b));
-  }
-
-  cork(): void {
-    if (this.corkDepth++ === 0 && !this.closed) this.socket.cork();
-  }
-
-  uncork(): void {
-    if (--this.corkDepth === 0 && !this.closed) this.socket.uncork();
-  }
-}
-
-/**
- * Connections corked by `corkUntilTick`, uncorked together once the current callback and the
- * promise jobs it set off have run. A durable journal batch releases hundreds of answers at once
- * (their awaits resume one after another as microtasks); written one by one, each was its own
- * socket write, and writev took 15% of the busy engine thread under the WebSocket orders bench. A
- * nextTick queued from a promise job runs only once the promise job queue is empty, so every answer
- * of the release goes out in one write per connection, with no wait for other I/O.
- */
-const corkedUntilTick = new Set<Connection>();
-
-function uncorkAll(): void {
-  for (const c of corkedUntilTick) c.uncork();
-  corkedUntilTick.clear();
-}
-
-function corkUntilTick(c: Connection): void {
-  if (corkedUntilTick.has(c)) return;
-  if (corkedUntilTick.size === 0) process.nextTick(uncorkAll);
-  corkedUntilTick.add(c);
-  c.cork();
-}
 
 export interface WsTransport {
   hub: StreamHub;
@@ -363,10 +90,8 @@ export function attachWebSocket(s: Services, server: Server, methods: MethodDef[
         }, Math.max(1, Math.floor(opts.idleTimeoutMs / 2)))
       : null;
   idleSweep?.unref();
-  /** Account-scope cancel-on-disconnect: new connections of these users start with it on (engine
-   *  state, a journaled `cod_account`; read only here). */
-  const accountCod = s.ex.codAccounts;
   const codPending = new Set<Promise<unknown>>();
+  const { session, authOf, setAuth, track, cancelOnDisconnect } = sessionHandlers({ s, hub, opts, codPending, onClose: (c) => onClose(c) });
 
   const envelope = (id: unknown, usIn: number, out: CallOutput): string => {
     const usOut = micros();
@@ -376,10 +101,6 @@ export function attachWebSocket(s: Services, server: Server, methods: MethodDef[
     if (out.charge !== undefined) s.credits.charge(out.charge, replyCost(body.length));
     return `${head}${body},"usIn":${usIn},"usOut":${usOut},"usDiff":${usOut - usIn},"testnet":${testnet}}`;
   };
-  const fail = (code: keyof typeof ERROR_TABLE, reason?: string, param?: string): CallOutput => ({
-    status: ERROR_TABLE[code].status,
-    error: errorBody(new Reject(code, reason, param)),
-  });
 
   let overflows = 0;
   const overflow = (c: Connection) => {
@@ -390,44 +111,6 @@ export function attachWebSocket(s: Services, server: Server, methods: MethodDef[
     onClose(c);
   };
 
-  /**
-   * Marks (or unmarks) in the engine the orders the connection placed so far, so that the state a
-   * restart or a takeover recovers says what the connection would cancel if it closed now: every
-   * order it placed while COD is on, none while it is off (src/engine/cod.ts). Submitted at once,
-   * before any later request of the connection can place an order.
-   */
-  const markPlaced = (c: Connection, on: boolean): Promise<unknown> => {
-    const marks: Promise<unknown>[] = [];
-    for (const [userId, ids] of c.placed) {
-      if (ids.size === 0) continue;
-      marks.push(s.seq.submit({ t: 'cod_mark', userId, orderIds: [...ids].sort((a, b) => a - b), on }, (r) => r));
-    }
-    return Promise.all(marks);
-  };
-
-  /** Turns the connection's COD on or off, marking or unmarking what it placed before. */
-  const setCod = (c: Connection, on: boolean): Promise<unknown> => {
-    if (c.cod === on) return Promise.resolve();
-    c.cod = on;
-    return markPlaced(c, on);
-  };
-
-  const cancelOnDisconnect = (c: Connection) => {
-    if (!c.cod) return;
-    const run = c.whenIdle().then(async () => {
-      // logout closes without cancelling (Deribit): its orders stay, so they lose their mark too,
-      // or a restart would cancel what the live path kept
-      if (c.loggedOut) return markPlaced(c, false);
-      for (const [userId, ids] of c.placed) {
-        if (ids.size === 0) continue;
-        await s.seq.submit({ t: 'cancel_orders', userId, orderIds: [...ids].sort((a, b) => a - b), reason: 'cancel_on_disconnect' }, (r) => r);
-      }
-    });
-    const p = run.catch((err: unknown) => s.log.error({ err, conn: c.id }, 'cancel-on-disconnect failed'));
-    codPending.add(p);
-    void p.finally(() => codPending.delete(p));
-  };
-
   function onClose(c: Connection): void {
     if (c.closed) return;
     c.closed = true;
@@ -436,195 +119,6 @@ export function attachWebSocket(s: Services, server: Server, methods: MethodDef[
     for (const [channel, sub] of c.subs) hub.unsubscribe(c, channel, sub.spec, sub.userId);
     c.subs.clear();
     cancelOnDisconnect(c);
-  }
-
-  const track = (c: Connection, userId: number, result: unknown) => {
-    type Placed = { order_id?: string; order_state?: string };
-    let set = c.placed.get(userId);
-    if (result instanceof PlacedJson) {
-      // buy/sell/edit: their answer is text, with the order's id and state beside it
-      if (!stays(result.orderState)) return;
-      if (!set) c.placed.set(userId, (set = new PlacedIds()));
-      set.add(result.orderId);
-    } else {
-      // mass_quote answers a list of `orders`
-      const orders = (result as { orders?: Placed[] } | null)?.orders;
-      for (const order of Array.isArray(orders) ? orders : []) {
-        if (!order || typeof order.order_id !== 'string' || !stays(order.order_state)) continue;
-        const id = parseOrderId(order.order_id);
-        if (id === null) continue;
-        if (!set) c.placed.set(userId, (set = new PlacedIds()));
-        set.add(id);
-      }
-    }
-    if (!set || set.size <= set.sweepAt) return;
-    // forget orders that are no longer open, so the set stays within twice the open orders
-    const user = s.ex.users.get(userId);
-    for (const x of set) if (user?.orders.get(x)?.state !== 'open' && s.ex.triggers.get(userId, x)?.state !== 'untriggered') set.delete(x);
-    set.sweepAt = Math.max(PLACED_SWEEP_MIN, 2 * set.size);
-  };
-
-  /** A call's caller: its `access_token` param (that call only), else the connection's. (As
-   *  resolveCaller would answer for these credentials, with the token hashed once per connection.) */
-  const authOf = (c: Connection, params: Record<string, unknown>): Caller | Reject | null => {
-    if (typeof params.access_token === 'string') return tokenCaller(s, c.hashOf(params.access_token));
-    if (c.token === undefined) return null;
-    return tokenCaller(s, c.hashOf(c.token));
-  };
-
-  const setAuth = (c: Connection, token: string) => {
-    const previous = c.token === undefined ? null : c.hashOf(c.token);
-    const r = tokenCaller(s, c.hashOf(token));
-    if (!(r instanceof Reject)) {
-      followNewToken(c, previous, r);
-      c.token = token;
-      if (accountCod.has(r.userId)) setCod(c, true).catch((err: unknown) => s.log.error({ err, conn: c.id }, 'cancel-on-disconnect marks failed'));
-    }
-  };
-
-  async function subscribe(c: Connection, params: Record<string, unknown>, priv: boolean): Promise<CallOutput> {
-    const channels = params.channels;
-    if (!Array.isArray(channels) || channels.length === 0 || channels.some((x) => typeof x !== 'string')) return fail(ERR.INVALID_PARAMS, 'channels must be a non-empty array of strings', 'channels');
-    let caller: Caller | null = null;
-    const a = authOf(c, params);
-    if (a instanceof Reject) return { status: 401, error: errorBody(a) };
-    caller = a;
-    if (priv && !caller) return fail(ERR.AUTHORIZATION_REQUIRED);
-    const initial: Buffer[] = [];
-    const done: string[] = [];
-    let tooMany = false;
-    await s.seq.read(() => {
-      // as Deribit: a channel the server does not serve is left out of the answer and the rest
-      // subscribe (issue 31; a bot that batches its subscriptions otherwise got nothing at all)
-      for (const ch of channels as string[]) {
-        if (c.closed) return;
-        if (c.subs.has(ch)) {
-          done.push(ch);
-          continue;
-        }
-        const spec = hub.parse(ch);
-        if (!spec) continue;
-        // private channels need private/subscribe and an authenticated connection; raw intervals
-        // need authentication (Deribit 13778): both are silently left out of the result otherwise
-        if (isPrivate(spec) && (!priv || !caller)) continue;
-        // an API key's scopes bound what it may stream, as they bound what it may call
-        if (isPrivate(spec) && !scopeAllows(caller!.scopes, channelScope(spec))) continue;
-        if ('cadence' in spec && spec.cadence === 'raw' && !caller) continue;
-        if (c.subs.size >= opts.maxSubscriptions) {
-          tooMany = true;
-          break;
-        }
-        const userId = isPrivate(spec) ? caller!.userId : null;
-        c.subs.set(ch, { spec, userId, tokenHash: userId === null ? null : caller!.tokenHash });
-        const first = hub.subscribe(c, ch, spec, userId);
-        if (Array.isArray(first)) initial.push(...first);
-        else if (first) initial.push(first);
-        done.push(ch);
-      }
-    });
-    if (tooMany && done.length === 0) return fail(ERR.INVALID_ARGUMENTS, `at most ${opts.maxSubscriptions} subscriptions per connection`, 'channels');
-    // the reply goes out before the snapshots it announces
-    return { status: 200, result: done, after: initial } as CallOutput & { after: Buffer[] };
-  }
-
-  function unsubscribe(c: Connection, channels: unknown): CallOutput {
-    if (!Array.isArray(channels)) return fail(ERR.INVALID_PARAMS, 'channels must be an array of strings', 'channels');
-    const removed: string[] = [];
-    for (const ch of channels) {
-      const sub = typeof ch === 'string' ? c.subs.get(ch) : undefined;
-      if (!sub) continue;
-      hub.unsubscribe(c, ch as string, sub.spec, sub.userId);
-      c.subs.delete(ch as string);
-      removed.push(ch as string);
-    }
-    return { status: 200, result: removed };
-  }
-
-  function privateCheck(c: Connection, params: Record<string, unknown>): Caller | CallOutput {
-    const a = authOf(c, params);
-    if (a instanceof Reject) return { status: 401, error: errorBody(a) };
-    if (!a) return fail(ERR.AUTHORIZATION_REQUIRED);
-    return a;
-  }
-
-  function codScope(params: Record<string, unknown>): 'connection' | 'account' | null {
-    const sc = params.scope ?? 'connection';
-    return sc === 'connection' || sc === 'account' ? sc : null;
-  }
-
-  /** Streaming and session methods (API.md 6); null when `method` is not one of them. */
-  async function session(c: Connection, method: string, params: Record<string, unknown>): Promise<CallOutput | null> {
-    switch (method) {
-      case 'public/subscribe':
-        return subscribe(c, params, false);
-      case 'private/subscribe':
-        return subscribe(c, params, true);
-      // after every round of the batches sealed so far (the hub holds a batch's round until it is
-      // durable): nothing of a channel follows its unsubscribe answer
-      case 'public/unsubscribe':
-      case 'private/unsubscribe':
-        return s.seq.read(() => unsubscribe(c, params.channels));
-      case 'public/unsubscribe_all':
-      case 'private/unsubscribe_all':
-        return s.seq.read(() => {
-          unsubscribe(c, [...c.subs.keys()]);
-          return { status: 200, result: 'ok' };
-        });
-      case 'public/set_heartbeat': {
-        const iv = params.interval;
-        if (typeof iv !== 'number' || !Number.isFinite(iv) || iv < opts.minHeartbeatSec || iv > 3600) return fail(ERR.INVALID_PARAMS, `interval must be a number of seconds >= ${opts.minHeartbeatSec}`, 'interval');
-        if (c.heartbeat) clearInterval(c.heartbeat);
-        c.awaitingTest = false;
-        c.heartbeat = setInterval(() => {
-          if (c.awaitingTest) {
-            // the previous test_request went unanswered: the connection is considered dead
-            s.log.info({ conn: c.id }, 'heartbeat missed; closing websocket');
-            c.ws.terminate();
-            onClose(c);
-            return;
-          }
-          c.awaitingTest = true;
-          c.send('{"jsonrpc":"2.0","method":"heartbeat","params":{"type":"test_request"}}');
-        }, iv * 1000);
-        c.heartbeat.unref();
-        return { status: 200, result: 'ok' };
-      }
-      case 'public/disable_heartbeat':
-        if (c.heartbeat) clearInterval(c.heartbeat);
-        c.heartbeat = null;
-        c.awaitingTest = false;
-        return { status: 200, result: 'ok' };
-      case 'private/enable_cancel_on_disconnect':
-      case 'private/disable_cancel_on_disconnect':
-      case 'private/get_cancel_on_disconnect': {
-        const who = privateCheck(c, params);
-        if ('status' in who) return who;
-        // Deribit's scopes: reading the setting needs account:read, changing it account:read_write
-        if (!scopeAllows(who.scopes, method === 'private/get_cancel_on_disconnect' ? 'account:read' : 'account:read_write')) return fail(ERR.SCOPE_EXCEEDED, `requires ${method === 'private/get_cancel_on_disconnect' ? 'account:read' : 'account:read_write'}`);
-        const scope = codScope(params);
-        if (scope === null) return fail(ERR.INVALID_PARAMS, 'scope must be connection or account', 'scope');
-        if (method === 'private/get_cancel_on_disconnect') {
-          return { status: 200, result: { scope, enabled: scope === 'connection' ? c.cod : accountCod.has(who.userId) } };
-        }
-        const refused = chargeSessionCall(s, method, who, c.ip);
-        if (refused !== undefined) {
-          const r = await refused;
-          return { status: httpStatus(r), error: errorBody(r) };
-        }
-        const on = method === 'private/enable_cancel_on_disconnect';
-        try {
-          // the account flag, then the connection's: both journaled before the answer
-          if (scope === 'account') await s.seq.submit({ t: 'cod_account', userId: who.userId, on }, (r) => r);
-          await setCod(c, on);
-        } catch (err) {
-          if (err instanceof StandbyRefusal) return { status: ERROR_TABLE[ERR.RETRY].status, error: standbyErrorBody(err.leaderUrl) };
-          throw err;
-        }
-        return { status: 200, result: 'ok' };
-      }
-      default:
-        return null;
-    }
   }
 
   let requestsRun = 0;

@@ -1,0 +1,129 @@
+// The stream hub's records (src/api/ws/hub.ts): topics and the subscriber groups that share their
+// frames, writes waiting for their turn or their batch, the L2 books each cadence last published,
+// and what changed since the last round.
+import type { CurrencyCode } from '../../domain/currency.ts';
+import type { Instrument } from '../../domain/instrument.ts';
+import type { MmpTriggerEvent } from '../../engine/mmp.ts';
+import type { Order, Trade } from '../../engine/types.ts';
+import type { TriggerOrder } from '../../engine/triggers.ts';
+import type { Cadence, ChannelSpec } from './channels.ts';
+import type { Subscriber } from './frames.ts';
+
+/** A regular or an untriggered/closed trigger order: user.orders.* shows both. */
+export type AnyOrder = Order | TriggerOrder;
+
+export interface Topic {
+  key: string;
+  /** creation order: a group's frames of a round go out in this order */
+  ord: number;
+  channel: string;
+  spec: ChannelSpec;
+  userId: number | null;
+  subs: Set<Subscriber>;
+  /** groups whose channel set holds this topic */
+  groups: Set<Group>;
+  /** the frames of the current publish round */
+  frames: Buffer[];
+  /** ticker: fingerprint of what was last published */
+  last?: string;
+}
+
+/** Subscribers with exactly the same topics: every round sends each of them the same bytes. */
+export interface Group {
+  key: string;
+  topics: Topic[];
+  subs: Set<Subscriber>;
+  /** the frames of the current publish round, in topic order */
+  round: Buffer[];
+}
+
+/** A round's bytes for one group, written to its members `WRITES_PER_TURN` sockets a turn. */
+export interface Pending {
+  bytes: Buffer;
+  subs: Subscriber[];
+  next: number;
+}
+
+/**
+ * Socket writes per event-loop turn. A write to a loopback socket costs ~10 µs of kernel time, so a
+ * conflated round to 1,000 connections held the engine thread for 10-15 ms in one turn; written 200
+ * a turn, orders and commits run between the slices (each ~2 ms). Raw rounds (after a commit) are
+ * written at once: they are small and their order against the commands' answers matters.
+ */
+export const WRITES_PER_TURN = 200;
+
+/** A round rendered at a batch's seal, held until the batch is durable. */
+export interface HeldRound {
+  /** the last seq of the batch it was rendered with (released when that is durable) */
+  seq: number;
+  /** the raw round's writes: made at once when released (their order against answers matters) */
+  raw: Pending[];
+  /** conflated rounds' writes: `WRITES_PER_TURN` a turn */
+  agg: Pending[];
+  /** what `onBatch` asked to run once the batch is durable (the NATS publish) */
+  post: (() => void) | null;
+  /** the rounds held here, reported to `onRound` when written */
+  rounds: Array<{ cadence: Cadence; due: number; deliveries: number; cpu: number; rendered: unknown }>;
+}
+
+/** Times of one publish round (wall clock ms, performance.timeOrigin + performance.now()). */
+export interface RoundTimes {
+  /** when its content was due: the 100 ms tick that closed the window (agg), or the commit (raw) */
+  due: number;
+  /** when the round's writes started (after the batch it was rendered with became durable, if one
+   *  was in flight or open) */
+  start: number;
+  /** when the round's first turn ended (its first `WRITES_PER_TURN` writes made; the rest follow in
+   *  the next turns) */
+  end: number;
+  deliveries: number;
+  /** CPU time of the process during the round, µs (user + system) */
+  cpu: number;
+  /** what `onRender` returned when the round was rendered */
+  rendered: unknown;
+}
+
+export interface BookState {
+  inst: Instrument;
+  changeId: number;
+  bids: Map<number, number>;
+  asks: Map<number, number>;
+  topics: number;
+}
+
+/** What changed since the last publish of a cadence. */
+export interface Changes {
+  trades: Trade[];
+  orders: Set<AnyOrder>;
+  users: Set<number>;
+  /** currencies whose index or vol smile moved */
+  currencies: Set<CurrencyCode>;
+  /** a command of a kind that may move any account (settlement, ...): every portfolio is refreshed */
+  everyone: boolean;
+  /** instrument life-cycle events (`instrument.state.*`), in order */
+  states: Array<{ inst: Instrument; state: 'created' | 'started' | 'settled'; ts: number }>;
+  /** MMP triggers (`user.mmp_trigger.*`), in order */
+  mmp: MmpTriggerEvent[];
+}
+
+/** Commands whose effect on accounts the observer and the cases in onCommitted fully cover. */
+export const TARGETED = new Set<string>([
+  'place', 'cancel', 'cancel_all', 'cancel_orders', 'edit', 'liquidate', 'deposit', 'withdraw', 'index', 'set_vol', 'create_user',
+  'issue_token', 'revoke_token', 'create_invite', 'revoke_invite', 'create_api_key', 'remove_api_key', 'update_api_key', 'publish_announcement', 'read_announcement', 'set_self_trading_config', 'set_disabled_trading_products', 'halt', 'list', 'expire_orders',
+  'set_mmp_config', 'reset_mmp', 'mass_quote', 'cancel_quotes',
+  // cancel-on-disconnect marks and flags (src/engine/cod.ts) move no account, order or trade
+  'cod_account', 'cod_mark',
+  // subaccounts move no money (a removed one's subscriptions find no user); a transfer moves its two accounts'
+  'create_subaccount', 'rename_subaccount', 'subaccount_login', 'remove_subaccount', 'transfer',
+  // credentials only (src/engine/userSecurity.ts)
+  'change_password', 'set_user_disabled',
+]);
+
+export function emptyChanges(): Changes {
+  return { trades: [], orders: new Set(), users: new Set(), currencies: new Set(), everyone: false, states: [], mmp: [] };
+}
+
+export interface HubOptions {
+  /** Conflation period of `100ms`/`agg2` channels. */
+  tickMs: number;
+}
