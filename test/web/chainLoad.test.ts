@@ -59,14 +59,13 @@ describe('the chain of every listed series (issue 33)', { timeout: 300_000 }, ()
       }).observe({ type: 'longtask', buffered: true });
       let dirty = new Set<Element>();
       const watch = () => {
-        const body = document.querySelector('table.chain tbody');
-        if (!body) return void setTimeout(watch, 50);
+        // the whole document: the chain's table may be rendered again (a reconnect, a new expiry)
         new MutationObserver((records) => {
           for (const r of records) {
-            const row = (r.target instanceof Element ? r.target : r.target.parentElement)?.closest('tr');
+            const row = (r.target instanceof Element ? r.target : r.target.parentElement)?.closest('table.chain tbody tr');
             if (row) dirty.add(row);
           }
-        }).observe(body, { subtree: true, childList: true, characterData: true, attributes: true });
+        }).observe(document.body, { subtree: true, childList: true, characterData: true, attributes: true });
         const frame = () => {
           if (dirty.size > 0) {
             w.__frames++;
