@@ -48,6 +48,8 @@ export interface BackgroundSnapshotsOptions {
 
 export class BackgroundSnapshots {
   readonly counts: SnapshotCounts = { inline: 0, background: 0, failed: 0 };
+  /** The last snapshot taken since start: its seq, size and exchange time (the admin console's status, via /health). */
+  last: { seq: number; bytes: number; at: number } | null = null;
   /** The journal's write of the last snapshot handed to it. */
   private saving: Promise<void> = Promise.resolve();
   private lastBytes: number | null;
@@ -69,6 +71,7 @@ export class BackgroundSnapshots {
       if (taken !== null) {
         this.lastBytes = taken.bytes;
         this.counts.inline++;
+        this.last = { seq: taken.seq, bytes: taken.bytes, at: this.opts.ex.now };
       }
       return;
     }
@@ -127,6 +130,7 @@ export class BackgroundSnapshots {
       if (outcome.data !== null) {
         this.lastBytes = outcome.data.length;
         this.counts.background++;
+        this.last = { seq, bytes: outcome.data.length, at: this.opts.ex.now };
         log.info({ seq, bytes: outcome.data.length, ms: Math.round(ms) }, 'snapshot built in the background');
       }
       return;

@@ -229,7 +229,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     accessTokenTtlSec: n('STRIKEBOOK_ACCESS_TOKEN_TTL'),
     maxAccessTokenTtlSec: n('STRIKEBOOK_MAX_ACCESS_TOKEN_TTL'),
     refreshTokenTtlSec: n('STRIKEBOOK_REFRESH_TOKEN_TTL'),
-    snapshotEvery: n('STRIKEBOOK_SNAPSHOT_EVERY'),
+    // the demo market writes a record a second or so: snapshots often enough that retention bounds the journal
+    snapshotEvery: get('STRIKEBOOK_SNAPSHOT_EVERY') === '' ? (demoMaker ? 20_000 : 500_000) : n('STRIKEBOOK_SNAPSHOT_EVERY'),
     snapshotInlineMaxBytes: n('STRIKEBOOK_SNAPSHOT_INLINE_MAX_BYTES'),
     indexSeed: n('STRIKEBOOK_INDEX_SEED'),
     indexAnnualVol: n('STRIKEBOOK_INDEX_VOL'),
@@ -267,7 +268,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     heavyReadsPerTurn: n('STRIKEBOOK_HEAVY_READS_PER_TURN'),
     diskFloorBytes: n('STRIKEBOOK_DISK_FLOOR_BYTES'),
     diskCheckMs: n('STRIKEBOOK_DISK_CHECK_MS'),
-    journalRetention: get('STRIKEBOOK_JOURNAL_RETENTION') as 'keep' | 'delete' | 'archive',
+    // a sandbox's history is not an audit trail: what is behind two snapshots goes (production keeps it all)
+    journalRetention: (get('STRIKEBOOK_JOURNAL_RETENTION') || (production ? 'keep' : 'delete')) as 'keep' | 'delete' | 'archive',
     journalArchiveDir: get('STRIKEBOOK_JOURNAL_ARCHIVE_DIR') ? path.resolve(get('STRIKEBOOK_JOURNAL_ARCHIVE_DIR')) : undefined,
     standby: on('STRIKEBOOK_STANDBY'),
     standbyPollMs: n('STRIKEBOOK_STANDBY_POLL_MS'),

@@ -6,18 +6,21 @@
 // has just made stale. All are ordinary accounts acting only through commands, like any client;
 // they cannot log in (their password hash is unusable). Off in production mode (config.ts).
 //
-// Engine cost: each level of each currency is one maker account quoting with mass_quote, 100
-// series per command, so a full requote of ~1,650 series at 3 levels is ~50 commands; a tick sends
-// only the series whose ladder changed (or whose quotes were hit), and a mass quote keeps a slot
-// whose price and size are unchanged. At most one requote runs per STRIKEBOOK_DEMO_REQUOTE_MS.
+// Engine cost (and journal size: every command is a journal record): each level of each currency
+// is one maker account quoting with mass_quote, 100 series per command, so a full requote of
+// ~1,650 series at 3 levels is ~50 commands. A currency is repriced only when its index has moved
+// REQUOTE_MOVE since the last repricing (or five minutes passed); a tick compares the wanted ladders
+// with the makers' open quotes and sends only the sides that differ (repriced, or traded), never an
+// unchanged quote. At most one tick runs per STRIKEBOOK_DEMO_REQUOTE_MS.
 import type { CurrencyCode } from '../domain/currency.ts';
 import { isReject } from '../domain/errors.ts';
-import type { Instrument } from '../domain/instrument.ts';
+import { stepTick, type Instrument } from '../domain/instrument.ts';
 import { yearFraction } from '../domain/pricing.ts';
-import type { Command, QuoteItem } from '../engine/commands.ts';
+import type { Command, QuoteItem, QuoteSide } from '../engine/commands.ts';
 import { MAX_QUOTES_PER_MESSAGE } from '../engine/massQuote.ts';
 import { indexNameOf } from '../engine/mmp.ts';
-import { BUY, SELL } from '../engine/orderBook.ts';
+import { BUY, SELL, type Side } from '../engine/orderBook.ts';
+import type { Order, User } from '../engine/types.ts';
 import { mulberry32 } from '../market/indexFeed.ts';
 import { poissonGapMs, quoteLadder, type Ladder } from './demoQuotes.ts';
 import type { Services } from './services.ts';
@@ -29,8 +32,16 @@ const CURRENCIES: CurrencyCode[] = ['BTC', 'ETH'];
 const GROUP = 'demo';
 /** Takers fired in one tick at most: after a stall the stream skips ahead instead of bursting. */
 const MAX_TAKERS_PER_TICK = 50;
-/** Every this many ticks every series is sent again, refilling levels other clients took. */
-const FULL_REFRESH_TICKS = 30;
+/**
+ * The makers reprice a currency's ladders when its index has moved more than this fraction since
+ * they last did (5 bp: about 2 ticks of an at-the-money option, well inside its spread), or
+ * REPRICE_MS has passed (time decay, a new smile); in between they only refill what was traded.
+ * A repriced quote within REQUOTE_TICKS of where it rests is left alone.
+ */
+export const REQUOTE_MOVE = 0.0005;
+const REPRICE_MS = 300_000;
+/** An open quote within this many ticks of its repriced price stays (with its time priority). */
+const REQUOTE_TICKS = 2;
 const TOP_UP_TICKS = 10;
 const COIN = 1e8;
 
@@ -69,6 +80,14 @@ export interface DemoMaker {
   stop(): void;
 }
 
+/** A maker's open mass quote on one side of a series (the slot a mass quote replaces). */
+function openQuote(user: User, inst: Instrument, side: Side): Order | undefined {
+  const e = user.exposures.get(inst.id);
+  if (e === undefined || e.openOrders.size === 0) return undefined;
+  for (const o of e.openOrders) if (o.side === side && o.mmp !== null && o.mmp.quoteId !== null && o.mmp.group === GROUP) return o;
+  return undefined;
+}
+
 export function startDemoMaker(s: Services): DemoMaker {
   const { ex, seq, log } = s;
   const settings: DemoSettings = { ...DEFAULT_DEMO, ...s.config.demo };
@@ -79,10 +98,15 @@ export function startDemoMaker(s: Services): DemoMaker {
   let stopped = false;
   const makers = new Map<string, number>(); // `${currency}:${level}` -> user id
   let takerId = 0;
-  /** What was last sent per instrument id (prices and sizes of every level), to send only changes. */
-  const sent = new Map<string, { sig: string; ladder: Ladder }>();
-  /** Instruments a taker traded since the last requote: their levels are sent again. */
-  const hit = new Set<number>();
+  /**
+   * The ladders the makers want, per instrument, worked out at a reference index per currency and
+   * kept until the index moves past REQUOTE_MOVE of it (or REPRICE_MS passes): between those,
+   * a tick sends nothing but refills of slots that trading (or anything else) changed.
+   */
+  const wanted = new Map<string, { inst: Instrument; ladder: Ladder }>();
+  const reference = new Map<CurrencyCode, { F: number; at: number }>();
+  /** Slots (`user instrument side`) the engine refused since the last repricing: not resent every tick. */
+  const refused = new Set<string>();
   let ticks = 0;
   let quoteSeq = 0;
   let nextTaker = Number.POSITIVE_INFINITY;
@@ -103,10 +127,8 @@ export function startDemoMaker(s: Services): DemoMaker {
 
   const quotable = (inst: Instrument) => inst.state === 'open' && !inst.halted && inst.expiry > ex.now;
 
-  /** Every open series of a currency, with its ladder now. */
-  const ladders = (currency: CurrencyCode): { inst: Instrument; ladder: Ladder }[] => {
-    const F = ex.indexPrice(currency);
-    if (!(F > 0)) return [];
+  /** Every open series of a currency, with its ladder at index F now. */
+  const ladders = (currency: CurrencyCode, F: number): { inst: Instrument; ladder: Ladder }[] => {
     const out: { inst: Instrument; ladder: Ladder }[] = [];
     for (const inst of ex.instruments.values()) {
       if (inst.currency !== currency || !quotable(inst)) continue;
@@ -120,58 +142,105 @@ export function startDemoMaker(s: Services): DemoMaker {
     return out;
   };
 
+  /** Reprices a currency's ladders when its index left the reference band, time passed, or a series is new. */
+  const reprice = (currency: CurrencyCode) => {
+    const F = ex.indexPrice(currency);
+    if (!(F > 0)) return;
+    const ref = reference.get(currency);
+    const moved = ref === undefined || Math.abs(F / ref.F - 1) > REQUOTE_MOVE || ex.now - ref.at >= REPRICE_MS;
+    if (!moved) {
+      // a series listed since: priced at the reference, as its neighbours are
+      for (const inst of ex.instruments.values()) {
+        if (inst.currency === currency && quotable(inst) && !wanted.has(inst.name)) {
+          for (const x of ladders(currency, ref.F)) if (!wanted.has(x.inst.name)) wanted.set(x.inst.name, x);
+          break;
+        }
+      }
+      return;
+    }
+    reference.set(currency, { F, at: ex.now });
+    for (const key of refused) if (key.includes(` ${currency}-`)) refused.delete(key);
+    for (const x of ladders(currency, F)) wanted.set(x.inst.name, x);
+  };
+
   /**
-   * Sends the changed ladders in two passes: first every side that moves away from the other
-   * (bids down, asks up), then those that move toward it. A level account's new bid could
-   * otherwise meet another level's stale ask and the makers would trade with each other.
+   * Sends what differs between the wanted ladders and the makers' open quotes, slot by slot (a
+   * slot is a maker level's side of one series): an unchanged quote is never sent again. Two
+   * passes: first every side that moves away from the other (bids down, asks up), then those that
+   * move toward it. A level account's new bid could otherwise meet another level's stale ask and
+   * the makers would trade with each other.
    */
   const requote = async () => {
-    const full = ticks % FULL_REFRESH_TICKS === 0;
-    let series = 0;
+    for (const currency of CURRENCIES) reprice(currency);
+    // drop what expired or was delisted (the engine cancels their orders)
+    for (const [name, { inst }] of wanted) if (!quotable(inst) || ex.instruments.get(name) !== inst) wanted.delete(name);
     const passes: Map<number, QuoteItem[]>[] = [new Map(), new Map()]; // user id -> quotes
     const add = (pass: number, userId: number, q: QuoteItem) => {
       const m = passes[pass];
       if (!m.has(userId)) m.set(userId, []);
       m.get(userId)!.push(q);
     };
-    for (const currency of CURRENCIES) {
-      for (const { inst, ladder } of ladders(currency)) {
-        series++;
-        const sig = JSON.stringify(ladder);
-        const prev = sent.get(inst.name);
-        if (!full && !hit.has(inst.id) && prev?.sig === sig) continue;
-        sent.set(inst.name, { sig, ladder });
-        for (let level = 1; level <= settings.levels; level++) {
-          const userId = makers.get(`${currency}:${level}`)!;
-          const b = ladder.bids[level - 1];
-          const a = ladder.asks[level - 1];
-          // lots 0 takes a side's quote away (a level the band no longer allows)
-          const bid = { price: b?.price ?? inst.tick, lots: b?.lots ?? 0, postOnly: false, rejectPostOnly: false };
-          const ask = { price: a?.price ?? inst.tick, lots: a?.lots ?? 0, postOnly: false, rejectPostOnly: false };
-          const oldBid = prev?.ladder.bids[level - 1]?.price;
-          const oldAsk = prev?.ladder.asks[level - 1]?.price;
-          const bidAway = oldBid === undefined || bid.lots === 0 || bid.price <= oldBid;
-          const askAway = oldAsk === undefined || ask.lots === 0 || ask.price >= oldAsk;
-          if (bidAway || askAway) add(0, userId, { instrument: inst.name, quoteSetId: null, bid: bidAway ? bid : null, ask: askAway ? ask : null });
-          if (!bidAway || !askAway) add(1, userId, { instrument: inst.name, quoteSetId: null, bid: bidAway ? null : bid, ask: askAway ? null : ask });
+    type Slot = { userId: number; old: Order | undefined; q: QuoteSide; side: 'bid' | 'ask' };
+    for (const { inst, ladder } of wanted.values()) {
+      const slots: Slot[] = [];
+      for (let level = 1; level <= settings.levels; level++) {
+        const userId = makers.get(`${inst.currency}:${level}`)!;
+        const user = ex.users.get(userId);
+        if (user === undefined) continue;
+        const b = ladder.bids[level - 1];
+        const a = ladder.asks[level - 1];
+        // lots 0 takes a side's quote away (a level the band no longer allows)
+        slots.push({ userId, side: 'bid', old: openQuote(user, inst, BUY), q: { price: b?.price ?? inst.tick, lots: b?.lots ?? 0, postOnly: false, rejectPostOnly: false } });
+        slots.push({ userId, side: 'ask', old: openQuote(user, inst, SELL), q: { price: a?.price ?? inst.tick, lots: a?.lots ?? 0, postOnly: false, rejectPostOnly: false } });
+      }
+      // an open quote is kept while it has its full size and lies within REQUOTE_TICKS of the price
+      // wanted (as massQuote sees a quote: remaining in lots, unfilled), unless keeping it would
+      // leave a bid at or above an ask of the series' ladder: then every side goes to its price
+      const near = (o: Order, q: QuoteSide, ticks: number) => {
+        let lo = q.price;
+        let hi = q.price;
+        for (let k = 0; k < ticks; k++) {
+          lo = stepTick(inst, lo, -1);
+          hi = stepTick(inst, hi, 1);
         }
+        return o.price >= lo && o.price <= hi;
+      };
+      const keeps = (x: Slot, ticks: number) => (x.old === undefined ? x.q.lots === 0 : x.q.lots > 0 && x.old.remaining * inst.lotScaled === x.q.lots && x.old.filled === 0 && near(x.old, x.q, ticks));
+      let keep = slots.map((x) => keeps(x, REQUOTE_TICKS));
+      const priceOf = (x: Slot, i: number) => (keep[i] ? x.old?.price : x.q.lots > 0 ? x.q.price : undefined);
+      let topBid = -Infinity;
+      let lowAsk = Infinity;
+      slots.forEach((x, i) => {
+        const p = priceOf(x, i);
+        if (p === undefined) return;
+        if (x.side === 'bid') topBid = Math.max(topBid, p);
+        else lowAsk = Math.min(lowAsk, p);
+      });
+      if (topBid >= lowAsk) keep = slots.map((x) => keeps(x, 0));
+      for (let i = 0; i < slots.length; i += 2) {
+        const [b, a] = [slots[i], slots[i + 1]];
+        const sendBid = !keep[i] && !refused.has(`${b.userId} ${inst.name} bid`);
+        const sendAsk = !keep[i + 1] && !refused.has(`${a.userId} ${inst.name} ask`);
+        if (!sendBid && !sendAsk) continue;
+        const bidAway = b.old === undefined || b.q.lots === 0 || b.q.price <= b.old.price;
+        const askAway = a.old === undefined || a.q.lots === 0 || a.q.price >= a.old.price;
+        const first = { bid: sendBid && bidAway ? b.q : null, ask: sendAsk && askAway ? a.q : null };
+        const second = { bid: sendBid && !bidAway ? b.q : null, ask: sendAsk && !askAway ? a.q : null };
+        if (first.bid || first.ask) add(0, b.userId, { instrument: inst.name, quoteSetId: null, ...first });
+        if (second.bid || second.ask) add(1, b.userId, { instrument: inst.name, quoteSetId: null, ...second });
       }
     }
-    hit.clear();
-    stats.series = series;
-    // drop what expired or was delisted
-    for (const name of sent.keys()) {
-      const inst = ex.instruments.get(name);
-      if (inst === undefined || !quotable(inst)) sent.delete(name);
-    }
+    stats.series = wanted.size;
     for (const pass of passes) {
       const pending: Promise<unknown>[] = [];
       for (const [userId, quotes] of pass) {
         for (let k = 0; k < quotes.length; k += MAX_QUOTES_PER_MESSAGE) {
           stats.quoteCommands++;
           pending.push(
-            submit<{ errors?: unknown[] }>({ t: 'mass_quote', userId, quoteId: `demo-${++quoteSeq}`, group: GROUP, quotes: quotes.slice(k, k + MAX_QUOTES_PER_MESSAGE) }).then((r) => {
-              stats.quoteErrors += r && Array.isArray(r.errors) ? r.errors.length : 0;
+            submit<{ errors?: { instrument: string; side: string }[] }>({ t: 'mass_quote', userId, quoteId: `demo-${++quoteSeq}`, group: GROUP, quotes: quotes.slice(k, k + MAX_QUOTES_PER_MESSAGE) }).then((r) => {
+              const errors = r && Array.isArray(r.errors) ? r.errors : [];
+              stats.quoteErrors += errors.length;
+              for (const e of errors) refused.add(`${userId} ${e.instrument} ${e.side}`);
             }),
           );
         }
@@ -201,7 +270,6 @@ export function startDemoMaker(s: Services): DemoMaker {
       // most take a lot or two; one in six comes in size and walks the book
       const lots = inst.lotScaled * (rnd() < 1 / 6 ? 5 + Math.floor(rnd() * 15) : 1 + Math.floor(rnd() * 2));
       const side = rnd() < 0.5 ? BUY : SELL;
-      hit.add(inst.id);
       stats.takers++;
       orders.push(
         submit({

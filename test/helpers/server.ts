@@ -65,6 +65,8 @@ export async function startServer(env: Record<string, string> = {}, dataDir = te
     STRIKEBOOK_BOOTSTRAP_TOKEN: BOOTSTRAP,
     STRIKEBOOK_INDEX_FEED: 'manual',
     STRIKEBOOK_DEMO_MAKER: '0',
+    // the crash tests read the whole journal; sandbox's own default (delete) is tested in test/app/demoJournal.test.ts
+    STRIKEBOOK_JOURNAL_RETENTION: 'keep',
     LOG_LEVEL: 'silent',
     // tests send requests as fast as they can; test/api/rateLimits.test.ts turns the limits on
     STRIKEBOOK_RATE_LIMITS: '0',
@@ -166,6 +168,7 @@ async function spawnServerOnce(dataDir: string, env: Record<string, string>): Pr
       STRIKEBOOK_BOOTSTRAP_TOKEN: BOOTSTRAP,
       STRIKEBOOK_INDEX_FEED: 'manual',
       STRIKEBOOK_DEMO_MAKER: '0',
+      STRIKEBOOK_JOURNAL_RETENTION: 'keep',
       LOG_LEVEL: 'warn',
       STRIKEBOOK_RATE_LIMITS: '0',
       // a DATABASE_URL in the test runner's environment must not move these servers to PostgreSQL

@@ -1,7 +1,7 @@
 // The shell: header (navigation, index, connection state, user), the routed screen, and the order
 // ticket drawer that chain clicks open. Routes are listed in src/api/http/webApp.ts APP_ROUTES too.
-import { useEffect } from 'preact/hooks';
-import { useConnState, useSession } from './lib/live.ts';
+import { useEffect, useRef } from 'preact/hooks';
+import { useConnState, useSession, useSessionWaiting } from './lib/live.ts';
 import { linkClick, navigate, useRoute } from './lib/router.ts';
 import { signOut } from './lib/session.ts';
 import { SetupScreen, SignInScreen, SignUpScreen } from './screens/auth.tsx';
@@ -29,16 +29,27 @@ function NavLink({ to, label, path }: { to: string; label: string; path: string 
 export function App() {
   const route = useRoute();
   const s = useSession();
+  // a new tab asks the open ones for their session before sending anyone to the sign-in screen
+  const waiting = useSessionWaiting();
   const conn = useConnState();
   const [theme, toggleTheme] = useTheme();
   const path = route.path.replace(/\/$/, '') || '/';
   const publicOnly = path === '/signin' || path === '/signup' || path === '/setup';
-  const needsLogin = !publicOnly && !s;
+  const needsLogin = !publicOnly && !s && !waiting;
 
+  // where a tab was sent to the sign-in screen from: a session from another tab takes it back there
+  const wanted = useRef<string | null>(null);
   useEffect(() => {
-    if (path === '/') navigate(s ? '/chain/BTC' : '/signin', true);
-    else if (needsLogin) navigate('/signin', true);
-  }, [path, s]);
+    if (path === '/' && (s || !waiting)) navigate(s ? '/chain/BTC' : '/signin', true);
+    else if (needsLogin) {
+      wanted.current = `${path}${location.search}`;
+      navigate('/signin', true);
+    } else if (s && path === '/signin' && wanted.current !== null) {
+      const to = wanted.current;
+      wanted.current = null;
+      navigate(to, true);
+    }
+  }, [path, s, waiting]);
   // the chain's drawer does not follow the trader to other screens
   useEffect(() => {
     if (!path.startsWith('/chain')) closeTicket();

@@ -72,6 +72,29 @@ function jsonRpcId(req: FastifyRequest): unknown {
 }
 
 /** The connection bounds of the config (src/app/config.ts), defaults where it has none. */
+/**
+ * What /health adds for an operator (the admin console's status panel): the index feed (the console
+ * offers "Set index" only with `manual`), the journal's retention and snapshot cadence, and the
+ * snapshots taken since start. Nothing secret: settings and counts.
+ */
+export function storageStatus(s: Services): Record<string, unknown> {
+  const c = s.snapshots.counts;
+  const last = s.snapshots.last;
+  return {
+    mode: s.config.mode,
+    index_feed: s.config.indexFeed,
+    storage: s.config.databaseUrl ? 'postgres' : 'sqlite',
+    journal: { retention: s.config.journalRetention ?? 'keep', snapshot_every: s.config.snapshotEvery },
+    snapshots: {
+      taken: c.inline + c.background,
+      failed: c.failed,
+      last_seq: last?.seq ?? null,
+      last_bytes: last?.bytes ?? null,
+      last_age_ms: last === null ? null : Math.max(0, s.ex.now - last.at),
+    },
+  };
+}
+
 export function connectionLimitsOf(c: Services['config']): ConnectionLimits {
   const d = DEFAULT_CONNECTION_LIMITS;
   return {
@@ -189,7 +212,7 @@ export function buildHttpServer(s: Services, methods: MethodDef[]): FastifyInsta
 
   // role, lease and last commit, and on a standby how far behind the leader it is (docs/operations.md)
   app.get('/health', async (_req, reply) => {
-    reply.type('application/json').send(JSON.stringify({ ...healthBody(s.ha, s.ex.seq), version: BUILD_INFO.version }));
+    reply.type('application/json').send(JSON.stringify({ ...healthBody(s.ha, s.ex.seq), ...storageStatus(s), version: BUILD_INFO.version }));
   });
   // for load balancers: only the leader, holding its lease, takes traffic that writes
   app.get('/ready', async (_req, reply) => {

@@ -1,10 +1,10 @@
 // Administration (API.md 3.6). Every action is a journaled command carrying the acting admin's id.
 import { Type } from '@sinclair/typebox';
-import type { CurrencyCode } from '../../domain/currency.ts';
+import { CURRENCY_CODES, type CurrencyCode } from '../../domain/currency.ts';
 import { ERR, reject } from '../../domain/errors.ts';
 import type { Instrument } from '../../domain/instrument.ts';
 import { stateHash } from '../../engine/snapshot.ts';
-import { renderInstrument } from '../render.ts';
+import { money, renderInstrument } from '../render.ts';
 import { defineMethod } from '../rpc/registry.ts';
 import { InstrumentName, caller, unwrap } from './common.ts';
 
@@ -85,7 +85,16 @@ export const adminMethods = [
     handler(ctx, p) {
       const ex = ctx.services.ex;
       return ctx.services.seq.read(() => ({
-        users: [...ex.users.values()].slice(p.offset, p.offset + p.count).map((u) => ({ user_id: u.id, email: u.email, role: u.role, creation_timestamp: u.created, disabled: ex.disabledUsers.has(u.id) })),
+        // balances per currency (exact decimals) and the credit tier: the admin console's users table
+        users: [...ex.users.values()].slice(p.offset, p.offset + p.count).map((u) => ({
+          user_id: u.id,
+          email: u.email,
+          role: u.role,
+          creation_timestamp: u.created,
+          disabled: ex.disabledUsers.has(u.id),
+          tier: ctx.services.credits.limitsOf(u.id).tier,
+          balances: Object.fromEntries(CURRENCY_CODES.map((c) => [c, money(u.accounts[c].balance, c)])),
+        })),
         total: ex.users.size,
       }));
     },

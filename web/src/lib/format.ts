@@ -13,6 +13,8 @@ function isNum(x: unknown): x is number {
 export function fixed(x: number | null | undefined, decimals: number): string {
   if (!isNum(x)) return DASH;
   const s = x.toFixed(decimals);
+  // the chain's numbers are nearly all below 1,000: no grouping, no regular expressions (hot path)
+  if (x > -1000 && x < 1000 && (x >= 0 || Number(s) !== 0)) return s;
   const neg = s.startsWith('-');
   const body = neg ? s.slice(1) : s;
   const [int, frac] = body.split('.');

@@ -2,7 +2,7 @@
 // subscribe a component to a channel for as long as it is on screen.
 import { useEffect, useState } from 'preact/hooks';
 import { LiveSocket, type ConnState } from './ws.ts';
-import { accessToken, onSession, session, type Session } from './session.ts';
+import { accessToken, onSession, session, waitingForSession, type Session } from './session.ts';
 import { call } from './rpc.ts';
 
 export const live = new LiveSocket(`${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/ws/api/v2`);
@@ -13,6 +13,13 @@ export function useSession(): Session | null {
   const [s, set] = useState(session());
   useEffect(() => onSession(set), []);
   return s;
+}
+
+/** True while a tab opened without a session waits for another tab's (lib/session.ts). */
+export function useSessionWaiting(): boolean {
+  const [w, set] = useState(waitingForSession());
+  useEffect(() => onSession(() => set(waitingForSession())), []);
+  return w;
 }
 
 export function useConnState(): ConnState {

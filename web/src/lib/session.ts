@@ -1,7 +1,9 @@
 // The signed-in session: tokens from public/auth, kept in sessionStorage (survives a reload of the
-// tab, is not shared with other tabs, is gone when the tab closes; docs/web.md weighs this against
-// cookies and localStorage). The access token is refreshed with the refresh token (which rotates)
-// before it expires, so a session stays alive while the tab is open.
+// tab, is gone when the tab closes; docs/web.md weighs this against cookies and localStorage) and
+// shared with the browser's other tabs of the app over a BroadcastChannel: a new tab asks the open
+// ones for it, a sign-in or a refresh in one tab reaches the others, and a logout logs every tab out.
+// The access token is refreshed with the refresh token (which rotates) before it expires, so a
+// session stays alive while a tab is open.
 import { call } from './rpc.ts';
 
 export interface Tokens {
@@ -26,6 +28,14 @@ const listeners = new Set<Listener>();
 let current: Session | null = load();
 let timer: ReturnType<typeof setTimeout> | undefined;
 
+/** What the tabs tell each other: a tab without a session asks, one with a session answers with it. */
+type Message = { type: 'ask' } | { type: 'session'; session: Session } | { type: 'logout' };
+const channel: BroadcastChannel | null = typeof BroadcastChannel === 'function' ? new BroadcastChannel('strikebook.session') : null;
+/** How long a new tab waits for another tab's session before it shows the sign-in screen. */
+const ASK_MS = 300;
+/** True while a tab opened without a session waits for the other tabs' answer. */
+let waiting = false;
+
 function load(): Session | null {
   try {
     const raw = sessionStorage.getItem(KEY);
@@ -35,7 +45,15 @@ function load(): Session | null {
   }
 }
 
+/** A change made here: the other tabs take it too (a sign-in, a refresh). */
 function set(s: Session | null): void {
+  adopt(s);
+  if (s) channel?.postMessage({ type: 'session', session: s } satisfies Message);
+}
+
+/** A change from here or from another tab. */
+function adopt(s: Session | null): void {
+  waiting = false;
   current = s;
   if (s) sessionStorage.setItem(KEY, JSON.stringify(s));
   else sessionStorage.removeItem(KEY);
@@ -45,6 +63,34 @@ function set(s: Session | null): void {
 
 export function session(): Session | null {
   return current;
+}
+
+/** True while this tab, opened without a session, waits briefly for another tab's. */
+export function waitingForSession(): boolean {
+  return waiting;
+}
+
+if (channel) {
+  channel.onmessage = (e: MessageEvent<Message>) => {
+    const m = e.data;
+    if (m.type === 'ask') {
+      if (current) channel.postMessage({ type: 'session', session: current } satisfies Message);
+    } else if (m.type === 'session') {
+      // the newest session wins: a refresh elsewhere (whose old tokens are revoked), or a new sign-in
+      if (!current || m.session.expiresAt > current.expiresAt) adopt(m.session);
+    } else if (m.type === 'logout') {
+      if (current) adopt(null);
+    }
+  };
+  if (!current) {
+    waiting = true;
+    channel.postMessage({ type: 'ask' } satisfies Message);
+    setTimeout(() => {
+      if (!waiting) return;
+      waiting = false;
+      for (const l of listeners) l(current);
+    }, ASK_MS);
+  }
 }
 
 export function onSession(l: Listener): () => void {
@@ -63,9 +109,11 @@ export async function signIn(email: string, password: string): Promise<Session> 
   return s;
 }
 
+/** Logs out here and in every other tab of this browser (their session is the same). */
 export async function signOut(): Promise<void> {
   const s = current;
   set(null);
+  channel?.postMessage({ type: 'logout' } satisfies Message);
   if (s) await call('private/logout', {}, s.access).catch(() => undefined);
 }
 
@@ -97,9 +145,14 @@ async function doRefresh(): Promise<void> {
     const t = await call<Tokens>('public/auth', { grant_type: 'refresh_token', refresh_token: s.refresh });
     if (current === s) set(fromTokens(s.email, t));
   } catch (err) {
-    // a network error keeps the session (retried soon); a refused token ends it
+    // a network error keeps the session (retried soon); a refused token ends it, unless another tab
+    // refreshed the same session a moment before (its new tokens are on their way here)
     if ((err as { code?: number }).code === 0) timer = setTimeout(() => void refresh(), 5000);
-    else if (current === s) set(null);
+    else if (current === s) {
+      channel?.postMessage({ type: 'ask' } satisfies Message);
+      await new Promise((r) => setTimeout(r, 1000));
+      if (current === s) adopt(null);
+    }
   }
 }
 
@@ -109,7 +162,9 @@ function schedule(): void {
   timer = undefined;
   if (!current) return;
   const left = current.expiresAt - Date.now();
-  const delay = Math.max(0, Math.min(left * 0.8, left - 60_000));
+  // tabs sharing the session each keep a timer: a jitter of up to 5% of the life keeps them from
+  // refreshing together (the first one's new tokens reach the others, whose timers move on)
+  const delay = Math.max(0, Math.min(left * (0.8 - 0.05 * Math.random()), left - 60_000));
   timer = setTimeout(() => void refresh(), Math.min(delay, 2 ** 31 - 1));
 }
 

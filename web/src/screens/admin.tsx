@@ -8,7 +8,7 @@ import { serverNow, syncClock } from '../lib/clock.ts';
 import { priv, useLoad } from '../lib/live.ts';
 import { call, errorText } from '../lib/rpc.ts';
 import { NegativeBalances, RateLimits } from './adminLimits.tsx';
-import { useStackLabels } from '../lib/stack.ts';
+import { HealthPanel, Users, fetchHealth } from './adminStatus.tsx';
 
 interface Invite {
   code: string;
@@ -37,36 +37,6 @@ function useAction() {
     </p>
   );
   return { run, view };
-}
-
-function Users() {
-  const stackRef = useStackLabels();
-  const { data } = useLoad(() => priv<{ users: { user_id: number; email: string; role: string; creation_timestamp: number }[] }>('private/list_users', { count: 100 }), []);
-  return (
-    <div class="panel grow">
-      <h2>Users</h2>
-      <table aria-label="Users" class="stack" ref={stackRef}>
-        <thead>
-          <tr>
-            <th class="l">Id</th>
-            <th class="l">Email</th>
-            <th class="l">Role</th>
-            <th class="l">Created (UTC)</th>
-          </tr>
-        </thead>
-        <tbody>
-          {(data?.users ?? []).map((u) => (
-            <tr key={u.user_id}>
-              <td class="l">{u.user_id}</td>
-              <td class="l">{u.email}</td>
-              <td class="l">{u.role}</td>
-              <td class="l">{fmt.utc(u.creation_timestamp)}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
-  );
 }
 
 function Invites() {
@@ -208,6 +178,8 @@ function Market() {
     return () => void (alive = false);
   }, [volCurrency]);
   const [inst, setInst] = useState('');
+  // "Set index" only where it works: the manual feed (an automatic feed's next print would overwrite it, and the API refuses it)
+  const { data: health } = useLoad(fetchHealth, []);
   const { data: indices, reload } = useLoad(() => Promise.all(['btc_usd', 'eth_usd'].map((n) => call<{ index_price: number }>('public/get_index_price', { index_name: n }))), []);
   return (
     <div class="panel grow">
@@ -215,30 +187,38 @@ function Market() {
       <p>
         Index: btc_usd <b>{fmt.usd(indices?.[0].index_price)}</b>, eth_usd <b>{fmt.usd(indices?.[1].index_price)}</b>
       </p>
-      <form
-        class="inline"
-        onSubmit={(e) => (
-          e.preventDefault(),
-          void idx.run(async () => {
-            await priv('private/set_index_price', { index_name: indexName, price: fmt.parseInput(price) });
-            reload();
-            return `${indexName} set to ${price}`;
-          })
-        )}
-      >
-        <label>
-          Index
-          <select value={indexName} onChange={(e) => setIndexName(e.currentTarget.value)}>
-            <option value="btc_usd">btc_usd</option>
-            <option value="eth_usd">eth_usd</option>
-          </select>
-        </label>
-        <label>
-          Index price (USD)
-          <input inputMode="decimal" value={price} onInput={(e) => setPrice(e.currentTarget.value)} />
-        </label>
-        <button type="submit">Set index (manual feed)</button>
-      </form>
+      {health?.index_feed === 'manual' ? (
+        <form
+          class="inline"
+          onSubmit={(e) => (
+            e.preventDefault(),
+            void idx.run(async () => {
+              await priv('private/set_index_price', { index_name: indexName, price: fmt.parseInput(price) });
+              reload();
+              return `${indexName} set to ${price}`;
+            })
+          )}
+        >
+          <label>
+            Index
+            <select value={indexName} onChange={(e) => setIndexName(e.currentTarget.value)}>
+              <option value="btc_usd">btc_usd</option>
+              <option value="eth_usd">eth_usd</option>
+            </select>
+          </label>
+          <label>
+            Index price (USD)
+            <input inputMode="decimal" value={price} onInput={(e) => setPrice(e.currentTarget.value)} />
+          </label>
+          <button type="submit">Set index (manual feed)</button>
+        </form>
+      ) : (
+        health && (
+          <p class="muted" aria-label="Index feed">
+            The index comes from the {health.index_feed ?? 'automatic'} feed; setting it by hand needs STRIKEBOOK_INDEX_FEED=manual.
+          </p>
+        )
+      )}
       {idx.view}
       <form
         class="inline"
@@ -369,64 +349,21 @@ function Insurance() {
   );
 }
 
-/** Metric lines worth a glance, from the Prometheus text at /metrics (when the server lets this page read it: docs/security.md). */
-const HEALTH_METRICS = ['strikebook_users', 'strikebook_open_orders', 'strikebook_instruments', 'strikebook_ws_connections', 'strikebook_journal_seq', 'strikebook_journal_records_total', 'process_resident_memory_bytes', 'nodejs_eventloop_lag_p99_seconds'];
-
-function Health() {
-  const { data, error, reload } = useLoad(async () => {
-    const [h, m] = await Promise.all([fetch('/health').then((r) => r.json() as Promise<{ status: string; seq: number }>), fetch('/metrics').then((r) => (r.ok ? r.text() : ''))]);
-    const values = new Map<string, number>();
-    for (const line of m.split('\n')) {
-      if (line.startsWith('#') || !line) continue;
-      const [key, value] = line.split(' ');
-      const name = key.split('{')[0];
-      if (HEALTH_METRICS.includes(name)) values.set(name, (values.get(name) ?? 0) + Number(value));
-    }
-    return { h, values, metrics: m !== '' };
-  }, []);
-  return (
-    <div class="panel grow">
-      <div class="row" style="justify-content:space-between">
-        <h2>Health</h2>
-        <button type="button" onClick={reload}>
-          Refresh
-        </button>
-      </div>
-      {error && <p class="error">{error}</p>}
-      {data && (
-        <dl class="kv" aria-label="Health">
-          <dt>Status</dt>
-          <dd class={data.h.status === 'ok' ? 'ok' : 'error'}>{data.h.status}</dd>
-          <dt>Journal seq</dt>
-          <dd>{data.h.seq}</dd>
-          {[...data.values].map(([k, v]) => (
-            <>
-              <dt key={`t${k}`}>{k}</dt>
-              <dd key={`d${k}`}>{k.endsWith('_bytes') ? `${fmt.fixed(v / 1048576, 1)} MiB` : fmt.fixed(v, k.endsWith('_seconds') ? 4 : 0)}</dd>
-            </>
-          ))}
-        </dl>
-      )}
-      {data && !data.metrics && <p class="muted">/metrics is for operators: a token or a port of its own (STRIKEBOOK_METRICS_TOKEN, STRIKEBOOK_METRICS_PORT); a sandbox also answers this host directly, not through a proxy.</p>}
-    </div>
-  );
-}
-
 export function AdminScreen() {
   return (
     <>
       <h1>Administration</h1>
+      <Users />
       <div class="row">
         <Invites />
-        <Users />
+        <Market />
       </div>
       <div class="row">
-        <Market />
-        <Health />
+        <HealthPanel />
+        <Insurance />
       </div>
       <div class="row">
         <Expiries />
-        <Insurance />
       </div>
       <div class="row">
         <RateLimits />

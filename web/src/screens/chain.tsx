@@ -29,6 +29,38 @@ export function useFrameRedraw(): [number, () => void] {
   return [n, request];
 }
 
+/**
+ * Redraws at most every `ms` (on an animation frame): the chain's tickers come ~10 a second per
+ * series, and a full chain (every listed series quoted) redrawn each frame spent its frames in
+ * style and layout (long tasks over 100 ms); four redraws a second are as live to the eye.
+ */
+function useThrottledRedraw(ms: number): () => void {
+  const [, setN] = useState(0);
+  const pending = useRef(false);
+  const last = useRef(0);
+  return () => {
+    if (pending.current) return;
+    pending.current = true;
+    const wait = Math.max(0, last.current + ms - performance.now());
+    setTimeout(
+      () =>
+        requestAnimationFrame(() => {
+          pending.current = false;
+          last.current = performance.now();
+          setN((x) => x + 1);
+        }),
+      wait,
+    );
+  };
+}
+
+/** What a row shows of a ticker, as one string: a message that changes nothing shown redraws nothing. */
+export function shownKey(t: Ticker | undefined): string {
+  if (!t) return '';
+  const f = (x: number | null | undefined, d: number) => (typeof x === 'number' ? x.toFixed(d) : '');
+  return `${f(t.best_bid_price, 4)}|${f(t.best_ask_price, 4)}|${t.best_bid_amount}|${t.best_ask_amount}|${t.best_bid_price ? f(t.bid_iv, 1) : ''}|${t.best_ask_price ? f(t.ask_iv, 1) : ''}|${f(t.mark_price, 4)}|${f(t.mark_iv, 1)}|${f(t.greeks.delta, 2)}|${t.open_interest}`;
+}
+
 /** Instruments of a currency grouped by expiry, ascending. */
 function useInstruments(currency: string): Map<number, Instrument[]> | null {
   const epoch = useEpoch();
@@ -175,15 +207,20 @@ interface ChainRowProps {
  * One strike. Memoized: a frame redraws only the rows whose ticker (a new object per message),
  * marks or shading changed, not all ~130 rows of 23 cells (long tasks on a busy demo market).
  */
-const ChainRow = memo(function ChainRow({ r, cols, cls, callT, putT, callOwn, putOwn, indexRef }: ChainRowProps) {
-  return (
-    <tr class={cls} data-strike={r.strike} data-call={r.call?.instrument_name} data-put={r.put?.instrument_name}>
-      {sideCells(r.call, 'call', cols, callT, callOwn, indexRef)}
-      <td class="strike">{fmt.strike(r.strike)}</td>
-      {sideCells(r.put, 'put', cols, putT, putOwn, indexRef)}
-    </tr>
-  );
-});
+const ChainRow = memo(
+  function ChainRow({ r, cols, cls, callT, putT, callOwn, putOwn, indexRef }: ChainRowProps) {
+    return (
+      <tr class={cls} data-strike={r.strike} data-call={r.call?.instrument_name} data-put={r.put?.instrument_name}>
+        {sideCells(r.call, 'call', cols, callT, callOwn, indexRef)}
+        <td class="strike">{fmt.strike(r.strike)}</td>
+        {sideCells(r.put, 'put', cols, putT, putOwn, indexRef)}
+      </tr>
+    );
+  },
+  // equal when everything shown is: a new ticker object whose shown values are the same is no change
+  (a, b) =>
+    a.r === b.r && a.cols === b.cols && a.cls === b.cls && a.callOwn === b.callOwn && a.putOwn === b.putOwn && a.indexRef === b.indexRef && shownKey(a.callT) === shownKey(b.callT) && shownKey(a.putT) === shownKey(b.putT),
+);
 
 type Col = 'own' | 'oi' | 'delta' | 'iv' | 'mark' | 'bidSize' | 'bidIv' | 'bid' | 'ask' | 'askIv' | 'askSize';
 /** A call's columns from the outside in; a put's are the mirror image. */
@@ -203,7 +240,7 @@ export function ChainScreen({ currency, expiry }: { currency: string; expiry: nu
   const index = useIndex(currency);
   const own = useOwn(currency);
   const epoch = useEpoch();
-  const [, redraw] = useFrameRedraw();
+  const redraw = useThrottledRedraw(250);
   const tickers = useRef(new Map<string, Ticker>());
   const [trades, setTrades] = useState<PublicTrade[]>([]);
   const [clockReady, setClockReady] = useState(false);

@@ -14,6 +14,7 @@ import type { PublicTrade, Ticker } from '../lib/types.ts';
 import { useFrameRedraw, useIndex, useOwn } from './chain.tsx';
 import { OrderTicket } from './ticket.tsx';
 import { OwnPanel } from './instrumentOwn.tsx';
+import { DepthChart } from './depth.tsx';
 import { themeColor } from '../lib/theme.ts';
 
 function Ladder({ name, ownPrices }: { name: string; ownPrices: Set<number> }) {
@@ -33,29 +34,65 @@ function Ladder({ name, ownPrices }: { name: string; ownPrices: Set<number> }) {
   const asks = b.askLadder(20);
   const bids = b.bidLadder(20);
   const maxCum = Math.max(asks.at(-1)?.cumulative ?? 0, bids.at(-1)?.cumulative ?? 0, 1e-9);
-  const row = (r: { price: number; amount: number; cumulative: number }, side: 'bid' | 'ask') => (
-    <tr
-      key={`${side}${r.price}`}
-      class={`${side}row${ownPrices.has(r.price) ? ' own' : ''}`}
-      data-side={side}
-      data-price={r.price}
-      data-amount={r.amount}
-      onClick={() => fillTicket({ instrument: name, side: side === 'ask' ? 'buy' : 'sell', price: r.price })}
-      style="cursor:pointer"
-      title={`${side === 'ask' ? 'Buy' : 'Sell'} at ${r.price}`}
-    >
-      <td class={`price ${side}`}>{fmt.price(r.price)}</td>
-      <td>{fmt.amount(r.amount)}</td>
-      <td>
-        <span class="depthbar" style={`width:${(100 * r.cumulative) / maxCum}%`} />
-        {fmt.amount(r.cumulative)}
-      </td>
-    </tr>
-  );
+  // the keyboard's level: ArrowUp/ArrowDown move it (from the best ask / best bid), Enter fills the
+  // ticket there as a click does, Esc lets it go. Held by side and price, so it stays put as the book moves.
+  const [cursor, setCursor] = useState<{ side: 'bid' | 'ask'; price: number } | null>(null);
+  const levels: { side: 'bid' | 'ask'; price: number }[] = [...asks.map((r) => ({ side: 'ask' as const, price: r.price })).reverse(), ...bids.map((r) => ({ side: 'bid' as const, price: r.price }))];
+  const at = cursor ? levels.findIndex((l) => l.side === cursor.side && l.price === cursor.price) : -1;
+  const fill = (side: 'bid' | 'ask', price: number) => fillTicket({ instrument: name, side: side === 'ask' ? 'buy' : 'sell', price });
+  const onKey = (e: KeyboardEvent) => {
+    if (e.ctrlKey || e.metaKey || e.altKey || levels.length === 0) return;
+    let next = -1;
+    if (e.key === 'ArrowUp') next = at < 0 ? Math.max(asks.length - 1, 0) : Math.max(at - 1, 0);
+    else if (e.key === 'ArrowDown') next = at < 0 ? Math.min(asks.length, levels.length - 1) : Math.min(at + 1, levels.length - 1);
+    else if (e.key === 'Enter' && at >= 0) {
+      e.preventDefault();
+      fill(levels[at].side, levels[at].price);
+      return;
+    } else if (e.key === 'Escape' && cursor) {
+      setCursor(null);
+      return;
+    } else return;
+    e.preventDefault();
+    setCursor(levels[next]);
+    document.getElementById(`lvl-${levels[next].side}-${levels[next].price}`)?.scrollIntoView({ block: 'nearest' });
+  };
+  const row = (r: { price: number; amount: number; cumulative: number }, side: 'bid' | 'ask') => {
+    const selected = cursor !== null && cursor.side === side && cursor.price === r.price;
+    return (
+      <tr
+        key={`${side}${r.price}`}
+        id={`lvl-${side}-${r.price}`}
+        class={`${side}row${ownPrices.has(r.price) ? ' own' : ''}${selected ? ' cursor' : ''}`}
+        data-side={side}
+        data-price={r.price}
+        data-amount={r.amount}
+        aria-selected={selected ? 'true' : undefined}
+        onClick={() => (setCursor({ side, price: r.price }), fill(side, r.price))}
+        style="cursor:pointer"
+        title={`${side === 'ask' ? 'Buy' : 'Sell'} at ${r.price}`}
+      >
+        <td class={`price ${side}`}>{fmt.price(r.price)}</td>
+        <td>{fmt.amount(r.amount)}</td>
+        <td>
+          <span class="depthbar" style={`width:${(100 * r.cumulative) / maxCum}%`} />
+          {fmt.amount(r.cumulative)}
+        </td>
+      </tr>
+    );
+  };
   return (
     <div class="panel ladder-panel">
       <h2>Order book {stale && <span class="stale-tag">stale: reconnecting</span>}</h2>
-      <table class={`ladder fixed${stale ? ' stale' : ''}`} aria-label="Order book" data-change-id={b.changeId ?? ''} data-stale={stale ? 'true' : undefined}>
+      <table
+        class={`ladder fixed${stale ? ' stale' : ''}`}
+        aria-label="Order book"
+        aria-activedescendant={at >= 0 ? `lvl-${levels[at].side}-${levels[at].price}` : undefined}
+        tabIndex={0}
+        onKeyDown={onKey}
+        data-change-id={b.changeId ?? ''}
+        data-stale={stale ? 'true' : undefined}
+      >
         <thead>
           <tr>
             <th>Price</th>
@@ -74,6 +111,8 @@ function Ladder({ name, ownPrices }: { name: string; ownPrices: Set<number> }) {
           {bids.map((r) => row(r, 'bid'))}
         </tbody>
       </table>
+      <p class="muted hint">↑ ↓ choose a level, Enter fills the ticket</p>
+      <DepthChart bids={bids} asks={asks} />
     </div>
   );
 }

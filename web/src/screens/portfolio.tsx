@@ -7,6 +7,7 @@ import { priv, useChannel, useLoad } from '../lib/live.ts';
 import { errorText } from '../lib/rpc.ts';
 import { linkClick } from '../lib/router.ts';
 import { useStackLabels } from '../lib/stack.ts';
+import { AccountLog, Settlements } from './portfolioLogs.tsx';
 import type { AccountSummary, Order, Position, UserTrade } from '../lib/types.ts';
 
 const CURRENCIES = ['BTC', 'ETH', 'USDC'] as const;
@@ -414,6 +415,8 @@ export function PortfolioScreen() {
         <History n={k} />
         <Trades n={k} />
       </div>
+      <AccountLog n={k} />
+      <Settlements n={k} />
     </>
   );
 }
