@@ -15,6 +15,7 @@ import { optionGreeksCoin } from '../market/smile.ts';
 import type { CancelQuotesType, Command, QuoteSide } from './commands.ts';
 import type { Exchange } from './exchange.ts';
 import { BUY, SELL, type Side } from './orderBook.ts';
+import { cancelOwnMakers } from './selfTrade.ts';
 import type { Order, Trade, User } from './types.ts';
 
 type MassQuoteCmd = Extract<Command, { t: 'mass_quote' }>;
@@ -88,6 +89,9 @@ export function massQuote(ex: Exchange, c: MassQuoteCmd): MassQuoteResult | Reje
         ex.trading.cancelOrders(user.id, [old.id], 'user_request');
       }
       if (s.lots === 0) continue;
+      // `cancel_maker` self-trade prevention: the account's own resting orders this quote would meet
+      // go first (a quote is an ordinary order; reject_taker is applied by Trading.place)
+      if (!s.postOnly) cancelOwnMakers(ex, user.id, q.instrument, side, s.price, s.lots);
       const r = ex.trading.place(
         {
           t: 'place',

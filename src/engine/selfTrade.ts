@@ -2,8 +2,8 @@
 // with an order of the same account. `reject_taker`, the default, refuses the incoming order
 // (trading.ts: 11030 self_trade). `cancel_maker` first cancels the account's own resting orders
 // that the incoming order would reach (cancel_reason `self_trade_prevention`), so it goes on to
-// trade with the others. Applied inside the place or edit command, before it matches: the same
-// command replays the same cancels.
+// trade with the others. Applied inside the place, edit, fired-trigger and mass-quote commands,
+// before the order matches: the same command replays the same cancels.
 import type { Exchange } from './exchange.ts';
 import type { Side } from './orderBook.ts';
 

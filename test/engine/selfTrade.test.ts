@@ -8,6 +8,7 @@ import { isReject } from '../../src/domain/errors.ts';
 import { restore, serialize, stateHash } from '../../src/engine/snapshot.ts';
 import type { Command } from '../../src/engine/commands.ts';
 import type { TriggerPlaceResult } from '../../src/engine/triggers.ts';
+import type { MassQuoteResult } from '../../src/engine/massQuote.ts';
 import { EXP_MAR, Harness, amt, code, px, spec } from '../helpers/engine.ts';
 
 const CALL = spec('BTC', EXP_MAR, 100_000, 'call');
@@ -127,3 +128,40 @@ describe('self-trade prevention of a trigger order as it fires', () => {
       assert.equal(h.position(a, CALL.name).size, -h.position(b, CALL.name).size);
     });
   });
+
+describe('self-trade prevention of a mass quote', () => {
+  function quoting(mode: 'reject_taker' | 'cancel_maker') {
+    const { h, a, b, p } = market();
+    h.apply({ t: 'set_self_trading_config', userId: a, mode, extendedToSubaccounts: false });
+    const cfg = h.apply({ t: 'set_mmp_config', userId: a, indexName: 'btc_usd', group: 'g1', interval: 60, frozenTime: 10, quantityLimit: amt('10'), deltaLimit: 0, maxQuoteQuantity: 0 });
+    assert.ok(!isReject(cfg), JSON.stringify(cfg));
+    // the account's own ask rests first at the price, another account's behind it
+    const own = h.ok(a, 'sell', CALL.name, p, '0.1').order;
+    const theirs = h.ok(b, 'sell', CALL.name, p, '0.3').order;
+    const bid = { price: px(p), lots: amt('0.2'), postOnly: false, rejectPostOnly: false };
+    const r = h.apply({ t: 'mass_quote', userId: a, quoteId: 'q', group: 'g1', quotes: [{ instrument: CALL.name, quoteSetId: null, bid, ask: null }] }) as MassQuoteResult;
+    assert.ok(!isReject(r), isReject(r) ? JSON.stringify(r) : '');
+    return { h, a, b, own, theirs, r };
+  }
+
+  it('reject_taker refuses a quote that would meet the account\'s own order; nothing trades', () => {
+    const { h, a, own, r } = quoting('reject_taker');
+    assert.equal(r.errors.length, 1);
+    assert.equal(r.errors[0]!.error.code, 11030);
+    assert.equal(r.trades.length, 0);
+    assert.equal(own.state, 'open');
+    assert.equal(h.position(a, CALL.name)?.size ?? 0, 0);
+  });
+
+  it('cancel_maker cancels the own order the quote would meet, and the quote trades with the others', () => {
+    const { h, a, b, own, theirs, r } = quoting('cancel_maker');
+    assert.equal(r.errors.length, 0, JSON.stringify(r.errors));
+    assert.equal(own.state, 'cancelled');
+    assert.equal(own.cancelReason, 'self_trade_prevention');
+    assert.equal(r.trades.length, 1);
+    assert.equal(r.trades[0]!.makerOrder.id, theirs.id);
+    for (const t of r.trades) assert.notEqual(t.makerOrder.userId, a, 'no trade of a with itself');
+    assert.equal(h.position(a, CALL.name).size, -h.position(b, CALL.name).size);
+    assert.ok(h.position(a, CALL.name).size > 0);
+  });
+});
