@@ -95,6 +95,8 @@ export function sideRefusal(ex: Exchange, user: User, role: BlockRole, legs: rea
   const risk = ex.trading.risk;
   let cash = 0;
   let change = 0;
+  let valueChange = 0;
+  const afters: Position[] = [];
   legs.forEach((leg, i) => {
     const inst = checked.insts[i]!;
     const lots = leg.lots / inst.lotScaled;
@@ -104,14 +106,38 @@ export function sideRefusal(ex: Exchange, user: User, role: BlockRole, legs: rea
     const p: Position = user.positions.get(inst.id) ?? { inst, size: 0, openCost: 0, realizedPnl: 0 };
     const after: Position = { ...p };
     applyFill(after, inst, buy ? lots : -lots, leg.price);
+    afters.push(after);
+    valueChange += risk.positionValue(after) - risk.positionValue(p);
     change += risk.positionValue(after) - risk.positionValue(p) - (risk.positionIM(after) - risk.positionIM(p));
     const e = user.exposures.get(inst.id);
     if (e !== undefined && e.openOrders.size > 0) change -= risk.exposureIM(e, after.size) - risk.exposureIM(e, p.size);
   });
+  if (risk.isPm(user)) change = valueChange - pmRequirementChange(ex, user, cur, afters);
   const available = risk.available(user, cur) + cash + change;
   if (!Number.isFinite(available) || available < 0) return reject(ERR.NOT_ENOUGH_FUNDS, 'not_enough_funds');
   if (cash < 0 && risk.freeCash(user, cur) + cash < 0) return reject(ERR.NOT_ENOUGH_FUNDS, 'not_enough_funds');
   return null;
+}
+
+/**
+ * A portfolio-margin account's requirement (its initial margin with open orders) is not a sum over
+ * positions: it is read from the scenario engine with every leg's position swapped in, then the
+ * positions are put back. Only the user's position map is touched, and only inside this call; the
+ * fresh figures read no running sums and leave none behind.
+ */
+function pmRequirementChange(ex: Exchange, user: User, cur: CurrencyCode, afters: readonly Position[]): number {
+  const pm = ex.trading.risk.pm;
+  const before = pm.freshFigures(user, cur).initialMarginWithOrders;
+  const saved = afters.map((a) => [a.inst.id, user.positions.get(a.inst.id)] as const);
+  for (const a of afters) user.positions.set(a.inst.id, a);
+  try {
+    return pm.freshFigures(user, cur).initialMarginWithOrders - before;
+  } finally {
+    for (const [id, p] of saved) {
+      if (p === undefined) user.positions.delete(id);
+      else user.positions.set(id, p);
+    }
+  }
 }
 
 /** private/simulate_block_trade and verify_block_trade's check of the caller's own side (reads only). */
