@@ -184,6 +184,38 @@ describe('accounts, transfers and the wallet in the web app (issue 32)', { timeo
     assert.deepEqual(await ok(srv.url, 'private/get_address_book', { currency: 'BTC', type: 'withdrawal' }, trader), []);
     await ctx.close();
   });
+
+  it('Log out from a subaccount ends both sessions', opt, async () => {
+    const ctx = await signedIn(browser, srv.url, TRADER);
+    const page = await ctx.newPage();
+    await page.goto(`${srv.url}/accounts`);
+    await page.getByRole('button', { name: /^Switch to / }).click();
+    await page.getByRole('button', { name: 'Back to the main account' }).waitFor();
+    const stored = await page.evaluate(() => JSON.parse(sessionStorage.getItem('strikebook.session') ?? 'null'));
+    assert.ok(stored.main?.refresh, 'the main session is kept');
+    await page.getByRole('button', { name: 'Log out' }).click();
+    await page.waitForURL(/\/signin$/);
+    for (const [who, refresh] of [['subaccount', stored.refresh], ['main account', stored.main.refresh]]) {
+      await until(`the ${who}'s refresh token is revoked`, async () => {
+        const r = await fetch(`${srv.url}/api/v2/public/auth?grant_type=refresh_token&refresh_token=${encodeURIComponent(refresh)}`).then((x) => x.json());
+        return Boolean(r.error);
+      });
+    }
+    await ctx.close();
+  });
+
+  it('fits a phone: no horizontal scroll on the accounts and wallet screens', opt, async () => {
+    const ctx = await signedIn(browser, srv.url, TRADER, { width: 390, height: 844 });
+    const page = await ctx.newPage();
+    for (const [route, table] of [['/accounts', 'Transfers'], ['/wallet', 'Withdrawals']]) {
+      await page.goto(`${srv.url}${route}`);
+      await page.getByRole('table', { name: table }).locator('tbody tr').first().waitFor();
+      await screenshot(page, `wallet-dark-390${route.replace('/', '-')}`);
+      const wide = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+      assert.ok(wide <= 0, `${route} at 390 px: ${wide} px of horizontal scroll`);
+    }
+    await ctx.close();
+  });
 });
 
 /** The page as it stands, in the dark and the light theme (the switch in the header), at 1400 px. */

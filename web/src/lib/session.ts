@@ -120,7 +120,9 @@ export async function signOut(): Promise<void> {
   set(null);
   channel?.postMessage({ type: 'logout' } satisfies Message);
   if (s) await call('private/logout', {}, s.access).catch(() => undefined);
-  if (s?.main) await call('private/logout', {}, s.main.access).catch(() => undefined);
+  // the main session kept during a switch: its access token may have expired, so renew it to end it
+  const m = s?.main;
+  if (m) await call<Tokens>('public/auth', { grant_type: 'refresh_token', refresh_token: m.refresh }).then((t) => call('private/logout', {}, t.access_token)).catch(() => undefined);
 }
 
 /**

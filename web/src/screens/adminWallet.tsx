@@ -56,7 +56,7 @@ export function WithdrawalQueue() {
                 <td class="l">{new Date(w.created_timestamp).toISOString().slice(0, 19).replace('T', ' ')}</td>
                 <td class="l">{w.currency}</td>
                 <td>{fmt.coin(w.amount, decimalsOf(w.currency))}</td>
-                <td class="l">{w.address}</td>
+                <td class="l addr">{w.address}</td>
                 <td class="l">
                   <input size={14} aria-label={`Transaction id of withdrawal ${w.id}`} value={txids[w.id] ?? ''} onInput={(e) => setTxids({ ...txids, [w.id]: e.currentTarget.value.trim() })} />
                 </td>

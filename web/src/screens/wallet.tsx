@@ -71,7 +71,7 @@ function DepositAddress({ currency }: { currency: string }) {
       <h2>Deposit {currency}</h2>
       {data ? (
         <p>
-          Send {currency} to <code aria-label="Deposit address">{data.address}</code>
+          Send {currency} to <code class="addr" aria-label="Deposit address">{data.address}</code>
         </p>
       ) : (
         <p class="muted">No deposit address yet.</p>
@@ -111,7 +111,7 @@ function AddressBook({ currency, n, onChange }: { currency: string; n: number; o
             {data.map((e) => (
               <tr key={e.address}>
                 <td class="l">{e.label}</td>
-                <td class="l">{e.address}</td>
+                <td class="l addr">{e.address}</td>
                 <td class="l">{e.status}</td>
                 <td>
                   <button type="button" aria-label={`Remove ${e.address}`} onClick={() => void remove(e)}>
@@ -195,7 +195,7 @@ function Withdrawals({ currency, n, onChange }: { currency: string; n: number; o
               <tr key={w.id} data-withdrawal-id={w.id}>
                 <td>{w.id}</td>
                 <td class="l">{time(w.created_timestamp)}</td>
-                <td class="l">{w.address}</td>
+                <td class="l addr">{w.address}</td>
                 <td>{fmt.coin(w.amount, decimalsOf(w.currency))}</td>
                 <td class="l">{w.state}</td>
                 <td class="l">{w.transaction_id ?? ''}</td>
@@ -238,7 +238,7 @@ function Deposits({ currency, n }: { currency: string; n: number }) {
             {data.data.map((d, i) => (
               <tr key={`${d.transaction_id ?? ''}${i}`}>
                 <td class="l">{time(d.received_timestamp)}</td>
-                <td class="l">{d.address}</td>
+                <td class="l addr">{d.address}</td>
                 <td>{fmt.coin(d.amount, decimalsOf(d.currency))}</td>
                 <td class="l">{d.state}</td>
                 <td class="l">{d.transaction_id ?? ''}</td>
