@@ -11,14 +11,21 @@ onSession((s) => live.setToken(s?.access ?? null));
 
 export function useSession(): Session | null {
   const [s, set] = useState(session());
-  useEffect(() => onSession(set), []);
+  // a session another tab sent between the first render and this effect would be missed: read it again
+  useEffect(() => {
+    set(session());
+    return onSession(set);
+  }, []);
   return s;
 }
 
 /** True while a tab opened without a session waits for another tab's (lib/session.ts). */
 export function useSessionWaiting(): boolean {
   const [w, set] = useState(waitingForSession());
-  useEffect(() => onSession(() => set(waitingForSession())), []);
+  useEffect(() => {
+    set(waitingForSession());
+    return onSession(() => set(waitingForSession()));
+  }, []);
   return w;
 }
 
