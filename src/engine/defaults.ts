@@ -10,7 +10,8 @@
 //   2. the insurance account, which takes over what is left; its balance in C may go below zero;
 //   3. at the next settlement in C, a shortfall of the insurance account (its balance plus the
 //      value at mark of the positions it holds, below zero) is shared by cutting that settlement's
-//      payouts pro rata (socialized loss); each cut payout receives the insurance account's other
+//      net payouts pro rata (socialized loss; a user paid less than its shorts there paid is not
+//      cut); each cut payout receives the insurance account's other
 //      currencies at index, in proportion to its cut, up to the value cut.
 // Every movement is logged on both sides (src/engine/ledger.ts). Integer money throughout;
 // conversions at index are exact rational arithmetic, rounded in the exchange's favour.

@@ -135,8 +135,8 @@ export function settleExpiry(ex: Exchange, currency: CurrencyCode, expiry: numbe
   const fees = ex.system.fees[currency];
   const fund = ex.insurance;
   let positionsSettled = 0;
-  /** Net credits of this settlement per user: the payouts a shortfall may be shared among. */
-  const payouts = new Map<User, number>();
+  /** What this settlement paid (+) or took (-) per user, over every series of the expiry. */
+  const net = new Map<User, number>();
   for (const inst of series) {
     inst.state = 'settlement';
     ex.trading.cancelInstrument(inst, 'settlement');
@@ -150,12 +150,13 @@ export function settleExpiry(ex: Exchange, currency: CurrencyCode, expiry: numbe
           const payout = payoutMinor(contractsScaled, payoff, decimals);
           const fee = deliveryFeeMinor(contractsScaled, payoff, decimals, payout);
           if (payout - fee !== 0) post(ex, user, currency, payout - fee, 'delivery', inst, null, pos.size, fee);
-          if (payout - fee > 0) payouts.set(user, (payouts.get(user) ?? 0) + payout - fee);
+          if (payout - fee !== 0) net.set(user, (net.get(user) ?? 0) + payout - fee);
           user.accounts[currency].fees += fee;
           fees.balance += fee - payout;
         } else {
           const debit = liabilityMinor(contractsScaled, payoff, decimals);
           if (debit !== 0) post(ex, user, currency, -debit, 'delivery', inst, null, pos.size);
+          if (debit !== 0) net.set(user, (net.get(user) ?? 0) - debit);
           fees.balance += debit;
         }
         positionsSettled++;
@@ -182,7 +183,12 @@ export function settleExpiry(ex: Exchange, currency: CurrencyCode, expiry: numbe
   // a short that cost more than its account held: the account's other assets, then the waterfall
   // (src/engine/defaults.ts); no user balance is left below zero
   for (const user of ex.users.values()) if (user.accounts[currency].balance < 0) resolveDeficit(ex, user, currency);
-  // what the insurance account could not cover is shared by this settlement's payouts
+  // what the insurance account could not cover is shared by this settlement's net payouts: a user
+  // paid on one series and debited more on another received nothing net, and a cut of its gross
+  // payout would take money it no longer has (the balance went below zero after its deficit was
+  // covered; the conservation stream found it with portfolio-margin accounts)
+  const payouts = new Map<User, number>();
+  for (const [user, amount] of net) if (amount > 0) payouts.set(user, amount);
   socializeShortfall(ex, currency, payouts);
   // a delivery debit (or a shared shortfall) may have taken cash that open buys were accepted
   // against; their fills pay without a further check, so those bids go, newest first

@@ -15,6 +15,7 @@ import { EXP_JAN, EXP_MAR, Harness, sat, spec } from '../helpers/engine.ts';
 const JAN_CALL = spec('BTC', EXP_JAN, 110000, 'call');
 const MAR_PUT = spec('BTC', EXP_MAR, 150000, 'put');
 const MAR_CALL = spec('BTC', EXP_MAR, 100000, 'call');
+const JAN_CALL_LOW = spec('BTC', EXP_JAN, 100000, 'call');
 
 function atMark(h: Harness, name: string): string {
   const inst = h.inst(name);
@@ -156,6 +157,25 @@ describe('a deficit at settlement', () => {
     assert.equal(h.balance(a, 'ETH') + h.balance(b, 'ETH'), sat('1'));
     assert.ok(h.balance(b, 'ETH') > h.balance(a, 'ETH'));
     assert.ok(h.balance(a) > aBefore && h.balance(b) > bBefore, 'each long still gains from its payout');
+    conserved(h);
+  });
+  it('shares a shortfall among net payouts only: an account paid on one series and debited more on another is not cut below zero', () => {
+    const h = Harness.market([JAN_CALL, JAN_CALL_LOW]);
+    const d = h.user('0.2', '1');
+    const m = h.user('0.4');
+    const b = h.user('10');
+    h.ok(d, 'sell', JAN_CALL.name, atMark(h, JAN_CALL.name), '1');
+    h.ok(m, 'buy', JAN_CALL.name, atMark(h, JAN_CALL.name), '0.3');
+    h.ok(b, 'buy', JAN_CALL.name, atMark(h, JAN_CALL.name), '0.7');
+    h.ok(m, 'sell', JAN_CALL_LOW.name, atMark(h, JAN_CALL_LOW.name), '1');
+    h.ok(b, 'buy', JAN_CALL_LOW.name, atMark(h, JAN_CALL_LOW.name), '1');
+    h.apply({ t: 'index', currency: 'BTC', price: 220000, manual: true, by: null }, EXP_JAN - 3_600_000);
+    const r = h.apply({ t: 'settle', currency: 'BTC', expiry: EXP_JAN }, EXP_JAN) as SettleResult;
+    assert.ok(!isReject(r));
+    // m was paid on the 110000 call but owed more on the 100000 call: nothing net to share from
+    noneBelowZero(h);
+    assert.equal(h.u(m).log.entries().filter((e) => e.type === 'socialized_loss').length, 0, 'a net debtor is not cut');
+    assert.ok(h.u(b).log.entries().some((e) => e.type === 'socialized_loss'), 'the net creditor shares the shortfall');
     conserved(h);
   });
 });
