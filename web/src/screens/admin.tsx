@@ -9,7 +9,6 @@ import { priv, useLoad } from '../lib/live.ts';
 import { call, errorText } from '../lib/rpc.ts';
 import { NegativeBalances, RateLimits } from './adminLimits.tsx';
 import { HealthPanel, Users, fetchHealth } from './adminStatus.tsx';
-import { WithdrawalQueue } from './adminWallet.tsx';
 
 interface Invite {
   code: string;
@@ -355,7 +354,6 @@ export function AdminScreen() {
     <>
       <h1>Administration</h1>
       <Users />
-      <WithdrawalQueue />
       <div class="row">
         <Invites />
         <Market />
