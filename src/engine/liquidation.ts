@@ -291,13 +291,13 @@ function buyBackAShort(ex: Exchange, user: User, currency: CurrencyCode, r: Acco
  * margin) is then tried.
  */
 function reduceForPortfolio(ex: Exchange, user: User, currency: CurrencyCode, r: AccountRisk, result: LiquidationResult): boolean {
-  const pm = ex.trading.risk.pm;
+  const risk = ex.trading.risk;
   const mmNow = r.maintenanceMargin;
   const ranked: { p: Position; lots: number; relief: number }[] = [];
   for (const p of user.positions.values()) {
     if (p.size === 0 || p.inst.currency !== currency || !tradable(ex, p.inst)) continue;
     const lots = Math.min(Math.abs(p.size), MAX_LOTS_PER_ORDER);
-    const after = pm.withPosition(user, p.inst, p.size > 0 ? -lots : lots).maintenanceMargin;
+    const after = risk.pmMaintenanceWithPosition(user, p.inst, p.size > 0 ? -lots : lots);
     const relief = mmNow - after;
     if (relief > 0) ranked.push({ p, lots, relief });
   }

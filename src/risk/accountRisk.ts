@@ -5,7 +5,9 @@ import { AMOUNT_SCALE, type Instrument } from '../domain/instrument.ts';
 import type { Exchange } from '../engine/exchange.ts';
 import type { OrderExposure, Position, User } from '../engine/types.ts';
 import { shortInitialMargin, shortMaintenanceMargin, toMinorDown, toMinorUp } from './margin.ts';
-import { PmRisk } from './portfolio/pmRisk.ts';
+import { crossHaircut, crossSurplus, type CrossPart } from './portfolio/cross.ts';
+import { PmRisk, type PmFigures } from './portfolio/pmRisk.ts';
+import { isPortfolioModel, type MarginModel } from './portfolio/state.ts';
 
 export interface AccountRisk {
   currency: CurrencyCode;
@@ -84,7 +86,7 @@ export class RiskEngine {
   /** Portfolio margin of accounts on a portfolio model (issue 35): positions' IM and MM, orders' IM. */
   readonly pm: PmRisk;
   /** An account valued as if on (true) or off (false) portfolio margin: change_margin_model's what-if. */
-  private override: { userId: number; pm: boolean } | null = null;
+  private override: { userId: number; model: MarginModel } | null = null;
 
   constructor(private readonly ex: Exchange) {
     this.pm = new PmRisk(ex);
@@ -92,14 +94,20 @@ export class RiskEngine {
 
   /** Whether the account is margined by portfolio margin (its model, or the what-if in progress). */
   isPm(user: User): boolean {
-    if (this.override !== null && this.override.userId === user.id) return this.override.pm;
+    if (this.override !== null && this.override.userId === user.id) return isPortfolioModel(this.override.model);
     return this.ex.pm.isPm(user.id);
   }
 
-  /** Runs `f` with the account valued as if on (or off) portfolio margin; reads only. */
-  asIf<T>(user: User, pm: boolean, f: () => T): T {
+  /** Whether the account is on cross-currency portfolio margin (src/risk/portfolio/cross.ts). */
+  isCrossPm(user: User): boolean {
+    if (this.override !== null && this.override.userId === user.id) return this.override.model === 'cross_pm';
+    return this.ex.pm.models.size > 0 && this.ex.pm.model(user.id) === 'cross_pm';
+  }
+
+  /** Runs `f` with the account valued as if on `model` (true: segregated PM, false: standard); reads only. */
+  asIf<T>(user: User, model: MarginModel | boolean, f: () => T): T {
     const was = this.override;
-    this.override = { userId: user.id, pm };
+    this.override = { userId: user.id, model: model === true ? 'segregated_pm' : model === false ? 'segregated_sm' : model };
     try {
       return f();
     } finally {
@@ -113,6 +121,10 @@ export class RiskEngine {
    */
   pmOrderIM(user: User, inst: Instrument, buyLots: number, sellLots: number): number | null {
     if (!this.isPm(user)) return null;
+    if (this.isCrossPm(user)) {
+      const after = this.pm.withOrders(user, inst, buyLots, sellLots);
+      return this.crossSums(user, inst.currency).initialWithOrders - this.crossSums(user, inst.currency, after).initialWithOrders;
+    }
     return this.pm.withOrders(user, inst, buyLots, sellLots).initialMarginWithOrders - this.pm.figures(user, inst.currency).initialMarginWithOrders;
   }
 
@@ -172,8 +184,45 @@ export class RiskEngine {
     const standard = this.standardPositions(user, currency);
     if (!this.isPm(user)) return standard;
     // portfolio margin: the value at mark as ever, the margins from the scenario sums
+    if (this.isCrossPm(user)) {
+      const x = this.crossSums(user, currency);
+      const equity = user.accounts[currency].balance + standard.value;
+      return { value: standard.value, initialMargin: equity - x.initial, maintenanceMargin: equity - x.maintenance };
+    }
     const f = this.pm.figures(user, currency);
     return { value: standard.value, initialMargin: f.initialMargin, maintenanceMargin: f.maintenanceMargin };
+  }
+
+  /**
+   * Cross-currency portfolio margin: the pooled surplus (src/risk/portfolio/cross.ts) in minor units
+   * of `currency` over the maintenance margin, the positions' initial margin and the initial margin
+   * with open orders of every currency. `replace`: the figures of the account's `currency` as they
+   * would be (an order check, a liquidation's choice). `fresh`: from full sums (checks).
+   */
+  crossSums(user: User, currency: CurrencyCode, replace?: PmFigures, fresh = false): { maintenance: number; initial: number; initialWithOrders: number } {
+    const m: CrossPart[] = [];
+    const i: CrossPart[] = [];
+    const w: CrossPart[] = [];
+    for (const k of CURRENCY_CODES) {
+      const value = fresh ? this.addUpPositions(user, k, false).value : this.standardPositions(user, k).value;
+      const equity = user.accounts[k].balance + value;
+      const f = k === currency && replace !== undefined ? replace : fresh ? this.pm.freshFigures(user, k) : this.pm.figures(user, k);
+      const index = CURRENCIES[k].indexName === null ? 1 : this.ex.indexPrice(k);
+      m.push({ currency: k, equity, requirement: f.maintenanceMargin, index });
+      i.push({ currency: k, equity, requirement: f.initialMargin, index });
+      w.push({ currency: k, equity, requirement: f.initialMarginWithOrders, index });
+    }
+    const to = CURRENCIES[currency].indexName === null ? 1 : this.ex.indexPrice(currency);
+    const range = this.ex.pm.params.priceRange;
+    return { maintenance: crossSurplus(m, currency, to, range), initial: crossSurplus(i, currency, to, range), initialWithOrders: crossSurplus(w, currency, to, range) };
+  }
+
+  /** The maintenance margin in the instrument's currency were the position changed by `lots` (PM liquidation's choice). */
+  pmMaintenanceWithPosition(user: User, inst: Instrument, lots: number): number {
+    const after = this.pm.withPosition(user, inst, lots);
+    if (!this.isCrossPm(user)) return after.maintenanceMargin;
+    const equity = user.accounts[inst.currency].balance + this.standardPositions(user, inst.currency).value;
+    return equity - this.crossSums(user, inst.currency, after).maintenance;
   }
 
   private standardPositions(user: User, currency: CurrencyCode): PositionTotals {
@@ -189,6 +238,11 @@ export class RiskEngine {
   sumPositions(user: User, currency: CurrencyCode): PositionTotals {
     const sum = this.addUpPositions(user, currency, false);
     if (!this.isPm(user)) return sum;
+    if (this.isCrossPm(user)) {
+      const x = this.crossSums(user, currency, undefined, true);
+      const equity = user.accounts[currency].balance + sum.value;
+      return { value: sum.value, initialMargin: equity - x.initial, maintenanceMargin: equity - x.maintenance };
+    }
     const f = this.pm.freshFigures(user, currency);
     return { value: sum.value, initialMargin: f.initialMargin, maintenanceMargin: f.maintenanceMargin };
   }
@@ -224,6 +278,10 @@ export class RiskEngine {
     if (this.isPm(user)) {
       // portfolio margin: what the orders as if filled add to the positions' requirement (never less
       // than nothing: orders are not collateral); the cash open buys promise is held by freeCash
+      if (this.isCrossPm(user)) {
+        const x = this.crossSums(user, currency);
+        return x.initial - x.initialWithOrders;
+      }
       const f = this.pm.figures(user, currency);
       return f.initialMarginWithOrders - f.initialMargin;
     }
@@ -236,6 +294,10 @@ export class RiskEngine {
   /** The full sum over the account's exposures, without touching the running total (for checks). */
   sumOrdersIM(user: User, currency: CurrencyCode): number {
     if (this.isPm(user)) {
+      if (this.isCrossPm(user)) {
+        const x = this.crossSums(user, currency, undefined, true);
+        return x.initial - x.initialWithOrders;
+      }
       const f = this.pm.freshFigures(user, currency);
       return f.initialMarginWithOrders - f.initialMargin;
     }
@@ -356,6 +418,17 @@ export class RiskEngine {
     return user.accounts[currency].balance + positions.value - (positions.initialMargin + this.ordersIM(user, currency));
   }
 
+  /**
+   * Of the funds available, what may leave the currency. Cross PM: taking W out of a currency lowers
+   * the pooled surplus by up to W x (1 + haircut) (src/risk/portfolio/cross.ts), so at most the
+   * surplus / (1 + haircut) leaves, rounded down.
+   */
+  private withdrawable(user: User, currency: CurrencyCode, available: number): number {
+    if (!this.isCrossPm(user)) return available;
+    const h = crossHaircut(currency, this.ex.pm.params.priceRange);
+    return Math.floor(available / (1 + h));
+  }
+
   account(user: User, currency: CurrencyCode): AccountRisk {
     const balance = user.accounts[currency].balance;
     const positions = this.positions(user, currency);
@@ -379,7 +452,7 @@ export class RiskEngine {
       // the cash rules: what is left covers the cash promised to open buys (freeCash) and the initial
       // margin (available), and no account of the user is below zero, below maintenance margin or
       // in liquidation (docs/api-notes.md "Cash rules")
-      availableWithdrawal: this.inDistress(user) ? 0 : Math.max(0, Math.min(this.freeCash(user, currency), available)),
+      availableWithdrawal: this.inDistress(user) ? 0 : Math.max(0, Math.min(this.freeCash(user, currency), this.withdrawable(user, currency, available))),
     };
   }
 }

@@ -14,6 +14,7 @@ import { optionGreeksCoin } from '../../market/smile.ts';
 import { contractsOf, type AccountRisk } from '../../risk/accountRisk.ts';
 import { toMinorDown } from '../../risk/margin.ts';
 import { coin } from '../render.ts';
+import { crossView } from './crossView.ts';
 import { defineMethod, type CallContext } from '../rpc/registry.ts';
 import { CurrencyOrAny, CurrencyParam, InstrumentName, KindParam, caller, currencyFilter } from './common.ts';
 import { selfTradingOf } from '../../engine/selfTrade.ts';
@@ -249,6 +250,17 @@ export function accountSummary(ex: Exchange, user: User, currency: CurrencyCode,
     // Deribit's ratio gives a future's estimated liquidation price; only options are listed here
     estimated_liquidation_ratio: 0,
   };
+  // cross_pm (issue 35): the margin balance and margins are the pooled ones, in this currency
+  const x = crossView(ex, user, currency);
+  if (x !== null) {
+    Object.assign(out, {
+      margin_balance: m(x.marginBalance),
+      initial_margin: m(x.initialMargin),
+      maintenance_margin: m(x.maintenanceMargin),
+      projected_initial_margin: m(x.initialMargin),
+      projected_maintenance_margin: m(x.maintenanceMargin),
+    });
+  }
   if (extended) {
     Object.assign(out, identity(ex, user), accountSettings(ex, user), currencySettings());
     out.fees = feesOf(ex, currency, m);
@@ -258,10 +270,18 @@ export function accountSummary(ex: Exchange, user: User, currency: CurrencyCode,
 
 /** Deribit's total_*_usd of the user: every currency's figures at its index (accountExtras.ts). */
 export function usdTotalsOf(ex: Exchange, user: User): Record<string, number> {
-  return usdTotals(
+  const out = usdTotals(
     ex,
     CURRENCY_CODES.map((c) => ({ currency: c, risk: ex.trading.risk.account(user, c), delta: totals(ex, user, c).delta })),
   );
+  // cross_pm: the pooled figures in USD (USDC minor units, index 1)
+  const x = crossView(ex, user, 'USDC');
+  if (x !== null) {
+    out.total_margin_balance_usd = money(x.marginBalance, 'USDC');
+    out.total_initial_margin_usd = money(x.initialMargin, 'USDC');
+    out.total_maintenance_margin_usd = money(x.maintenanceMargin, 'USDC');
+  }
+  return out;
 }
 
 function balanceObject(r: AccountRisk): Record<string, unknown> {

@@ -22,6 +22,7 @@ import { money } from '../render.ts';
 import { defineMethod, type CallContext } from '../rpc/registry.ts';
 import { accountSummary, usdTotalsOf } from './account.ts';
 import { CurrencyParam, caller, unwrap } from './common.ts';
+import { crossJson, crossView, type CrossView } from './crossView.ts';
 
 /** At most this many what-if positions per call: each costs a revaluation in every scenario. */
 export const MAX_SIMULATED_POSITIONS = 100;
@@ -86,6 +87,19 @@ function simulate(ctx: CallContext, p: { currency: string; add_positions: boolea
   return { user, currency, index: ex.indexPrice(currency), pm: portfolioMargin(book, ex.pm.params) };
 }
 
+/** The pooled cross-currency figures with the simulated book standing for its currency; null off cross_pm. */
+function crossOf(ex: Exchange, s: Simulation): CrossView | null {
+  const f = { maintenanceMargin: s.pm.maintenanceMargin, initialMargin: s.pm.initialMargin, initialMarginWithOrders: s.pm.initialMargin };
+  return crossView(ex, s.user, s.currency, { currency: s.currency, figures: f });
+}
+
+/** pme/simulate on cross_pm: `cross` (crossView.ts) and the pooled initial and maintenance margin. */
+function crossFields(ex: Exchange, s: Simulation): Record<string, unknown> {
+  const x = crossOf(ex, s);
+  if (x === null) return {};
+  return { cross: crossJson(x), cross_initial_margin: money(x.initialMargin, s.currency), cross_maintenance_margin: money(x.maintenanceMargin, s.currency) };
+}
+
 function scenarioJson(s: ScenarioPnl, currency: CurrencyCode): Record<string, unknown> {
   return { table: s.table, price_move: s.move, vol_move: s.vol, pnl: money(s.pnl, currency), counted_loss: money(s.counted, currency) };
 }
@@ -102,10 +116,12 @@ export const portfolioMarginMethods: ReturnType<typeof defineMethod>[] = [
         const s = simulate(ctx, p);
         // the account as it stands (its own model); the projection is under portfolio margin
         const summary = accountSummary(ctx.services.ex, s.user, s.currency, false);
+        // cross_pm: the projection is the pooled requirement with this currency's book simulated
+        const x = crossOf(ctx.services.ex, s);
         return {
           ...summary,
-          projected_initial_margin: money(s.pm.initialMargin, s.currency),
-          projected_maintenance_margin: money(s.pm.maintenanceMargin, s.currency),
+          projected_initial_margin: money(x?.initialMargin ?? s.pm.initialMargin, s.currency),
+          projected_maintenance_margin: money(x?.maintenanceMargin ?? s.pm.maintenanceMargin, s.currency),
           available_subaccount_transfer_funds: summary.available_withdrawal_funds,
           locked_balance: 0,
           // the account's own totals over every currency (the simulation changes one currency's margin only)
@@ -118,7 +134,7 @@ export const portfolioMarginMethods: ReturnType<typeof defineMethod>[] = [
     name: 'private/pme/simulate',
     scope: 'account:read',
     summary:
-      "The full portfolio-margin scenario table of the caller's book in `currency` plus `simulated_positions`: every scenario's P&L (price move x vol move, then the extended table), the worst one, the contingencies, the resulting initial and maintenance margin, and the parameters used. Read-only.",
+      "The full portfolio-margin scenario table of the caller's book in `currency` plus `simulated_positions`: every scenario's P&L (price move x vol move, then the extended table), the worst one, the contingencies, the resulting initial and maintenance margin, and the parameters used; on cross_pm also `cross` (every currency's part of the pooled requirement, in `currency`) and cross_initial_margin / cross_maintenance_margin. Read-only.",
     params: Params,
     handler(ctx, p) {
       return ctx.services.seq.read(() => {
@@ -136,6 +152,7 @@ export const portfolioMarginMethods: ReturnType<typeof defineMethod>[] = [
           contingencies: { short_option: m(pm.contingencies.shortOption), delta: m(pm.contingencies.delta), total: m(pm.contingencies.total) },
           scenarios: pm.scenarios.map((s) => scenarioJson(s, currency)),
           parameters: paramsJson(params),
+          ...crossFields(ctx.services.ex, { user, currency, index, pm }),
         };
       });
     },
@@ -225,7 +242,7 @@ portfolioMarginMethods.push(
     name: 'private/change_margin_model',
     scope: 'account:read_write',
     summary:
-      "Moves the account (`user_id`: the caller's own or one of its subaccounts; default the caller) to `margin_model` (cross_sm, cross_pm, segregated_sm, segregated_pm). Answers per currency the old and new state (margin rates and available balance); `dry_run` answers without changing anything. Refused (10009) while the account is in liquidation or owes cash, when moving onto portfolio margin with less equity than the operator's minimum (min_switch_equity_btc, all currencies at index), or when the new model would put it below maintenance margin in any currency. Cross models are margined per currency here (no offset across currencies).",
+      "Moves the account (`user_id`: the caller's own or one of its subaccounts; default the caller) to `margin_model` (cross_sm, cross_pm, segregated_sm, segregated_pm). Answers per currency the old and new state (margin rates and available balance); `dry_run` answers without changing anything. Refused (10009) while the account is in liquidation or owes cash, when moving onto portfolio margin with less equity than the operator's minimum (min_switch_equity_btc, all currencies at index), or when the new model would put it below maintenance margin in any currency. cross_pm pools the currencies' portfolio-margin surpluses at index with a haircut (no offset of risk across currencies, docs/api-notes.md); cross_sm is margined per currency.",
     params: Type.Object({
       user_id: Type.Optional(Type.Integer({ minimum: 1, maximum: 2 ** 31 })),
       margin_model: Type.Union(MARGIN_MODELS.map((m) => Type.Literal(m))),

@@ -7,9 +7,10 @@
 //     back to standard margin is refused while the standard requirement is not covered).
 // The dry run (`preview`) answers the same old and new figures without the command.
 //
-// Cross models (`cross_sm`, `cross_pm`) are accepted and reported, but margin is still computed per
-// settlement currency: no currency's equity covers another's requirement (stricter than Deribit's
-// cross collateral, never looser).
+// `cross_pm` pools the currencies' portfolio-margin surpluses at index with a haircut
+// (src/risk/portfolio/cross.ts); `cross_sm` is accepted and reported, but standard margin is still
+// computed per settlement currency (no currency's equity covers another's requirement: stricter than
+// Deribit's cross collateral, never looser).
 import { CURRENCY_CODES, type CurrencyCode } from '../../domain/currency.ts';
 import { ERR, reject, type Reject } from '../../domain/errors.ts';
 import type { Exchange } from '../../engine/exchange.ts';
@@ -35,7 +36,7 @@ export function preview(ex: Exchange, user: User, to: MarginModel): SwitchResult
   const risk = ex.trading.risk;
   const states: ModelState[] = [];
   for (const c of CURRENCY_CODES) {
-    states.push({ currency: c, old: risk.account(user, c), new: risk.asIf(user, isPortfolioModel(to), () => risk.account(user, c)) });
+    states.push({ currency: c, old: risk.account(user, c), new: risk.asIf(user, to, () => risk.account(user, c)) });
   }
   return { userId: user.id, from: ex.pm.model(user.id), to, states };
 }
