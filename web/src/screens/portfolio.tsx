@@ -8,6 +8,7 @@ import { errorText } from '../lib/rpc.ts';
 import { linkClick } from '../lib/router.ts';
 import { useStackLabels } from '../lib/stack.ts';
 import { AccountLog, Settlements } from './portfolioLogs.tsx';
+import { MarginModel, ScenarioHeatMap, WhatIf } from './portfolioMargin.tsx';
 import type { AccountSummary, Order, Position, UserTrade } from '../lib/types.ts';
 
 const CURRENCIES = ['BTC', 'ETH', 'USDC'] as const;
@@ -403,6 +404,7 @@ export function PortfolioScreen() {
   return (
     <>
       <h1>Portfolio</h1>
+      <MarginModel n={k} />
       <div class="row">
         <div class="grow">
           <Summaries n={k} />
@@ -410,6 +412,8 @@ export function PortfolioScreen() {
         <Funds onDone={() => setLocal((x) => x + 1)} />
       </div>
       <Positions n={k} />
+      <ScenarioHeatMap n={k} />
+      <WhatIf />
       <OpenOrders n={k} />
       <div class="row">
         <History n={k} />
