@@ -219,6 +219,7 @@ export function WhatIf() {
         </p>
       )}
       {result && (
+        <div class="heat-scroll">
         <table aria-label="What-if margins" class="whatif">
           <thead>
             <tr>
@@ -233,6 +234,7 @@ export function WhatIf() {
             {line('Maintenance margin', 'projected_maintenance_margin')}
           </tbody>
         </table>
+        </div>
       )}
     </div>
   );
