@@ -17,8 +17,10 @@ const STRIKES = Array.from({ length: 50 }, (_, i) => 76000 + 1000 * i);
 const CHECKS = 4000;
 const PM_ACCOUNTS = 1000;
 const POSITIONS_PER_SCAN_ACCOUNT = 20;
-/** The stated bound on one step of the recompute. */
+/** The stated bound on one step of the recompute: no engine piece over 2 ms from PM work (CPU, every step). */
 export const MAX_STEP_MS = 2;
+/** The stated bound on an order check of a PM account against the same check on standard margin. */
+export const MAX_CHECK_RATIO = 3;
 
 interface Engine {
   ex: Exchange;
@@ -104,7 +106,12 @@ export async function runPmBench(): Promise<{ lines: string[]; ok: boolean }> {
     smUs = Math.min(smUs, checks(e, sm));
     pmUs = Math.min(pmUs, checks(e, pm));
   }
-  lines.push(`order check (place + cancel), 200 positions: standard ${smUs.toFixed(1)} us, portfolio margin ${pmUs.toFixed(1)} us (ratio ${(pmUs / smUs).toFixed(2)})`);
+  const ratio = pmUs / smUs;
+  const checkOk = ratio <= MAX_CHECK_RATIO;
+  lines.push(
+    `order check (place + cancel), 200 positions: portfolio margin ${pmUs.toFixed(1)} us; reference: the same account's check on standard margin ${smUs.toFixed(1)} us; ` +
+      `ratio ${ratio.toFixed(2)} (target <= ${MAX_CHECK_RATIO}) ${checkOk ? 'PASS' : 'FAIL'}`,
+  );
 
   // (2) 1,000 PM accounts of 20 positions each, then an index tick; the scan's steps timed one by one
   const s = engine();
@@ -139,10 +146,14 @@ export async function runPmBench(): Promise<{ lines: string[]; ok: boolean }> {
     if (steps < PM_ACCOUNTS) throw new Error(`scan made ${steps} steps`);
   }
   const pct = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))]!;
-  const ok = pct(cpu, 0.99) <= MAX_STEP_MS;
+  // every step, not a percentile: the bound is on each engine piece. CPU time of the process (the
+  // wall clock of a machine shared by 7 helpers counts their turns too; it is printed for reference)
+  const maxCpu = Math.max(...cpu);
+  const stepOk = maxCpu <= MAX_STEP_MS;
   lines.push(
-    `recompute after an index tick, ${PM_ACCOUNTS} PM accounts x ${POSITIONS_PER_SCAN_ACCOUNT} positions (${s.names.length} series): ${total.toFixed(1)} ms in all; ` +
-      `one account per step: CPU p50 ${pct(cpu, 0.5).toFixed(3)} / p99 ${pct(cpu, 0.99).toFixed(3)} / max ${Math.max(...cpu).toFixed(2)} ms, wall p99 ${pct(wall, 0.99).toFixed(2)} / max ${Math.max(...wall).toFixed(2)} ms (bound: CPU p99 <= ${MAX_STEP_MS} ms) ${ok ? 'ok' : 'FAIL'}`,
+    `recompute after an index tick, ${PM_ACCOUNTS} PM accounts x ${POSITIONS_PER_SCAN_ACCOUNT} positions (${s.names.length} series), sliced one account per step as the liquidation scan: ` +
+      `${total.toFixed(1)} ms in all; step CPU p50 ${pct(cpu, 0.5).toFixed(3)} / p99 ${pct(cpu, 0.99).toFixed(3)} / max ${maxCpu.toFixed(2)} ms ` +
+      `(reference: wall p99 ${pct(wall, 0.99).toFixed(2)} / max ${Math.max(...wall).toFixed(2)} ms); target: every step's CPU <= ${MAX_STEP_MS} ms ${stepOk ? 'PASS' : 'FAIL'}`,
   );
-  return { lines, ok };
+  return { lines, ok: checkOk && stepOk };
 }

@@ -115,7 +115,14 @@ describe('portfolio margin in the portfolio (issue 35)', { timeout: 300_000 }, (
         await page.getByRole('heading', { name: 'Portfolio margin scenarios' }).evaluate((e) => e.scrollIntoView({ block: 'start' }));
         await page.screenshot({ path: path.join(ROOT, `docs/images/portfolio-margin-${theme}-${width}.png`) });
         const wide = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
-        assert.ok(wide <= 0, `portfolio at ${width} px in ${theme}: ${wide} px of horizontal scroll`);
+        // what sticks out, to say which element when it fails
+        const out = await page.evaluate(() =>
+          [...document.querySelectorAll('body *')]
+            .filter((e) => e.getBoundingClientRect().right > document.documentElement.clientWidth + 1 && e.closest('.heat-scroll') === null)
+            .slice(-3)
+            .map((e) => `${e.tagName.toLowerCase()}.${e.className}`),
+        );
+        assert.ok(wide <= 0, `portfolio at ${width} px in ${theme}: ${wide} px of horizontal scroll (${out.join(', ')})`);
         assert.deepEqual(errors, []);
         await ctx.close();
       }
