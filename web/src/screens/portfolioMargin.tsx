@@ -6,6 +6,7 @@ import { useState } from 'preact/hooks';
 import * as fmt from '../lib/format.ts';
 import { priv, useLoad } from '../lib/live.ts';
 import { errorText } from '../lib/rpc.ts';
+import { useStackLabels } from '../lib/stack.ts';
 
 interface Scenario {
   table: 'standard' | 'extended';
@@ -135,6 +136,7 @@ interface WhatIfRow {
 }
 
 export function WhatIf() {
+  const stackRef = useStackLabels();
   const [rows, setRows] = useState<WhatIfRow[]>([]);
   const [instrument, setInstrument] = useState('');
   const [amount, setAmount] = useState('');
@@ -219,8 +221,7 @@ export function WhatIf() {
         </p>
       )}
       {result && (
-        <div class="heat-scroll">
-        <table aria-label="What-if margins" class="whatif">
+        <table aria-label="What-if margins" class="stack whatif" ref={stackRef}>
           <thead>
             <tr>
               <th class="l">{result.currency}, portfolio margin</th>
@@ -234,7 +235,6 @@ export function WhatIf() {
             {line('Maintenance margin', 'projected_maintenance_margin')}
           </tbody>
         </table>
-        </div>
       )}
     </div>
   );
