@@ -57,7 +57,15 @@ describe('change_margin_model and the portfolio-margin parameters', () => {
     // the engine's figures are the scenario ones: the open sell as if filled (rounded per leg and valued
     // at the index's time, not the call's: within a micro-coin)
     assert.ok(s.initial_margin > 0);
-    assert.ok(Math.abs(s.initial_margin - pme.initial_margin) <= 1e-6, `${s.initial_margin} vs ${pme.initial_margin}`);
+    // cross_pm: the summary's margin is the pool's (src/risk/portfolio/cross.ts). BTC alone: the BTC
+    // requirement R plus the 16% haircut of the surplus, R + 0.16 x (equity - R)
+    const pooled = pme.initial_margin + 0.16 * (s.equity - pme.initial_margin);
+    assert.ok(Math.abs(pme.cross_initial_margin - pooled) <= 2e-8, `${pme.cross_initial_margin} vs ${pooled}`);
+    assert.ok(Math.abs(s.initial_margin - pme.cross_initial_margin) <= 1e-6, `${s.initial_margin} vs ${pme.cross_initial_margin}`);
+    assert.equal(pme.cross.collateral_currency, 'BTC');
+    assert.deepEqual(pme.cross.currencies.map((c: any) => [c.currency, c.haircut]), [['BTC', 0.16], ['ETH', 0.16], ['USDC', 0]]);
+    // the funds available are the pooled surplus: equity less the pooled IM is (equity - R) x 0.84
+    assert.ok(Math.abs(s.available_funds - (s.equity - pme.initial_margin) * 0.84) <= 1e-6);
     assert.notEqual(s.initial_margin, before.initial_margin);
     const m = await ok(srv.url, 'private/get_margins', { instrument_name: call.name, amount: 1, price }, rich);
     assert.ok(m.sell > 0);
