@@ -1,10 +1,11 @@
 // Portfolio margin in the web app (issue 35): the portfolio shows the account's margin model, the
 // scenario table of private/pme/simulate as a heat map (9 price moves x 3 vol scenarios, the worst
 // cell marked, the same figures as the API) and a what-if simulator whose margins are
-// private/simulate_portfolio's. Screenshots in both themes at 1280 and 390x844 go to docs/images/.
+// private/simulate_portfolio's. Screenshots in both themes at 1280 and 390x844 go to test-artifacts/web/ (copies in docs/images/).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
+import { mkdirSync } from 'node:fs';
 import type { Browser } from 'playwright-core';
 import * as fmt from '../../web/src/lib/format.ts';
 import { browserSkipReason, ensureWebBuilt, launchBrowser, signedIn, watchErrors } from '../helpers/browser.ts';
@@ -113,7 +114,9 @@ describe('portfolio margin in the portfolio (issue 35)', { timeout: 300_000 }, (
         await page.getByRole('button', { name: 'Simulate' }).click();
         await page.getByRole('table', { name: 'What-if margins' }).waitFor();
         await page.getByRole('heading', { name: 'Portfolio margin scenarios' }).evaluate((e) => e.scrollIntoView({ block: 'start' }));
-        await page.screenshot({ path: path.join(ROOT, `docs/images/portfolio-margin-${theme}-${width}.png`) });
+        // to test-artifacts/web/ (docs/images/ holds a copy taken once, so a test run leaves the tree clean)
+        mkdirSync(path.join(ROOT, 'test-artifacts/web'), { recursive: true });
+        await page.screenshot({ path: path.join(ROOT, `test-artifacts/web/portfolio-margin-${theme}-${width}.png`) });
         const wide = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
         // what sticks out, to say which element when it fails
         const out = await page.evaluate(() =>
