@@ -75,7 +75,7 @@ export function shownKey(t: Ticker | undefined): string {
 const shownKeys = new WeakMap<Ticker, string>();
 function shownKeyOf(t: Ticker): string {
   const f = (x: number | null | undefined, d: number) => (typeof x === 'number' ? x.toFixed(d) : '');
-  return `${f(t.best_bid_price, 4)}|${f(t.best_ask_price, 4)}|${t.best_bid_amount}|${t.best_ask_amount}|${t.best_bid_price ? f(t.bid_iv, 1) : ''}|${t.best_ask_price ? f(t.ask_iv, 1) : ''}|${f(t.mark_price, 4)}|${f(t.mark_iv, 1)}|${f(t.greeks.delta, 2)}|${t.open_interest}`;
+  return `${f(t.last_price, 4)}|${t.stats?.volume ?? ''}|${f(t.best_bid_price, 4)}|${f(t.best_ask_price, 4)}|${t.best_bid_amount}|${t.best_ask_amount}|${t.best_bid_price ? f(t.bid_iv, 1) : ''}|${t.best_ask_price ? f(t.ask_iv, 1) : ''}|${f(t.mark_price, 4)}|${f(t.mark_iv, 1)}|${f(t.greeks.delta, 2)}|${t.open_interest}`;
 }
 
 /** Instruments of a currency grouped by expiry, ascending. */
@@ -179,6 +179,17 @@ function sideCells(inst: Instrument | undefined, side: 'call' | 'put', cols: Col
       </td>
     ),
     oi: <td key="oi">{fmt.amount(t?.open_interest)}</td>,
+    // the last trade's price and the 24 h volume, as Deribit's chain shows them
+    last: (
+      <td key="last" data-cell="last">
+        {fmt.price(t?.last_price ?? null)}
+      </td>
+    ),
+    volume: (
+      <td key="vol" data-cell="volume">
+        {fmt.amount(t?.stats?.volume || null)}
+      </td>
+    ),
     delta: <td key="d">{fmt.greek(t?.greeks.delta, 2)}</td>,
     iv: (
       <td key="iv" data-cell="iv">
@@ -239,11 +250,11 @@ const ChainRow = memo(
     a.r === b.r && a.cols === b.cols && a.cls === b.cls && a.callOwn === b.callOwn && a.putOwn === b.putOwn && a.indexRef === b.indexRef && shownKey(a.callT) === shownKey(b.callT) && shownKey(a.putT) === shownKey(b.putT),
 );
 
-type Col = 'own' | 'oi' | 'delta' | 'iv' | 'mark' | 'bidSize' | 'bidIv' | 'bid' | 'ask' | 'askIv' | 'askSize';
+type Col = 'own' | 'volume' | 'last' | 'oi' | 'delta' | 'iv' | 'mark' | 'bidSize' | 'bidIv' | 'bid' | 'ask' | 'askIv' | 'askSize';
 /** A call's columns from the outside in; a put's are the mirror image. */
-const WIDE_COLS: Col[] = ['own', 'oi', 'delta', 'iv', 'mark', 'bidSize', 'bidIv', 'bid', 'ask', 'askIv', 'askSize'];
+const WIDE_COLS: Col[] = ['own', 'volume', 'last', 'oi', 'delta', 'iv', 'mark', 'bidSize', 'bidIv', 'bid', 'ask', 'askIv', 'askSize'];
 const NARROW_COLS: Col[] = ['own', 'bid', 'ask'];
-const HEAD: Record<Col, string> = { own: 'Own', oi: 'OI', delta: 'Δ', iv: 'Mark IV', mark: 'Mark', bidSize: 'Size', bidIv: 'Bid IV', bid: 'Bid', ask: 'Ask', askIv: 'Ask IV', askSize: 'Size' };
+const HEAD: Record<Col, string> = { own: 'Own', volume: 'Vol', last: 'Last', oi: 'OI', delta: 'Δ', iv: 'Mark IV', mark: 'Mark', bidSize: 'Size', bidIv: 'Bid IV', bid: 'Bid', ask: 'Ask', askIv: 'Ask IV', askSize: 'Size' };
 const OWN_WIDTH = 44;
 
 interface Row {
