@@ -11,7 +11,7 @@ import { live, priv, useChannel, useEpoch, useSession, useStale } from '../lib/l
 import { call } from '../lib/rpc.ts';
 import { linkClick, navigate } from '../lib/router.ts';
 import { fillTicket } from '../lib/ticketStore.ts';
-import { useNarrow } from '../lib/media.ts';
+import { useMedia, useNarrow } from '../lib/media.ts';
 import type { Instrument, Order, Position, PublicTrade, Ticker } from '../lib/types.ts';
 
 /** Redraws at most once per animation frame, however many messages arrive. */
@@ -253,6 +253,8 @@ const ChainRow = memo(
 type Col = 'own' | 'volume' | 'last' | 'oi' | 'delta' | 'iv' | 'mark' | 'bidSize' | 'bidIv' | 'bid' | 'ask' | 'askIv' | 'askSize';
 /** A call's columns from the outside in; a put's are the mirror image. */
 const WIDE_COLS: Col[] = ['own', 'volume', 'last', 'oi', 'delta', 'iv', 'mark', 'bidSize', 'bidIv', 'bid', 'ask', 'askIv', 'askSize'];
+/** Below 1440 px: the last price stays, open interest and volume go (their digits were cut at 1280). */
+const MEDIUM_COLS: Col[] = WIDE_COLS.filter((k) => k !== 'oi' && k !== 'volume');
 const NARROW_COLS: Col[] = ['own', 'bid', 'ask'];
 const HEAD: Record<Col, string> = { own: 'Own', volume: 'Vol', last: 'Last', oi: 'OI', delta: 'Δ', iv: 'Mark IV', mark: 'Mark', bidSize: 'Size', bidIv: 'Bid IV', bid: 'Bid', ask: 'Ask', askIv: 'Ask IV', askSize: 'Size' };
 const OWN_WIDTH = 44;
@@ -358,7 +360,8 @@ export function ChainScreen({ currency, expiry }: { currency: string; expiry: nu
   const narrow = useNarrow();
   const stale = useStale();
   // a phone shows what a trade needs (bid, ask, own marks and the way in); the rest on wide screens
-  const cols: Col[] = narrow ? NARROW_COLS : WIDE_COLS;
+  const full = useMedia('(min-width: 1440px)');
+  const cols: Col[] = narrow ? NARROW_COLS : full ? WIDE_COLS : MEDIUM_COLS;
   const n = cols.length;
   const complete = series.length > 0 && series.every((i) => shown.current.has(i.instrument_name));
 
@@ -392,7 +395,7 @@ export function ChainScreen({ currency, expiry }: { currency: string; expiry: nu
               </button>
             ))}
           </div>
-          <table class={`chain fixed ${narrow ? 'narrow' : 'wide'}${stale ? ' stale' : ''}`} aria-label="Option chain" data-complete={complete ? 'true' : 'false'} data-stale={stale ? 'true' : undefined}>
+          <table class={`chain fixed ${narrow ? 'narrow' : full ? 'wide' : 'medium'}${stale ? ' stale' : ''}`} aria-label="Option chain" data-complete={complete ? 'true' : 'false'} data-stale={stale ? 'true' : undefined}>
             <colgroup>
               {cols.map((k) => <col key={`c${k}`} style={k === 'own' ? `width:${OWN_WIDTH}px` : ''} />)}
               <col style={`width:${narrow ? 64 : 80}px`} />
