@@ -112,3 +112,19 @@ export async function signedIn(browser: Browser, url: string, who: { email: stri
   return ctx;
 }
 
+
+/** A phone layout's faults: the page's width against the viewport, and leaf cells, fields or header items whose content is wider than their box or reaches past the viewport. */
+export async function layoutFaults(page: Page): Promise<{ pageWidth: number; viewport: number; clipped: string[] }> {
+  return page.evaluate(() => {
+    const clipped: string[] = [];
+    for (const el of document.querySelectorAll<HTMLElement>('main td, main th, main dd, main input, main button, header.top *')) {
+      if (el.offsetParent === null) continue;
+      // a cell whose content is wider than its box, or a box that reaches past the viewport
+      const over = el.scrollWidth > el.clientWidth + 1 && getComputedStyle(el).overflowX !== 'auto';
+      const r = el.getBoundingClientRect();
+      const outside = r.right > document.documentElement.clientWidth + 1;
+      if ((over || outside) && el.children.length === 0) clipped.push(`${el.tagName.toLowerCase()}:${(el.textContent || (el as HTMLInputElement).value || '').trim().slice(0, 20)}`);
+    }
+    return { pageWidth: document.documentElement.scrollWidth, viewport: document.documentElement.clientWidth, clipped };
+  });
+}

@@ -3,28 +3,12 @@
 // console error or a CSP violation on any of them fails the file when the browser closes.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Browser, Page } from 'playwright-core';
-import { browserSkipReason, ensureWebBuilt, launchBrowser, pageErrors, screenshot, signedIn, until } from '../helpers/browser.ts';
+import type { Browser } from 'playwright-core';
+import { browserSkipReason, ensureWebBuilt, launchBrowser, layoutFaults, pageErrors, screenshot, signedIn, until } from '../helpers/browser.ts';
 import { nearDatedAtmCall, type Market } from '../helpers/market.ts';
 import { BOOTSTRAP, freePort, login, ok, startServer, tempDir, userToken, type TestServer } from '../helpers/server.ts';
 
 const TRADER = { email: 'trader@example.com', password: 'user-password-1' };
-
-/** Page-wide horizontal overflow, and the numbers cut by their cell (text wider than the box). */
-async function layoutFaults(page: Page): Promise<{ pageWidth: number; viewport: number; clipped: string[] }> {
-  return page.evaluate(() => {
-    const clipped: string[] = [];
-    for (const el of document.querySelectorAll<HTMLElement>('main td, main th, main dd, main input, main button, header.top *')) {
-      if (el.offsetParent === null) continue;
-      // a cell whose content is wider than its box, or a box that reaches past the viewport
-      const over = el.scrollWidth > el.clientWidth + 1 && getComputedStyle(el).overflowX !== 'auto';
-      const r = el.getBoundingClientRect();
-      const outside = r.right > document.documentElement.clientWidth + 1;
-      if ((over || outside) && el.children.length === 0) clipped.push(`${el.tagName.toLowerCase()}:${(el.textContent || (el as HTMLInputElement).value || '').trim().slice(0, 20)}`);
-    }
-    return { pageWidth: document.documentElement.scrollWidth, viewport: document.documentElement.clientWidth, clipped };
-  });
-}
 
 describe('the web app defects of issue 33', { timeout: 240_000 }, () => {
   const skip = browserSkipReason();

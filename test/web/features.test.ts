@@ -1,13 +1,13 @@
 // What issue 33's traders expected and did not find, in a real browser on the pinned test clock:
 // the chain centred on the money with in-the-money halves shaded and the quotes' implied vols, the
 // instrument page's own position and orders, the portfolio's greeks, Close asking first, and a
-// light theme beside the dark one. Then a screenshot of every screen in both themes and at both
-// widths (test-artifacts/web/screens-*). The browser helper fails the file on any page error.
+// light theme beside the dark one (screenshots of every screen: screens.test.ts). The browser helper
+// fails the file on any page error.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Browser } from 'playwright-core';
 import * as fmt from '../../web/src/lib/format.ts';
-import { browserSkipReason, ensureWebBuilt, launchBrowser, screenshot, signedIn, until } from '../helpers/browser.ts';
+import { browserSkipReason, ensureWebBuilt, launchBrowser, signedIn, until } from '../helpers/browser.ts';
 import { nearDatedAtmCall, type Market } from '../helpers/market.ts';
 import { BOOTSTRAP, login, ok, startServer, userToken, type TestServer } from '../helpers/server.ts';
 
@@ -153,32 +153,5 @@ describe('the web app features of issue 33', { timeout: 300_000 }, () => {
     assert.equal(await page.getByRole('button', { name: 'Light theme' }).getAttribute('aria-pressed'), 'true');
     await ctx.close();
   });
-
-  it('takes a screenshot of every screen in both themes at both widths', opt, async () => {
-    // a position and an order, so the screens have something to show
-    await ok(srv.url, 'private/buy', { instrument_name: m.name, amount: 0.3, type: 'market' }, traderTok);
-    await ok(srv.url, 'private/buy', { instrument_name: m.name, amount: 0.1, price: m.prices[1] }, traderTok);
-    for (const theme of ['dark', 'light']) {
-      for (const [width, height] of [[1400, 900], [390, 844]]) {
-        for (const [who, screen, path, ready] of [
-          [TRADER, 'chain', `/chain/BTC?expiry=${m.inst.expiration_timestamp}`, 'table.chain[data-complete=true]'],
-          [TRADER, 'instrument', `/instrument/${m.name}`, 'table.ladder tr[data-side=ask]'],
-          [TRADER, 'portfolio', '/portfolio', 'table[aria-label="Portfolio greeks"]'],
-          [TRADER, 'keys', '/keys', 'h1'],
-          [ADMIN, 'admin', '/admin', 'table[aria-label="Invite codes"]'],
-        ] as const) {
-          const ctx = await signedIn(browser, srv.url, who, { width, height });
-          await ctx.addInitScript((t: string) => location.protocol.startsWith('http') && localStorage.setItem('strikebook.theme', t), theme);
-          const page = await ctx.newPage();
-          await page.goto(`${srv.url}${path}`);
-          await page.locator(ready).first().waitFor();
-          await page.waitForTimeout(300);
-          await screenshot(page, `screens-${theme}-${width}-${screen}`);
-          const wide = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
-          assert.ok(wide <= 0, `${screen} at ${width} px in ${theme}: ${wide} px of horizontal scroll`);
-          await ctx.close();
-        }
-      }
-    }
-  });
+  // the screenshots of every screen in both themes at both widths: test/web/screens.test.ts
 });

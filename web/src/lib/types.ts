@@ -25,6 +25,8 @@ export interface Ticker {
   bid_iv?: number | null;
   ask_iv?: number | null;
   last_price?: number | null;
+  /** the last 24 h: `volume` in coin (Deribit's ticker stats) */
+  stats?: { volume?: number | null };
   index_price: number | null;
   open_interest: number;
   min_price: number;

@@ -7,6 +7,7 @@ import * as fmt from '../lib/format.ts';
 import { serverNow, syncClock } from '../lib/clock.ts';
 import { priv, useLoad } from '../lib/live.ts';
 import { call, errorText } from '../lib/rpc.ts';
+import { useStackLabels } from '../lib/stack.ts';
 import { NegativeBalances, RateLimits } from './adminLimits.tsx';
 import { HealthPanel, Users, fetchHealth } from './adminStatus.tsx';
 
@@ -47,6 +48,8 @@ function Invites() {
   const [note, setNote] = useState('');
   const [code, setCode] = useState<string | null>(null);
   const a = useAction();
+  // on a phone the table stacks into label/value lines (lib/stack.ts)
+  const stackRef = useStackLabels();
   const generate = () =>
     a.run(async () => {
       const inv = await priv<Invite>('private/generate_invite_code', { max_uses: Number(uses), expires_in: Math.round(Number(days) * 86400), ...(note ? { note } : {}) });
@@ -92,7 +95,7 @@ function Invites() {
         </p>
       )}
       {a.view}
-      <table aria-label="Invite codes">
+      <table aria-label="Invite codes" class="stack" ref={stackRef}>
         <thead>
           <tr>
             <th class="l">Code</th>

@@ -11,7 +11,7 @@ import { live, priv, useChannel, useEpoch, useSession, useStale } from '../lib/l
 import { call } from '../lib/rpc.ts';
 import { linkClick, navigate } from '../lib/router.ts';
 import { fillTicket } from '../lib/ticketStore.ts';
-import { useNarrow } from '../lib/media.ts';
+import { useMedia, useNarrow } from '../lib/media.ts';
 import type { Instrument, Order, Position, PublicTrade, Ticker } from '../lib/types.ts';
 
 /** Redraws at most once per animation frame, however many messages arrive. */
@@ -30,35 +30,52 @@ export function useFrameRedraw(): [number, () => void] {
 }
 
 /**
- * Redraws at most every `ms` (on an animation frame): the chain's tickers come ~10 a second per
- * series, and a full chain (every listed series quoted) redrawn each frame spent its frames in
- * style and layout (long tasks over 100 ms); four redraws a second are as live to the eye.
+ * Redraws at most every `ms` (on an animation frame), after `prepare`, which returns true when it
+ * left work for another frame (the next redraw then comes on the next frame, not `ms` later). The
+ * chain's tickers come ~10 a second per series, and a full chain (every listed series quoted)
+ * redrawn each frame spent its frames in style, layout and paint (long tasks over 100 ms); four
+ * redraws a second are as live to the eye.
  */
-function useThrottledRedraw(ms: number): () => void {
+function useThrottledRedraw(ms: number, prepare: () => boolean): () => void {
   const [, setN] = useState(0);
   const pending = useRef(false);
   const last = useRef(0);
+  const prep = useRef(prepare);
+  prep.current = prepare;
+  const frame = () => {
+    const more = prep.current();
+    last.current = performance.now();
+    setN((x) => x + 1);
+    if (more) requestAnimationFrame(frame);
+    else pending.current = false;
+  };
   return () => {
     if (pending.current) return;
     pending.current = true;
     const wait = Math.max(0, last.current + ms - performance.now());
-    setTimeout(
-      () =>
-        requestAnimationFrame(() => {
-          pending.current = false;
-          last.current = performance.now();
-          setN((x) => x + 1);
-        }),
-      wait,
-    );
+    setTimeout(() => requestAnimationFrame(frame), wait);
   };
 }
+
+/**
+ * Rows a frame may change: a requote of the demo market moves every series at once, and ~65 rows of
+ * 23 cells laid out and painted in one frame made tasks of 50 ms of CPU (far longer on a loaded
+ * machine). The rows on screen go first; the rest follow on the next frames.
+ */
+export const ROWS_PER_FRAME = 12;
 
 /** What a row shows of a ticker, as one string: a message that changes nothing shown redraws nothing. */
 export function shownKey(t: Ticker | undefined): string {
   if (!t) return '';
+  let k = shownKeys.get(t);
+  if (k === undefined) shownKeys.set(t, (k = shownKeyOf(t)));
+  return k;
+}
+/** Worked out once per ticker object: every row's comparison asks for it each frame. */
+const shownKeys = new WeakMap<Ticker, string>();
+function shownKeyOf(t: Ticker): string {
   const f = (x: number | null | undefined, d: number) => (typeof x === 'number' ? x.toFixed(d) : '');
-  return `${f(t.best_bid_price, 4)}|${f(t.best_ask_price, 4)}|${t.best_bid_amount}|${t.best_ask_amount}|${t.best_bid_price ? f(t.bid_iv, 1) : ''}|${t.best_ask_price ? f(t.ask_iv, 1) : ''}|${f(t.mark_price, 4)}|${f(t.mark_iv, 1)}|${f(t.greeks.delta, 2)}|${t.open_interest}`;
+  return `${f(t.last_price, 4)}|${t.stats?.volume ?? ''}|${f(t.best_bid_price, 4)}|${f(t.best_ask_price, 4)}|${t.best_bid_amount}|${t.best_ask_amount}|${t.best_bid_price ? f(t.bid_iv, 1) : ''}|${t.best_ask_price ? f(t.ask_iv, 1) : ''}|${f(t.mark_price, 4)}|${f(t.mark_iv, 1)}|${f(t.greeks.delta, 2)}|${t.open_interest}`;
 }
 
 /** Instruments of a currency grouped by expiry, ascending. */
@@ -162,6 +179,17 @@ function sideCells(inst: Instrument | undefined, side: 'call' | 'put', cols: Col
       </td>
     ),
     oi: <td key="oi">{fmt.amount(t?.open_interest)}</td>,
+    // the last trade's price and the 24 h volume, as Deribit's chain shows them
+    last: (
+      <td key="last" data-cell="last">
+        {fmt.price(t?.last_price ?? null)}
+      </td>
+    ),
+    volume: (
+      <td key="vol" data-cell="volume">
+        {fmt.amount(t?.stats?.volume || null)}
+      </td>
+    ),
     delta: <td key="d">{fmt.greek(t?.greeks.delta, 2)}</td>,
     iv: (
       <td key="iv" data-cell="iv">
@@ -222,11 +250,13 @@ const ChainRow = memo(
     a.r === b.r && a.cols === b.cols && a.cls === b.cls && a.callOwn === b.callOwn && a.putOwn === b.putOwn && a.indexRef === b.indexRef && shownKey(a.callT) === shownKey(b.callT) && shownKey(a.putT) === shownKey(b.putT),
 );
 
-type Col = 'own' | 'oi' | 'delta' | 'iv' | 'mark' | 'bidSize' | 'bidIv' | 'bid' | 'ask' | 'askIv' | 'askSize';
+type Col = 'own' | 'volume' | 'last' | 'oi' | 'delta' | 'iv' | 'mark' | 'bidSize' | 'bidIv' | 'bid' | 'ask' | 'askIv' | 'askSize';
 /** A call's columns from the outside in; a put's are the mirror image. */
-const WIDE_COLS: Col[] = ['own', 'oi', 'delta', 'iv', 'mark', 'bidSize', 'bidIv', 'bid', 'ask', 'askIv', 'askSize'];
+const WIDE_COLS: Col[] = ['own', 'volume', 'last', 'oi', 'delta', 'iv', 'mark', 'bidSize', 'bidIv', 'bid', 'ask', 'askIv', 'askSize'];
+/** Below 1440 px: the last price stays, open interest and volume go (their digits were cut at 1280). */
+const MEDIUM_COLS: Col[] = WIDE_COLS.filter((k) => k !== 'oi' && k !== 'volume');
 const NARROW_COLS: Col[] = ['own', 'bid', 'ask'];
-const HEAD: Record<Col, string> = { own: 'Own', oi: 'OI', delta: 'Δ', iv: 'Mark IV', mark: 'Mark', bidSize: 'Size', bidIv: 'Bid IV', bid: 'Bid', ask: 'Ask', askIv: 'Ask IV', askSize: 'Size' };
+const HEAD: Record<Col, string> = { own: 'Own', volume: 'Vol', last: 'Last', oi: 'OI', delta: 'Δ', iv: 'Mark IV', mark: 'Mark', bidSize: 'Size', bidIv: 'Bid IV', bid: 'Bid', ask: 'Ask', askIv: 'Ask IV', askSize: 'Size' };
 const OWN_WIDTH = 44;
 
 interface Row {
@@ -235,13 +265,50 @@ interface Row {
   put?: Instrument;
 }
 
+/**
+ * Moves the latest tickers of up to ROWS_PER_FRAME rows whose shown values changed into `shown`:
+ * the rows on screen first, then the others from the nearest. True when changed rows are left.
+ */
+export function nextRows(rows: Row[], latest: Map<string, Ticker>, shown: Map<string, Ticker>, tbody: HTMLElement | null): boolean {
+  const changed = (i: Instrument | undefined) => {
+    if (!i) return false;
+    const t = latest.get(i.instrument_name);
+    return t !== undefined && t !== shown.get(i.instrument_name) && (!shown.has(i.instrument_name) || shownKey(t) !== shownKey(shown.get(i.instrument_name)));
+  };
+  const dirty: number[] = [];
+  rows.forEach((r, k) => {
+    if (changed(r.call) || changed(r.put)) dirty.push(k);
+    else {
+      // a new ticker that shows the same: kept, so its row is not looked at again
+      for (const i of [r.call, r.put]) if (i && latest.has(i.instrument_name)) shown.set(i.instrument_name, latest.get(i.instrument_name)!);
+    }
+  });
+  if (dirty.length === 0) return false;
+  // the middle of the screen, in rows (rows are of one height)
+  let centre = rows.length / 2;
+  if (tbody && rows.length > 0) {
+    const box = tbody.getBoundingClientRect();
+    const h = box.height / rows.length;
+    if (h > 0) centre = (innerHeight / 2 - box.top) / h;
+  }
+  dirty.sort((a, b) => Math.abs(a - centre) - Math.abs(b - centre));
+  for (const k of dirty.slice(0, ROWS_PER_FRAME)) {
+    for (const i of [rows[k].call, rows[k].put]) if (i && latest.has(i.instrument_name)) shown.set(i.instrument_name, latest.get(i.instrument_name)!);
+  }
+  return dirty.length > ROWS_PER_FRAME;
+}
+
 export function ChainScreen({ currency, expiry }: { currency: string; expiry: number | null }) {
   const byExpiry = useInstruments(currency);
   const index = useIndex(currency);
   const own = useOwn(currency);
   const epoch = useEpoch();
-  const redraw = useThrottledRedraw(250);
+  // the latest ticker of each series, and the one its row shows (moved over ROWS_PER_FRAME rows a frame)
   const tickers = useRef(new Map<string, Ticker>());
+  const shown = useRef(new Map<string, Ticker>());
+  const tbody = useRef<HTMLTableSectionElement>(null);
+  const rowsRef = useRef<Row[]>([]);
+  const redraw = useThrottledRedraw(250, () => nextRows(rowsRef.current, tickers.current, shown.current, tbody.current));
   const [trades, setTrades] = useState<PublicTrade[]>([]);
   const [clockReady, setClockReady] = useState(false);
   useEffect(() => void syncClock().then(() => setClockReady(true)), []);
@@ -260,6 +327,7 @@ export function ChainScreen({ currency, expiry }: { currency: string; expiry: nu
     }
     return [...m.values()].sort((a, b) => a.strike - b.strike);
   }, [series]);
+  rowsRef.current = rows;
 
   // tickers: the live channel, which starts with the current ticker (also after a reconnect)
   useEffect(() => {
@@ -292,9 +360,10 @@ export function ChainScreen({ currency, expiry }: { currency: string; expiry: nu
   const narrow = useNarrow();
   const stale = useStale();
   // a phone shows what a trade needs (bid, ask, own marks and the way in); the rest on wide screens
-  const cols: Col[] = narrow ? NARROW_COLS : WIDE_COLS;
+  const full = useMedia('(min-width: 1440px)');
+  const cols: Col[] = narrow ? NARROW_COLS : full ? WIDE_COLS : MEDIUM_COLS;
   const n = cols.length;
-  const complete = series.length > 0 && series.every((i) => tickers.current.has(i.instrument_name));
+  const complete = series.length > 0 && series.every((i) => shown.current.has(i.instrument_name));
 
   const indexRef = useRef<number | null>(null);
   indexRef.current = index;
@@ -326,7 +395,7 @@ export function ChainScreen({ currency, expiry }: { currency: string; expiry: nu
               </button>
             ))}
           </div>
-          <table class={`chain fixed ${narrow ? 'narrow' : 'wide'}${stale ? ' stale' : ''}`} aria-label="Option chain" data-complete={complete ? 'true' : 'false'} data-stale={stale ? 'true' : undefined}>
+          <table class={`chain fixed ${narrow ? 'narrow' : full ? 'wide' : 'medium'}${stale ? ' stale' : ''}`} aria-label="Option chain" data-complete={complete ? 'true' : 'false'} data-stale={stale ? 'true' : undefined}>
             <colgroup>
               {cols.map((k) => <col key={`c${k}`} style={k === 'own' ? `width:${OWN_WIDTH}px` : ''} />)}
               <col style={`width:${narrow ? 64 : 80}px`} />
@@ -344,15 +413,15 @@ export function ChainScreen({ currency, expiry }: { currency: string; expiry: nu
                 {[...cols].reverse().map((k) => <th key={`ph${k}`}>{HEAD[k]}</th>)}
               </tr>
             </thead>
-            <tbody>
+            <tbody ref={tbody}>
               {rows.map((r) => (
                 <ChainRow
                   key={r.strike}
                   r={r}
                   cols={cols}
                   cls={[r.strike === atm ? 'atm' : '', index !== null && r.strike < index ? 'itm-call' : '', index !== null && r.strike > index ? 'itm-put' : ''].join(' ').trim()}
-                  callT={r.call && tickers.current.get(r.call.instrument_name)}
-                  putT={r.put && tickers.current.get(r.put.instrument_name)}
+                  callT={r.call && shown.current.get(r.call.instrument_name)}
+                  putT={r.put && shown.current.get(r.put.instrument_name)}
                   callOwn={r.call ? ownOf(r.call.instrument_name, own.positions, own.orders) : ''}
                   putOwn={r.put ? ownOf(r.put.instrument_name, own.positions, own.orders) : ''}
                   indexRef={indexRef}

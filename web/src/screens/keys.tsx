@@ -3,6 +3,7 @@ import { useState } from 'preact/hooks';
 import * as fmt from '../lib/format.ts';
 import { priv, useLoad } from '../lib/live.ts';
 import { errorText } from '../lib/rpc.ts';
+import { useStackLabels } from '../lib/stack.ts';
 
 interface ApiKey {
   id: number;
@@ -16,6 +17,8 @@ interface ApiKey {
 const SCOPES = ['trade:read', 'trade:read_write', 'account:read', 'account:read_write'];
 
 export function KeysScreen() {
+  // on a phone the table stacks into label/value lines (lib/stack.ts)
+  const stackRef = useStackLabels();
   const { data, reload } = useLoad(() => priv<ApiKey[]>('private/list_api_keys'), []);
   const [name, setName] = useState('');
   const [scopes, setScopes] = useState<Set<string>>(new Set(['trade:read']));
@@ -97,7 +100,7 @@ export function KeysScreen() {
       </div>
       <div class="panel">
         <h2>Your keys</h2>
-        <table aria-label="API keys">
+        <table aria-label="API keys" class="stack" ref={stackRef}>
           <thead>
             <tr>
               <th class="l">Name</th>
