@@ -71,28 +71,14 @@ function positiveIntText(s: string): number | null {
   return /^[1-9][0-9]{0,9}$/.test(s) ? Number(s) : null;
 }
 
-let hashN = SCRYPT_N;
-
-/**
- * For the test harness only (test/helpers/server.ts, servers inside a test process): new hashes at
- * cost N (2^10 at least), so that the suite's thousands of logins and sign-ups do not each spend
- * ~100 ms of CPU and 32 MiB. Not reachable from configuration or the API; a hash records its N, so
- * verification is the same code either way. Child-process servers and test/auth/crypto.test.ts keep
- * the real cost.
- */
-export function setHashCostForTests(N: number): void {
-  if (!Number.isInteger(Math.log2(N)) || N < 2 ** 10 || N > SCRYPT_N) throw new RangeError(`scrypt N must be a power of two from 2^10 to 2^15, got ${N}`);
-  hashN = N;
-}
-
 /** scrypt hash with a fresh 16-byte salt, encoded `scrypt$N$r$p$saltB64$hashB64`. */
 export async function hashPassword(password: string): Promise<string> {
   if (typeof password !== 'string' || LONE_SURROGATE.test(password)) {
     throw new TypeError('password must be a well-formed string');
   }
   const salt = randomBytes(SALT_BYTES);
-  const hash = await scryptAsync(passwordText(password), salt, HASH_BYTES, scryptOptions(hashN, SCRYPT_R, SCRYPT_P));
-  return ['scrypt', hashN, SCRYPT_R, SCRYPT_P, salt.toString('base64'), hash.toString('base64')].join('$');
+  const hash = await scryptAsync(passwordText(password), salt, HASH_BYTES, scryptOptions(SCRYPT_N, SCRYPT_R, SCRYPT_P));
+  return ['scrypt', SCRYPT_N, SCRYPT_R, SCRYPT_P, salt.toString('base64'), hash.toString('base64')].join('$');
 }
 
 /**

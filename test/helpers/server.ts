@@ -9,14 +9,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../../src/app/config.ts';
 import { startExchange, type RunningExchange } from '../../src/app/services.ts';
-import { setHashCostForTests } from '../../src/auth/crypto.ts';
 import pino from 'pino';
 import type { TestContext } from 'node:test';
-
-// Servers started in a test process hash passwords at scrypt N=2^10 instead of 2^15 (~50x less CPU
-// per sign-up and login; the suite makes thousands). The real cost stays covered: spawned servers
-// and test/auth/crypto.test.ts, which does not import this file, hash at it.
-setHashCostForTests(2 ** 10);
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const BOOTSTRAP = 'test-bootstrap-token-0123456789';
