@@ -8,7 +8,8 @@
 //   node --import tsx test/clockEdges.ts                      every start, a fresh random one
 //   CLOCK_EDGE_SEED=1234 node --import tsx test/clockEdges.ts  the same random start again
 //   node --import tsx test/clockEdges.ts 2026-03-11T07:45:00Z  only the starts named (any ISO instant, or `real`)
-import { spawnSync } from 'node:child_process';
+//   CLOCK_EDGE_JOBS=1 node --import tsx test/clockEdges.ts     one start at a time (default 2 side by side)
+import { spawn } from 'node:child_process';
 import { randomInt } from 'node:crypto';
 import { CLOCK_EDGES, TIME_SENSITIVE, randomStart } from './helpers/clockStarts.ts';
 
@@ -32,15 +33,48 @@ for (const e of edges) if (e.start !== 'real' && !Number.isFinite(Date.parse(e.s
   console.error(`not an ISO instant: ${e.start}`);
   process.exit(2);
 }
+const jobsText = process.env.CLOCK_EDGE_JOBS ?? '2';
+if (!/^[1-9]\d?$/.test(jobsText)) {
+  console.error(`CLOCK_EDGE_JOBS must be a whole number from 1 to 99, got ${JSON.stringify(jobsText)}`);
+  process.exit(2);
+}
+// The starts run CLOCK_EDGE_JOBS at a time (each one two files at a time): these files mostly wait
+// on their servers' timers and sockets, not on the CPU, so two starts side by side take little more
+// than one. Each start's output is printed whole, in the order of the starts, once it is done.
+const jobs = Number(jobsText);
+
+interface Outcome { stdout: string; stderr: string; status: number | null }
+
+function runStart(start: string): Promise<Outcome> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-timeout=600000', ...TIME_SENSITIVE], {
+      env: { ...process.env, TEST_CLOCK_START: start },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => { stdout += d; });
+    child.stderr.setEncoding('utf8').on('data', (d: string) => { stderr += d; });
+    child.on('close', (status) => resolve({ stdout, stderr, status }));
+  });
+}
+
+const outcomes: Promise<Outcome>[] = [];
+const deliver: ((o: Outcome) => void)[] = [];
+for (let i = 0; i < edges.length; i++) outcomes.push(new Promise((resolve) => deliver.push(resolve)));
+let next = 0;
+const workers = Array.from({ length: Math.min(jobs, edges.length) }, async () => {
+  while (next < edges.length) {
+    const i = next++;
+    deliver[i](await runStart(edges[i].start));
+  }
+});
 const summary: string[] = [];
 let failed = false;
-for (const edge of edges) {
+for (let i = 0; i < edges.length; i++) {
+  const edge = edges[i];
+  const run = await outcomes[i];
   console.log(`\n# ---- time-sensitive tests, clock from ${edge.start} (${edge.why}) ----`);
-  const run = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-timeout=600000', ...TIME_SENSITIVE], {
-    env: { ...process.env, TEST_CLOCK_START: edge.start },
-    encoding: 'utf8',
-    maxBuffer: 256 * 1024 * 1024,
-  });
   process.stdout.write(run.stdout);
   process.stderr.write(run.stderr);
   const c = counts(run.stdout);
@@ -48,6 +82,7 @@ for (const edge of edges) {
   failed ||= !ok;
   summary.push(`# clock ${edge.start.padEnd(20)} ${ok ? 'ok  ' : 'FAIL'} tests ${c.tests ?? '?'}, pass ${c.pass ?? '?'}, fail ${c.fail ?? '?'}, skipped ${c.skipped ?? '?'}`);
 }
+await Promise.all(workers);
 console.log('\n# ---- time-sensitive tests at every pinned start ----');
 for (const line of summary) console.log(line);
 if (only.length === 0) console.log(`# the random start came from seed ${seed}: CLOCK_EDGE_SEED=${seed} npm run test:clock-edges reruns it`);
