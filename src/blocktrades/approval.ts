@@ -11,7 +11,7 @@ import { ERR, isReject, reject, type Reject } from '../domain/errors.ts';
 import type { Command } from '../engine/commands.ts';
 import type { Exchange } from '../engine/exchange.ts';
 import { applyBlockTrade, checkLegs, sideRefusal } from './execute.ts';
-import { agreementKey } from './state.ts';
+import { agreementKey, signatureKey } from './state.ts';
 import type { BlockRole, BlockTradeRecord, BlockTradeRequest } from './types.ts';
 
 type BlockCmd = Extract<Command, { t: 'block_trade' }>;
@@ -55,6 +55,8 @@ export function blockTradeOrRequest(ex: Exchange, c: BlockCmd): BlockOutcome | R
   bt.prune(ex.now);
   // an agreement held as a request (waiting or rejected) executes only through its approval
   if (bt.requests.has(agreementKey(c.executor, c.signer, c.timestamp, c.nonce))) return reject(ERR.INVALID_ARGUMENTS, 'block_trade_already_requested', 'nonce');
+  // a signature held in a request (with any counterparty) executes nothing else
+  for (const r of bt.requests.values()) if (r.sig === c.sig) return reject(ERR.INVALID_ARGUMENTS, 'block_trade_already_requested', 'counterparty_signature');
   if (!bt.approvalRequired.has(c.executor) && !bt.approvalRequired.has(c.signer)) return applyBlockTrade(ex, c);
   const executor = ex.users.get(c.executor);
   const signer = ex.users.get(c.signer);
@@ -64,7 +66,7 @@ export function blockTradeOrRequest(ex: Exchange, c: BlockCmd): BlockOutcome | R
   if (ex.now > c.expiry) return reject(ERR.INVALID_ARGUMENTS, 'block_trade_signature_expired', 'counterparty_signature');
   if (bt.invalidated.has(c.sig)) return reject(ERR.INVALID_ARGUMENTS, 'block_trade_signature_invalidated', 'counterparty_signature');
   const key = agreementKey(executor.id, signer.id, c.timestamp, c.nonce);
-  if (bt.executed.has(key)) return reject(ERR.INVALID_ARGUMENTS, 'block_trade_already_executed', 'nonce');
+  if (bt.executed.has(key) || bt.executed.has(signatureKey(c.sig))) return reject(ERR.INVALID_ARGUMENTS, 'block_trade_already_executed', 'nonce');
   const checked = checkLegs(ex, c.legs, c.rules);
   if (isReject(checked)) return checked;
   const { maker, taker } = partiesOf(c);

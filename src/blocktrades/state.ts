@@ -101,3 +101,8 @@ export class BlockTrades {
 export function agreementKey(a: number, b: number, timestamp: number, nonce: string): string {
   return `${Math.min(a, b)}:${Math.max(a, b)}:${timestamp}:${nonce}`;
 }
+
+/** The key under which a used signature (its MAC) is remembered with the executed agreements. */
+export function signatureKey(mac: string): string {
+  return `sig:${mac}`;
+}
