@@ -148,7 +148,7 @@ export function parseChannel(name: string, known: (instrument: string) => boolea
     }
     case 'block_trade_confirmations': {
       if (p.length === 1) return { k: 'user.block_trade_confirmations', currency: null };
-      const c = p.length === 2 ? currencyOf(p[1].toUpperCase()) : undefined;
+      const c = p.length === 2 ? currencyOf(p[1].toLowerCase() === 'any' ? 'any' : p[1].toUpperCase()) : undefined;
       return c === undefined || (c !== null && !SETTLEMENT_CURRENCIES.has(c)) ? null : { k: 'user.block_trade_confirmations', currency: c };
     }
     case 'user': {
