@@ -8,6 +8,7 @@ import { errorText } from '../lib/rpc.ts';
 import { linkClick } from '../lib/router.ts';
 import { useStackLabels } from '../lib/stack.ts';
 import { AccountLog, Settlements } from './portfolioLogs.tsx';
+import { BlockTrades } from './blockTrades.tsx';
 import type { AccountSummary, Order, Position, UserTrade } from '../lib/types.ts';
 
 const CURRENCIES = ['BTC', 'ETH', 'USDC'] as const;
@@ -417,6 +418,7 @@ export function PortfolioScreen() {
       </div>
       <AccountLog n={k} />
       <Settlements n={k} />
+      <BlockTrades n={k} />
     </>
   );
 }
