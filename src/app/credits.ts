@@ -99,6 +99,7 @@ export const MATCHING_METHODS: ReadonlySet<string> = new Set([
   'private/mass_quote',
   'private/cancel_quotes',
   'private/execute_block_trade',
+  'private/approve_block_trade',
 ]);
 
 /** A reply up to this size costs REQUEST_COST; each further started block of it costs as much again. */

@@ -14,7 +14,7 @@ import { appendEntry } from '../engine/ledger.ts';
 import { RECENT_TRADES_KEPT } from '../engine/fillSettlement.ts';
 import { applyFill } from '../engine/orderRules.ts';
 import { addTradeId, newOrder, type Order, type Position, type Trade, type User } from '../engine/types.ts';
-import { agreementKey } from './state.ts';
+import { agreementKey, signatureKey } from './state.ts';
 import type { BlockLeg, BlockRole, BlockRules, BlockTradeRecord } from './types.ts';
 
 type BlockCmd = Extract<Command, { t: 'block_trade' }>;
@@ -162,7 +162,8 @@ export function applyBlockTrade(ex: Exchange, c: BlockCmd): BlockTradeRecord | R
   if (ex.now > c.expiry) return reject(ERR.INVALID_ARGUMENTS, 'block_trade_signature_expired', 'counterparty_signature');
   if (bt.invalidated.has(c.sig)) return reject(ERR.INVALID_ARGUMENTS, 'block_trade_signature_invalidated', 'counterparty_signature');
   const key = agreementKey(executor.id, signer.id, c.timestamp, c.nonce);
-  if (bt.executed.has(key)) return reject(ERR.INVALID_ARGUMENTS, 'block_trade_already_executed', 'nonce');
+  // once per agreement, and once per signature: the same signature with a third account is refused too
+  if (bt.executed.has(key) || bt.executed.has(signatureKey(c.sig))) return reject(ERR.INVALID_ARGUMENTS, 'block_trade_already_executed', 'nonce');
   const checked = checkLegs(ex, c.legs, c.rules);
   if (isReject(checked)) return checked;
   const maker = c.role === 'maker' ? executor : signer;
@@ -174,6 +175,7 @@ export function applyBlockTrade(ex: Exchange, c: BlockCmd): BlockTradeRecord | R
   }
   // every check passed: from here on nothing refuses
   bt.executed.set(key, c.timestamp);
+  bt.executed.set(signatureKey(c.sig), c.timestamp);
   const rec: BlockTradeRecord = { id: bt.nextId++, ts: ex.now, currency: checked.currency, maker: maker.id, taker: taker.id, tradeIds: [], timestamp: c.timestamp, nonce: c.nonce };
   c.legs.forEach((leg, i) => rec.tradeIds.push(applyLeg(ex, rec, leg, checked.insts[i]!, maker, taker, c.legs.length).id));
   for (const inst of checked.insts) {

@@ -1,7 +1,7 @@
 // Block-trade state (issue 34): executed block trades, the signatures that may not execute (used or
 // invalidated) and the id counter. Deterministic engine state: every change is a journaled command
 // applied by the single writer, snapshotted (absent while empty, so older states hash as before).
-import type { BlockTradeRecord } from './types.ts';
+import type { BlockTradeRecord, BlockTradeRequest } from './types.ts';
 
 /** Block trades kept per account (history); older ones leave memory and snapshots. */
 export const BLOCK_TRADES_KEPT = 1000;
@@ -25,6 +25,10 @@ export class BlockTrades {
   readonly executed = new Map<string, number>();
   /** Invalidated signatures (their MAC) -> the timestamp they were valid around. */
   readonly invalidated = new Map<string, number>();
+  /** Accounts whose block trades wait for their approval (src/blocktrades/approval.ts). */
+  readonly approvalRequired = new Set<number>();
+  /** Block trade requests (waiting, or closed and still listed) by agreement key, oldest first. */
+  readonly requests = new Map<string, BlockTradeRequest>();
 
   record(r: BlockTradeRecord): void {
     this.byId.set(r.id, r);
@@ -43,10 +47,11 @@ export class BlockTrades {
     for (const m of [this.executed, this.invalidated]) {
       for (const [k, ts] of m) if (ts + SIGNATURE_MEMORY_MS < now) m.delete(k);
     }
+    for (const [k, r] of this.requests) if (r.timestamp + SIGNATURE_MEMORY_MS < now) this.requests.delete(k);
   }
 
   isEmpty(): boolean {
-    return this.nextId === 1 && this.invalidated.size === 0;
+    return this.nextId === 1 && this.invalidated.size === 0 && this.approvalRequired.size === 0 && this.requests.size === 0;
   }
 
   toJson(): unknown {
@@ -58,19 +63,32 @@ export class BlockTrades {
       users: [...this.byUser].map(([u, list]) => [u, list.map((r) => r.id)]),
       executed: [...this.executed],
       invalidated: [...this.invalidated],
+      // absent while unused, so states from before approvals hash as before
+      ...(this.approvalRequired.size > 0 ? { approval: [...this.approvalRequired].sort((a, b) => a - b) } : {}),
+      ...(this.requests.size > 0 ? { requests: [...this.requests.values()] } : {}),
     };
   }
 
   /** Restores from `toJson` output; snapshots from before block trades have none (`j` undefined). */
   restore(j: unknown): void {
     if (j === undefined || j === null) return;
-    const s = j as { next: number; records: BlockTradeRecord[]; users: [number, number[]][]; executed: [string, number][]; invalidated: [string, number][] };
+    const s = j as {
+      next: number;
+      records: BlockTradeRecord[];
+      users: [number, number[]][];
+      executed: [string, number][];
+      invalidated: [string, number][];
+      approval?: number[];
+      requests?: BlockTradeRequest[];
+    };
     this.nextId = s.next;
     const byId = new Map(s.records.map((r) => [r.id, r]));
     for (const [u, ids] of s.users) this.byUser.set(u, ids.map((id) => byId.get(id)!));
     for (const r of s.records) this.byId.set(r.id, r);
     for (const [k, v] of s.executed) this.executed.set(k, v);
     for (const [k, v] of s.invalidated) this.invalidated.set(k, v);
+    for (const u of s.approval ?? []) this.approvalRequired.add(u);
+    for (const r of s.requests ?? []) this.requests.set(r.key, r);
   }
 
   private heldElsewhere(r: BlockTradeRecord, except: number): boolean {
@@ -82,4 +100,9 @@ export class BlockTrades {
 /** The key of one agreement between two accounts (order-free: either party's signature names it). */
 export function agreementKey(a: number, b: number, timestamp: number, nonce: string): string {
   return `${Math.min(a, b)}:${Math.max(a, b)}:${timestamp}:${nonce}`;
+}
+
+/** The key under which a used signature (its MAC) is remembered with the executed agreements. */
+export function signatureKey(mac: string): string {
+  return `sig:${mac}`;
 }

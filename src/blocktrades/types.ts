@@ -36,3 +36,43 @@ export interface BlockTradeRecord {
   timestamp: number;
   nonce: string;
 }
+
+/** One party's state in a block trade request (Deribit's `state.value` / `counterparty_state.value`). */
+export type BlockRequestState = 'initial' | 'accepted' | 'rejected' | 'executed';
+
+export interface BlockRequestSide {
+  value: BlockRequestState;
+  /** engine time of the last change */
+  timestamp: number;
+}
+
+/**
+ * A block trade waiting for approval (src/blocktrades/approval.ts): an execute_block_trade between
+ * accounts of which at least one requires approval. It holds the command as it was executed and
+ * executes it (every check made again, at the approval's time) once both sides are `accepted`.
+ */
+export interface BlockTradeRequest {
+  /** the agreement's key (src/blocktrades/state.ts agreementKey) */
+  key: string;
+  executor: number;
+  signer: number;
+  /** the executor's role */
+  role: BlockRole;
+  timestamp: number;
+  nonce: string;
+  expiry: number;
+  sig: string;
+  legs: BlockLeg[];
+  rules: BlockRules;
+  currency: CurrencyCode;
+  created: number;
+  maker: BlockRequestSide;
+  taker: BlockRequestSide;
+  /** the block trade it became, once executed */
+  blockTradeId: number | null;
+}
+
+/** A change of a block trade request, for `block_trade_confirmations` (both parties are told). */
+export interface BlockRequestEvent {
+  request: BlockTradeRequest;
+}

@@ -171,6 +171,12 @@ export type Command =
   | { t: 'block_trade'; executor: number; signer: number; role: BlockRole; timestamp: number; nonce: string; expiry: number; sig: string; legs: BlockLeg[]; rules: BlockRules }
   /** private/invalidate_block_trade_signature: the signer's signature `sig` (its MAC) executes nothing. */
   | { t: 'block_invalidate'; userId: number; sig: string; expiry: number }
+  /** Whether block trades of `userId` wait for its approval (src/blocktrades/approval.ts). */
+  | { t: 'block_approval'; userId: number; required: boolean }
+  /** private/approve_block_trade: `userId`, in `role`, approves the waiting request of (timestamp, nonce). */
+  | { t: 'block_approve'; userId: number; timestamp: number; nonce: string; role: BlockRole }
+  /** private/reject_block_trade: `userId`, in `role`, rejects the waiting request: it never executes. */
+  | { t: 'block_reject'; userId: number; timestamp: number; nonce: string; role: BlockRole }
   /** private/create_combo (src/combos/): the combo of these legs (ratios signed: + bought), made once. */
   | { t: 'create_combo'; userId: number; legs: { instrument: string; ratio: number }[] }
   | {

@@ -32,7 +32,8 @@ import { WALLET_COMMANDS, type WalletCommand } from '../wallet/types.ts';
 import { changePassword, setUserDisabled } from './userSecurity.ts';
 import { BlockTrades } from '../blocktrades/state.ts';
 import { Combos } from '../combos/combos.ts';
-import { applyBlockTrade, invalidateSignature } from '../blocktrades/execute.ts';
+import { invalidateSignature } from '../blocktrades/execute.ts';
+import { approveRequest, blockTradeOrRequest, rejectRequest, setApproval } from '../blocktrades/approval.ts';
 import { PortfolioMarginState } from '../risk/portfolio/state.ts';
 import { changeMarginModel } from '../risk/portfolio/switch.ts';
 
@@ -82,6 +83,8 @@ export interface EngineObserver {
   trade(t: import('./types.ts').Trade): void;
   /** An MMP group triggered (its orders were cancelled in the same command). */
   mmpTrigger?(e: MmpTriggerEvent): void;
+  /** A block trade request was made or changed state (src/blocktrades/approval.ts). */
+  blockRequest?(r: import('../blocktrades/types.ts').BlockTradeRequest): void;
 }
 
 export { newAccount };
@@ -378,7 +381,13 @@ export class Exchange {
       case 'move_positions':
         return applyMovePositions(this, c);
       case 'block_trade':
-        return applyBlockTrade(this, c);
+        return blockTradeOrRequest(this, c);
+      case 'block_approval':
+        return setApproval(this, c);
+      case 'block_approve':
+        return approveRequest(this, c);
+      case 'block_reject':
+        return rejectRequest(this, c);
       case 'block_invalidate':
         return invalidateSignature(this, c);
       case 'create_combo':

@@ -43,6 +43,8 @@ export interface PrivateEvent {
   access_log?: unknown[];
   /** user.lock changes of the batch */
   lock?: unknown[];
+  /** block_trade_confirmations data of the batch, with the block trade's currency */
+  block_trade_confirmations?: Array<{ currency: string; data: unknown }>;
 }
 
 /** A volatility index message without its timestamp: a value equal to the last one is not sent (as the hub). */

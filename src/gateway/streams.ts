@@ -326,6 +326,10 @@ export async function startStreams(deps: StreamDeps): Promise<Streams> {
         for (const e of parsed().mmp ?? []) if (e.index_name === name) deliver(t, JSON.stringify(e));
       } else if (t.spec.k === 'user.access_log') for (const e of parsed().access_log ?? []) deliver(t, JSON.stringify(e));
       else if (t.spec.k === 'user.lock') for (const e of parsed().lock ?? []) deliver(t, JSON.stringify(e));
+      else if (t.spec.k === 'user.block_trade_confirmations') {
+        const want = t.spec.currency;
+        for (const e of parsed().block_trade_confirmations ?? []) if (want === null || e.currency === want) deliver(t, JSON.stringify(e.data));
+      }
     }
     portfolioDue(uid, null);
     // conflated private channels: kept for the tick only when someone of that user listens

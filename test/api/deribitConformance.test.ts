@@ -21,8 +21,6 @@ pend('issue 32 (subaccounts, transfers, wallet)', [
 ]);
 pend('issue 34 (combos, block trades, block RFQ)', [
   'private/get_leg_prices',
-  'private/approve_block_trade',
-  'private/reject_block_trade',
   'private/accept_block_rfq',
   'private/add_block_rfq_quote',
   'private/cancel_all_block_rfq_quotes',
@@ -84,6 +82,13 @@ const CONDITIONAL = new Set<string>([
  */
 function withSlips(d: DocumentedMethod): DocumentedMethod {
   if (d.name === 'public/get_expirations') return { ...d, result: { kind: 'type', type: 'object' } };
+  // the page nests the request's own fields under `trades` (a scrape slip): each of Deribit's request
+  // legs is {instrument_name, direction, price, amount}, as execute_block_trade's `trades` param
+  if (d.name === 'private/get_block_trade_requests' && d.result.kind === 'array' && d.result.of.kind === 'object') {
+    const leg: Shape = { kind: 'object', fields: [{ name: 'instrument_name', shape: { kind: 'type', type: 'string' } }, { name: 'direction', shape: { kind: 'type', type: 'buy|sell' } }, { name: 'price', shape: { kind: 'type', type: 'number' } }, { name: 'amount', shape: { kind: 'type', type: 'number' } }] };
+    const fields = d.result.of.fields.map((x) => (x.name === 'trades' ? { name: 'trades', shape: { kind: 'array', of: leg } as Shape } : x));
+    return { ...d, result: { kind: 'array', of: { kind: 'object', fields } } };
+  }
   const TYPES: Record<string, string> = { underlying_index: 'string', post_only: 'boolean', reduce_only: 'boolean', quote_currency: 'string', settlement_period: 'month|week|day|perpetual' };
   const fix = (sh: Shape): Shape =>
     sh.kind === 'array' ? { kind: 'array', of: fix(sh.of) } : sh.kind === 'object' ? { kind: 'object', fields: sh.fields.map((x) => (x.name in TYPES && x.shape.kind === 'type' ? { name: x.name, shape: { kind: 'type', type: TYPES[x.name]! } } : { name: x.name, shape: fix(x.shape) })) } : sh;

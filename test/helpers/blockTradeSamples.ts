@@ -30,6 +30,16 @@ async function executed(f: BlockFixture): Promise<string> {
   return (await ok(f.url, 'private/execute_block_trade', await signed(f), f.other)).id;
 }
 
+/** A request waiting for the user's (maker's) approval: its answer's params. */
+async function waiting(f: BlockFixture): Promise<Record<string, unknown>> {
+  await ok(f.url, 'private/set_block_trade_approval', { enabled: true }, f.user);
+  const deal = await signed(f);
+  const held = await ok(f.url, 'private/execute_block_trade', deal, f.other);
+  if (held.state !== 'waiting_for_approval') throw new Error(`not held: ${JSON.stringify(held)}`);
+  await ok(f.url, 'private/set_block_trade_approval', { enabled: false }, f.user);
+  return { timestamp: deal.timestamp, nonce: deal.nonce, role: 'maker' };
+}
+
 export const BLOCK_TRADE_SAMPLES: Record<string, (f: BlockFixture) => Promise<Call> | Call> = {
   'private/verify_block_trade': async (f) => ({
     params: { timestamp: await ok(f.url, 'public/get_time'), nonce: 'conformance-verify', role: 'maker', trades: [{ instrument_name: f.atm.name, direction: 'buy', price: nearMark(f.atm), amount: 25 }] },
@@ -40,5 +50,7 @@ export const BLOCK_TRADE_SAMPLES: Record<string, (f: BlockFixture) => Promise<Ca
   'private/invalidate_block_trade_signature': async (f) => ({ params: { signature: (await signed(f)).counterparty_signature }, token: f.user }),
   'private/get_block_trade': async (f) => ({ params: { id: await executed(f) }, token: f.user }),
   'private/get_block_trades': (f) => ({ params: { currency: 'BTC', count: 5 }, token: f.other }),
-  'private/get_block_trade_requests': (f) => ({ token: f.user }),
+  'private/approve_block_trade': async (f) => ({ params: await waiting(f), token: f.user }),
+  'private/reject_block_trade': async (f) => ({ params: await waiting(f), token: f.user }),
+  'private/get_block_trade_requests': async (f) => (await waiting(f), { token: f.user }),
 };

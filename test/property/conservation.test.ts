@@ -171,6 +171,17 @@ class Generator {
     const signer = this.chance(0.03) ? executor : this.user();
     const sig = `s${this.int(40)}`;
     if (this.chance(0.05)) return { t: 'block_invalidate', userId: signer, sig, expiry: this.ts + 60_000 };
+    // approvals (src/blocktrades/approval.ts): the setting, and answers to held requests (sometimes
+    // by the wrong party or in the wrong role, after the expiry, or after a rejection)
+    if (this.chance(0.04)) return { t: 'block_approval', userId: executor, required: this.chance(0.5) };
+    const held = [...ex.blockTrades.requests.values()];
+    if (held.length > 0 && this.chance(0.25)) {
+      const r = this.pick(held);
+      const wrong = this.chance(0.1);
+      const role = this.pick(['maker', 'taker'] as const);
+      const party = (r.role === role) === !wrong ? r.executor : r.signer;
+      return { t: this.chance(0.75) ? 'block_approve' : 'block_reject', userId: this.chance(0.05) ? executor : party, timestamp: r.timestamp, nonce: r.nonce, role };
+    }
     const currency = this.pick(CURRENCIES);
     const names = new Set<string>();
     const n = 1 + this.int(3);
@@ -624,9 +635,20 @@ function checkCashRules(ex: Exchange, cmd: Sequenced, res: unknown, where: strin
 
 /** A block trade leaves neither party below initial margin (src/blocktrades/execute.ts). */
 function checkBlockTrade(ex: Exchange, cmd: Sequenced, res: unknown, where: string): void {
-  if (cmd.t !== 'block_trade' || isReject(res)) return;
-  const rec = res as { maker: number; taker: number; currency: CurrencyCode; tradeIds: number[] };
-  assert.equal(rec.tradeIds.length, cmd.legs.length, `${where}: every leg traded`);
+  if (isReject(res)) return;
+  let rec: { maker: number; taker: number; currency: CurrencyCode; tradeIds: number[] };
+  if (cmd.t === 'block_trade') {
+    // held for an approval: nothing traded yet
+    if ('request' in (res as object)) return;
+    rec = res as typeof rec;
+    assert.equal(rec.tradeIds.length, cmd.legs.length, `${where}: every leg traded`);
+  } else if (cmd.t === 'block_approve') {
+    // an approval that executed the request: every leg of it traded, once
+    const req = res as { blockTradeId: number | null; legs: unknown[] };
+    if (req.blockTradeId === null) return;
+    rec = ex.blockTrades.byId.get(req.blockTradeId)! as typeof rec;
+    assert.equal(rec.tradeIds.length, req.legs.length, `${where}: every leg of the approved request traded`);
+  } else return;
   for (const id of [rec.maker, rec.taker]) {
     const r = ex.trading.risk.account(ex.users.get(id)!, rec.currency);
     assert.ok(r.available >= 0, `${where}: a block trade left account ${id} with equity ${r.equity} below initial margin ${r.initialMargin}`);

@@ -11,6 +11,7 @@ import { ERR, reject } from '../../domain/errors.ts';
 import type { Exchange } from '../../engine/exchange.ts';
 import type { Trade } from '../../engine/types.ts';
 import { simulateSide } from '../../blocktrades/execute.ts';
+import { isWaiting, type BlockOutcome } from '../../blocktrades/approval.ts';
 import { blockTradeKey, macMatches, parseSignature, signatureText } from '../../blocktrades/signature.ts';
 import type { BlockLeg, BlockRole, BlockRules, BlockTradeRecord } from '../../blocktrades/types.ts';
 import type { Services } from '../../app/services.ts';
@@ -119,7 +120,12 @@ export const blockTradeMethods = [
       if (!macMatches(keyOf(s), fields, sig.mac)) throw reject(ERR.INVALID_ARGUMENTS, 'block_trade_signature_invalid', 'counterparty_signature');
       return s.seq.submit(
         { t: 'block_trade', executor: c.userId, signer: sig.signer, role: p.role, timestamp: p.timestamp, nonce: p.nonce, expiry: sig.expiry, sig: sig.mac, legs, rules: blockRules(s) },
-        (r) => renderBlockTrade(s.ex, unwrap(r) as BlockTradeRecord, c.userId),
+        (r) => {
+          const out = unwrap(r) as BlockOutcome;
+          // an account that requires approval: the trade waits in get_block_trade_requests
+          if (isWaiting(out)) return { id: '', timestamp: out.request.created, trades: [], state: 'waiting_for_approval' };
+          return renderBlockTrade(s.ex, out, c.userId);
+        },
       );
     },
   }),
@@ -196,16 +202,6 @@ export const blockTradeMethods = [
         }
         return out;
       });
-    },
-  }),
-  defineMethod({
-    name: 'private/get_block_trade_requests',
-    scope: 'trade:read',
-    summary: 'Block trades waiting for an approval: none here, since no account requires one (docs/api-notes.md "Block trades").',
-    params: Type.Object({ broker_code: Type.Optional(Type.String({ maxLength: 64 })) }),
-    handler(ctx) {
-      caller(ctx);
-      return [];
     },
   }),
 ];

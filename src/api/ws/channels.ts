@@ -35,6 +35,8 @@ export type ChannelSpec =
   | { k: 'user.portfolio'; currency: CurrencyCode | null }
   /** user.mmp_trigger.{index_name}: the caller's MMP triggers of that index (any group) */
   | { k: 'user.mmp_trigger'; currency: CurrencyCode; indexName: string }
+  /** block_trade_confirmations[.{currency}]: the caller's block trade requests as they change (currency null: any) */
+  | { k: 'user.block_trade_confirmations'; currency: CurrencyCode | null }
   /** `user.portfolio.{currency}` of a Deribit currency Strikebook keeps no accounts in: accepted,
    *  never notified (ccxt's watchBalance subscribes BTC, ETH, SOL and USDC in one request) */
   | { k: 'user.portfolio.none'; currency: string }
@@ -144,6 +146,11 @@ export function parseChannel(name: string, known: (instrument: string) => boolea
       const c = p.length === 3 && p[1] === 'options' ? indexCurrency(p[2]) : null;
       return c ? { k: 'markprice', currency: c, indexName: p[2] } : null;
     }
+    case 'block_trade_confirmations': {
+      if (p.length === 1) return { k: 'user.block_trade_confirmations', currency: null };
+      const c = p.length === 2 ? currencyOf(p[1].toLowerCase() === 'any' ? 'any' : p[1].toUpperCase()) : undefined;
+      return c === undefined || (c !== null && !SETTLEMENT_CURRENCIES.has(c)) ? null : { k: 'user.block_trade_confirmations', currency: c };
+    }
     case 'user': {
       if (p[1] === 'portfolio') {
         const c = p.length === 3 ? currencyOf(p[2].toUpperCase() === 'ANY' ? 'any' : p[2].toUpperCase()) : undefined;
@@ -210,5 +217,7 @@ export const CHANNELS: ChannelInfo[] = [
   { channel: 'user.changes.{instrument_name}.{interval}', access: 'private', params: { instrument_name: INST, interval: IV }, data: '{instrument_name, orders, trades, positions}' },
   { channel: 'user.changes.{kind}.{currency}.{interval}', access: 'private', params: { kind: KIND, currency: CCY, interval: IV }, data: '{instrument_name, orders, trades, positions}' },
   { channel: 'user.portfolio.{currency}', access: 'private', params: { currency: ['BTC', 'ETH', 'USDC', 'any'] }, data: 'account summary (private/get_account_summary)' },
+  { channel: 'block_trade_confirmations', access: 'private', params: {}, data: 'a block trade request of the account (private/get_block_trade_requests entry) each time it is made or changes state' },
+  { channel: 'block_trade_confirmations.{currency}', access: 'private', params: { currency: ['BTC', 'ETH', 'any'] }, data: 'as block_trade_confirmations, for block trades in that currency' },
   { channel: 'user.mmp_trigger.{index_name}', access: 'private', params: { index_name: IDX }, data: '{index_name, mmp_group?, frozen_until} when market-maker protection triggers (frozen_until 0: until reset_mmp)' },
 ];

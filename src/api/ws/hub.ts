@@ -97,6 +97,10 @@ export class StreamHub {
       mmpTrigger: (e) => {
         this.current.mmp.push(e);
       },
+      // a copy: the request changes again in later commands of the batch
+      blockRequest: (r) => {
+        this.current.blocks.push({ ...r, maker: { ...r.maker }, taker: { ...r.taker } });
+      },
     };
     this.timer = setInterval(() => this.tick(), opts.tickMs);
     this.timer.unref();

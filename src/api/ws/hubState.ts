@@ -4,6 +4,7 @@
 import type { CurrencyCode } from '../../domain/currency.ts';
 import type { Instrument } from '../../domain/instrument.ts';
 import type { MmpTriggerEvent } from '../../engine/mmp.ts';
+import type { BlockTradeRequest } from '../../blocktrades/types.ts';
 import type { Order, Trade } from '../../engine/types.ts';
 import type { TriggerOrder } from '../../engine/triggers.ts';
 import type { Cadence, ChannelSpec } from './channels.ts';
@@ -104,6 +105,8 @@ export interface Changes {
   states: Array<{ inst: Instrument; state: 'created' | 'started' | 'settled'; ts: number }>;
   /** MMP triggers (`user.mmp_trigger.*`), in order */
   mmp: MmpTriggerEvent[];
+  /** block trade requests as each change left them (`block_trade_confirmations`), in order */
+  blocks: BlockTradeRequest[];
 }
 
 /** Commands whose effect on accounts the observer and the cases in onCommitted fully cover. */
@@ -111,6 +114,8 @@ export const TARGETED = new Set<string>([
   'place', 'cancel', 'cancel_all', 'cancel_orders', 'edit', 'liquidate', 'deposit', 'withdraw', 'index', 'set_vol', 'create_user',
   'issue_token', 'revoke_token', 'create_invite', 'revoke_invite', 'create_api_key', 'remove_api_key', 'update_api_key', 'publish_announcement', 'read_announcement', 'set_self_trading_config', 'set_disabled_trading_products', 'halt', 'list', 'expire_orders',
   'set_mmp_config', 'reset_mmp', 'mass_quote', 'cancel_quotes',
+  // block trade approvals: the setting and a rejection move no account (an approval may execute: untargeted)
+  'block_approval', 'block_reject',
   // cancel-on-disconnect marks and flags (src/engine/cod.ts) move no account, order or trade
   'cod_account', 'cod_mark',
   // subaccounts move no money (a removed one's subscriptions find no user); a transfer moves its two accounts'
@@ -123,7 +128,7 @@ export const TARGETED = new Set<string>([
 ]);
 
 export function emptyChanges(): Changes {
-  return { trades: [], orders: new Set(), users: new Set(), currencies: new Set(), everyone: false, states: [], mmp: [] };
+  return { trades: [], orders: new Set(), users: new Set(), currencies: new Set(), everyone: false, states: [], mmp: [], blocks: [] };
 }
 
 export interface HubOptions {

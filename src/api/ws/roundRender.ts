@@ -1,6 +1,7 @@
 // One publish round of the stream hub (src/api/ws/hub.ts): the messages each channel with
 // subscribers gets for what changed (`Changes`) in the state as it is now, handed to `deliver`,
 // which frames them once for all of the topic's subscribers.
+import { renderBlockRequest } from '../methods/blockApprovals.ts';
 import type { CurrencyCode } from '../../domain/currency.ts';
 import type { Instrument } from '../../domain/instrument.ts';
 import type { Exchange } from '../../engine/exchange.ts';
@@ -204,6 +205,15 @@ export function renderRound(
           if (e.userId !== topic.userId || e.indexName !== spec.indexName) continue;
           const data = { index_name: e.indexName, ...(e.group !== null ? { mmp_group: e.group } : {}), frozen_until: e.frozenUntil };
           deliver(topic, notification(topic.channel, JSON.stringify(data)));
+        }
+        break;
+      }
+      case 'user.block_trade_confirmations': {
+        if (cadence !== 'raw') break;
+        for (const r of ch.blocks) {
+          if (r.executor !== topic.userId && r.signer !== topic.userId) continue;
+          if (spec.currency !== null && r.currency !== spec.currency) continue;
+          deliver(topic, notification(topic.channel, JSON.stringify(renderBlockRequest(ex, r, topic.userId))));
         }
         break;
       }

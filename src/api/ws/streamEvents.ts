@@ -23,6 +23,8 @@
 //   <p>.control.accounts            {}: a command that may move any account (settlement, ...)
 //                                   committed: gateways refresh every user.portfolio
 // Public data is exactly what the hub sends on the matching channel, so a gateway only frames it.
+import type { BlockTradeRequest } from '../../blocktrades/types.ts';
+import { renderBlockRequest } from '../methods/blockApprovals.ts';
 import type { CurrencyCode } from '../../domain/currency.ts';
 import { priceToNumber, type Instrument } from '../../domain/instrument.ts';
 import type { Exchange } from '../../engine/exchange.ts';
@@ -53,6 +55,8 @@ export interface BatchTouched {
   /** instrument life-cycle events, in order */
   states?: ReadonlyArray<{ inst: Instrument; state: string; ts: number }>;
   mmp?: readonly MmpTriggerEvent[];
+  /** block trade requests as each change left them */
+  blocks?: readonly BlockTradeRequest[];
 }
 
 export interface EventMessage {
@@ -162,6 +166,16 @@ export class StreamEvents {
       if (!a) mmpByUser.set(e.userId, (a = []));
       a.push({ index_name: e.indexName, ...(e.group !== null ? { mmp_group: e.group } : {}), frozen_until: e.frozenUntil });
     }
+    // block_trade_confirmations: each change as each party sees it, with its currency
+    const blocksByUser = new Map<number, Array<Record<string, unknown>>>();
+    for (const r of batch.blocks ?? []) {
+      for (const uid of r.executor === r.signer ? [r.executor] : [r.executor, r.signer]) {
+        entry(uid);
+        let a = blocksByUser.get(uid);
+        if (!a) blocksByUser.set(uid, (a = []));
+        a.push({ currency: r.currency, data: renderBlockRequest(ex, r, uid) });
+      }
+    }
     for (const t of batch.trades) {
       entry(t.makerOrder.userId).trades.push(t);
       if (t.takerOrder.userId !== t.makerOrder.userId) entry(t.takerOrder.userId).trades.push(t);
@@ -181,6 +195,7 @@ export class StreamEvents {
         mmp: mmpByUser.get(uid) ?? [],
         ...(access.has(uid) ? { access_log: access.get(uid) } : {}),
         ...(locks.has(uid) ? { lock: locks.get(uid) } : {}),
+        ...(blocksByUser.has(uid) ? { block_trade_confirmations: blocksByUser.get(uid) } : {}),
       };
       out.push({ subject: `${this.prefix}.private.${uid}`, data: JSON.stringify(data) });
     }

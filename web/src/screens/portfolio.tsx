@@ -9,6 +9,7 @@ import { linkClick } from '../lib/router.ts';
 import { useStackLabels } from '../lib/stack.ts';
 import { AccountLog, Settlements } from './portfolioLogs.tsx';
 import { MarginModel, ScenarioHeatMap, WhatIf } from './portfolioMargin.tsx';
+import { BlockTrades } from './blockTrades.tsx';
 import type { AccountSummary, Order, Position, UserTrade } from '../lib/types.ts';
 
 const CURRENCIES = ['BTC', 'ETH', 'USDC'] as const;
@@ -421,6 +422,7 @@ export function PortfolioScreen() {
       </div>
       <AccountLog n={k} />
       <Settlements n={k} />
+      <BlockTrades n={k} />
     </>
   );
 }
