@@ -201,4 +201,35 @@ describe('block RFQs over HTTP and WebSocket', () => {
     assert.equal(made.length, 10);
     for (const id of made) await ok(url, 'private/cancel_block_rfq', { block_rfq_id: id }, taker);
   });
+
+  it('streams the RFQ to makers (block_rfq.maker.*), quotes to their maker (block_rfq.maker.quotes.*), bids and asks to the taker (block_rfq.taker.*) and the trade to everyone (block_rfq.trades.*)', async () => {
+    const pub = await WsClient.open(url);
+    try {
+      await ws.ok('private/subscribe', { channels: ['block_rfq.taker.BTC'] });
+      await makerWs.ok('private/subscribe', { channels: ['block_rfq.maker.BTC', 'block_rfq.maker.quotes.any'] });
+      const subscribed = await pub.ok('public/subscribe', { channels: ['block_rfq.trades.BTC'] });
+      assert.deepEqual(subscribed, ['block_rfq.trades.BTC']);
+      const rfq = await ok(url, 'private/create_block_rfq', { legs: structure(), disclosed: false }, taker);
+      const id = rfq.block_rfq_id;
+      const mine = (ch: WsClient, name: string) => ch.on(name).filter((n: any) => n.data.block_rfq_id === id);
+      await makerWs.until(() => mine(makerWs, 'block_rfq.maker.BTC').length > 0, 5000, 'the maker sees the RFQ');
+      const seen = mine(makerWs, 'block_rfq.maker.BTC')[0] as any;
+      assert.equal(seen.data.state, 'open');
+      assert.equal('taker' in seen.data, false, 'undisclosed: the maker does not see the taker');
+      await ok(url, 'private/add_block_rfq_quote', { block_rfq_id: id, amount: 1, direction: 'sell', legs: pricedLegs() }, maker);
+      await makerWs.until(() => mine(makerWs, 'block_rfq.maker.quotes.any').length > 0, 5000, 'the maker sees its quote');
+      await ws.until(() => mine(ws, 'block_rfq.taker.BTC').some((n: any) => n.data.asks.length > 0), 5000, 'the taker sees the ask');
+      const ask = mine(ws, 'block_rfq.taker.BTC').find((n: any) => n.data.asks.length > 0) as any;
+      assert.equal(ask.data.asks[0].price, legsPrice());
+      assert.deepEqual(ask.data.asks[0].makers, ['ANONYMOUS']);
+      await ok(url, 'private/accept_block_rfq', { block_rfq_id: id, price: legsPrice(), amount: 1, direction: 'buy', legs: pricedLegs(), time_in_force: 'fill_or_kill' }, taker);
+      await pub.until(() => pub.on('block_rfq.trades.BTC').length > 0, 5000, 'the public sees the trade');
+      const tr = pub.on('block_rfq.trades.BTC').at(-1) as any;
+      assert.equal(tr.data.amount, 1);
+      assert.equal(tr.data.legs.length, 2);
+      await ws.until(() => mine(ws, 'block_rfq.taker.BTC').some((n: any) => n.data.state === 'filled'), 5000, 'the taker sees it filled');
+    } finally {
+      await pub.close();
+    }
+  });
 });

@@ -77,10 +77,10 @@ describe('block RFQs in the engine', () => {
   });
 
   it('an acceptance is all legs or none: one leg out of the band now refuses the whole structure', () => {
-    const { h, taker, maker, quote, accept } = setup();
+    const { h, admin, taker, maker, quote, accept } = setup();
     quote();
     // the smile moves: the put's quoted price falls out of the block band, the call's stays in
-    h.apply({ t: 'set_vol', currency: 'BTC', atmVol: 3, skew: 0, curvature: 0 });
+    h.apply({ t: 'set_vol', currency: 'BTC', atmVol: 3, skew: 0, curvature: 0, by: admin });
     const before = stateOf(h);
     const r = accept();
     assert.ok(isReject(r), 'refused');
