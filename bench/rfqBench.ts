@@ -113,7 +113,7 @@ export async function runRfqBench(): Promise<{ lines: string[]; ok: boolean }> {
       if (ch === `book.${name}.raw`) for (const b of d.bids ?? []) if (b[1] > 0 && !bookSeen.has(Number(b[2]).toFixed(1))) bookSeen.set(Number(b[2]).toFixed(1), at);
     });
     sockets.push(bookWs);
-    const order = await makerWs.call('private/buy', { instrument_name: name, amount: 150, price: Math.max(0.0005, Math.floor(mark * 0.5 * 2000) / 2000) });
+    const order = await makerWs.call('private/buy', { instrument_name: name, amount: 150, price });
     await bookWs.call('private/subscribe', { channels: [`book.${name}.raw`] });
     const bookLat = await openLoop((k) => makerWs.send('private/edit', { order_id: order.order.order_id, amount: Number(amountOf(k)), price: order.order.price }), bookSeen, amountOf);
 

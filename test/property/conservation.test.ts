@@ -211,7 +211,7 @@ class Generator {
       const first = ex.instruments.get([...names][0]!)!;
       return {
         t: 'rfq_create', userId: this.chance(0.5) ? this.user() : this.pick(THIN), legs: [...names].map((instrument) => ({ instrument, side: this.pick([BUY, SELL] as const), ratio: 1 + this.int(3) })),
-        lots: (1 + this.int(5)) * first.lotScaled, makers: this.chance(0.7) ? null : [this.pick(RFQ_MAKERS)], disclosed: this.chance(0.5), label: '', ttlMs: 30_000 + this.int(300_000),
+        lots: (1 + this.int(5)) * first.lotScaled, makers: this.chance(0.7) ? null : [this.pick(RFQ_MAKERS)], disclosed: this.chance(0.5), label: '', ttlMs: 600_000 + this.int(1_800_000),
       };
     }
     const r = this.pick(open);
