@@ -82,6 +82,8 @@ export interface Config {
   blockTradeMinEth?: number;
   blockTradeBandPct?: number;
   blockTradeSignatureTtlMs?: number;
+  /** Block RFQs (src/blockrfq/): lifetime of an RFQ (ms); absent: 5 minutes. */
+  blockRfqTtlMs?: number;
   /** The wallet (src/wallet/; docs/api-notes.md "Wallet"); absent: the schema's defaults. */
   wallet?: WalletConfig;
   /** TCP connections (HTTP and WebSocket) open from one IP address; more are refused. */
@@ -251,6 +253,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     blockTradeMinEth: n('STRIKEBOOK_BLOCK_TRADE_MIN_ETH'),
     blockTradeBandPct: n('STRIKEBOOK_BLOCK_TRADE_BAND_PCT'),
     blockTradeSignatureTtlMs: n('STRIKEBOOK_BLOCK_TRADE_SIGNATURE_TTL_MS'),
+    blockRfqTtlMs: n('STRIKEBOOK_BLOCK_RFQ_TTL_MS'),
     wallet: {
       addressBookOnly: on('STRIKEBOOK_WITHDRAWAL_ADDRESS_BOOK_ONLY'),
       addressBookWaitMs: n('STRIKEBOOK_ADDRESS_BOOK_WAIT_MS'),

@@ -166,6 +166,7 @@ export const SETTINGS: readonly Setting[] = [
   { name: 'STRIKEBOOK_BLOCK_TRADE_MIN_ETH', def: '250', roles: S, check: num(0, 1e7), doc: 'smallest amount of one leg of a block trade in an ETH option, in ETH (Deribit: 250)' },
   { name: 'STRIKEBOOK_BLOCK_TRADE_BAND_PCT', def: '50', roles: S, check: int(0, 1000), doc: 'block-trade price band: a leg\'s price within the mark +- this percent of it + 0.01 coin (the order band is 25%)' },
   { name: 'STRIKEBOOK_BLOCK_TRADE_SIGNATURE_TTL_MS', def: '300000', roles: S, check: int(1000, 3_600_000), doc: 'a block-trade signature executes until its shared timestamp + this (Deribit: 5 minutes around it)' },
+  { name: 'STRIKEBOOK_BLOCK_RFQ_TTL_MS', def: '300000', roles: S, check: int(1000, 3_600_000), doc: 'a block RFQ expires this long after it was created (Deribit: 5 minutes)' },
   { name: 'STRIKEBOOK_WITHDRAWAL_ADDRESS_BOOK_ONLY', def: '1', roles: S, check: flag, doc: '`1`: `private/withdraw` only to a `withdrawal` address of the caller\'s address book past its waiting period; `0`: to any address' },
   { name: 'STRIKEBOOK_ADDRESS_BOOK_WAIT_MS', def: '86400000', roles: S, check: int(0, 365 * 86_400_000), doc: 'a new address-book entry can receive withdrawals this long after it was added, ms' },
   { name: 'STRIKEBOOK_ADDRESS_BOOK_MAX', def: '100', roles: S, check: int(1, 10_000), doc: 'address-book entries one account may hold' },

@@ -37,6 +37,7 @@ import { newHaState, type HaState } from './haStatus.ts';
 import { stepDown } from './leadership.ts';
 import { shutdownExchange, type ShutdownOptions } from './shutdown.ts';
 import { walletDue } from '../wallet/wallet.ts';
+import { nextRfqDue } from '../blockrfq/engine.ts';
 
 export { recover, recoverAsync } from './recovery.ts';
 export type { JournalHandles } from './storage.ts';
@@ -432,6 +433,7 @@ function startMarketTimers(s: Services): { ready: Promise<void>; stop(): void } 
     if (ex.trading.nextExpiry() <= now) settled.push(submit({ t: 'expire_orders' }));
     if (ex.subaccounts.users.nextDue() <= now) settled.push(submit({ t: 'confirm_transfers' }));
     if (walletDue(ex, now)) settled.push(submit({ t: 'wallet_complete_due' }));
+    if (nextRfqDue(ex) <= now) settled.push(submit({ t: 'rfq_expire' }));
     await Promise.all(settled);
     await listNew();
   };
@@ -467,6 +469,8 @@ function startMarketTimers(s: Services): { ready: Promise<void>; stop(): void } 
       if (ex.subaccounts.users.nextDue() <= now) void submit({ t: 'confirm_transfers' });
       // sandbox withdrawals whose automatic completion is due (src/wallet/; never in production)
       if (walletDue(ex, now)) void submit({ t: 'wallet_complete_due' });
+      // block RFQs and quotes whose time has passed (src/blockrfq/)
+      if (nextRfqDue(ex) <= now) void submit({ t: 'rfq_expire' });
     });
     // after the index moved the marks: one journaled liquidation step per account below
     // maintenance margin or still flagged (API.md 5.3, src/engine/liquidation.ts); the step is its

@@ -195,7 +195,7 @@ export function invalidateSignature(ex: Exchange, c: InvalidateCmd): true | Reje
 }
 
 /** One leg: an order of each party, filled at once off the book, and the trade between them. */
-function applyLeg(ex: Exchange, rec: BlockTradeRecord, leg: BlockLeg, inst: Instrument, maker: User, taker: User, legCount: number): Trade {
+export function applyLeg(ex: Exchange, rec: BlockTradeRecord, leg: BlockLeg, inst: Instrument, maker: User, taker: User, legCount: number): Trade {
   const lots = leg.lots / inst.lotScaled;
   const cur = inst.currency;
   const market = ex.markets.get(inst.id)!;

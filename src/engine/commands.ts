@@ -13,6 +13,7 @@ import type { CancelTypeFilter, TriggerSpec } from './triggers.ts';
 import type { MoveLeg } from '../accounts/types.ts';
 import type { BlockLeg, BlockRole, BlockRules } from '../blocktrades/types.ts';
 import type { WalletCommand } from '../wallet/types.ts';
+import type { RfqCommand } from '../blockrfq/types.ts';
 
 export interface InstrumentSpec {
   currency: CurrencyCode;
@@ -190,7 +191,9 @@ export type Command =
       maxDelta: number | null;
     }
   /** The wallet: withdrawals, deposits, deposit addresses, address book (src/wallet/). */
-  | WalletCommand;
+  | WalletCommand
+  /** Block RFQs (src/blockrfq/). */
+  | RfqCommand;
 
 /** One side of a quote: price units, amount at 10^-8 (0 removes the side's quote). */
 export interface QuoteSide {

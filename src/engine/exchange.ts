@@ -31,6 +31,9 @@ import { applyWallet, recordSandboxDeposit } from '../wallet/apply.ts';
 import { WALLET_COMMANDS, type WalletCommand } from '../wallet/types.ts';
 import { changePassword, setUserDisabled } from './userSecurity.ts';
 import { BlockTrades } from '../blocktrades/state.ts';
+import { BlockRfqs } from '../blockrfq/state.ts';
+import { applyRfq } from '../blockrfq/engine.ts';
+import { RFQ_COMMANDS, type RfqCommand } from '../blockrfq/types.ts';
 import { Combos } from '../combos/combos.ts';
 import { invalidateSignature } from '../blocktrades/execute.ts';
 import { approveRequest, blockTradeOrRequest, rejectRequest, setApproval } from '../blocktrades/approval.ts';
@@ -156,6 +159,8 @@ export class Exchange {
   readonly subaccounts: Subaccounts;
   /** Executed block trades and the signatures that may not execute (src/blocktrades/). */
   readonly blockTrades = new BlockTrades();
+  /** Block RFQs, their quotes and makers (src/blockrfq/). */
+  readonly blockRfqs = new BlockRfqs();
   /** Combos as instruments (src/combos/). */
   readonly combos: Combos;
   /** Withdrawals, deposits, deposit addresses and the address book (src/wallet/). */
@@ -214,6 +219,7 @@ export class Exchange {
 
   private dispatch(c: Command): unknown {
     if (WALLET_COMMANDS.has(c.t)) return applyWallet(this, c as WalletCommand);
+    if (RFQ_COMMANDS.has(c.t)) return applyRfq(this, c as RfqCommand);
     switch (c.t) {
       case 'create_user':
         return this.createUser(c);

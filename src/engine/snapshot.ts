@@ -144,6 +144,8 @@ export function serialize(ex: Exchange): string {
     ...(ex.disabledUsers.size === 0 ? {} : { disabledUsers: [...ex.disabledUsers].sort((x, y) => x - y) }),
     // block trades (src/blocktrades/): absent while there are none, as subaccounts
     ...(ex.blockTrades.isEmpty() ? {} : { blockTrades: ex.blockTrades.toJson() }),
+    // block RFQs (src/blockrfq/): absent while there are none
+    ...(ex.blockRfqs.isEmpty() ? {} : { blockRfqs: ex.blockRfqs.toJson() }),
     // combos (src/combos/): absent while there are none
     ...(ex.combos.isEmpty() ? {} : { combos: ex.combos.toJson() }),
     // portfolio margin (src/risk/portfolio/state.ts): absent while every account is on the default
@@ -256,6 +258,7 @@ export function restore(text: string, limits: ExchangeLimits = DEFAULT_LIMITS): 
   ex.subaccounts.restore(s.subaccounts);
   ex.disabledUsers = new Set<number>(s.disabledUsers ?? []);
   ex.blockTrades.restore(s.blockTrades);
+  ex.blockRfqs.restore(s.blockRfqs);
   ex.combos.restore(s.combos);
   ex.pm.restore(s.pm);
   ex.wallet.restore(s.wallet);

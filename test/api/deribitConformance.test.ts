@@ -13,6 +13,7 @@ import { WsClient } from '../helpers/ws.ts';
 import { SUBACCOUNT_SAMPLES } from '../helpers/subaccountSamples.ts';
 import { BLOCK_TRADE_SAMPLES } from '../helpers/blockTradeSamples.ts';
 import { WALLET_SAMPLES } from '../helpers/walletSamples.ts';
+import { BLOCK_RFQ_SAMPLES } from '../helpers/blockRfqSamples.ts';
 
 /** Methods other issues bring, named so that the summary prints them rather than skipping them. */
 const PENDING: Record<string, string> = {};
@@ -21,19 +22,6 @@ pend('issue 32 (subaccounts, transfers, wallet)', [
 ]);
 pend('issue 34 (combos, block trades, block RFQ)', [
   'private/get_leg_prices',
-  'private/accept_block_rfq',
-  'private/add_block_rfq_quote',
-  'private/cancel_all_block_rfq_quotes',
-  'private/cancel_block_rfq',
-  'private/cancel_block_rfq_quote',
-  'private/cancel_block_rfq_trigger',
-  'private/create_block_rfq',
-  'private/edit_block_rfq_quote',
-  'private/get_block_rfq_makers',
-  'private/get_block_rfq_quotes',
-  'private/get_block_rfq_user_info',
-  'private/get_block_rfqs',
-  'public/get_block_rfq_trades',
 ]);
 
 /** Answered by the WebSocket connection itself (src/api/ws/server.ts SESSION_METHODS), not the registry. */
@@ -73,6 +61,9 @@ const CONDITIONAL = new Set<string>([
   ...['errors', 'pending_requests', 'pending_requests_count'],
   // MMP: block RFQ configs only
   'block_rfq',
+  // block RFQs: a hedge leg (futures; none listed here), a waiting acceptance's trigger, and an
+  // acceptance answers with its trigger or its block trades
+  ...['hedge', 'trade_trigger', 'block_trades'],
 ]);
 
 /**
@@ -244,6 +235,7 @@ const SAMPLES: Record<string, (f: Fixture) => Promise<Call> | Call> = {
   'public/get_combo_ids': () => ({ params: { currency: 'BTC' } }),
   'public/get_combo_details': async (f) => ({ params: { combo_id: (await ok(f.url, 'public/get_combo_ids', { currency: 'BTC' }))[0] } }),
   ...WALLET_SAMPLES,
+  ...BLOCK_RFQ_SAMPLES,
 };
 
 /** Samples for the WebSocket session methods, called on one authenticated connection in this order. */

@@ -44,6 +44,8 @@ const ADMIN = THIN[THIN.length - 1]! + 1;
 const PM_ACCOUNTS: [number, MarginModel][] = [[1, 'segregated_pm'], [2, 'cross_pm'], [3, 'segregated_pm'], [THIN[0]!, 'segregated_pm'], [THIN[1]!, 'cross_pm']];
 /** Short-lived series: one per currency expires every this often (stream time), is settled and is replaced. */
 const SERIES_EVERY_MS = 2 * 3600_000;
+/** Block RFQ makers (issue 34). */
+const RFQ_MAKERS = [1, 2, 4, 5, 6, THIN[0]!, THIN[2]!];
 
 
 const DAILY = Date.UTC(2026, 0, 6, 8); // expires during the run
@@ -117,6 +119,8 @@ class Generator {
     out.push({ t: 'create_user', email: 'admin@prop.io', passwordHash: 'h', role: 'admin', inviteCode: null, by: null });
     out.push({ t: 'set_pm_params', params: { minSwitchEquityBtc: 0.1 }, by: ADMIN });
     for (const [id, model] of PM_ACCOUNTS) out.push({ t: 'change_margin_model', userId: id, model });
+    // block RFQ makers (issue 34): ordinary, portfolio-margin and thin accounts
+    for (const id of RFQ_MAKERS) out.push({ t: 'rfq_set_maker', by: ADMIN, userId: id, maker: true });
     for (const c of CURRENCIES) for (const k of [1, 2]) out.push(this.listSeries(c, T0 + k * SERIES_EVERY_MS));
     // market-maker protection for everyone: ordinary mmp orders and mass quotes of group g trigger now and then
     for (let id = 1; id <= THIN[THIN.length - 1]!; id++) for (const indexName of ['btc_usd', 'eth_usd']) for (const group of [null, 'g']) out.push(this.mmpConfig(id, indexName, group));
@@ -205,6 +209,49 @@ class Generator {
     };
   }
 
+  /** A block RFQ command (issue 34): create, quote or edit, accept (fill-or-kill or trigger), cancels, expiry. */
+  private rfqCommand(ex: Exchange): Command {
+    const open = [...ex.blockRfqs.rfqs.values()].filter((r) => r.state === 'open');
+    const y = this.r();
+    if (open.length === 0 || y < 0.2) {
+      const currency = this.pick(CURRENCIES);
+      const choices = this.active.filter((sp) => sp.currency === currency);
+      const names = new Set<string>();
+      const n = 1 + this.int(3);
+      for (let i = 0; i < n; i++) names.add(this.pick(choices).name);
+      const first = ex.instruments.get([...names][0]!)!;
+      return {
+        t: 'rfq_create', userId: this.chance(0.5) ? this.user() : this.pick(THIN), legs: [...names].map((instrument) => ({ instrument, side: this.pick([BUY, SELL] as const), ratio: 1 + this.int(3) })),
+        lots: (1 + this.int(5)) * first.lotScaled, makers: this.chance(0.7) ? null : [this.pick(RFQ_MAKERS)], disclosed: this.chance(0.5), label: '', ttlMs: 600_000 + this.int(1_800_000),
+      };
+    }
+    const r = this.pick(open);
+    if (y < 0.6) {
+      const maker = this.chance(0.05) ? this.user() : this.pick(RFQ_MAKERS);
+      const legPrices = r.legs.map((l) => {
+        const inst = ex.instruments.get(l.instrument)!;
+        const mark = ex.markets.get(inst.id)!.markCoin;
+        return Math.max(inst.tick, roundToTick(inst, (Number.isFinite(mark) ? mark * 1e4 : 100) * (0.6 + 0.8 * this.r()), 'nearest'));
+      });
+      const mine = [...ex.blockRfqs.quotes.values()].filter((q) => q.rfqId === r.id && q.maker === maker && q.state === 'open');
+      const edit = mine.length > 0 && this.chance(0.3) ? this.pick(mine) : null;
+      return {
+        t: 'rfq_quote', userId: maker, rfqId: r.id, quoteId: edit?.id ?? null, side: edit?.side ?? this.pick([BUY, SELL] as const), lots: this.chance(0.7) ? r.lots : r.lots * 2,
+        legPrices, aon: this.chance(0.5), expiresAt: this.chance(0.5) ? null : this.ts + this.int(60_000), label: '', rules: { bandPct: 50, minAmount: {} },
+      };
+    }
+    if (y < 0.85) {
+      const side = this.pick([BUY, SELL] as const);
+      const quotes = [...ex.blockRfqs.quotes.values()].filter((q) => q.rfqId === r.id && q.state === 'open' && q.side !== side);
+      const limit = quotes.length > 0 && this.chance(0.7) ? this.pick(quotes).price : side === BUY ? 1e7 : -1e7;
+      return { t: 'rfq_accept', userId: this.chance(0.95) ? r.taker : this.user(), rfqId: r.id, side, lots: this.chance(0.8) ? r.lots : Math.max(1, Math.floor(r.lots / 2)), price: limit, gtc: this.chance(0.2), rules: { bandPct: 50, minAmount: {} } };
+    }
+    if (y < 0.9) return { t: 'rfq_quote_cancel', userId: this.pick(RFQ_MAKERS), quoteId: null, rfqId: this.chance(0.5) ? r.id : null, label: null, all: true };
+    if (y < 0.94) return { t: 'rfq_cancel', userId: r.taker, rfqId: r.id };
+    if (y < 0.97) return { t: 'rfq_trigger_cancel', userId: r.taker, rfqId: r.id };
+    return { t: 'rfq_expire' };
+  }
+
   /** Lists a short-lived series around the current index (strikes made unique per series: names carry only the date). */
   private listSeries(currency: CurrencyCode, expiry: number): Command {
     const n = ++this.seriesCount;
@@ -253,6 +300,7 @@ class Generator {
         return ladder[0]!;
       }
     }
+    if (x >= 0.54 && x < 0.55) return this.rfqCommand(ex);
     if (x >= 0.55 && x < 0.57) return this.blockTrade(ex);
     if (x >= 0.57 && x < 0.62) return this.mmpCommand(ex);
     if (x < 0.62) return this.order(ex);
@@ -655,6 +703,21 @@ function checkBlockTrade(ex: Exchange, cmd: Sequenced, res: unknown, where: stri
   }
 }
 
+/** An RFQ fill leaves neither party below initial margin, with every leg traded (src/blockrfq/fill.ts). */
+function checkRfqFill(ex: Exchange, cmd: Sequenced, res: unknown, where: string, stats: { rfqFills: number }): void {
+  if ((cmd.t !== 'rfq_accept' && cmd.t !== 'rfq_quote') || isReject(res)) return;
+  const r = ex.blockRfqs.rfqs.get(cmd.rfqId);
+  if (r === undefined || r.state !== 'filled' || r.fills.length === 0 || r.fills[0]!.ts !== ex.now) return;
+  const rec = ex.blockTrades.byId.get(r.fills[0]!.blockTradeId);
+  if (rec === undefined || rec.ts !== ex.now) return;
+  stats.rfqFills++;
+  assert.equal(rec.tradeIds.length, r.legs.length, `${where}: every leg of the RFQ traded`);
+  for (const id of [rec.maker, rec.taker]) {
+    const a = ex.trading.risk.account(ex.users.get(id)!, rec.currency);
+    assert.ok(a.available >= 0, `${where}: an RFQ fill left account ${id} with equity ${a.equity} below initial margin ${a.initialMargin}`);
+  }
+}
+
 function run(ex: Exchange, cmd: Sequenced, where: string): unknown {
   try {
     return ex.apply(cmd);
@@ -676,7 +739,7 @@ function stream(SEED: number, limits: ExchangeLimits): void {
   }
   checkInvariants(ex, 'after setup');
 
-  const stats = { placed: 0, trades: 0, rejects: 0, snapshots: 0, liquidationTrades: 0, settlements: 0, withdrawals: 0, moves: 0, userTransfers: 0, subaccounts: 0, blockTrades: 0, pmTrades: 0, pmLiquidationTrades: 0, modelChanges: 0 };
+  const stats = { placed: 0, trades: 0, rejects: 0, snapshots: 0, liquidationTrades: 0, settlements: 0, withdrawals: 0, moves: 0, userTransfers: 0, subaccounts: 0, blockTrades: 0, rfqFills: 0, pmTrades: 0, pmLiquidationTrades: 0, modelChanges: 0 };
   const rejectKinds = new Map<string, number>();
   const reasons = new Set<CancelReason>();
   let shadow: Exchange | null = null;
@@ -713,6 +776,7 @@ function stream(SEED: number, limits: ExchangeLimits): void {
       checkResult(ex, cmd, res, firstNewOrderId, cids, where);
       checkCashRules(ex, cmd, res, where);
       checkBlockTrade(ex, cmd, res, where);
+      checkRfqFill(ex, cmd, res, where, stats);
       if (!isReject(res)) {
         if (cmd.t === 'settle') stats.settlements++;
         if (cmd.t === 'withdraw' || cmd.t === 'wallet_withdraw') stats.withdrawals++;
@@ -730,6 +794,20 @@ function stream(SEED: number, limits: ExchangeLimits): void {
     for (const u of ex.users.values()) for (const o of u.orders.values()) if (o.cancelReason !== null) reasons.add(o.cancelReason);
   }
 
+  // block RFQs traded (issue 34); the replay below covers their commands too
+  assert.ok(stats.rfqFills > 0, 'no block RFQ filled');
+  // the coverage thresholds below are sized for the default stream length: a shorter run
+  // (STRIKEBOOK_PROP_COMMANDS) checks every invariant, snapshots and the replay, not coverage
+  if (COMMANDS >= 250_000) coverage(ex, stats, reasons);
+
+  // determinism: the same commands on a fresh engine give the same state
+  const replay = new Exchange(limits);
+  for (const c of log) run(replay, c, 'replay');
+  assert.equal(stateHash(replay), stateHash(ex), `seed ${SEED}: replay differs`);
+  finish(ex, SEED, log, stats, rejectKinds, started);
+}
+
+function coverage(ex: Exchange, stats: Record<string, number>, reasons: Set<CancelReason>): void {
   // the stream exercised what it is meant to; the accounts commands did what they are for (issue 32)
   const entryKinds = new Set<string>();
   for (const u of ex.users.values()) for (const e of u.log.entries()) entryKinds.add(e.type);
@@ -752,15 +830,15 @@ function stream(SEED: number, limits: ExchangeLimits): void {
   assert.ok((kinds.get('user:takeover') ?? 0) > 0, 'no account was taken over by the insurance account');
   assert.ok((kinds.get('user:conversion') ?? 0) + (kinds.get('user:insurance_cover') ?? 0) > 0, 'no deficit went through the waterfall');
   for (const r of ['user_request', 'good_til_day', 'instrument_halted', 'reduce_only', 'autoliquidation', 'mmp_trigger'] as const) assert.ok(reasons.has(r), `no order was cancelled for ${r}`);
+}
 
-  // determinism: the same commands on a fresh engine give the same state
-  const replay = new Exchange(limits);
-  for (const c of log) run(replay, c, 'replay');
-  assert.equal(stateHash(replay), stateHash(ex), `seed ${SEED}: replay differs`);
-
+function finish(ex: Exchange, SEED: number, log: Sequenced[], stats: Record<string, number>, rejectKinds: Map<string, number>, started: number): void {
+  const kinds = new Map<string, number>();
+  for (const e of ex.insurance.log.entries()) kinds.set(e.type, (kinds.get(e.type) ?? 0) + 1);
+  for (const u of ex.users.values()) for (const e of u.log.entries()) kinds.set(`user:${e.type}`, (kinds.get(`user:${e.type}`) ?? 0) + 1);
   if (process.env.STRIKEBOOK_PROP_VERBOSE) console.log([...rejectKinds].sort((a, b) => b[1] - a[1]));
   const secs = ((Date.now() - started) / 1000).toFixed(1);
-  console.log(`conservation: seed ${SEED}, ${log.length} commands (+${log.length} replayed), ${stats.placed} orders accepted, ${stats.trades} trades (${stats.liquidationTrades} by liquidations), ${stats.rejects} rejects, ${stats.settlements} settlements, ${stats.withdrawals} withdrawals, PM: ${stats.pmTrades} trades, ${stats.pmLiquidationTrades} by liquidations, ${stats.modelChanges} model changes, ${stats.snapshots} snapshot round trips, ${secs} s; account log entries ${JSON.stringify(Object.fromEntries([...kinds].sort()))}`);
+  console.log(`conservation: seed ${SEED}, ${log.length} commands (+${log.length} replayed), ${stats.placed} orders accepted, ${stats.trades} trades (${stats.liquidationTrades} by liquidations), ${stats.rejects} rejects, ${stats.settlements} settlements, ${stats.withdrawals} withdrawals, PM: ${stats.pmTrades} trades, ${stats.pmLiquidationTrades} by liquidations, ${stats.modelChanges} model changes, ${stats.snapshots} snapshot round trips, ${stats.rfqFills} block RFQ fills, ${secs} s; account log entries ${JSON.stringify(Object.fromEntries([...kinds].sort()))}`);
 }
 
 describe('snapshots', () => {

@@ -24,6 +24,7 @@ import { deskAccountMethods } from './deskAccounts.ts';
 import { blockTradeMethods } from './blockTrades.ts';
 import { blockApprovalMethods } from './blockApprovals.ts';
 import { comboMethods } from './combos.ts';
+import { blockRfqMethods } from '../../blockrfq/methods.ts';
 import { walletMethods } from './wallet.ts';
 import { walletAdminMethods } from './walletAdmin.ts';
 import { labelAndCloseMethods } from './labelsAndClose.ts';
@@ -37,7 +38,7 @@ import { forkTokenMethods } from './forkToken.ts';
 import { triggerOrderMethods } from './triggerOrders.ts';
 import { accountSecurityMethods } from './accountSecurity.ts';
 
-export const allMethods: MethodDef[] = [...accountMethods, ...authMethods, ...inviteMethods, ...tradingMethods, ...adminMethods, ...marketMethods, ...apiKeyMethods, ...deribitExtraMethods, ...fundsMethods, ...channelMethods, ...cancelOnDisconnectMethods, ...marginMethods, ...orderMethods, ...settlementMethods, ...volatilityMethods, ...rateLimitMethods, ...triggerOrderMethods, ...mmpMethods, ...sessionMethods, ...labelAndCloseMethods, ...parityReadMethods, ...apiKeyAdminMethods, ...announcementMethods, ...selfTradingMethods, ...disabledProductMethods, ...accessLogMethods, ...forkTokenMethods, ...portfolioMarginMethods, ...subaccountMethods, ...deskAccountMethods, ...accountSecurityMethods, ...blockTradeMethods, ...blockApprovalMethods, ...comboMethods, ...walletMethods, ...walletAdminMethods];
+export const allMethods: MethodDef[] = [...accountMethods, ...authMethods, ...inviteMethods, ...tradingMethods, ...adminMethods, ...marketMethods, ...apiKeyMethods, ...deribitExtraMethods, ...fundsMethods, ...channelMethods, ...cancelOnDisconnectMethods, ...marginMethods, ...orderMethods, ...settlementMethods, ...volatilityMethods, ...rateLimitMethods, ...triggerOrderMethods, ...mmpMethods, ...sessionMethods, ...labelAndCloseMethods, ...parityReadMethods, ...apiKeyAdminMethods, ...announcementMethods, ...selfTradingMethods, ...disabledProductMethods, ...accessLogMethods, ...forkTokenMethods, ...portfolioMarginMethods, ...subaccountMethods, ...deskAccountMethods, ...accountSecurityMethods, ...blockTradeMethods, ...blockApprovalMethods, ...blockRfqMethods, ...comboMethods, ...walletMethods, ...walletAdminMethods];
 
 /** Operations grouped as in API.md section 3, for the inventory tests. */
 export const methodGroups = {
@@ -72,6 +73,7 @@ export const methodGroups = {
   deskAccounts: deskAccountMethods,
   accountSecurity: accountSecurityMethods,
   blockTrades: blockTradeMethods,
+  blockRfq: blockRfqMethods,
   combos: comboMethods,
   wallet: walletMethods,
   walletAdmin: walletAdminMethods,

@@ -4,6 +4,7 @@
 import { CURRENCY_CODES, type CurrencyCode } from '../../domain/currency.ts';
 import { RESOLUTIONS } from '../methods/marketData.ts';
 import { BOOK_GROUPS, parseParityChannel, type ParitySpec } from './parityChannels.ts';
+import { parseRfqChannel, type RfqSpec } from '../../blockrfq/channels.ts';
 
 export type Interval = 'raw' | '100ms' | 'agg2';
 /** `raw` channels publish after every durable batch; `100ms` and `agg2` are conflated on the tick. */
@@ -40,7 +41,9 @@ export type ChannelSpec =
   /** `user.portfolio.{currency}` of a Deribit currency Strikebook keeps no accounts in: accepted,
    *  never notified (ccxt's watchBalance subscribes BTC, ETH, SOL and USDC in one request) */
   | { k: 'user.portfolio.none'; currency: string }
-  | ParitySpec;
+  | ParitySpec
+  /** block_rfq.* (src/blockrfq/channels.ts): served by the leader's hub only */
+  | RfqSpec;
 
 export function isPrivate(spec: ChannelSpec): boolean {
   return spec.k.startsWith('user.');
@@ -90,12 +93,16 @@ function selector(parts: string[], known: (name: string) => boolean): { sel: Sel
  * issue 31 (parityChannels.ts: grouped books, volatility index, incremental ticker, public-methods
  * state), which the leader's hub serves; a reader that cannot serve them leaves it off.
  */
-export function parseChannel(name: string, known: (instrument: string) => boolean, opts: { parity?: boolean } = {}): ChannelSpec | null {
+export function parseChannel(name: string, known: (instrument: string) => boolean, opts: { parity?: boolean; rfq?: boolean } = {}): ChannelSpec | null {
   if (typeof name !== 'string' || name.length > 128) return null;
   const p = name.split('.');
   if (opts.parity) {
     const extra = parseParityChannel(p, known);
     if (extra) return extra;
+  }
+  if (opts.rfq) {
+    const rfq = parseRfqChannel(p);
+    if (rfq) return rfq;
   }
   switch (p[0]) {
     case 'book': {

@@ -34,6 +34,7 @@ import { notification, textFrame, type Subscriber } from './frames.ts';
 import { PRICE_INDICES, depthView, diff, levels, quoteKey, snapshot } from './bookViews.ts';
 import { TARGETED, WRITES_PER_TURN, emptyChanges, type BookState, type Changes, type Group, type HeldRound, type HubOptions, type Pending, type RoundTimes, type Topic } from './hubState.ts';
 import { renderRound } from './roundRender.ts';
+import { isRfqSpec, rfqInitial, type RfqTopic } from '../../blockrfq/channels.ts';
 
 // moved to frames.ts and hubState.ts; importers of hub.ts keep them
 export { frameOf, textFrame, textFrameOf, type Subscriber } from './frames.ts';
@@ -116,7 +117,7 @@ export class StreamHub {
   // ---- subscriptions ---------------------------------------------------------------------------
 
   parse(channel: string): ChannelSpec | null {
-    return parseChannel(channel, (name) => this.s.ex.instruments.has(name), { parity: true });
+    return parseChannel(channel, (name) => this.s.ex.instruments.has(name), { parity: true, rfq: true });
   }
 
   /**
@@ -141,6 +142,7 @@ export class StreamHub {
     if (spec.k === 'book') return notification(channel, JSON.stringify(snapshot(this.s.ex, this.books[spec.cadence].get(this.instId(spec.instrument))!)));
     if (spec.k === 'book_depth') return notification(channel, JSON.stringify(depthView(this.s.ex, this.books[spec.cadence].get(this.instId(spec.instrument))!, spec.depth, spec.group)));
     if (isParitySpec(spec)) return parityInitial(this.s.ex, topic as ParityTopic).map((d) => notification(channel, d));
+    if (isRfqSpec(spec)) return rfqInitial(this.s.ex, topic as RfqTopic).map((d) => notification(channel, d));
     // the current ticker, best bid/ask and candle of the latest trade, so a client has a value at
     // once (a screen of a hundred tickers needs no hundred requests, each costing rate-limit credits)
     if (spec.k === 'ticker') {

@@ -15,6 +15,7 @@ import { selects, type Cadence } from './channels.ts';
 import { notification } from './frames.ts';
 import type { AnyOrder, BookState, Changes, Topic } from './hubState.ts';
 import { isParitySpec, parityRound, type ParityTopic } from './parityChannels.ts';
+import { isRfqSpec, rfqRound, type RfqTopic } from '../../blockrfq/channels.ts';
 
 /**
  * Renders the round of `cadence` for every topic: `books` are the cadence's published books (their
@@ -238,6 +239,7 @@ export function renderRound(
       }
       default:
         if (isParitySpec(spec)) for (const d of parityRound(ex, topic as ParityTopic, { cadence, currencies: ch.currencies, touched: touchedInst })) deliver(topic, notification(topic.channel, d));
+        else if (isRfqSpec(spec)) for (const d of rfqRound(ex, topic as RfqTopic, cadence)) deliver(topic, notification(topic.channel, d));
     }
   }
 }
