@@ -20,6 +20,11 @@ export interface Session {
   /** When the access token expires (ms, the browser's clock). */
   expiresAt: number;
   admin: boolean;
+  /**
+   * A subaccount's session (public/exchange_token): the main account's session it came from, to go
+   * back to. `email` is then the subaccount's username.
+   */
+  main?: { id: number; email: string; access: string; refresh: string; expiresAt: number; admin: boolean };
 }
 
 const KEY = 'strikebook.session';
@@ -115,6 +120,33 @@ export async function signOut(): Promise<void> {
   set(null);
   channel?.postMessage({ type: 'logout' } satisfies Message);
   if (s) await call('private/logout', {}, s.access).catch(() => undefined);
+  // the main session kept during a switch: its access token may have expired, so renew it to end it
+  const m = s?.main;
+  if (m) await call<Tokens>('public/auth', { grant_type: 'refresh_token', refresh_token: m.refresh }).then((t) => call('private/logout', {}, t.access_token)).catch(() => undefined);
+}
+
+/**
+ * Switches the session to one of the main account's subaccounts (public/exchange_token with the main
+ * account's refresh token; the main session is kept to come back to), or back to the main account
+ * (`id` null: its refresh token renews it, and the subaccount's session is logged out).
+ */
+export async function switchAccount(target: { id: number; username: string } | null, mainId?: number): Promise<void> {
+  const s = current;
+  if (!s) return;
+  if (target === null) {
+    const m = s.main;
+    if (!m) return;
+    const t = await call<Tokens>('public/auth', { grant_type: 'refresh_token', refresh_token: m.refresh });
+    set(fromTokens(m.email, t));
+    await call('private/logout', {}, s.access).catch(() => undefined);
+    return;
+  }
+  const m = s.main ?? { id: mainId ?? 0, email: s.email, access: s.access, refresh: s.refresh, expiresAt: s.expiresAt, admin: s.admin };
+  const t = await call<Tokens>('public/exchange_token', { refresh_token: m.refresh, subject_id: target.id });
+  const old = s.main ? s.access : null;
+  set({ ...fromTokens(target.username, t), main: m });
+  // a switch from one subaccount to another ends the first one's session
+  if (old) await call('private/logout', {}, old).catch(() => undefined);
 }
 
 let refreshing: Promise<void> | null = null;
@@ -143,7 +175,7 @@ async function doRefresh(): Promise<void> {
   if (!s) return;
   try {
     const t = await call<Tokens>('public/auth', { grant_type: 'refresh_token', refresh_token: s.refresh });
-    if (current === s) set(fromTokens(s.email, t));
+    if (current === s) set({ ...fromTokens(s.email, t), ...(s.main ? { main: s.main } : {}) });
   } catch (err) {
     // a network error keeps the session (retried soon); a refused token ends it, unless another tab
     // refreshed the same session a moment before (its new tokens are on their way here)
