@@ -119,10 +119,48 @@ export async function signOut(): Promise<void> {
   const s = current;
   set(null);
   channel?.postMessage({ type: 'logout' } satisfies Message);
-  if (s) await call('private/logout', {}, s.access).catch(() => undefined);
+  if (s) await endToken(s.access);
   // the main session kept during a switch: its access token may have expired, so renew it to end it
   const m = s?.main;
   if (m) await call<Tokens>('public/auth', { grant_type: 'refresh_token', refresh_token: m.refresh }).then((t) => call('private/logout', {}, t.access_token)).catch(() => undefined);
+}
+
+/**
+ * Calls under way with each access token (lib/live.ts priv registers them). A token is revoked
+ * only once its calls have been answered: a call sent just before a logout (a screen's reload as
+ * the trader clicks Log out, or Back to the main account) could otherwise reach the server after
+ * it, be refused with HTTP 401 and show the trader an error for nothing.
+ */
+const inFlight = new Map<string, Set<Promise<unknown>>>();
+/** How long a logout or a refresh waits for the calls under way with the token it ends. */
+const SETTLE_MS = 3000;
+
+/** Registers `p`, a call sent with `token`, until it settles. */
+export function track<T>(token: string, p: Promise<T>): Promise<T> {
+  let calls = inFlight.get(token);
+  if (!calls) inFlight.set(token, (calls = new Set()));
+  calls.add(p);
+  const done = () => {
+    calls.delete(p);
+    if (calls.size === 0 && inFlight.get(token) === calls) inFlight.delete(token);
+  };
+  p.then(done, done);
+  return p;
+}
+
+/** Resolves when every call under way with `token` has been answered (at most SETTLE_MS). */
+function settled(token: string): Promise<void> {
+  const calls = inFlight.get(token);
+  if (!calls || calls.size === 0) return Promise.resolve();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const limit = new Promise<void>((r) => (timer = setTimeout(r, SETTLE_MS)));
+  return Promise.race([Promise.allSettled([...calls]).then(() => undefined), limit]).finally(() => clearTimeout(timer));
+}
+
+/** Logs out the session of `access` (no longer the current one) once its calls are answered. */
+async function endToken(access: string): Promise<void> {
+  await settled(access);
+  await call('private/logout', {}, access).catch(() => undefined);
 }
 
 /**
@@ -138,7 +176,7 @@ export async function switchAccount(target: { id: number; username: string } | n
     if (!m) return;
     const t = await call<Tokens>('public/auth', { grant_type: 'refresh_token', refresh_token: m.refresh });
     set(fromTokens(m.email, t));
-    await call('private/logout', {}, s.access).catch(() => undefined);
+    await endToken(s.access);
     return;
   }
   const m = s.main ?? { id: mainId ?? 0, email: s.email, access: s.access, refresh: s.refresh, expiresAt: s.expiresAt, admin: s.admin };
@@ -146,7 +184,7 @@ export async function switchAccount(target: { id: number; username: string } | n
   const old = s.main ? s.access : null;
   set({ ...fromTokens(target.username, t), main: m });
   // a switch from one subaccount to another ends the first one's session
-  if (old) await call('private/logout', {}, old).catch(() => undefined);
+  if (old) await endToken(old);
 }
 
 let refreshing: Promise<void> | null = null;
@@ -173,6 +211,10 @@ export function refresh(): Promise<void> {
 async function doRefresh(): Promise<void> {
   const s = current;
   if (!s) return;
+  // the refresh revokes the access token it replaces: the calls under way with it are answered first
+  // (new calls wait for the refresh: accessToken)
+  await settled(s.access);
+  if (current !== s) return;
   try {
     const t = await call<Tokens>('public/auth', { grant_type: 'refresh_token', refresh_token: s.refresh });
     if (current === s) set({ ...fromTokens(s.email, t), ...(s.main ? { main: s.main } : {}) });
