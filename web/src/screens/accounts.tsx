@@ -43,12 +43,12 @@ export function Message({ msg }: { msg: Msg }) {
   );
 }
 
-/** Runs an action, then reports it (or its refusal, in words) in `setMsg`. */
-export async function act(setMsg: (m: Msg) => void, fn: () => Promise<unknown>, done: string): Promise<boolean> {
+/** Runs an action, then reports it (`done`, or made from its result) or its refusal, in words, in `setMsg`. */
+export async function act<T>(setMsg: (m: Msg) => void, fn: () => Promise<T>, done: string | ((r: T) => string)): Promise<boolean> {
   setMsg(null);
   try {
-    await fn();
-    setMsg({ ok: true, text: done });
+    const r = await fn();
+    setMsg({ ok: true, text: typeof done === 'string' ? done : done(r) });
     return true;
   } catch (e) {
     setMsg({ ok: false, text: errorText(e) });
@@ -70,6 +70,12 @@ export function AccountsScreen() {
           {sub ? <SubaccountNote /> : <Family accounts={accounts.data ?? []} error={accounts.error} onChange={bump} />}
         </div>
       </div>
+      {!sub && accounts.data && accounts.data.length > 1 && (
+        <div class="row">
+          <ManageSubaccount accounts={accounts.data} onChange={bump} />
+          <MoveForm accounts={accounts.data} onDone={bump} />
+        </div>
+      )}
       <div class="row">
         <TransferForm accounts={accounts.data ?? null} onDone={bump} />
         {!sub && <UserTransferForm onDone={bump} />}
@@ -220,8 +226,12 @@ function TransferForm({ accounts, onDone }: { accounts: Account[] | null; onDone
 function UserTransferForm({ onDone }: { onDone: () => void }) {
   const [currency, setCurrency] = useState('BTC');
   const [amount, setAmount] = useState('');
-  const [dest, setDest] = useState('');
+  const [to, setTo] = useState('');
   const [msg, setMsg] = useState<Msg>(null);
+  // Deribit's rule: the destination is an entry of the sender's address book of type `transfer`
+  const book = useLoad(() => priv<{ address: string; label: string; status: string }[]>('private/get_address_book', { currency, type: 'transfer' }), [currency]);
+  const ready = (book.data ?? []).filter((e) => e.status === 'confirmed');
+  const dest = to || ready[0]?.address || '';
   const send = () => act(setMsg, () => priv('private/submit_transfer_to_user', { currency, amount: Number(amount), destination: dest }).then(onDone), `Transfer of ${amount} ${currency} to ${dest} prepared`);
   return (
     <div class="panel grow">
@@ -229,7 +239,7 @@ function UserTransferForm({ onDone }: { onDone: () => void }) {
       <form class="inline" aria-label="Transfer to another user" onSubmit={(e) => (e.preventDefault(), void send())}>
         <label>
           Currency
-          <select value={currency} onChange={(e) => setCurrency(e.currentTarget.value)}>
+          <select value={currency} onChange={(e) => (setCurrency(e.currentTarget.value), setTo(''))}>
             {CURRENCIES.map((c) => (
               <option key={c}>{c}</option>
             ))}
@@ -240,14 +250,126 @@ function UserTransferForm({ onDone }: { onDone: () => void }) {
           <input inputMode="decimal" size={10} value={amount} onInput={(e) => setAmount(e.currentTarget.value.trim())} />
         </label>
         <label>
-          User (email)
-          <input size={20} value={dest} onInput={(e) => setDest(e.currentTarget.value.trim())} />
+          To
+          <select value={dest} onChange={(e) => setTo(e.currentTarget.value)}>
+            {ready.map((e) => (
+              <option key={e.address} value={e.address}>
+                {e.label ? `${e.label}: ${e.address}` : e.address}
+              </option>
+            ))}
+          </select>
         </label>
         <button type="submit" disabled={!(Number(amount) > 0) || dest === ''}>
           Send
         </button>
       </form>
-      <p class="muted">The amount leaves at once; the transfer can be cancelled in the history while it is prepared.</p>
+      <p class="muted">
+        To a transfer address of your address book (Wallet, type transfer: the user&apos;s email or deposit address) once its waiting period is over. The amount leaves at once; the
+        transfer can be cancelled in the history while it is prepared.
+      </p>
+      <Message msg={msg} />
+    </div>
+  );
+}
+
+/** Rename, login on or off, and remove (only when it holds nothing) one subaccount. */
+function ManageSubaccount({ accounts, onChange }: { accounts: Account[]; onChange: () => void }) {
+  const subs = accounts.filter((a) => a.type === 'subaccount');
+  const [sid, setSid] = useState('');
+  const [name, setName] = useState('');
+  const [msg, setMsg] = useState<Msg>(null);
+  const sub = subs.find((a) => String(a.id) === sid) ?? subs[0];
+  if (!sub) return null;
+  const run = (method: string, params: Record<string, unknown>, done: string) => act(setMsg, () => priv(method, params).then(onChange), done);
+  return (
+    <div class="panel grow">
+      <h2>Manage a subaccount</h2>
+      <form class="inline" aria-label="Manage a subaccount" onSubmit={(e) => (e.preventDefault(), void run('private/change_subaccount_name', { sid: sub.id, name }, `Renamed to ${name}`).then((ok) => ok && setName('')))}>
+        <label>
+          Subaccount
+          <select value={String(sub.id)} onChange={(e) => setSid(e.currentTarget.value)}>
+            {subs.map((a) => (
+              <option key={a.id} value={String(a.id)}>
+                {a.username}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          New name
+          <input size={14} value={name} onInput={(e) => setName(e.currentTarget.value.trim())} />
+        </label>
+        <button type="submit" disabled={name === ''}>
+          Rename
+        </button>
+        <button type="button" onClick={() => void run('private/toggle_subaccount_login', { sid: sub.id, state: sub.login_enabled ? 'disable' : 'enable' }, `Login ${sub.login_enabled ? 'disabled' : 'enabled'} for ${sub.username}`)}>
+          {sub.login_enabled ? 'Disable login' : 'Enable login'}
+        </button>
+        <button type="button" onClick={() => void run('private/remove_subaccount', { subaccount_id: sub.id }, `${sub.username} removed`).then((ok) => ok && setSid(''))}>
+          Remove
+        </button>
+      </form>
+      <p class="muted">Login {sub.login_enabled ? 'enabled' : 'disabled'}. A subaccount is removed only when it holds no money, position or order.</p>
+      <Message msg={msg} />
+    </div>
+  );
+}
+
+/** Moves positions between two accounts of the family at a price inside the band (the mark without one). */
+function MoveForm({ accounts, onDone }: { accounts: Account[]; onDone: () => void }) {
+  const main = accounts.find((a) => a.type === 'main');
+  const [from, setFrom] = useState('');
+  const [to, setTo] = useState('');
+  const [instrument, setInstrument] = useState('');
+  const [amount, setAmount] = useState('');
+  const [price, setPrice] = useState('');
+  const [msg, setMsg] = useState<Msg>(null);
+  const source = Number(from || main?.id);
+  const target = Number(to || accounts.find((a) => a.id !== source)?.id);
+  const move = () =>
+    act(
+      setMsg,
+      () => priv('private/move_positions', { source_uid: source, target_uid: target, trades: [{ instrument_name: instrument, amount, ...(price !== '' ? { price } : {}) }] }).then(onDone),
+      `Moved ${amount} ${instrument}`,
+    );
+  const pick = (value: number, set: (v: string) => void) => (
+    <select value={String(value)} onChange={(e) => set(e.currentTarget.value)}>
+      {accounts.map((a) => (
+        <option key={a.id} value={String(a.id)}>
+          {a.username}
+        </option>
+      ))}
+    </select>
+  );
+  return (
+    <div class="panel grow">
+      <h2>Move positions</h2>
+      <form class="inline" aria-label="Move positions" onSubmit={(e) => (e.preventDefault(), void move())}>
+        <label>
+          From
+          {pick(source, setFrom)}
+        </label>
+        <label>
+          To
+          {pick(target, setTo)}
+        </label>
+        <label>
+          Instrument
+          <input size={22} value={instrument} onInput={(e) => setInstrument(e.currentTarget.value.trim())} />
+        </label>
+        <label>
+          Amount
+          <input inputMode="decimal" size={8} value={amount} onInput={(e) => setAmount(e.currentTarget.value.trim())} />
+        </label>
+        <label>
+          Price
+          <input inputMode="decimal" size={8} placeholder="mark" value={price} onInput={(e) => setPrice(e.currentTarget.value.trim())} />
+        </label>
+        <button type="submit" disabled={instrument === '' || !(Number(amount) > 0) || source === target}>
+          Move
+        </button>
+      </form>
+      <p class="muted">The amount is a part of the source&apos;s position (long or short), which the target takes on; both accounts&apos; margin is checked, no fee.</p>
       <Message msg={msg} />
     </div>
   );

@@ -9,7 +9,7 @@ import { priv, useLoad } from '../lib/live.ts';
 import { call, errorText } from '../lib/rpc.ts';
 import { NegativeBalances, RateLimits } from './adminLimits.tsx';
 import { HealthPanel, Users, fetchHealth } from './adminStatus.tsx';
-import { WithdrawalQueue } from './adminWallet.tsx';
+import { DepositDesk, WithdrawalQueue } from './adminWallet.tsx';
 
 interface Invite {
   code: string;
@@ -356,6 +356,7 @@ export function AdminScreen() {
       <h1>Administration</h1>
       <Users />
       <WithdrawalQueue />
+      <DepositDesk />
       <div class="row">
         <Invites />
         <Market />

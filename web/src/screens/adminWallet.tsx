@@ -1,11 +1,13 @@
 // Issue 32, the operator's queue of pending withdrawals (private/get_pending_withdrawals, oldest
 // first): complete one with its chain transaction id (private/complete_withdrawal) or reject it
-// (private/reject_withdrawal, the amount goes back to its owner).
+// (private/reject_withdrawal, the amount goes back to its owner). Deposits: credit one to a user's
+// deposit address with its chain transaction id (private/credit_deposit, once per id), and load
+// addresses into the pool create_deposit_address hands out (private/add_deposit_addresses).
 import { useState } from 'preact/hooks';
 import * as fmt from '../lib/format.ts';
 import { useStackLabels } from '../lib/stack.ts';
 import { priv, useLoad } from '../lib/live.ts';
-import { Message, act, decimalsOf } from './accounts.tsx';
+import { CURRENCIES, Message, act, decimalsOf } from './accounts.tsx';
 
 interface Pending {
   id: number;
@@ -73,6 +75,66 @@ export function WithdrawalQueue() {
           </tbody>
         </table>
       )}
+      <Message msg={msg} />
+    </div>
+  );
+}
+
+/** Crediting a deposit seen on chain, and loading the deposit-address pool. */
+export function DepositDesk() {
+  const [currency, setCurrency] = useState('BTC');
+  const [address, setAddress] = useState('');
+  const [amount, setAmount] = useState('');
+  const [txid, setTxid] = useState('');
+  const [pool, setPool] = useState('');
+  const [msg, setMsg] = useState<{ ok: boolean; text: string } | null>(null);
+  const lines = pool.split(/\s+/).filter((a) => a !== '');
+  const credit = () =>
+    act(setMsg, () => priv('private/credit_deposit', { currency, address, amount: Number(amount), transaction_id: txid }).then(() => (setAmount(''), setTxid(''))), `Deposit ${txid} credited`);
+  const load = () =>
+    act(
+      setMsg,
+      () => priv<{ added: number; pool: number }>('private/add_deposit_addresses', { currency, addresses: lines }).then((r) => (setPool(''), r)),
+      (r) => `${r.added} ${currency} addresses loaded; ${r.pool} in the pool`,
+    );
+  return (
+    <div class="panel">
+      <h2>Deposits</h2>
+      <label>
+        Currency{' '}
+        <select aria-label="Deposit currency" value={currency} onChange={(e) => setCurrency(e.currentTarget.value)}>
+          {CURRENCIES.map((c) => (
+            <option key={c}>{c}</option>
+          ))}
+        </select>
+      </label>
+      <form class="inline" aria-label="Credit a deposit" style="margin-top:8px" onSubmit={(e) => (e.preventDefault(), void credit())}>
+        <label>
+          Deposit address
+          <input size={24} value={address} onInput={(e) => setAddress(e.currentTarget.value.trim())} />
+        </label>
+        <label>
+          Amount
+          <input inputMode="decimal" size={10} value={amount} onInput={(e) => setAmount(e.currentTarget.value.trim())} />
+        </label>
+        <label>
+          Transaction id
+          <input size={16} value={txid} onInput={(e) => setTxid(e.currentTarget.value.trim())} />
+        </label>
+        <button type="submit" disabled={address === '' || txid === '' || !(Number(amount) > 0)}>
+          Credit deposit
+        </button>
+      </form>
+      <p class="muted">A transaction id is credited once: the same id again changes nothing.</p>
+      <form aria-label="Load deposit addresses" onSubmit={(e) => (e.preventDefault(), void load())}>
+        <label>
+          Addresses to load, one per line
+          <textarea rows={3} style="display:block;width:100%;max-width:40em" value={pool} onInput={(e) => setPool(e.currentTarget.value)} />
+        </label>
+        <button type="submit" disabled={lines.length === 0}>
+          Load addresses
+        </button>
+      </form>
       <Message msg={msg} />
     </div>
   );

@@ -1,5 +1,5 @@
 // Issue 32, the wallet: the deposit address (private/get_current_deposit_address, a new one with
-// private/create_deposit_address), the withdrawal address book (private/get_address_book,
+// private/create_deposit_address), the address book of withdrawal and transfer addresses (private/get_address_book,
 // add_to_address_book, remove_from_address_book), a withdrawal to one of its entries
 // (private/withdraw, cancelled while pending with private/cancel_withdrawal) and the histories
 // (private/get_withdrawals, private/get_deposits). Amounts are shown as the API sends them, on the
@@ -88,15 +88,23 @@ function AddressBook({ currency, n, onChange }: { currency: string; n: number; o
   const stackRef = useStackLabels();
   const [address, setAddress] = useState('');
   const [label, setLabel] = useState('');
+  // withdrawal addresses, and transfer addresses (another user's email or deposit address: Accounts, Transfer to another user)
+  const [type, setType] = useState<'withdrawal' | 'transfer'>('withdrawal');
   const [msg, setMsg] = useState<Msg>(null);
-  const { data, error } = useLoad(() => priv<Entry[]>('private/get_address_book', { currency, type: 'withdrawal' }), [currency, n]);
-  const add = () => act(setMsg, () => priv('private/add_to_address_book', { currency, type: 'withdrawal', address, label }).then(() => (setAddress(''), setLabel(''), onChange())), `${address} added`);
-  const remove = (e: Entry) => act(setMsg, () => priv('private/remove_from_address_book', { currency, type: 'withdrawal', address: e.address }).then(onChange), `${e.address} removed`);
+  const { data, error } = useLoad(() => priv<Entry[]>('private/get_address_book', { currency, type }), [currency, type, n]);
+  const add = () => act(setMsg, () => priv('private/add_to_address_book', { currency, type, address, label }).then(() => (setAddress(''), setLabel(''), onChange())), `${address} added`);
+  const remove = (e: Entry) => act(setMsg, () => priv('private/remove_from_address_book', { currency, type, address: e.address }).then(onChange), `${e.address} removed`);
   return (
     <div class="panel grow">
-      <h2>Withdrawal addresses</h2>
+      <div class="row" style="justify-content:space-between">
+        <h2>Address book</h2>
+        <select aria-label="Address type" value={type} onChange={(e) => setType(e.currentTarget.value as 'withdrawal' | 'transfer')}>
+          <option value="withdrawal">withdrawal</option>
+          <option value="transfer">transfer (to a user)</option>
+        </select>
+      </div>
       {error && <p class="error">{error}</p>}
-      {data && data.length === 0 && <p class="muted">No {currency} withdrawal address yet.</p>}
+      {data && data.length === 0 && <p class="muted">No {currency} {type} address yet.</p>}
       {data && data.length > 0 && (
         <table aria-label="Address book" class="stack" ref={stackRef}>
           <thead>
