@@ -100,15 +100,15 @@ export function DepositDesk() {
   return (
     <div class="panel">
       <h2>Deposits</h2>
-      <label>
-        Currency{' '}
-        <select aria-label="Deposit currency" value={currency} onChange={(e) => setCurrency(e.currentTarget.value)}>
-          {CURRENCIES.map((c) => (
-            <option key={c}>{c}</option>
-          ))}
-        </select>
-      </label>
-      <form class="inline" aria-label="Credit a deposit" style="margin-top:8px" onSubmit={(e) => (e.preventDefault(), void credit())}>
+      <form class="inline" aria-label="Credit a deposit" onSubmit={(e) => (e.preventDefault(), void credit())}>
+        <label>
+          Currency
+          <select aria-label="Deposit currency" value={currency} onChange={(e) => setCurrency(e.currentTarget.value)}>
+            {CURRENCIES.map((c) => (
+              <option key={c}>{c}</option>
+            ))}
+          </select>
+        </label>
         <label>
           Deposit address
           <input size={24} value={address} onInput={(e) => setAddress(e.currentTarget.value.trim())} />
@@ -125,7 +125,7 @@ export function DepositDesk() {
           Credit deposit
         </button>
       </form>
-      <p class="muted">A transaction id is credited once: the same id again changes nothing.</p>
+      <p class="muted">A transaction id is credited once: the same id again changes nothing. Addresses are loaded into the pool of the currency chosen above.</p>
       <form aria-label="Load deposit addresses" onSubmit={(e) => (e.preventDefault(), void load())}>
         <label>
           Addresses to load, one per line
