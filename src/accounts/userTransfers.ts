@@ -16,6 +16,12 @@ export const USER_TRANSFERS_KEPT = 1000;
 
 type Cmd<T extends Command['t']> = Extract<Command, { t: T }>;
 
+/** The user an address names: the owner of that deposit address, else the user of that email. */
+function receiver(ex: Exchange, currency: CurrencyCode, address: string) {
+  const owner = ex.wallet.addressOwner.get(`${currency}:${address}`);
+  return owner !== undefined ? ex.users.get(owner.userId) : ex.usersByEmail.get(address.toLowerCase());
+}
+
 export class UserTransfers {
   /** by id, oldest first */
   readonly byId = new Map<number, UserTransferRecord>();
@@ -32,9 +38,11 @@ export class UserTransfers {
     if (!from) return reject(ERR.UNAUTHORIZED);
     const subs = ex.subaccounts;
     if (subs.isSubaccount(from.id)) return reject(ERR.FORBIDDEN, 'main_account_only');
-    // another user of the venue by its username (a main account's email); a subaccount is reached
-    // through its main account, and an administrator holds no money
-    const to = ex.usersByEmail.get(c.destination.toLowerCase());
+    // another user of the venue: by an address of the sender's address book of type `transfer`
+    // (Deribit's rule), which names the receiver by one of its deposit addresses or its username (a
+    // main account's email); a subaccount is reached through its main account, and an administrator
+    // holds no money
+    const to = receiver(ex, c.currency, c.destination);
     if (c.nonce !== null) {
       const prev = this.byNonce(from.id, c.nonce);
       // a retry gets the first answer (whatever its state now); the nonce for another transfer is refused
@@ -42,6 +50,11 @@ export class UserTransfers {
         const same = prev.currency === c.currency && prev.amount === c.amount && prev.to === to?.id;
         return same ? prev : reject(ERR.INVALID_ARGUMENTS, 'nonce_already_used', 'nonce');
       }
+    }
+    if (c.book === true) {
+      const entry = ex.wallet.book.get(from.id)?.find((e) => e.currency === c.currency && e.type === 'transfer' && e.address === c.destination);
+      if (entry === undefined) return reject(ERR.FORBIDDEN, 'address_not_in_address_book', 'destination');
+      if (ex.now < entry.readyAt) return reject(ERR.FORBIDDEN, 'address_book_waiting_period', 'destination');
     }
     if (to === undefined || subs.isSubaccount(to.id) || to.role !== 'user' || ex.disabledUsers.has(to.id)) return reject(ERR.NOT_FOUND, 'destination_not_found', 'destination');
     if (to.id === from.id) return reject(ERR.INVALID_ARGUMENTS, 'same_source_and_destination', 'destination');

@@ -157,7 +157,12 @@ export type Command =
   | { t: 'subaccount_email'; mainId: number; subId: number; email: string }
   | { t: 'subaccount_notifications'; mainId: number; subId: number; on: boolean }
   /** Money to another user by its username, held `holdMs` before it is confirmed (src/accounts/userTransfers.ts). */
-  | { t: 'user_transfer'; by: number; destination: string; currency: CurrencyCode; amount: number; nonce: string | null; holdMs: number }
+  /**
+   * `book`: `destination` is an address of the sender's address book of type `transfer` (its waiting
+   * period over), naming the receiver by its deposit address or its email; journals written before
+   * it (no `book`) named the receiver's email directly and replay as they ran.
+   */
+  | { t: 'user_transfer'; by: number; destination: string; currency: CurrencyCode; amount: number; nonce: string | null; holdMs: number; book?: boolean }
   /** The sender cancels its prepared transfer `id`. */
   | { t: 'cancel_transfer'; by: number; id: number; currency: CurrencyCode }
   /** Confirms the prepared transfers whose hold has passed (the market tick sends it when one is due). */

@@ -30,12 +30,14 @@ const btc = async (token: string) => (await ok(srv.url, 'private/get_account_sum
 
 describe('subaccount email and notifications, transfers to users, position moves over the API', () => {
   before(async () => {
-    srv = await startServer({ STRIKEBOOK_USER_TRANSFER_HOLD_SECONDS: '60' });
+    srv = await startServer({ STRIKEBOOK_USER_TRANSFER_HOLD_SECONDS: '60', STRIKEBOOK_ADDRESS_BOOK_WAIT_MS: '0' });
     admin = await adminToken(srv.url);
     main = await userToken(srv.url, admin, 'desk2@example.com', { currency: 'BTC', amount: 10 });
     friend = await userToken(srv.url, admin, 'friend@example.com', { currency: 'BTC', amount: 1 });
     await ok(srv.url, 'private/create_subaccount', {}, main);
     [mainId, subId] = (await ok(srv.url, 'private/get_subaccounts', {}, main)).map((x: any) => x.id);
+    // a transfer to another user goes to an entry of the sender's address book of type `transfer`
+    for (const address of ['friend@example.com', 'nobody@example.com']) await ok(srv.url, 'private/add_to_address_book', { currency: 'BTC', type: 'transfer', address, label: 'friend' }, main);
   });
   after(async () => srv.stop());
 
@@ -91,6 +93,51 @@ describe('subaccount email and notifications, transfers to users, position moves
     assertError(await rpc(srv.url, 'private/submit_transfer_to_user', { currency: 'BTC', amount: 0.1, destination: 'nobody@example.com' }, main), 13020, 'destination_not_found');
     const s = await subToken('desk2@example.com', subId);
     assertError(await rpc(srv.url, 'private/submit_transfer_to_user', { currency: 'BTC', amount: 0.1, destination: 'friend@example.com' }, s), 13021, 'main_account_only');
+  });
+
+  it("sends only to an entry of the sender's own address book of type transfer, once its waiting period is over; by a deposit address too", async () => {
+    const other = await userToken(srv.url, admin, 'other@example.com', { currency: 'BTC', amount: 1 });
+    const deposit = (await ok(srv.url, 'private/create_deposit_address', { currency: 'BTC' }, other)).address;
+    const send = (destination: string, token = main) => rpc(srv.url, 'private/submit_transfer_to_user', { currency: 'BTC', amount: 0.01, destination }, token);
+    const before = await btc(main);
+    // a known user, but not in the sender's address book: refused, and nothing moves
+    assertError(await send('other@example.com'), 13021, 'address_not_in_address_book');
+    assertError(await send(deposit), 13021, 'address_not_in_address_book');
+    // in the address book, but as a withdrawal address: refused
+    await ok(srv.url, 'private/add_to_address_book', { currency: 'BTC', type: 'withdrawal', address: deposit, label: 'w' }, main);
+    assertError(await send(deposit), 13021, 'address_not_in_address_book');
+    // in another user's address book (the friend's) only: refused for the sender
+    await ok(srv.url, 'private/add_to_address_book', { currency: 'BTC', type: 'transfer', address: 'other@example.com', label: 'o' }, friend);
+    assertError(await send('other@example.com'), 13021, 'address_not_in_address_book');
+    // an entry of another currency does not count
+    await ok(srv.url, 'private/add_to_address_book', { currency: 'ETH', type: 'transfer', address: deposit, label: 'eth' }, main);
+    assertError(await send(deposit), 13021, 'address_not_in_address_book');
+    assert.equal(await btc(main), before, 'no refused transfer moved money');
+    // the deposit address as a transfer entry: the transfer reaches its owner
+    await ok(srv.url, 'private/add_to_address_book', { currency: 'BTC', type: 'transfer', address: deposit, label: 'other' }, main);
+    const t = (await send(deposit)).body.result;
+    assert.deepEqual([t.state, t.other_side, t.amount], ['prepared', 'other@example.com', 0.01]);
+    assert.equal((await ok(srv.url, 'private/get_transfers', { currency: 'BTC' }, other)).data[0].id, t.id);
+    assert.equal(await btc(main), before - 0.01);
+    await ok(srv.url, 'private/cancel_transfer_by_id', { currency: 'BTC', id: t.id }, main);
+  });
+
+  it("refuses a transfer to a new address-book entry during its waiting period", async () => {
+    const slow = await startServer({ STRIKEBOOK_ADDRESS_BOOK_WAIT_MS: '60000' });
+    try {
+      const a = await adminToken(slow.url);
+      const sender = await userToken(slow.url, a, 'sender@example.com', { currency: 'BTC', amount: 1 });
+      await userToken(slow.url, a, 'receiver@example.com');
+      const entry = await ok(slow.url, 'private/add_to_address_book', { currency: 'BTC', type: 'transfer', address: 'receiver@example.com', label: 'r' }, sender);
+      assert.equal(entry.status, 'waiting');
+      const send = () => rpc(slow.url, 'private/submit_transfer_to_user', { currency: 'BTC', amount: 0.1, destination: 'receiver@example.com' }, sender);
+      assertError(await send(), 13021, 'address_book_waiting_period');
+      await ok(slow.url, 'private/set_test_time', { timestamp: (await ok(slow.url, 'public/get_time')) + 60_001 }, a);
+      const r = await send();
+      assert.equal(r.body.result?.state, 'prepared', JSON.stringify(r.body));
+    } finally {
+      await slow.stop();
+    }
   });
 
   it("moves positions to a subaccount and back (HTTP and WebSocket), shown in both logs and the subaccount's positions; the subaccount's trades by subaccount_id", async () => {

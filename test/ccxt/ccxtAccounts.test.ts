@@ -18,7 +18,7 @@ describe('ccxt deribit: accounts and transfers', () => {
   let admin: string;
 
   before(async () => {
-    server = await startServer();
+    server = await startServer({ STRIKEBOOK_ADDRESS_BOOK_WAIT_MS: '0' });
     url = server.url;
     admin = await adminToken(url);
     deskToken = await userToken(url, admin, 'ccxt-desk@example.com', { currency: 'BTC', amount: 5 });
@@ -49,6 +49,8 @@ describe('ccxt deribit: accounts and transfers', () => {
   });
 
   it('transfer to another user is pending until its hold passes, then ok; fetchTransfers follows it', async () => {
+    // Deribit's rule: the destination is a `transfer` entry of the sender's address book
+    await ok(url, 'private/add_to_address_book', { currency: 'BTC', type: 'transfer', address: 'ccxt-friend@example.com', label: 'friend' }, deskToken);
     const t = await desk.transfer('BTC', 0.1, 'main', 'ccxt-friend@example.com', { method: 'privateGetSubmitTransferToUser' });
     assert.deepEqual([t.status, t.amount, t.toAccount], ['pending', 0.1, 'ccxt-friend@example.com']);
     assert.equal((await desk.fetchTransfers('BTC')).find((x) => x.id === t.id)?.status, 'pending');

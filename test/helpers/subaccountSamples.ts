@@ -41,9 +41,14 @@ export const SUBACCOUNT_SAMPLES: Record<string, (f: MainFixture) => Promise<Call
   },
   'private/set_email_for_subaccount': async (f) => ({ params: { sid: (await family(f)).sub, email: 'desk-one@example.com' }, token: f.user }),
   'private/toggle_notifications_from_subaccount': async (f) => ({ params: { sid: (await family(f)).sub, state: true }, token: f.user }),
-  'private/submit_transfer_to_user': (f) => ({ params: { currency: 'BTC', amount: 0.01, destination: 'other@example.com', nonce: 'conformance-user-1' }, token: f.user }),
+  'private/submit_transfer_to_user': async (f) => {
+    // to an entry of the sender's address book of type `transfer` (the fixture has no waiting period)
+    await otherInBook(f);
+    return { params: { currency: 'BTC', amount: 0.01, destination: 'other@example.com', nonce: 'conformance-user-1' }, token: f.user };
+  },
   'private/cancel_transfer_by_id': async (f) => {
     // a second transfer, still prepared (held STRIKEBOOK_USER_TRANSFER_HOLD_SECONDS)
+    await otherInBook(f);
     const t = await ok(f.url, 'private/submit_transfer_to_user', { currency: 'BTC', amount: 0.02, destination: 'other@example.com' }, f.user);
     return { params: { currency: 'BTC', id: t.id }, token: f.user };
   },
@@ -59,3 +64,8 @@ export const SUBACCOUNT_SAMPLES: Record<string, (f: MainFixture) => Promise<Call
     return { params: { subaccount_id: created.id }, token: f.user };
   },
 };
+
+/** other@example.com in the fixture user's address book as a `transfer` entry (once: a second add is refused). */
+async function otherInBook(f: { url: string; user: string }): Promise<void> {
+  await rpc(f.url, 'private/add_to_address_book', { currency: 'BTC', type: 'transfer', address: 'other@example.com', label: 'other' }, f.user);
+}

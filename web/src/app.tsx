@@ -10,6 +10,8 @@ import { InstrumentScreen } from './screens/instrument.tsx';
 import { PortfolioScreen } from './screens/portfolio.tsx';
 import { KeysScreen } from './screens/keys.tsx';
 import { AdminScreen } from './screens/admin.tsx';
+import { AccountsScreen } from './screens/accounts.tsx';
+import { WalletScreen } from './screens/wallet.tsx';
 import { TicketDrawer } from './screens/ticket.tsx';
 import { Toasts } from './screens/toasts.tsx';
 import { closeTicket } from './lib/ticketStore.ts';
@@ -64,6 +66,8 @@ export function App() {
   else if (path.startsWith('/instrument/')) screen = <InstrumentScreen name={decodeURIComponent(path.slice('/instrument/'.length))} />;
   else if (path === '/portfolio') screen = <PortfolioScreen />;
   else if (path === '/keys') screen = <KeysScreen />;
+  else if (path === '/accounts') screen = <AccountsScreen />;
+  else if (path === '/wallet') screen = <WalletScreen />;
   else if (path.startsWith('/admin')) screen = s.admin ? <AdminScreen /> : <p class="error">This console is for administrators.</p>;
   else screen = <p>Nothing here. <a href="/chain/BTC" onClick={(e) => linkClick(e, '/chain/BTC')}>Go to the option chain</a>.</p>;
 
@@ -76,6 +80,8 @@ export function App() {
             <NavLink to="/chain/BTC" label="BTC chain" path={path} />
             <NavLink to="/chain/ETH" label="ETH chain" path={path} />
             <NavLink to="/portfolio" label="Portfolio" path={path} />
+            <NavLink to="/accounts" label="Accounts" path={path} />
+            <NavLink to="/wallet" label="Wallet" path={path} />
             <NavLink to="/keys" label="API keys" path={path} />
             {s.admin && <NavLink to="/admin" label="Admin" path={path} />}
           </nav>
@@ -89,14 +95,17 @@ export function App() {
         </span>
         {s && (
           <>
-            <span class="muted email">{s.email}</span>
+            <span class="muted email" aria-label="Account">
+              {s.main ? `${s.email} (subaccount)` : s.email}
+            </span>
             <button type="button" onClick={() => void signOut().then(() => navigate('/signin'))}>
               Log out
             </button>
           </>
         )}
       </header>
-      <main>{screen}</main>
+      {/* a switch of account (lib/session.ts switchAccount) remounts the screen, which reloads its data */}
+      <main key={s?.email ?? ''}>{screen}</main>
       {s && <TicketDrawer />}
       <Toasts />
     </>

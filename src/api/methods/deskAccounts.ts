@@ -41,14 +41,14 @@ export const deskAccountMethods = [
     name: 'private/submit_transfer_to_user',
     scope: 'account:read_write',
     summary:
-      "To another user of the venue by its username (its email). The amount leaves the sender at once and the transfer is `prepared` (cancellable) for STRIKEBOOK_USER_TRANSFER_HOLD_SECONDS, then `confirmed`. Main account only; the withdrawal's cash rules apply; idempotent by `nonce`.",
+      "To another user of the venue: `destination` is an address of the caller's address book of type `transfer` (its waiting period over) that names the receiver by one of its deposit addresses or its username (its email). The amount leaves the sender at once and the transfer is `prepared` (cancellable) for STRIKEBOOK_USER_TRANSFER_HOLD_SECONDS, then `confirmed`. Main account only; the withdrawal's cash rules apply; idempotent by `nonce`.",
     params: Type.Object({ currency: CurrencyParam, amount: Type.Number(), destination: Type.String({ minLength: 1, maxLength: 254 }), nonce: Nonce }),
     handler(ctx, p) {
       const s = ctx.services;
       const by = mainCaller(ctx);
       const a = amountOf(p.currency, p.amount);
       const holdMs = (s.config.userTransferHoldSeconds ?? DEFAULT_HOLD_SECONDS) * 1000;
-      return s.seq.submit({ t: 'user_transfer', by, destination: p.destination, currency: a.code, amount: a.minor, nonce: p.nonce ?? null, holdMs }, (r) => renderUserTransfer(unwrap(r) as UserTransferRecord, by));
+      return s.seq.submit({ t: 'user_transfer', by, destination: p.destination, currency: a.code, amount: a.minor, nonce: p.nonce ?? null, holdMs, book: true }, (r) => renderUserTransfer(unwrap(r) as UserTransferRecord, by));
     },
   }),
   defineMethod({

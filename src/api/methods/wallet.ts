@@ -9,7 +9,7 @@ import { ERR, reject } from '../../domain/errors.ts';
 import { randomToken } from '../../auth/crypto.ts';
 import type { Services } from '../../app/services.ts';
 import type { WalletConfig } from '../../app/config.ts';
-import { DEFAULT_MAX_DEPOSIT_ADDRESSES } from '../../wallet/wallet.ts';
+import { DEFAULT_MAX_DEPOSIT_ADDRESSES, type Wallet } from '../../wallet/wallet.ts';
 import { PRIORITIES, type AddressBookEntry, type AddressBookType, type BeneficiaryInfo, type DepositAddress, type Priority, type WalletDeposit, type WithdrawalRecord } from '../../wallet/types.ts';
 import { money } from '../render.ts';
 import { defineMethod } from '../rpc/registry.ts';
@@ -122,6 +122,24 @@ function renderEntry(e: AddressBookEntry, now: number): Record<string, unknown> 
   };
 }
 
+/** get_withdrawals and get_deposits: the caller's records in one currency, newest first, one page rendered. */
+function historyMethod<T>(name: string, summary: string, list: (w: Wallet, userId: number, currency: CurrencyCode) => T[], render: (r: T) => Record<string, unknown>) {
+  return defineMethod({
+    name,
+    scope: 'wallet:read',
+    summary,
+    params: Type.Object({ currency: CurrencyParam, ...Page }),
+    handler(ctx, p) {
+      const s = ctx.services;
+      const me = caller(ctx).userId;
+      return s.seq.read(() => {
+        const all = list(s.ex.wallet, me, p.currency as CurrencyCode);
+        return { count: all.length, data: all.slice(p.offset, p.offset + p.count).map(render) };
+      });
+    },
+  });
+}
+
 export const walletMethods = [
   defineMethod({
     name: 'private/withdraw',
@@ -161,34 +179,8 @@ export const walletMethods = [
       });
     },
   }),
-  defineMethod({
-    name: 'private/get_withdrawals',
-    scope: 'wallet:read',
-    summary: "The caller's withdrawals in one currency, newest first.",
-    params: Type.Object({ currency: CurrencyParam, ...Page }),
-    handler(ctx, p) {
-      const s = ctx.services;
-      const me = caller(ctx).userId;
-      return s.seq.read(() => {
-        const list = s.ex.wallet.withdrawalsOf(me, p.currency as CurrencyCode);
-        return { count: list.length, data: list.slice(p.offset, p.offset + p.count).map(renderWithdrawal) };
-      });
-    },
-  }),
-  defineMethod({
-    name: 'private/get_deposits',
-    scope: 'wallet:read',
-    summary: "The caller's deposits in one currency, newest first (credited ones and the sandbox's self-service deposits).",
-    params: Type.Object({ currency: CurrencyParam, ...Page }),
-    handler(ctx, p) {
-      const s = ctx.services;
-      const me = caller(ctx).userId;
-      return s.seq.read(() => {
-        const list = s.ex.wallet.depositsOf(me, p.currency as CurrencyCode);
-        return { count: list.length, data: list.slice(p.offset, p.offset + p.count).map(renderDeposit) };
-      });
-    },
-  }),
+  historyMethod('private/get_withdrawals', "The caller's withdrawals in one currency, newest first.", (w, me, c) => w.withdrawalsOf(me, c), renderWithdrawal),
+  historyMethod('private/get_deposits', "The caller's deposits in one currency, newest first (credited ones and the sandbox's self-service deposits).", (w, me, c) => w.depositsOf(me, c), renderDeposit),
   defineMethod({
     name: 'private/create_deposit_address',
     scope: 'wallet:read_write',

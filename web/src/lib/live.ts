@@ -2,8 +2,8 @@
 // subscribe a component to a channel for as long as it is on screen.
 import { useEffect, useState } from 'preact/hooks';
 import { LiveSocket, type ConnState } from './ws.ts';
-import { accessToken, onSession, session, waitingForSession, type Session } from './session.ts';
-import { call } from './rpc.ts';
+import { accessToken, onSession, session, track, waitingForSession, type Session } from './session.ts';
+import { call, RpcError } from './rpc.ts';
 
 export const live = new LiveSocket(`${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/ws/api/v2`);
 live.setToken(session()?.access ?? null);
@@ -47,9 +47,13 @@ export function useChannel(channel: string | null, handler: (data: unknown) => v
   useEffect(() => (channel ? live.subscribe(channel, handler) : undefined), [channel]);
 }
 
-/** A private call with the session's token. */
+/**
+ * A private call with the session's token, registered until answered (a logout or a refresh waits
+ * for it: lib/session.ts). Without a session nothing is sent: a screen's last reload as the trader
+ * logs out would only be refused (HTTP 401).
+ */
 export function priv<T = unknown>(method: string, params: Record<string, unknown> = {}): Promise<T> {
-  return accessToken().then((token) => call<T>(method, params, token));
+  return accessToken().then((token) => (token ? track(token, call<T>(method, params, token)) : Promise.reject(new RpcError(10000, 'authorization_required', 'signed out'))));
 }
 
 /** Loads `fn` when `deps` change (and after a reconnect); `reload` runs it again. */

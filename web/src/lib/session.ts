@@ -20,6 +20,11 @@ export interface Session {
   /** When the access token expires (ms, the browser's clock). */
   expiresAt: number;
   admin: boolean;
+  /**
+   * A subaccount's session (public/exchange_token): the main account's session it came from, to go
+   * back to. `email` is then the subaccount's username.
+   */
+  main?: { id: number; email: string; access: string; refresh: string; expiresAt: number; admin: boolean };
 }
 
 const KEY = 'strikebook.session';
@@ -114,7 +119,72 @@ export async function signOut(): Promise<void> {
   const s = current;
   set(null);
   channel?.postMessage({ type: 'logout' } satisfies Message);
-  if (s) await call('private/logout', {}, s.access).catch(() => undefined);
+  if (s) await endToken(s.access);
+  // the main session kept during a switch: its access token may have expired, so renew it to end it
+  const m = s?.main;
+  if (m) await call<Tokens>('public/auth', { grant_type: 'refresh_token', refresh_token: m.refresh }).then((t) => call('private/logout', {}, t.access_token)).catch(() => undefined);
+}
+
+/**
+ * Calls under way with each access token (lib/live.ts priv registers them). A token is revoked
+ * only once its calls have been answered: a call sent just before a logout (a screen's reload as
+ * the trader clicks Log out, or Back to the main account) could otherwise reach the server after
+ * it, be refused with HTTP 401 and show the trader an error for nothing.
+ */
+const inFlight = new Map<string, Set<Promise<unknown>>>();
+/** How long a logout or a refresh waits for the calls under way with the token it ends. */
+const SETTLE_MS = 3000;
+
+/** Registers `p`, a call sent with `token`, until it settles. */
+export function track<T>(token: string, p: Promise<T>): Promise<T> {
+  let calls = inFlight.get(token);
+  if (!calls) inFlight.set(token, (calls = new Set()));
+  calls.add(p);
+  const done = () => {
+    calls.delete(p);
+    if (calls.size === 0 && inFlight.get(token) === calls) inFlight.delete(token);
+  };
+  p.then(done, done);
+  return p;
+}
+
+/** Resolves when every call under way with `token` has been answered (at most SETTLE_MS). */
+function settled(token: string): Promise<void> {
+  const calls = inFlight.get(token);
+  if (!calls || calls.size === 0) return Promise.resolve();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const limit = new Promise<void>((r) => (timer = setTimeout(r, SETTLE_MS)));
+  return Promise.race([Promise.allSettled([...calls]).then(() => undefined), limit]).finally(() => clearTimeout(timer));
+}
+
+/** Logs out the session of `access` (no longer the current one) once its calls are answered. */
+async function endToken(access: string): Promise<void> {
+  await settled(access);
+  await call('private/logout', {}, access).catch(() => undefined);
+}
+
+/**
+ * Switches the session to one of the main account's subaccounts (public/exchange_token with the main
+ * account's refresh token; the main session is kept to come back to), or back to the main account
+ * (`id` null: its refresh token renews it, and the subaccount's session is logged out).
+ */
+export async function switchAccount(target: { id: number; username: string } | null, mainId?: number): Promise<void> {
+  const s = current;
+  if (!s) return;
+  if (target === null) {
+    const m = s.main;
+    if (!m) return;
+    const t = await call<Tokens>('public/auth', { grant_type: 'refresh_token', refresh_token: m.refresh });
+    set(fromTokens(m.email, t));
+    await endToken(s.access);
+    return;
+  }
+  const m = s.main ?? { id: mainId ?? 0, email: s.email, access: s.access, refresh: s.refresh, expiresAt: s.expiresAt, admin: s.admin };
+  const t = await call<Tokens>('public/exchange_token', { refresh_token: m.refresh, subject_id: target.id });
+  const old = s.main ? s.access : null;
+  set({ ...fromTokens(target.username, t), main: m });
+  // a switch from one subaccount to another ends the first one's session
+  if (old) await endToken(old);
 }
 
 let refreshing: Promise<void> | null = null;
@@ -141,9 +211,13 @@ export function refresh(): Promise<void> {
 async function doRefresh(): Promise<void> {
   const s = current;
   if (!s) return;
+  // the refresh revokes the access token it replaces: the calls under way with it are answered first
+  // (new calls wait for the refresh: accessToken)
+  await settled(s.access);
+  if (current !== s) return;
   try {
     const t = await call<Tokens>('public/auth', { grant_type: 'refresh_token', refresh_token: s.refresh });
-    if (current === s) set(fromTokens(s.email, t));
+    if (current === s) set({ ...fromTokens(s.email, t), ...(s.main ? { main: s.main } : {}) });
   } catch (err) {
     // a network error keeps the session (retried soon); a refused token ends it, unless another tab
     // refreshed the same session a moment before (its new tokens are on their way here)

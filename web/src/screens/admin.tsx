@@ -10,6 +10,7 @@ import { call, errorText } from '../lib/rpc.ts';
 import { useStackLabels } from '../lib/stack.ts';
 import { NegativeBalances, RateLimits } from './adminLimits.tsx';
 import { HealthPanel, Users, fetchHealth } from './adminStatus.tsx';
+import { DepositDesk, WithdrawalQueue } from './adminWallet.tsx';
 
 interface Invite {
   code: string;
@@ -357,6 +358,8 @@ export function AdminScreen() {
     <>
       <h1>Administration</h1>
       <Users />
+      <WithdrawalQueue />
+      <DepositDesk />
       <div class="row">
         <Invites />
         <Market />
