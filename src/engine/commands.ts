@@ -172,7 +172,9 @@ export type Command =
   /** private/invalidate_block_trade_signature: the signer's signature `sig` (its MAC) executes nothing. */
   | { t: 'block_invalidate'; userId: number; sig: string; expiry: number }
   /** private/create_combo (src/combos/): the combo of these legs (ratios signed: + bought), made once. */
-  | { t: 'create_combo'; userId: number; legs: { instrument: string; ratio: number }[] }
+  /** `max` (hard limit on combos) and `maxActive` (soft limit on active books) are the settings in force
+   *  when asked (absent in records from before them: 1000 combos, no soft limit). */
+  | { t: 'create_combo'; userId: number; legs: { instrument: string; ratio: number }[]; max?: number; maxActive?: number }
   | {
       t: 'cancel_quotes';
       userId: number;
