@@ -11,6 +11,8 @@ import type { Exchange } from '../engine/exchange.ts';
 export const MAX_COMBO_LEGS = 4;
 /** Combos a venue holds at most (a hard limit on creation). */
 export const MAX_COMBOS = 1000;
+/** Active combo books (a soft limit; STRIKEBOOK_MAX_ACTIVE_COMBOS). */
+export const DEFAULT_MAX_ACTIVE_COMBOS = 200;
 
 export interface ComboLeg {
   instrument: string;
