@@ -15,6 +15,7 @@ import { runTriggerBench } from './triggerBench.ts';
 import { runFailoverBench } from './failoverBench.ts';
 import { runMassQuoteBench } from './massQuoteBench.ts';
 import { runPmBench } from './pmBench.ts';
+import { runComboBench } from './comboBench.ts';
 
 export interface BenchSection {
   name: string;
@@ -38,6 +39,10 @@ export const sections: BenchSection[] = [
   { name: 'failover on PostgreSQL: leader SIGKILLed with a hot standby, kill -> first accepted order (p50 <= 3 s) vs a restart without one', run: () => runFailoverBench() },
   { name: 'mass quotes: 100 instruments x 2 sides per message, quotes/s vs the same quotes as private/edit on one socket', run: () => runMassQuoteBench() },
   { name: 'portfolio margin: order check with 200 positions vs standard margin (ratio), recompute over 1,000 PM accounts after an index tick (per-account step CPU p99 <= 2 ms)', run: () => runPmBench() },
+  { name: 'combo orders: crossing pairs on a two-leg call spread vs single-leg pairs on the same engine (us per pair, ratio)', run: async () => {
+    const r = runComboBench();
+    return { lines: [`single leg ${r.single_leg_us_per_pair} us/pair, combo ${r.combo_us_per_pair} us/pair, ratio ${r.ratio}`], ok: true };
+  } },
 ];
 
 /**
