@@ -16,6 +16,7 @@ import { runFailoverBench } from './failoverBench.ts';
 import { runMassQuoteBench } from './massQuoteBench.ts';
 import { runPmBench } from './pmBench.ts';
 import { runRfqBench } from './rfqBench.ts';
+import { runComboBench } from './comboBench.ts';
 
 export interface BenchSection {
   name: string;
@@ -40,6 +41,10 @@ export const sections: BenchSection[] = [
   { name: 'mass quotes: 100 instruments x 2 sides per message, quotes/s vs the same quotes as private/edit on one socket', run: () => runMassQuoteBench() },
   { name: 'portfolio margin: order check with 200 positions vs standard margin (ratio <= 3), recompute over 1,000 PM accounts after an index tick (per-account step CPU p99 <= 2 ms)', run: () => runPmBench() },
   { name: 'block rfq: a maker\'s quote edit -> the taker\'s block_rfq.taker.BTC (open loop, p99 over 1,000) vs an order edit -> book.X.raw', run: () => runRfqBench() },
+  { name: 'combo orders: crossing pairs on a two-leg call spread vs single-leg pairs on the same engine (us per pair, ratio)', run: async () => {
+    const r = runComboBench();
+    return { lines: [`single leg ${r.single_leg_us_per_pair} us/pair, combo ${r.combo_us_per_pair} us/pair, ratio ${r.ratio}`], ok: true };
+  } },
 ];
 
 /**

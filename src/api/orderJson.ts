@@ -73,7 +73,7 @@ export function orderJson(o: Order | TriggerOrder): string {
 export function userTradeJson(t: Trade, userId: number): string {
   const isMaker = t.makerOrder.userId === userId;
   const order = isMaker ? t.makerOrder : t.takerOrder;
-  if (order.origin !== null || t.block !== undefined) return JSON.stringify(renderUserTrade(t, userId));
+  if (order.origin !== null || t.block !== undefined || t.combo !== undefined) return JSON.stringify(renderUserTrade(t, userId));
   const inst = t.inst;
   const amount = lotsToAmount(inst, t.lots);
   const mark = coin(t.markPrice);

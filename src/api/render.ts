@@ -222,6 +222,11 @@ export function renderPublicTrade(t: Trade): Record<string, unknown> {
     out.block_trade_id = String(t.block.id);
     out.block_trade_leg_count = t.block.legs;
   }
+  // a combo fill's leg (src/combos/), as Deribit marks it
+  if (t.combo !== undefined) {
+    out.combo_id = t.combo.id;
+    out.combo_trade_id = t.combo.tradeId;
+  }
   const liq = tradeLiquidation(t);
   if (liq !== null) out.liquidation = liq;
   return out;

@@ -75,6 +75,9 @@ export interface Config {
   wsCredentialSweepMs?: number;
   /** Subaccounts per main account (src/accounts/subaccounts.ts); absent: 20. */
   maxSubaccounts?: number;
+  /** combos held at most (hard) and active combo books (soft; src/combos/) */
+  maxCombos?: number;
+  maxActiveCombos?: number;
   /** Seconds a transfer to another user is held (`prepared`, cancellable) before it is confirmed; absent: 60. */
   userTransferHoldSeconds?: number;
   /** Block trades (src/blocktrades/): smallest leg per currency (coin), price band (% of mark), signature lifetime (ms). */
@@ -248,6 +251,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     wsIdleTimeoutMs: n('STRIKEBOOK_WS_IDLE_TIMEOUT_MS'),
     wsCredentialSweepMs: n('STRIKEBOOK_WS_CREDENTIAL_SWEEP_MS'),
     maxSubaccounts: n('STRIKEBOOK_MAX_SUBACCOUNTS'),
+    maxCombos: n('STRIKEBOOK_MAX_COMBOS'),
+    maxActiveCombos: n('STRIKEBOOK_MAX_ACTIVE_COMBOS'),
     userTransferHoldSeconds: n('STRIKEBOOK_USER_TRANSFER_HOLD_SECONDS'),
     blockTradeMinBtc: n('STRIKEBOOK_BLOCK_TRADE_MIN_BTC'),
     blockTradeMinEth: n('STRIKEBOOK_BLOCK_TRADE_MIN_ETH'),

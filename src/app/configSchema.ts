@@ -160,6 +160,8 @@ export const SETTINGS: readonly Setting[] = [
   { name: 'STRIKEBOOK_RATE_LIMIT_HOLD_MAX_MS', def: '1000', roles: S, check: int(0, 60_000), doc: 'longest a 10028 is held for a client that resends while refused (docs/security.md); `0` never holds' },
   { name: 'STRIKEBOOK_SIGNATURE_REPLAY_MAX', def: '100000', roles: S, check: int(1, 1e8), doc: 'signed requests remembered for replay refusal, in all' },
   { name: 'STRIKEBOOK_SIGNATURE_REPLAY_PER_KEY', def: '10000', roles: S, check: int(1, 1e8), doc: 'signed requests remembered for replay refusal, per API key' },
+  { name: 'STRIKEBOOK_MAX_COMBOS', def: '1000', roles: S, check: int(2, 100000), doc: 'combos the venue holds at most: a hard limit on `private/create_combo` (src/combos/)' },
+  { name: 'STRIKEBOOK_MAX_ACTIVE_COMBOS', def: '200', roles: S, check: int(1, 100000), doc: 'active combo books: past it, `create_combo` deactivates the least traded combo and cancels its orders (a soft limit; create_combo activates one again)' },
   { name: 'STRIKEBOOK_MAX_SUBACCOUNTS', def: '20', roles: S, check: int(0, 1000), doc: 'subaccounts one main account may hold (`private/create_subaccount`; Deribit: 20)' },
   { name: 'STRIKEBOOK_USER_TRANSFER_HOLD_SECONDS', def: '60', roles: S, check: int(0, 604_800), doc: 'a transfer to another user (`private/submit_transfer_to_user`) stays `prepared`, cancellable by its sender, this long before it is confirmed; `0` confirms at once' },
   { name: 'STRIKEBOOK_BLOCK_TRADE_MIN_BTC', def: '25', roles: S, check: num(0, 1e6), doc: 'smallest amount of one leg of a block trade in a BTC option, in BTC (Deribit: 25)' },

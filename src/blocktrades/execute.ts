@@ -125,7 +125,7 @@ export function sideRefusal(ex: Exchange, user: User, role: BlockRole, legs: rea
  * positions are put back. Only the user's position map is touched, and only inside this call; the
  * fresh figures read no running sums and leave none behind.
  */
-function pmRequirementChange(ex: Exchange, user: User, cur: CurrencyCode, afters: readonly Position[]): number {
+export function pmRequirementChange(ex: Exchange, user: User, cur: CurrencyCode, afters: readonly Position[]): number {
   const pm = ex.trading.risk.pm;
   const before = pm.freshFigures(user, cur).initialMarginWithOrders;
   const saved = afters.map((a) => [a.inst.id, user.positions.get(a.inst.id)] as const);

@@ -11,6 +11,8 @@ import type { Exchange } from '../engine/exchange.ts';
 export const MAX_COMBO_LEGS = 4;
 /** Combos a venue holds at most (a hard limit on creation). */
 export const MAX_COMBOS = 1000;
+/** Active combo books (a soft limit; STRIKEBOOK_MAX_ACTIVE_COMBOS). */
+export const DEFAULT_MAX_ACTIVE_COMBOS = 200;
 
 export interface ComboLeg {
   instrument: string;
@@ -23,6 +25,10 @@ export interface ComboRecord {
   instrumentId: number;
   created: number;
   legs: ComboLeg[];
+  /** combo trades so far (absent: none); the soft limit deactivates the least traded book */
+  traded?: number;
+  /** its book was deactivated by the soft limit on active books (create_combo activates it again) */
+  deactivated?: true;
 }
 
 type CreateCmd = Extract<Command, { t: 'create_combo' }>;
@@ -80,19 +86,47 @@ export class Combos {
     const legs = canonicalLegs(c.legs);
     const key = legs.map((l) => `${l.instrument}:${l.ratio}`).join('|');
     const known = this.byLegs.get(key);
-    if (known !== undefined) return this.byId.get(known)!;
-    if (this.byId.size >= MAX_COMBOS) return reject(ERR.INVALID_ARGUMENTS, 'combo_limit_reached');
+    if (known !== undefined) {
+      const r = this.byId.get(known)!;
+      if (r.deactivated) {
+        delete r.deactivated;
+        this.softLimit(r, c.maxActive);
+      }
+      return r;
+    }
+    if (this.byId.size >= (c.max ?? MAX_COMBOS)) return reject(ERR.INVALID_ARGUMENTS, 'combo_limit_reached');
     const instrumentId = this.ex.nextInstrumentId++;
     const ordered = legs.map((l) => this.ex.instruments.get(l.instrument)!);
     const rec: ComboRecord = { id: comboName(legs, ordered, instrumentId), instrumentId, created: this.ex.now, legs };
     // two leg sets with one name (a spread and its reverse): the second takes the generic name
     if (this.byId.has(rec.id)) rec.id = `${ordered[0]!.currency}-COMBO-${instrumentId}`;
     this.add(rec, key);
+    this.softLimit(rec, c.maxActive);
     return rec;
+  }
+
+  /**
+   * The soft limit on active combo books: past `max` active combos, the least traded other active
+   * combo (the oldest of equals) is deactivated, its orders cancelled; create_combo activates it again.
+   */
+  private softLimit(keep: ComboRecord, max: number | undefined): void {
+    if (max === undefined) return;
+    const active = [...this.byId.values()].filter((r) => this.isActive(r));
+    for (let excess = active.length - max; excess > 0; excess--) {
+      let victim: ComboRecord | null = null;
+      for (const r of active) {
+        if (r === keep || r.deactivated) continue;
+        if (victim === null || (r.traded ?? 0) < (victim.traded ?? 0)) victim = r;
+      }
+      if (victim === null) return;
+      victim.deactivated = true;
+      this.ex.comboBooks.closeInactive('instrument_halted');
+    }
   }
 
   /** Active while every leg is open and unexpired (an expiry of any leg ends the combo). */
   isActive(r: ComboRecord): boolean {
+    if (r.deactivated) return false;
     for (const l of r.legs) {
       const inst = this.ex.instruments.get(l.instrument);
       if (!inst || inst.state !== 'open' || inst.expiry <= this.ex.now) return false;

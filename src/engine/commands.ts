@@ -184,7 +184,9 @@ export type Command =
   /** private/reject_block_trade: `userId`, in `role`, rejects the waiting request: it never executes. */
   | { t: 'block_reject'; userId: number; timestamp: number; nonce: string; role: BlockRole }
   /** private/create_combo (src/combos/): the combo of these legs (ratios signed: + bought), made once. */
-  | { t: 'create_combo'; userId: number; legs: { instrument: string; ratio: number }[] }
+  /** `max` (hard limit on combos) and `maxActive` (soft limit on active books) are the settings in force
+   *  when asked (absent in records from before them: 1000 combos, no soft limit). */
+  | { t: 'create_combo'; userId: number; legs: { instrument: string; ratio: number }[]; max?: number; maxActive?: number }
   | {
       t: 'cancel_quotes';
       userId: number;

@@ -35,8 +35,9 @@ import { BlockRfqs } from '../blockrfq/state.ts';
 import { applyRfq } from '../blockrfq/engine.ts';
 import { RFQ_COMMANDS, type RfqCommand } from '../blockrfq/types.ts';
 import { Combos } from '../combos/combos.ts';
-import { invalidateSignature } from '../blocktrades/execute.ts';
+import { applyBlockTrade, invalidateSignature } from '../blocktrades/execute.ts';
 import { approveRequest, blockTradeOrRequest, rejectRequest, setApproval } from '../blocktrades/approval.ts';
+import { ComboBooks } from '../combos/book.ts';
 import { PortfolioMarginState } from '../risk/portfolio/state.ts';
 import { changeMarginModel } from '../risk/portfolio/switch.ts';
 
@@ -163,6 +164,8 @@ export class Exchange {
   readonly blockRfqs = new BlockRfqs();
   /** Combos as instruments (src/combos/). */
   readonly combos: Combos;
+  /** Combo order books (src/combos/book.ts). */
+  readonly comboBooks: ComboBooks;
   /** Withdrawals, deposits, deposit addresses and the address book (src/wallet/). */
   readonly wallet = new Wallet();
   /** Sees every order and trade change as it is applied (live event fan-out; not part of the state). */
@@ -178,6 +181,7 @@ export class Exchange {
     this.triggers = new Triggers(this);
     this.subaccounts = new Subaccounts(this);
     this.combos = new Combos(this);
+    this.comboBooks = new ComboBooks(this);
   }
 
   /**
@@ -190,6 +194,8 @@ export class Exchange {
    */
   refusalOf(cmd: Command): Reject | null {
     if (cmd.t === 'cancel') {
+      const co = this.comboBooks.orderOf(cmd.userId, cmd.orderId);
+      if (co !== undefined) return co.state === 'open' ? null : reject(ERR.ALREADY_CLOSED, undefined, 'order_id');
       const t = this.triggers.get(cmd.userId, cmd.orderId);
       return t !== undefined ? this.triggers.cancelRefusal(t) : this.trading.cancelRefusal(cmd.userId, cmd.orderId);
     }
@@ -207,6 +213,8 @@ export class Exchange {
     if (cmd.ts > this.now) this.now = cmd.ts;
     this.seq = cmd.seq;
     const result = this.dispatch(cmd);
+    // the expiry of a leg (or the soft limit) ends a combo: its open orders are cancelled
+    if (this.comboBooks.hasOpen()) this.comboBooks.closeInactive('settlement');
     // an MMP trigger during the command cancels its group's orders within the same command, before
     // trigger orders the command's price moves reached are placed (they must not meet those quotes),
     // and again after them (their fills count too)
@@ -271,6 +279,12 @@ export class Exchange {
       case 'place': {
         const disabled = optionsRefusal(this, c.userId, c.reduceOnly);
         if (disabled !== null) return disabled;
+        const combo = this.combos.byId.get(c.instrument);
+        if (combo !== undefined) {
+          const cr = this.comboBooks.place(c, combo);
+          if (c.cod === true) markPlaced(cr);
+          return cr;
+        }
         // cancel_maker self-trade prevention: the own orders this one would meet go first
         if (c.trig === undefined && !c.postOnly && (c.type === 'market' || c.price !== null)) cancelOwnMakers(this, c.userId, c.instrument, c.side, c.type === 'market' ? NaN : c.price!, c.lots);
         const r = c.trig !== undefined ? this.triggers.place({ ...c, trig: c.trig }) : this.trading.place(c);
@@ -278,6 +292,7 @@ export class Exchange {
         return r;
       }
       case 'cancel': {
+        if (this.comboBooks.orderOf(c.userId, c.orderId) !== undefined) return this.comboBooks.cancel(c.userId, c.orderId);
         const t = this.triggers.get(c.userId, c.orderId);
         if (t === undefined) return this.trading.cancelByUser(c.userId, c.orderId);
         return this.triggers.cancelRefusal(t) ?? this.triggers.cancel(t, 'user_request');
@@ -285,6 +300,7 @@ export class Exchange {
       case 'cancel_all': {
         const types = c.types ?? 'all';
         const regular = types === 'all' || types === 'limit' ? this.trading.cancelAll(c) : [];
+        if ((types === 'all' || types === 'limit') && this.comboBooks.hasOpen()) regular.push(...this.comboBooks.cancelAll(c));
         const triggers = this.triggers.cancelAll(c, types);
         return triggers.length === 0 ? regular : [...regular, ...triggers];
       }
@@ -311,7 +327,7 @@ export class Exchange {
       case 'list':
         return this.list(c.instruments);
       case 'expire_orders':
-        return this.trading.expireOrders() + this.triggers.expire().length;
+        return this.trading.expireOrders() + this.triggers.expire().length + this.comboBooks.expire();
       case 'settle': {
         const r = settleExpiry(this, c.currency, c.expiry);
         // trigger orders of the delivered series can never fire: cancelled with the expiry
@@ -320,6 +336,7 @@ export class Exchange {
       }
       case 'cancel_orders': {
         const orders = this.trading.cancelOrders(c.userId, c.orderIds, c.reason);
+        if (this.comboBooks.hasOpen()) orders.push(...this.comboBooks.cancelOrders(c.userId, c.orderIds, c.reason));
         this.triggers.cancelIds(c.userId, c.orderIds, c.reason);
         return orders;
       }
@@ -339,6 +356,12 @@ export class Exchange {
       case 'set_disabled_trading_products':
         return setDisabledProducts(this, c);
       case 'edit': {
+        const co = this.comboBooks.orderOf(c.userId, c.orderId);
+        if (co !== undefined) {
+          const cr = this.comboBooks.edit(c, this.combos.byId.get(co.inst.name)!);
+          if (c.cod === true) markPlaced(cr);
+          return cr;
+        }
         const t = this.triggers.get(c.userId, c.orderId);
         if (t === undefined) cancelOwnMakersForEdit(this, c);
         const r = t !== undefined ? this.triggers.edit(c, t) : this.trading.edit(c);

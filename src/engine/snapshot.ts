@@ -54,6 +54,11 @@ function tradeToJson(t: Trade): unknown[] {
   const a: unknown[] = [t.id, t.seq, t.inst.id, t.ts, t.price, t.lots, t.takerSide, t.makerOrder.id, t.takerOrder.id, t.makerFee, t.takerFee, num(t.indexPrice), num(t.markPrice), t.tickDirection, t.makerState, t.takerState];
   // a block trade's leg only: other trades serialize as before (src/blocktrades/)
   if (t.block !== undefined) a.push([t.block.id, t.block.legs]);
+  // a combo fill's leg only (src/combos/): after a null block part
+  if (t.combo !== undefined) {
+    if (t.block === undefined) a.push(null);
+    a.push([t.combo.id, t.combo.tradeId]);
+  }
   return a;
 }
 
@@ -148,6 +153,8 @@ export function serialize(ex: Exchange): string {
     ...(ex.blockRfqs.isEmpty() ? {} : { blockRfqs: ex.blockRfqs.toJson() }),
     // combos (src/combos/): absent while there are none
     ...(ex.combos.isEmpty() ? {} : { combos: ex.combos.toJson() }),
+    // combo books (src/combos/book.ts): absent while no combo order was ever placed
+    ...(ex.comboBooks.isEmpty() ? {} : { comboBooks: ex.comboBooks.toJson() }),
     // portfolio margin (src/risk/portfolio/state.ts): absent while every account is on the default
     // model under the default parameters, as subaccounts
     ...(ex.pm.isEmpty() ? {} : { pm: ex.pm.toJson() }),
@@ -199,13 +206,14 @@ export function restore(text: string, limits: ExchangeLimits = DEFAULT_LIMITS): 
   }
   const trades = new Map<number, Trade>();
   for (const a of s.trades) {
-    const [id, seq, instId, ts, price, lots, takerSide, makerId, takerId, makerFee, takerFee, indexPrice, markPrice, tickDirection, makerState, takerState, block] = a;
+    const [id, seq, instId, ts, price, lots, takerSide, makerId, takerId, makerFee, takerFee, indexPrice, markPrice, tickDirection, makerState, takerState, block, combo] = a;
     const trade: Trade = {
       id, seq, inst: ex.instrumentsById.get(instId)!, ts, price, lots, takerSide,
       makerOrder: orders.get(makerId)!, takerOrder: orders.get(takerId)!, makerFee, takerFee,
       indexPrice: unnum(indexPrice), markPrice: unnum(markPrice), tickDirection, makerState, takerState,
     };
-    if (block !== undefined) trade.block = { id: block[0], legs: block[1] };
+    if (block !== undefined && block !== null) trade.block = { id: block[0], legs: block[1] };
+    if (combo !== undefined) trade.combo = { id: combo[0], tradeId: combo[1] };
     trades.set(id, trade);
   }
   for (const a of s.markets) {
@@ -260,6 +268,7 @@ export function restore(text: string, limits: ExchangeLimits = DEFAULT_LIMITS): 
   ex.blockTrades.restore(s.blockTrades);
   ex.blockRfqs.restore(s.blockRfqs);
   ex.combos.restore(s.combos);
+  ex.comboBooks.restore(s.comboBooks, (id) => trades.get(id));
   ex.pm.restore(s.pm);
   ex.wallet.restore(s.wallet);
   return ex;

@@ -498,7 +498,7 @@ export class Trading {
   /** Earliest good_til_day expiry among open orders, or Infinity. */
   nextExpiry(): number {
     // untriggered good_til_day trigger orders expire by the same command (src/engine/triggers.ts)
-    let t = this.ex.triggers.nextExpiry();
+    let t = Math.min(this.ex.triggers.nextExpiry(), this.ex.comboBooks.nextExpiry());
     for (const o of this.gtdOrders) if (o.expiresAt < t) t = o.expiresAt;
     return t;
   }

@@ -147,6 +147,8 @@ export interface Trade {
   takerState: OrderState;
   /** A leg of a block trade (src/blocktrades/): its id and how many legs it has; absent otherwise. */
   block?: { id: number; legs: number };
+  /** A leg of a combo fill (src/combos/): the combo and its combo trade id; absent otherwise. */
+  combo?: { id: string; tradeId: number };
 }
 
 export interface Position {

@@ -21,7 +21,6 @@ const pend = (issue: string, names: string[]) => names.forEach((n) => (PENDING[n
 pend('issue 32 (subaccounts, transfers, wallet)', [
 ]);
 pend('issue 34 (combos, block trades, block RFQ)', [
-  'private/get_leg_prices',
 ]);
 
 /** Answered by the WebSocket connection itself (src/api/ws/server.ts SESSION_METHODS), not the registry. */
@@ -230,6 +229,7 @@ const SAMPLES: Record<string, (f: Fixture) => Promise<Call> | Call> = {
   'public/get_volatility_index_data': (f) => ({ params: { currency: 'BTC', start_timestamp: f.now - 3_600_000, end_timestamp: f.now + 60_000, resolution: '60' } }),
   ...SUBACCOUNT_SAMPLES,
   ...BLOCK_TRADE_SAMPLES,
+  'private/get_leg_prices': (f) => ({ params: { legs: [{ instrument_name: f.atm.name, amount: 1, direction: 'buy' }, { instrument_name: f.cheap.name, amount: 1, direction: 'sell' }], price: Number((f.atm.book.mark_price - f.cheap.book.mark_price).toFixed(4)) }, token: tok(f) }),
   'private/create_combo': (f) => ({ params: { trades: [{ instrument_name: f.atm.name, direction: 'buy', amount: 1 }, { instrument_name: f.cheap.name, direction: 'sell', amount: 1 }] }, token: tok(f) }),
   'public/get_combos': () => ({ params: { currency: 'BTC' } }),
   'public/get_combo_ids': () => ({ params: { currency: 'BTC' } }),

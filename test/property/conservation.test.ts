@@ -4,6 +4,7 @@
 //
 // The stream comes from a seeded PRNG (STRIKEBOOK_PROP_SEED overrides the seed), so a failure is
 // reproducible: the message names the seed and the command index.
+import type { ComboPlaceResult } from '../../src/combos/book.ts';
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { CurrencyCode } from '../../src/domain/currency.ts';
@@ -250,6 +251,35 @@ class Generator {
     if (y < 0.94) return { t: 'rfq_cancel', userId: r.taker, rfqId: r.id };
     if (y < 0.97) return { t: 'rfq_trigger_cancel', userId: r.taker, rfqId: r.id };
     return { t: 'rfq_expire' };
+  /**
+   * Combos (src/combos/): a new combo of 2 legs of one currency (ratios 1-2, either sign; at most 8
+   * active, 40 in all), or an order on a known one at a price around its net mark (sometimes outside
+   * its band), or a cancel of an open combo order.
+   */
+  private comboCommand(ex: Exchange): Command {
+    const userId = this.user();
+    const combos = [...ex.combos.byId.values()].filter((r) => ex.combos.isActive(r));
+    if (combos.length === 0 || this.chance(0.1)) {
+      const currency = this.pick(CURRENCIES);
+      const choices = this.active.filter((sp) => sp.currency === currency);
+      const a = this.pick(choices).name;
+      const b = this.pick(choices).name;
+      return { t: 'create_combo', userId, legs: [{ instrument: a, ratio: 1 + this.int(2) }, { instrument: b, ratio: (this.chance(0.5) ? 1 : -1) * (1 + this.int(2)) }], max: 40, maxActive: 8 };
+    }
+    const open = ex.comboBooks.openOf(userId);
+    if (open.length > 0 && this.chance(0.15)) return { t: 'cancel', userId, orderId: this.pick(open).id };
+    const r = this.pick(combos);
+    let net = 0;
+    for (const l of r.legs) {
+      const m = ex.markets.get(ex.instruments.get(l.instrument)!.id)!;
+      net += l.ratio * (Number.isFinite(m.markCoin) ? m.markCoin * 1e4 : 100);
+    }
+    const price = Math.round(net * (0.85 + 0.3 * this.r())) + this.int(21) - 10;
+    return {
+      t: 'place', userId, side: this.pick([BUY, SELL] as const), instrument: r.id, price, advanced: null, advPrice: null,
+      lots: (1 + this.int(5)) * ex.instruments.get(r.legs[0]!.instrument)!.lotScaled, type: this.chance(0.1) ? 'market' : 'limit',
+      tif: this.pick(['good_til_cancelled', 'immediate_or_cancel'] as const), postOnly: false, rejectPostOnly: false, reduceOnly: false, label: '', clientOrderId: null,
+    };
   }
 
   /** Lists a short-lived series around the current index (strikes made unique per series: names carry only the date). */
@@ -301,6 +331,7 @@ class Generator {
       }
     }
     if (x >= 0.54 && x < 0.55) return this.rfqCommand(ex);
+    if (x >= 0.52 && x < 0.54) return this.comboCommand(ex);
     if (x >= 0.55 && x < 0.57) return this.blockTrade(ex);
     if (x >= 0.57 && x < 0.62) return this.mmpCommand(ex);
     if (x < 0.62) return this.order(ex);
@@ -594,8 +625,26 @@ function checkInvariants(ex: Exchange, where: string): void {
 }
 
 /** Cheap checks on one command's result. */
+/** A combo order's fills: every leg, leg prices summing to the combo price, each inside its leg band. */
+function checkComboFills(ex: Exchange, res: ComboPlaceResult, where: string): void {
+  const r = ex.combos.byId.get(res.order.inst.name)!;
+  for (const ct of res.comboTrades) {
+    assert.equal(ct.legs.length, r.legs.length, `${where}: a combo fill without every leg`);
+    assert.notEqual(ct.makerOrder.userId, ct.takerOrder.userId, `${where}: combo self-trade`);
+    let net = 0;
+    ct.legs.forEach((t, i) => {
+      net += r.legs[i]!.ratio * t.price;
+      const m = ex.markets.get(t.inst.id)!;
+      assert.ok(t.price >= m.minPrice && t.price <= m.maxPrice, `${where}: leg ${t.inst.name} at ${t.price} outside its band`);
+      assert.equal(t.lots, Math.abs(r.legs[i]!.ratio) * ct.lots, `${where}: leg size`);
+    });
+    assert.equal(net, ct.price, `${where}: leg prices do not sum to the combo price`);
+  }
+}
+
 function checkResult(ex: Exchange, cmd: Sequenced, res: unknown, firstNewOrderId: number, cids: Map<string, number>, where: string): void {
   if (cmd.t !== 'place' || isReject(res)) return;
+  if (ex.combos.byId.has(cmd.instrument)) return checkComboFills(ex, res as ComboPlaceResult, where);
   const { order, trades } = res as PlaceResult;
   if (cmd.clientOrderId !== null) {
     const key = `${cmd.userId}:${cmd.clientOrderId}`;
@@ -739,7 +788,7 @@ function stream(SEED: number, limits: ExchangeLimits): void {
   }
   checkInvariants(ex, 'after setup');
 
-  const stats = { placed: 0, trades: 0, rejects: 0, snapshots: 0, liquidationTrades: 0, settlements: 0, withdrawals: 0, moves: 0, userTransfers: 0, subaccounts: 0, blockTrades: 0, rfqFills: 0, pmTrades: 0, pmLiquidationTrades: 0, modelChanges: 0 };
+  const stats = { placed: 0, trades: 0, rejects: 0, snapshots: 0, liquidationTrades: 0, settlements: 0, withdrawals: 0, moves: 0, userTransfers: 0, subaccounts: 0, blockTrades: 0, rfqFills: 0, comboTrades: 0, pmTrades: 0, pmLiquidationTrades: 0, modelChanges: 0 };
   const rejectKinds = new Map<string, number>();
   const reasons = new Set<CancelReason>();
   let shadow: Exchange | null = null;
@@ -768,6 +817,7 @@ function stream(SEED: number, limits: ExchangeLimits): void {
       } else if (cmd.t === 'place') {
         stats.placed++;
         stats.trades += (res as PlaceResult).trades.length;
+        if (ex.combos.byId.has(cmd.instrument)) stats.comboTrades += (res as ComboPlaceResult).comboTrades.length;
         if (ex.pm.isPm(cmd.userId)) stats.pmTrades += (res as PlaceResult).trades.length;
       } else if (cmd.t === 'liquidate') {
         stats.liquidationTrades += (res as LiquidationResult).trades.length;
@@ -814,6 +864,7 @@ function coverage(ex: Exchange, stats: Record<string, number>, reasons: Set<Canc
   assert.ok(stats.moves > 0 && stats.userTransfers > 0 && stats.subaccounts > 0, `accounts commands: ${JSON.stringify(stats)}`);
   for (const k of ['transfer', 'position_move']) assert.ok(entryKinds.has(k), `no ${k} entry in any account log`);
   assert.ok(stats.trades > 5_000, `only ${stats.trades} trades`);
+  assert.ok(stats.comboTrades > 0, 'no combo fill');
   assert.ok(stats.placed > 20_000, `only ${stats.placed} orders accepted`);
   assert.ok(stats.liquidationTrades > 0, 'no liquidation bought anything back');
   assert.ok(stats.settlements >= 5, `only ${stats.settlements} settlements`);

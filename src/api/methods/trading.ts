@@ -74,7 +74,8 @@ function placeOrder(ctx: CallContext, p: Static<typeof OrderParams>, side: 0 | 1
   let advPrice: number | null = null;
   if (type === 'limit') {
     if (p.price === undefined) throw reject(ERR.INVALID_PRICE, 'price_required', 'price');
-    if (p.price <= 0) throw reject(ERR.INVALID_PRICE, 'price_not_positive', 'price');
+    // a combo's price is a net premium: zero or negative is a price (src/combos/book.ts)
+    if (p.price <= 0 && !ctx.services.ex.combos.byId.has(p.instrument_name)) throw reject(ERR.INVALID_PRICE, 'price_not_positive', 'price');
     if (p.advanced !== undefined) advPrice = p.price;
     else {
       price = parseScaled(p.price, PRICE_SCALE);
