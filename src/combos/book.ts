@@ -386,8 +386,10 @@ export class ComboBooks {
     return {
       next: this.nextTradeId,
       orders: [...this.orders.values()].map(ord),
-      books: [...this.books].filter(([, b]) => b.orderCount() > 0).map(([id, b]) => [id, [...b.orders()].map((o) => o.id)]),
-      trades: [...this.trades].map(([id, list]) => [id, list.map((t) => [t.id, t.ts, t.price, t.lots, t.takerSide, t.makerOrder.id, t.takerOrder.id, t.legs.map((l) => l.id)])]),
+      // sorted by combo id: a book emptied and refilled keeps its first place in the live map but not
+      // in a restored one, and the state hash must not see that (every reader sorts by order id)
+      books: [...this.books].filter(([, b]) => b.orderCount() > 0).sort(byKey).map(([id, b]) => [id, [...b.orders()].map((o) => o.id)]),
+      trades: [...this.trades].sort(byKey).map(([id, list]) => [id, list.map((t) => [t.id, t.ts, t.price, t.lots, t.takerSide, t.makerOrder.id, t.takerOrder.id, t.legs.map((l) => l.id)])]),
     };
   }
 
@@ -430,4 +432,8 @@ export class ComboBooks {
       );
     }
   }
+}
+
+function byKey<T>(a: [string, T], b: [string, T]): number {
+  return a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0;
 }

@@ -35,7 +35,7 @@ import { BlockRfqs } from '../blockrfq/state.ts';
 import { applyRfq } from '../blockrfq/engine.ts';
 import { RFQ_COMMANDS, type RfqCommand } from '../blockrfq/types.ts';
 import { Combos } from '../combos/combos.ts';
-import { applyBlockTrade, invalidateSignature } from '../blocktrades/execute.ts';
+import { invalidateSignature } from '../blocktrades/execute.ts';
 import { approveRequest, blockTradeOrRequest, rejectRequest, setApproval } from '../blocktrades/approval.ts';
 import { ComboBooks } from '../combos/book.ts';
 import { PortfolioMarginState } from '../risk/portfolio/state.ts';

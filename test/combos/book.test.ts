@@ -134,10 +134,10 @@ describe('combo books', () => {
     // the seller of the spread C110 - C100 (short the lower strike, long the upper): at most 1 BTC of loss per 1 BTC
     const ps = h.apply({ t: 'create_combo', userId: 1, legs: [{ instrument: C110.name, ratio: 1 }, { instrument: C100.name, ratio: -1 }] }) as ComboRecord;
     const counter = h.user('100');
-    // a portfolio-margin account: its requirement is the scenario loss of its positions together
+    // a (segregated: no other currency's collateral pools in) portfolio-margin account: its requirement is the scenario loss of its positions together
     // (switched with 1 BTC, the portfolio-margin minimum, then down to 0.1 BTC)
     const seller = h.user('1');
-    assert.ok(!isReject(h.apply({ t: 'change_margin_model', userId: seller, model: 'cross_pm' })), 'accepted or refused as expected');
+    assert.ok(!isReject(h.apply({ t: 'change_margin_model', userId: seller, model: 'segregated_pm' })), 'accepted or refused as expected');
     h.apply({ t: 'withdraw', userId: seller, currency: 'BTC', amount: h.balance(seller) - 10_000_000 });
     const price = netMark(h, ps);
     // naked: selling 1 BTC of C100 needs more initial margin than the account has

@@ -251,6 +251,8 @@ class Generator {
     if (y < 0.94) return { t: 'rfq_cancel', userId: r.taker, rfqId: r.id };
     if (y < 0.97) return { t: 'rfq_trigger_cancel', userId: r.taker, rfqId: r.id };
     return { t: 'rfq_expire' };
+  }
+
   /**
    * Combos (src/combos/): a new combo of 2 legs of one currency (ratios 1-2, either sign; at most 8
    * active, 40 in all), or an order on a known one at a price around its net mark (sometimes outside
