@@ -32,6 +32,9 @@ export class ClientConn {
   /** Private channel -> the credential it was subscribed with: the `access_token` param of its
    *  subscribe, or null for the connection's login (src/gateway/credentials.ts). */
   readonly credentials = new Map<string, string | null>();
+  /** Credential (as in `credentials`; null: the login) -> whether the leader last said its scopes
+   *  read trades and orders (`trade:read`): the trade channels stream only while it does. */
+  readonly tradeRead = new Map<string | null, boolean>();
   /** Successful public/auth calls on the connection (a recheck begun before one does not judge it). */
   logins = 0;
   /** A recheck of this connection's credentials is under way. */

@@ -6,12 +6,18 @@
 // as a private call, so whatever revokes a credential for calls (logout, a refresh that rotates it,
 // its API key removed, expiry) ends exactly the subscriptions made with it. A private/subscribe whose
 // credential the leader refuses is refused with the leader's code (13009 once revoked), as there.
+import { channelScope } from '../api/ws/channels.ts';
 import { ERR, type ErrorCode } from '../domain/errors.ts';
 import type { ClientConn } from './clientConn.ts';
 import { Unserved } from './httpForward.ts';
 
-/** What the leader answers about a credential: the user it authenticates, or its refusal. */
-export type Who = { id: number } | { code: ErrorCode; reason?: string };
+/**
+ * What the leader answers about a credential: the user it authenticates and whether its scopes read
+ * trades and orders (`trade:read`; null: the leader did not say, busy or unreachable), or its refusal.
+ * The identity comes from an `account:read` call, so a key without that scope streams nothing here
+ * (stricter than the leader, never looser); the trade channels need the second answer too.
+ */
+export type Who = { id: number; tradeRead: boolean | null } | { code: ErrorCode; reason?: string };
 
 /** Codes by which the leader refuses the credential itself; any other (a busy, moving or unreachable
  *  leader) confirms nothing and ends nothing: the next recheck asks again. */
@@ -33,22 +39,37 @@ export function whoIsOn(call: UpstreamCall): WhoIs {
   return async (c, accessToken) => {
     const params: Record<string, unknown> = { currency: 'BTC', extended: true };
     if (accessToken !== undefined) params.access_token = accessToken;
-    let text: string;
-    try {
-      text = await call(c, 'private/get_account_summary', params);
-    } catch (err) {
-      return err instanceof Unserved ? { code: err.code, reason: err.reason } : { code: ERR.INTERNAL, reason: 'leader_unreachable' };
-    }
-    const body = JSON.parse(text) as { result?: { id?: unknown }; error?: { code?: unknown; data?: { reason?: unknown } } };
-    if (typeof body.result?.id === 'number') return { id: body.result.id };
-    const code = body.error?.code;
-    const reason = body.error?.data?.reason;
-    return { code: (typeof code === 'number' ? code : ERR.INTERNAL) as ErrorCode, reason: typeof reason === 'string' ? reason : undefined };
+    // the trade scope: a trade:read call that lists nothing (no futures are listed), asked beside
+    const probe: Record<string, unknown> = { kind: 'future', type: 'limit' };
+    if (accessToken !== undefined) probe.access_token = accessToken;
+    const [summary, trades] = await Promise.all([ask(call, c, 'private/get_account_summary', params), ask(call, c, 'private/get_open_orders', probe)]);
+    if ('code' in summary) return summary;
+    if (typeof summary.result?.id !== 'number') return { code: ERR.INTERNAL, reason: 'no_account_id' };
+    const tradeRead = 'code' in trades ? (REFUSALS.has(trades.code) ? false : null) : true;
+    return { id: summary.result.id, tradeRead };
   };
 }
 
-/** The user a subscribe streams private channels of (null: none), and the token param it carried. */
-export type Subscriber = { user: number | null; token: string | null } | { code: ErrorCode; reason?: string };
+type Answer = { result?: { id?: unknown } } | { code: ErrorCode; reason?: string };
+
+/** One call to the leader: its result, or its refusal (an unreachable leader is INTERNAL). */
+async function ask(call: UpstreamCall, c: ClientConn, method: string, params: Record<string, unknown>): Promise<Answer> {
+  let text: string;
+  try {
+    text = await call(c, method, params);
+  } catch (err) {
+    return err instanceof Unserved ? { code: err.code, reason: err.reason } : { code: ERR.INTERNAL, reason: 'leader_unreachable' };
+  }
+  const body = JSON.parse(text) as { result?: { id?: unknown }; error?: { code?: unknown; data?: { reason?: unknown } } };
+  if (body.error === undefined) return { result: body.result };
+  const code = body.error.code;
+  const reason = body.error.data?.reason;
+  return { code: (typeof code === 'number' ? code : ERR.INTERNAL) as ErrorCode, reason: typeof reason === 'string' ? reason : undefined };
+}
+
+/** The user a subscribe streams private channels of (null: none), the token param it carried, and
+ *  whether that credential reads trades and orders (the trade channels need it). */
+export type Subscriber = { user: number | null; token: string | null; tradeRead: boolean } | { code: ErrorCode; reason?: string };
 
 /** Who a (public or private) subscribe subscribes as. */
 export async function subscriberOf(c: ClientConn, params: Record<string, unknown>, priv: boolean, whoIs: WhoIs): Promise<Subscriber> {
@@ -62,15 +83,19 @@ export async function subscriberOf(c: ClientConn, params: Record<string, unknown
     }
     const w = await whoIs(c, token);
     // a refused token refuses the whole call, public/subscribe too, as on the leader
-    return 'id' in w ? { user: w.id, token } : w;
+    if (!('id' in w)) return w;
+    if (w.tradeRead !== null) c.tradeRead.set(token, w.tradeRead);
+    return { user: w.id, token, tradeRead: w.tradeRead === true };
   }
-  if (c.userId !== null || !priv) return { user: c.userId, token: null };
+  if (c.userId !== null || !priv) return { user: c.userId, token: null, tradeRead: c.tradeRead.get(null) === true };
   // no login confirmed here: an anonymous connection has none at the leader either; one the leader
   // knows may hold a login not confirmed yet, or a revoked one (the leader then answers 13009)
   if (!c.stateful) return { code: ERR.AUTHORIZATION_REQUIRED };
   const w = await whoIs(c);
-  if ('id' in w) c.userId = w.id;
-  return 'id' in w ? { user: w.id, token: null } : w;
+  if (!('id' in w)) return w;
+  c.userId = w.id;
+  if (w.tradeRead !== null) c.tradeRead.set(null, w.tradeRead);
+  return { user: w.id, token: null, tradeRead: w.tradeRead === true };
 }
 
 /**
@@ -98,10 +123,14 @@ export async function recheck(c: ClientConn, whoIs: WhoIs, drop: (channel: strin
         // a login made meanwhile is confirmed by its own public/auth, not by this answer
         if (token === null && c.logins !== logins) return;
         if (token === null && !('id' in w && w.id === c.userId)) c.userId = null;
+        // a key's scopes can change (private/edit_api_key): the trade channels follow them
+        if ('id' in w && w.tradeRead !== null) c.tradeRead.set(token, w.tradeRead);
         for (const ch of channels) {
           // subscribed again meanwhile, perhaps with another token: that one is rechecked next time
           if (c.credentials.get(ch) !== token) continue;
-          if (!('id' in w) || c.subs.get(ch)?.userId !== w.id) drop(ch);
+          const sub = c.subs.get(ch);
+          if (!('id' in w) || sub?.userId !== w.id) drop(ch);
+          else if (w.tradeRead === false && sub !== undefined && channelScope(sub.spec) === 'trade:read') drop(ch);
         }
       }),
     );

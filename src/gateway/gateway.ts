@@ -157,6 +157,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
       c.logins++;
       const w = await whoIs(c);
       c.userId = 'id' in w ? w.id : null;
+      c.tradeRead.set(null, 'id' in w && w.tradeRead === true);
     }
     if (method === 'private/logout' && ok) dropPrivate(c);
   });

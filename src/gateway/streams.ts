@@ -3,7 +3,7 @@
 // the conflated channels, tickers and portfolios read from the leader, the handling of each event
 // message from NATS (src/gateway/natsStream.ts), and subscribe/unsubscribe.
 import type { Logger } from 'pino';
-import { isPrivate, parseChannel, selects, type ChannelSpec } from '../api/ws/channels.ts';
+import { channelScope, isPrivate, parseChannel, selects, type ChannelSpec } from '../api/ws/channels.ts';
 import { textFrame } from '../api/ws/hub.ts';
 import { ERR } from '../domain/errors.ts';
 import { BookMirror, type BookChange, type BookSnapshot, type L2 } from './bookMirror.ts';
@@ -469,6 +469,9 @@ export async function startStreams(deps: StreamDeps): Promise<Streams> {
         continue;
       }
       if (isPrivate(spec) && (!priv || user === null)) continue;
+      // a credential whose scopes do not read trades and orders gets none of their channels (left
+      // out of the answer, as the leader does: src/api/ws/sessionMethods.ts)
+      if (isPrivate(spec) && channelScope(spec) === 'trade:read' && !who.tradeRead) continue;
       // raw intervals need an authenticated caller, as on the leader (silently left out)
       if ('cadence' in spec && spec.cadence === 'raw' && user === null) continue;
       if (c.subs.size >= maxSubs) continue;

@@ -45,6 +45,14 @@ export type ChannelSpec =
   /** block_rfq.* (src/blockrfq/channels.ts): served by the leader's hub only */
   | RfqSpec;
 
+/**
+ * What a private channel needs of its credential's scopes (as a call reading the same data): the
+ * leader's subscribe and credential sweep and the gateway's subscribe and recheck all judge by it.
+ */
+export function channelScope(spec: ChannelSpec): 'account:read' | 'trade:read' {
+  return spec.k.startsWith('user.portfolio') || spec.k === 'user.access_log' || spec.k === 'user.lock' ? 'account:read' : 'trade:read';
+}
+
 export function isPrivate(spec: ChannelSpec): boolean {
   return spec.k.startsWith('user.');
 }

@@ -8,8 +8,8 @@ import type { Services } from '../../app/services.ts';
 import { sha256Hex } from '../../auth/crypto.ts';
 import { tokenCaller } from '../rpc/dispatch.ts';
 import { Reject } from '../rpc/errors.ts';
-import { scopeAllows, type Caller, type Scope } from '../rpc/registry.ts';
-import type { ChannelSpec } from './channels.ts';
+import { scopeAllows, type Caller } from '../rpc/registry.ts';
+import { channelScope, type ChannelSpec } from './channels.ts';
 
 export interface Subscription {
   spec: ChannelSpec;
@@ -65,10 +65,8 @@ export function ownRotation(s: Services, ownHash: string | null, params: Record<
   return s.ex.auth.refresh.get(sha256Hex(params.refresh_token))?.pair === ownHash ? ownHash : null;
 }
 
-/** What a private channel needs of its credential's scopes (as a call reading the same data). */
-export function channelScope(spec: ChannelSpec): Scope {
-  return spec.k.startsWith('user.portfolio') || spec.k === 'user.access_log' || spec.k === 'user.lock' ? 'account:read' : 'trade:read';
-}
+// What a private channel needs of its credential's scopes: in channels.ts, which the gateway shares.
+export { channelScope } from './channels.ts';
 
 /**
  * Ends every private subscription whose token no longer authenticates its user: `drop` takes it
