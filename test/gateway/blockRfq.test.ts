@@ -10,7 +10,7 @@ import { adminToken, ok, startServer, userToken } from '../helpers/server.ts';
 import { freshStream } from '../helpers/nats.ts';
 import { WsClient } from '../helpers/ws.ts';
 import { spawnGateway, until } from '../helpers/gateway.ts';
-import { atmCall, cheapCall, nearMark } from '../helpers/market.ts';
+import { atmCall, cheapCall, nearMark, twinPut } from '../helpers/market.ts';
 
 const TAKER = 'gwrfq-taker@example.com';
 const MAKER = 'gwrfq-maker@example.com';
@@ -123,4 +123,25 @@ test('through a gateway process: every block_rfq.* channel as on the leader, pri
   assert.equal(g(OTHER, 'block_rfq.trades.any').length, 1, 'the public trade reaches everyone');
   assert.deepEqual(g('anon', 'block_rfq.trades.ETH'), []);
   assert.equal(g('anon', 'block_rfq.trades.any').length, 1);
+
+  // ---- combos: the exchange serves no user.combo_trades.* (docs/api-notes.md); a combo's orders and
+  // leg trades travel on user.orders / user.trades / user.changes, through the gateway as on the leader
+  const COMBO = ['user.orders.any.any.raw', 'user.trades.any.any.raw', 'user.changes.any.any.raw'];
+  for (const side of ['direct', 'gateway']) {
+    for (const who of [MAKER2, OTHER]) assert.deepEqual(await conns[side]![who]!.ok('private/subscribe', { channels: [...COMBO, 'user.combo_trades.any.any.raw'] }), COMBO, `${side}: no combo_trades channel on either`);
+  }
+  const put = await twinPut(srv.url, call);
+  const combo = await gwc[MAKER2]!.ok('private/create_combo', { trades: [{ instrument_name: call.name, direction: 'buy', amount: 1 }, { instrument_name: put.name, direction: 'buy', amount: 1 }] });
+  const cp = Math.round((nearMark(call) + nearMark(put)) * 1e4) / 1e4;
+  await gwc[OTHER]!.ok('private/sell', { instrument_name: combo.id, amount: 1, type: 'limit', price: cp });
+  await gwc[MAKER2]!.ok('private/buy', { instrument_name: combo.id, amount: 1, type: 'limit', price: cp });
+  for (const who of [MAKER2, OTHER]) {
+    for (const ch of COMBO) {
+      await until(`${who} ${ch} through the gateway`, () => all(gwc[who]!, ch).length > 0 && all(gwc[who]!, ch).length >= all(conns.direct![who]!, ch).length);
+      assert.deepEqual(all(gwc[who]!, ch), all(conns.direct![who]!, ch), `${who} ${ch}: the combo as on the leader's socket`);
+    }
+    const legTrades = (all(gwc[who]!, 'user.trades.any.any.raw') as any[]).flat();
+    assert.equal(legTrades.length, 2, `${who}: both legs traded`);
+    assert.ok(legTrades.every((x) => x.combo_id === combo.id), 'leg trades carry the combo id');
+  }
 });
