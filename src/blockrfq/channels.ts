@@ -4,7 +4,8 @@
 // `block_rfq.trades.{currency}`. The engine notes which RFQ, quote or trade each command changed
 // (BlockRfqs.events, not state); each raw round sends a topic what changed since it last looked,
 // rendered as the RFQ is after the durable batch. The leader's hub serves them (src/api/ws/hub.ts);
-// the stream gateway does not parse them, so it leaves them out of its subscribe answers.
+// the stream gateway serves them from the batch's events, rendered here once per batch for every
+// user they concern (rfqStreamEvents, src/api/ws/streamEvents.ts): the same data, by the same rules.
 import { CURRENCY_CODES, type CurrencyCode } from '../domain/currency.ts';
 import type { Exchange } from '../engine/exchange.ts';
 import { visibleTo } from './engine.ts';
@@ -98,4 +99,67 @@ export function rfqRound(ex: Exchange, t: RfqTopic, cadence: 'raw' | 'agg'): str
     }
   }
   return out;
+}
+
+/** One RFQ channel message of a batch, with the currency its RFQ is in. */
+export interface RfqMessage {
+  currency: CurrencyCode;
+  data: unknown;
+}
+
+/** What the RFQ channels of one user get from a batch (as rfqRound renders them for its topics). */
+export interface RfqUserEvents {
+  maker: RfqMessage[];
+  taker: RfqMessage[];
+  quotes: RfqMessage[];
+}
+
+/**
+ * The RFQ channel messages of the changes after `seen` (an eventSeq), for the stream (one message per
+ * user and batch, src/api/ws/streamEvents.ts): per user, what each of its private RFQ channels of
+ * currency `any` would get from rfqRound, in that order, and the public trades. A maker gets an RFQ
+ * only when it may see it (visibleTo, as now), rendered as it sees it; the taker its own RFQs.
+ */
+export function rfqStreamEvents(ex: Exchange, seen: number): { users: Map<number, RfqUserEvents>; trades: RfqMessage[] } {
+  const st = ex.blockRfqs;
+  const users = new Map<number, RfqUserEvents>();
+  const trades: RfqMessage[] = [];
+  if (st.eventSeq <= seen) return { users, trades };
+  const of = (u: number): RfqUserEvents => {
+    let e = users.get(u);
+    if (!e) users.set(u, (e = { maker: [], taker: [], quotes: [] }));
+    return e;
+  };
+  const takerDone = new Set<number>();
+  const makerDone = new Set<string>();
+  const quoteDone = new Set<number>();
+  const makers = [...st.makers].sort((a, b) => a - b);
+  for (const e of st.events) {
+    if (e.seq <= seen) continue;
+    const r = st.rfqs.get(e.rfqId);
+    if (r === undefined) continue;
+    if (!takerDone.has(r.id)) {
+      takerDone.add(r.id);
+      of(r.taker).taker.push({ currency: r.currency, data: renderRfq(ex, r, r.taker) });
+    }
+    if (e.quoteId === null) {
+      for (const m of makers) {
+        const key = `${m}:${r.id}`;
+        if (m === r.taker || makerDone.has(key) || !visibleTo(ex, r, m)) continue;
+        makerDone.add(key);
+        of(m).maker.push({ currency: r.currency, data: renderRfq(ex, r, m) });
+      }
+    } else if (!quoteDone.has(e.quoteId)) {
+      const q = st.quotes.get(e.quoteId);
+      if (q !== undefined) {
+        quoteDone.add(q.id);
+        of(q.maker).quotes.push({ currency: r.currency, data: renderQuote(ex, q) });
+      }
+    }
+    if (e.tradeId !== null) {
+      const tr = st.trades.find((x) => x.id === e.tradeId);
+      if (tr !== undefined) trades.push({ currency: r.currency, data: renderPublicTrade(tr) });
+    }
+  }
+  return { users, trades };
 }

@@ -45,6 +45,10 @@ export interface PrivateEvent {
   lock?: unknown[];
   /** block_trade_confirmations data of the batch, with the block trade's currency */
   block_trade_confirmations?: Array<{ currency: string; data: unknown }>;
+  /** block_rfq.maker / .taker / .maker.quotes data of the batch for this user, with the RFQ's currency */
+  block_rfq_maker?: Array<{ currency: string; data: unknown }>;
+  block_rfq_taker?: Array<{ currency: string; data: unknown }>;
+  block_rfq_quotes?: Array<{ currency: string; data: unknown }>;
 }
 
 /** A volatility index message without its timestamp: a value equal to the last one is not sent (as the hub). */

@@ -14,6 +14,8 @@
 //   vol print of its currency. What a channel sends on subscribe (the current ticker, quote,
 //   candle, estimate, platform state) is asked of the leader on a connection of the gateway's own
 //   (subscribe, then unsubscribe at once), so it is the leader's own first message.
+//   The block RFQ channels (block_rfq.maker/.maker.quotes/.taker/.trades) come rendered per user
+//   from the leader (src/blockrfq/channels.ts rfqStreamEvents): the gateway only picks the currency.
 //   user.portfolio is read from the leader (private/get_account_summary, on the subscriber's own
 //   connection) on the tick after an event that may have moved it: the user's orders, trades or
 //   money, the currency's index or vol, or a command that moves every account (control.accounts).

@@ -329,6 +329,12 @@ export async function startStreams(deps: StreamDeps): Promise<Streams> {
       else if (t.spec.k === 'user.block_trade_confirmations') {
         const want = t.spec.currency;
         for (const e of parsed().block_trade_confirmations ?? []) if (want === null || e.currency === want) deliver(t, JSON.stringify(e.data));
+      } else if (t.spec.k === 'user.block_rfq_maker' || t.spec.k === 'user.block_rfq_taker' || t.spec.k === 'user.block_rfq_quotes') {
+        // rendered for this user by the leader (src/blockrfq/channels.ts rfqStreamEvents): a maker's
+        // list holds only RFQs sent to it, as it may see them; the taker's only its own
+        const want = t.spec.currency;
+        const list = t.spec.k === 'user.block_rfq_maker' ? parsed().block_rfq_maker : t.spec.k === 'user.block_rfq_taker' ? parsed().block_rfq_taker : parsed().block_rfq_quotes;
+        for (const e of list ?? []) if (want === null || e.currency === want) deliver(t, JSON.stringify(e.data));
       }
     }
     portfolioDue(uid, null);
@@ -404,6 +410,14 @@ export async function startStreams(deps: StreamDeps): Promise<Streams> {
     } else if (rest === 'public.announcements') {
       const news = (JSON.parse(text) as unknown[]).map((e) => JSON.stringify(e));
       for (const t of topics.values()) if (t.spec.k === 'announcements') for (const e of news) deliver(t, e);
+    } else if (rest === 'public.block_rfq_trades') {
+      let trades: Array<{ currency: string; data: unknown }> | null = null;
+      for (const t of topics.values()) {
+        if (t.spec.k !== 'block_rfq_trades') continue;
+        const want = t.spec.currency;
+        trades ??= JSON.parse(text) as Array<{ currency: string; data: unknown }>;
+        for (const e of trades) if (want === null || e.currency === want) deliver(t, JSON.stringify(e.data));
+      }
     } else if (rest === 'control.accounts') portfolioDue(null, null);
     else if (rest.startsWith('private.')) onPrivate(Number(rest.slice(8)), text);
     else if (rest === 'control.gap') {
@@ -442,7 +456,7 @@ export async function startStreams(deps: StreamDeps): Promise<Streams> {
     const who = await subscriberOf(c, params, priv, whoIs);
     if ('code' in who) return c.send(envelope(id, failure(who.code, who.reason)));
     const { user, token } = who;
-    const parse = (n: string) => parseChannel(n, (i) => reads.known.has(i), { parity: true });
+    const parse = (n: string) => parseChannel(n, (i) => reads.known.has(i), { parity: true, rfq: true });
     if ((channels as string[]).some((n) => parse(n) === null) && performance.now() - reads.knownAt > 5000) await reads.refreshKnown().catch(() => undefined);
     // as Deribit and the leader: a channel not served is left out of the answer and the rest subscribe
     const specs: Array<[string, ChannelSpec]> = [];

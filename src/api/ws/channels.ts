@@ -42,7 +42,7 @@ export type ChannelSpec =
    *  never notified (ccxt's watchBalance subscribes BTC, ETH, SOL and USDC in one request) */
   | { k: 'user.portfolio.none'; currency: string }
   | ParitySpec
-  /** block_rfq.* (src/blockrfq/channels.ts): served by the leader's hub only */
+  /** block_rfq.* (src/blockrfq/channels.ts): the leader's hub and the stream gateway */
   | RfqSpec;
 
 /**

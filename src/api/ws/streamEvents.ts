@@ -14,11 +14,15 @@
 //   <p>.public.platform_state       [`platform_state` data]: indices locked or unlocked by the batch
 //   <p>.public.vol_index.<currency> `deribit_volatility_index.*` data, when an index/vol command committed
 //   <p>.public.announcements        [`announcements` data]: the announcements the batch published
+//   <p>.public.block_rfq_trades     [{currency, data}]: `block_rfq.trades.*` data, each RFQ trade of the batch
 //   <p>.private.<user id>           { orders, trades, positions, mmp } of one user in the batch: the
 //                                   order objects at the end of the batch, the user's trades, the
 //                                   positions in the instruments they traded (user.changes), MMP
 //                                   triggers, `access_log` (user.access_log: the batch's logins) and
-//                                   `lock` (user.lock: currencies locked or unlocked); also sent (maybe empty) when the user's money moved,
+//                                   `lock` (user.lock: currencies locked or unlocked), `block_trade_confirmations`,
+//                                   `block_rfq_maker` / `block_rfq_taker` / `block_rfq_quotes` ([{currency,
+//                                   data}]: what the user's block_rfq.maker.any / .taker.any /
+//                                   .maker.quotes.any get from the batch); also sent (maybe empty) when the user's money moved,
 //                                   which is what makes a gateway refresh user.portfolio
 //   <p>.control.accounts            {}: a command that may move any account (settlement, ...)
 //                                   committed: gateways refresh every user.portfolio
@@ -39,6 +43,7 @@ import { coin } from '../render.ts';
 import { volatilityIndex } from '../../market/volIndex.ts';
 import { renderAnnouncement } from '../methods/announcements.ts';
 import { renderAccess } from '../methods/accessLog.ts';
+import { rfqStreamEvents, type RfqUserEvents } from '../../blockrfq/channels.ts';
 import { CURRENCY_CODES } from '../../domain/currency.ts';
 import { renderOrder, renderPublicTrade, renderUserTrade } from '../render.ts';
 
@@ -93,6 +98,8 @@ export class StreamEvents {
   private accessLast: number;
   /** user.lock: the `user:currency` keys in liquidation after the last batch. */
   private lockedAccounts: Set<string>;
+  /** The newest block RFQ change published (BlockRfqs.eventSeq). */
+  private rfqSeen: number;
 
   constructor(
     private readonly ex: Exchange,
@@ -103,6 +110,7 @@ export class StreamEvents {
     this.announcedLast = ex.announcements.nextId - 1;
     this.accessLast = ex.nextAccessId - 1;
     this.lockedAccounts = new Set(ex.liquidating);
+    this.rfqSeen = ex.blockRfqs.eventSeq;
   }
 
   private levelsOf(inst: Instrument, changeId: number): L2 {
@@ -176,6 +184,11 @@ export class StreamEvents {
         a.push({ currency: r.currency, data: renderBlockRequest(ex, r, uid) });
       }
     }
+    // block RFQ channels: each change as each user's channels get it (src/blockrfq/channels.ts)
+    const rfq = rfqStreamEvents(ex, this.rfqSeen);
+    this.rfqSeen = ex.blockRfqs.eventSeq;
+    for (const u of rfq.users.keys()) entry(u);
+    if (rfq.trades.length > 0) out.push({ subject: `${this.prefix}.public.block_rfq_trades`, data: JSON.stringify(rfq.trades) });
     for (const t of batch.trades) {
       entry(t.makerOrder.userId).trades.push(t);
       if (t.takerOrder.userId !== t.makerOrder.userId) entry(t.takerOrder.userId).trades.push(t);
@@ -196,6 +209,7 @@ export class StreamEvents {
         ...(access.has(uid) ? { access_log: access.get(uid) } : {}),
         ...(locks.has(uid) ? { lock: locks.get(uid) } : {}),
         ...(blocksByUser.has(uid) ? { block_trade_confirmations: blocksByUser.get(uid) } : {}),
+        ...rfqFields(rfq.users.get(uid)),
       };
       out.push({ subject: `${this.prefix}.private.${uid}`, data: JSON.stringify(data) });
     }
@@ -311,6 +325,16 @@ export class StreamEvents {
       out.push({ subject: `${p}.public.platform_state`, data: JSON.stringify(changed) });
     }
   }
+}
+
+/** The block_rfq_* fields of a user's private message: the non-empty lists only. */
+function rfqFields(e: RfqUserEvents | undefined): Record<string, unknown> {
+  if (e === undefined) return {};
+  const out: Record<string, unknown> = {};
+  if (e.maker.length > 0) out.block_rfq_maker = e.maker;
+  if (e.taker.length > 0) out.block_rfq_taker = e.taker;
+  if (e.quotes.length > 0) out.block_rfq_quotes = e.quotes;
+  return out;
 }
 
 /** Deribit book change entries between two L2 states, best price first. */
