@@ -147,10 +147,10 @@ describe('the web app story', { timeout: 180_000 }, () => {
     await t1.getByLabel('Password').fill(T1.password);
     await screenshot(t1, '04-signup');
     await t1.getByRole('button', { name: 'Create account' }).click();
-    await t1.getByRole('heading', { name: 'Portfolio' }).waitFor();
+    await t1.getByRole('heading', { name: 'Portfolio', exact: true }).waitFor();
     // the session survives a reload of the tab (sessionStorage)
     await t1.reload();
-    await t1.getByRole('heading', { name: 'Portfolio' }).waitFor();
+    await t1.getByRole('heading', { name: 'Portfolio', exact: true }).waitFor();
     await t1.getByText(T1.email).waitFor();
     await t1.getByLabel('Amount').fill('10');
     await t1.getByRole('button', { name: 'Deposit' }).click();

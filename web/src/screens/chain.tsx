@@ -172,8 +172,9 @@ function sideCells(inst: Instrument | undefined, side: 'call' | 'put', cols: Col
   const byKey: Record<Col, preact.JSX.Element> = {
     own: (
       <td key="l" class={side === 'call' ? 'l' : ''}>
-        <a href={`/instrument/${name}`} aria-label={`Open ${name}`} onClick={(e) => linkClick(e, `/instrument/${name}`)}>
-          {side === 'call' ? '◂' : '▸'}
+        {/* the way into the series: a labelled button-like link (the bid and ask open the ticket) */}
+        <a class="open-inst" href={`/instrument/${name}`} aria-label={`Open ${name}`} title={`Open ${name}: book, chart and trades`} onClick={(e) => linkClick(e, `/instrument/${name}`)}>
+          Open
         </a>
         <OwnMark own={own} />
       </td>
@@ -257,7 +258,7 @@ const WIDE_COLS: Col[] = ['own', 'volume', 'last', 'oi', 'delta', 'iv', 'mark', 
 const MEDIUM_COLS: Col[] = WIDE_COLS.filter((k) => k !== 'oi' && k !== 'volume');
 const NARROW_COLS: Col[] = ['own', 'bid', 'ask'];
 const HEAD: Record<Col, string> = { own: 'Own', volume: 'Vol', last: 'Last', oi: 'OI', delta: 'Δ', iv: 'Mark IV', mark: 'Mark', bidSize: 'Size', bidIv: 'Bid IV', bid: 'Bid', ask: 'Ask', askIv: 'Ask IV', askSize: 'Size' };
-const OWN_WIDTH = 44;
+const OWN_WIDTH = 64;
 
 interface Row {
   strike: number;
