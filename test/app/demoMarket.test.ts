@@ -1,20 +1,23 @@
 // Issue 33's sandbox market, on the pinned test clock (manual index): within 30 s of start every
 // listed BTC and ETH series has a two-sided book of at least 3 levels, the books move when the index
-// does, and the takers' public trades arrive at the configured rate. Counts, not timing: the taker
+// does, and the takers' public trades arrive at the configured rate, on the trades channels as in the
+// trade history. Counts, not timing: the taker
 // stream is a seeded Poisson process on the exchange's clock, so the number of taker orders in a
 // window of exchange time is Poisson(rate x window) whatever the machine's load.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { adminToken, ok, startServer, type TestServer } from '../helpers/server.ts';
+import { WsClient } from '../helpers/ws.ts';
 
 const PER_MINUTE = 120;
+const LEVELS = 3;
 
 describe('the sandbox demo market (issue 33)', { timeout: 180_000 }, () => {
   let srv: TestServer;
   let started: number;
   before(async () => {
     started = Date.now();
-    srv = await startServer({ STRIKEBOOK_DEMO_MAKER: '1', STRIKEBOOK_DEMO_TAKERS_PER_MIN: String(PER_MINUTE), STRIKEBOOK_DEMO_LEVELS: '3' });
+    srv = await startServer({ STRIKEBOOK_DEMO_MAKER: '1', STRIKEBOOK_DEMO_TAKERS_PER_MIN: String(PER_MINUTE), STRIKEBOOK_DEMO_LEVELS: String(LEVELS) });
   });
   after(() => srv?.stop());
 
@@ -69,21 +72,38 @@ describe('the sandbox demo market (issue 33)', { timeout: 180_000 }, () => {
     assert.ok(now.bids.length >= 3 && now.asks.length >= 3);
   });
 
-  it('trades at the configured rate: taker orders in a window of exchange time are Poisson(rate x window)', async (t) => {
+  it('public trades arrive at the configured rate: the trades channel and the trade history agree, and a window of exchange time holds Poisson(rate x window) taker prints', async (t) => {
+    // a subscriber to the public trades channels sees the takers' trades as they happen (raw needs a
+    // signed-in socket, as on Deribit; 100ms batches carry every trade)
+    const ws = await WsClient.open(srv.url);
+    const channels = ['BTC', 'ETH'].map((c) => `trades.option.${c}.100ms`);
+    assert.equal((await ws.ok('public/subscribe', { channels })).length, 2);
     const t0 = await ok(srv.url, 'public/get_time');
     // wait until the exchange's clock has run 30 s past t0 (it advances with real time from its pinned start)
     while ((await ok(srv.url, 'public/get_time')) < t0 + 32_000) await new Promise((r) => setTimeout(r, 250));
     const window = 30_000;
-    const orders = new Set<string>();
+    const from = t0 + 1000;
+    const inWindow = (x: any) => x.timestamp >= from && x.timestamp <= from + window;
+    const pushed = ws.notes.filter((n) => channels.includes(n.channel)).flatMap((n) => n.data).filter(inWindow);
+    ws.close();
+    const history: any[] = [];
     for (const currency of ['BTC', 'ETH']) {
-      const r = await ok(srv.url, 'public/get_last_trades_by_currency_and_time', { currency, kind: 'option', start_timestamp: t0 + 1000, end_timestamp: t0 + 1000 + window, count: 1000 });
+      const r = await ok(srv.url, 'public/get_last_trades_by_currency_and_time', { currency, kind: 'option', start_timestamp: from, end_timestamp: from + window, count: 1000 });
       assert.equal(r.has_more, false);
-      // a taker order that walks the book makes several trades: same instrument, side and time
-      for (const x of r.trades) orders.add(`${x.instrument_name} ${x.direction} ${x.timestamp}`);
+      history.push(...r.trades);
     }
+    // every public trade of the window reached the channel subscriber, and nothing else did
+    assert.deepEqual(pushed.map((x) => x.trade_id).sort(), history.map((x) => x.trade_id).sort(), 'the trades channels carry exactly the public trades of the window');
+    // a taker order prints one trade per maker level it takes: same instrument, side and time
+    const prints = new Map<string, number>();
+    for (const x of history) prints.set(`${x.instrument_name} ${x.direction} ${x.timestamp}`, (prints.get(`${x.instrument_name} ${x.direction} ${x.timestamp}`) ?? 0) + 1);
     const mean = (PER_MINUTE / 60) * (window / 1000);
-    t.diagnostic(`${orders.size} taker orders in ${window / 1000} s of exchange time (mean ${mean})`);
+    const bound = 5 * Math.sqrt(mean);
+    t.diagnostic(`${history.length} public trades from ${prints.size} taker orders in ${window / 1000} s of exchange time (mean ${mean} orders)`);
     // Poisson(60): sd 7.7; five of them either way fails only on a broken stream
-    assert.ok(Math.abs(orders.size - mean) <= 5 * Math.sqrt(mean), `${orders.size} taker orders, expected about ${mean}`);
+    assert.ok(Math.abs(prints.size - mean) <= bound, `${prints.size} taker prints, expected about ${mean}`);
+    // and the trades themselves: at least one a taker order, at most one per quoted level
+    assert.ok(history.length >= mean - bound && history.length <= LEVELS * (mean + bound), `${history.length} public trades, expected between ${mean - bound} and ${LEVELS * (mean + bound)}`);
+    assert.ok([...prints.values()].every((n) => n <= LEVELS), 'no taker order prints more trades than there are levels');
   });
 });

@@ -71,6 +71,33 @@ describe('the web app features of issue 33', { timeout: 300_000 }, () => {
     await ctx.close();
   });
 
+  for (const viewport of [{ width: 1400, height: 900 }, { width: 390, height: 844 }]) {
+    it(`opens an instrument from the chain by a labelled link per side, the bid and ask still open the ticket (${viewport.width}x${viewport.height})`, opt, async () => {
+      const ctx = await signedIn(browser, srv.url, TRADER, viewport);
+      const page = await ctx.newPage();
+      await page.goto(`${srv.url}/chain/BTC?expiry=${m.inst.expiration_timestamp}`);
+      await page.locator('table.chain[data-complete=true]').waitFor();
+      const row = page.locator(`tr[data-call="${m.name}"]`);
+      const put = String(await row.getAttribute('data-put'));
+      for (const name of [m.name, put]) {
+        const link = page.getByRole('link', { name: `Open ${name}`, exact: true });
+        assert.equal(await link.textContent(), 'Open', 'a word, not a glyph');
+        const box = (await link.boundingBox())!;
+        assert.ok(box.width >= 24 && box.height >= 14 && box.x >= 0 && box.x + box.width <= viewport.width, `a target one can hit: ${JSON.stringify(box)}`);
+      }
+      // the bid opens the ticket on the series, not the instrument page
+      await row.locator('td[data-cell=bid]').first().click();
+      const ticket = page.getByRole('form', { name: 'Order ticket' });
+      await ticket.getByRole('button', { name: 'Sell', exact: true, pressed: true }).waitFor({ timeout: 3000 });
+      assert.match(page.url(), /\/chain\/BTC/);
+      await page.keyboard.press('Escape');
+      await page.getByRole('link', { name: `Open ${put}`, exact: true }).click();
+      await page.waitForURL(`${srv.url}/instrument/${put}`);
+      await page.locator('table.ladder').first().waitFor();
+      await ctx.close();
+    });
+  }
+
   it("shows the instrument's own position and open orders, and cancels from there", opt, async () => {
     await ok(srv.url, 'private/buy', { instrument_name: m.name, amount: 0.5, type: 'market' }, traderTok);
     const resting = await ok(srv.url, 'private/buy', { instrument_name: m.name, amount: 0.1, price: m.prices[1] }, traderTok);
@@ -127,7 +154,7 @@ describe('the web app features of issue 33', { timeout: 300_000 }, () => {
     await ticket.getByRole('button', { name: 'Buy', exact: true, pressed: true }).waitFor({ timeout: 1000 });
     // the trader's resting buy is hit by the maker: a notification names the fill
     await page.getByRole('link', { name: 'Portfolio' }).click();
-    await page.getByRole('heading', { name: 'Portfolio' }).waitFor();
+    await page.getByRole('heading', { name: 'Portfolio', exact: true }).waitFor();
     await ok(srv.url, 'private/buy', { instrument_name: m.name, amount: 0.1, price: m.prices[4] }, traderTok);
     const hit = await ok(srv.url, 'private/sell', { instrument_name: m.name, amount: 0.1, price: m.prices[4] }, makerTok);
     const [trade] = hit.trades;
@@ -141,14 +168,14 @@ describe('the web app features of issue 33', { timeout: 300_000 }, () => {
     const ctx = await signedIn(browser, srv.url, TRADER);
     const page = await ctx.newPage();
     await page.goto(`${srv.url}/portfolio`);
-    await page.getByRole('heading', { name: 'Portfolio' }).waitFor();
+    await page.getByRole('heading', { name: 'Portfolio', exact: true }).waitFor();
     const bg = () => page.evaluate(() => getComputedStyle(document.body).backgroundColor);
     const dark = await bg();
     await page.getByRole('button', { name: 'Light theme' }).click();
     assert.notEqual(await bg(), dark);
     assert.equal(await page.evaluate(() => document.documentElement.dataset.theme), 'light');
     await page.reload();
-    await page.getByRole('heading', { name: 'Portfolio' }).waitFor();
+    await page.getByRole('heading', { name: 'Portfolio', exact: true }).waitFor();
     assert.equal(await page.evaluate(() => document.documentElement.dataset.theme), 'light');
     assert.equal(await page.getByRole('button', { name: 'Light theme' }).getAttribute('aria-pressed'), 'true');
     await ctx.close();

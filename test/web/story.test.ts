@@ -147,12 +147,12 @@ describe('the web app story', { timeout: 180_000 }, () => {
     await t1.getByLabel('Password').fill(T1.password);
     await screenshot(t1, '04-signup');
     await t1.getByRole('button', { name: 'Create account' }).click();
-    await t1.getByRole('heading', { name: 'Portfolio' }).waitFor();
+    await t1.getByRole('heading', { name: 'Portfolio', exact: true }).waitFor();
     // the session survives a reload of the tab (sessionStorage)
     await t1.reload();
-    await t1.getByRole('heading', { name: 'Portfolio' }).waitFor();
+    await t1.getByRole('heading', { name: 'Portfolio', exact: true }).waitFor();
     await t1.getByText(T1.email).waitFor();
-    await t1.getByLabel('Amount').fill('10');
+    await t1.getByLabel('Amount', { exact: true }).fill('10');
     await t1.getByRole('button', { name: 'Deposit' }).click();
     await t1.getByText('Deposited 10 BTC').waitFor();
     const t1Tok = await login(url, T1.email, T1.password);

@@ -16,6 +16,7 @@ import { TicketDrawer } from './screens/ticket.tsx';
 import { Toasts } from './screens/toasts.tsx';
 import { closeTicket } from './lib/ticketStore.ts';
 import { useTheme } from './lib/theme.ts';
+import { useSound } from './lib/sound.ts';
 
 const CONN_TEXT = { connecting: 'Connecting', open: 'Live', reconnecting: 'Reconnecting', closed: 'Offline' } as const;
 
@@ -35,6 +36,7 @@ export function App() {
   const waiting = useSessionWaiting();
   const conn = useConnState();
   const [theme, toggleTheme] = useTheme();
+  const [sound, toggleSound] = useSound();
   const path = route.path.replace(/\/$/, '') || '/';
   const publicOnly = path === '/signin' || path === '/signup' || path === '/setup';
   const needsLogin = !publicOnly && !s && !waiting;
@@ -89,6 +91,9 @@ export function App() {
         <span class="spacer" />
         <button type="button" class="link" onClick={toggleTheme} aria-pressed={theme === 'light'} aria-label="Light theme" title="Switch between the dark and the light theme">
           {theme === 'light' ? '☾ Dark' : '☀ Light'}
+        </button>
+        <button type="button" class="link" onClick={toggleSound} aria-pressed={sound} aria-label="Sound on fills" title="Play a short sound on each fill and liquidation (off by default)">
+          {sound ? '♪ Sound on' : '♪ Sound off'}
         </button>
         <span class={`conn ${conn}`} role="status" aria-label="Connection" data-state={conn}>
           {CONN_TEXT[conn]}

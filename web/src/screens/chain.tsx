@@ -172,8 +172,9 @@ function sideCells(inst: Instrument | undefined, side: 'call' | 'put', cols: Col
   const byKey: Record<Col, preact.JSX.Element> = {
     own: (
       <td key="l" class={side === 'call' ? 'l' : ''}>
-        <a href={`/instrument/${name}`} aria-label={`Open ${name}`} onClick={(e) => linkClick(e, `/instrument/${name}`)}>
-          {side === 'call' ? '◂' : '▸'}
+        {/* the way into the series: a labelled button-like link (the bid and ask open the ticket) */}
+        <a class="open-inst" href={`/instrument/${name}`} aria-label={`Open ${name}`} title={`Open ${name}: book, chart and trades`} onClick={(e) => linkClick(e, `/instrument/${name}`)}>
+          Open
         </a>
         <OwnMark own={own} />
       </td>
@@ -257,7 +258,9 @@ const WIDE_COLS: Col[] = ['own', 'volume', 'last', 'oi', 'delta', 'iv', 'mark', 
 const MEDIUM_COLS: Col[] = WIDE_COLS.filter((k) => k !== 'oi' && k !== 'volume');
 const NARROW_COLS: Col[] = ['own', 'bid', 'ask'];
 const HEAD: Record<Col, string> = { own: 'Own', volume: 'Vol', last: 'Last', oi: 'OI', delta: 'Δ', iv: 'Mark IV', mark: 'Mark', bidSize: 'Size', bidIv: 'Bid IV', bid: 'Bid', ask: 'Ask', askIv: 'Ask IV', askSize: 'Size' };
-const OWN_WIDTH = 44;
+/** The Open link and the own marks side by side; on a phone the marks go under the link (styles.css). */
+const OWN_WIDTH = 64;
+const OWN_WIDTH_NARROW = 44;
 
 interface Row {
   strike: number;
@@ -397,9 +400,9 @@ export function ChainScreen({ currency, expiry }: { currency: string; expiry: nu
           </div>
           <table class={`chain fixed ${narrow ? 'narrow' : full ? 'wide' : 'medium'}${stale ? ' stale' : ''}`} aria-label="Option chain" data-complete={complete ? 'true' : 'false'} data-stale={stale ? 'true' : undefined}>
             <colgroup>
-              {cols.map((k) => <col key={`c${k}`} style={k === 'own' ? `width:${OWN_WIDTH}px` : ''} />)}
+              {cols.map((k) => <col key={`c${k}`} style={k === 'own' ? `width:${narrow ? OWN_WIDTH_NARROW : OWN_WIDTH}px` : ''} />)}
               <col style={`width:${narrow ? 64 : 80}px`} />
-              {[...cols].reverse().map((k) => <col key={`p${k}`} style={k === 'own' ? `width:${OWN_WIDTH}px` : ''} />)}
+              {[...cols].reverse().map((k) => <col key={`p${k}`} style={k === 'own' ? `width:${narrow ? OWN_WIDTH_NARROW : OWN_WIDTH}px` : ''} />)}
             </colgroup>
             <thead>
               <tr>
