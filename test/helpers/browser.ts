@@ -122,7 +122,12 @@ export async function layoutFaults(page: Page): Promise<{ pageWidth: number; vie
       // a cell whose content is wider than its box, or a box that reaches past the viewport
       const over = el.scrollWidth > el.clientWidth + 1 && getComputedStyle(el).overflowX !== 'auto';
       const r = el.getBoundingClientRect();
-      const outside = r.right > document.documentElement.clientWidth + 1;
+      // a cell of a table inside its own horizontal scroller (the PM heat map on a phone) is reached by
+      // scrolling that box, not the page: judged against the scroller, which must fit the viewport
+      let scroller: HTMLElement | null = el.parentElement;
+      while (scroller !== null && scroller !== document.body && !['auto', 'scroll'].includes(getComputedStyle(scroller).overflowX)) scroller = scroller.parentElement;
+      const box = scroller !== null && scroller !== document.body ? scroller.getBoundingClientRect() : r;
+      const outside = box.right > document.documentElement.clientWidth + 1;
       if ((over || outside) && el.children.length === 0) clipped.push(`${el.tagName.toLowerCase()}:${(el.textContent || (el as HTMLInputElement).value || '').trim().slice(0, 20)}`);
     }
     return { pageWidth: document.documentElement.scrollWidth, viewport: document.documentElement.clientWidth, clipped };

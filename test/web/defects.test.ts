@@ -51,7 +51,7 @@ describe('the web app defects of issue 33', { timeout: 240_000 }, () => {
     await page.getByLabel('Price chart').waitFor();
     await page.getByText(/candles, \d+ mark points/).waitFor();
     await page.getByRole('link', { name: 'Portfolio' }).click();
-    await page.getByRole('heading', { name: 'Portfolio' }).waitFor();
+    await page.getByRole('heading', { name: 'Portfolio', exact: true }).waitFor();
     await page.waitForTimeout(200);
     assert.deepEqual(pageErrors(page), []);
     await ctx.close();
@@ -64,7 +64,7 @@ describe('the web app defects of issue 33', { timeout: 240_000 }, () => {
     await page.locator(`tr[data-call="${m.name}"] td[data-cell=ask]`).first().click();
     await page.getByRole('form', { name: 'Order ticket' }).waitFor();
     await page.getByRole('link', { name: 'Portfolio' }).click();
-    await page.getByRole('heading', { name: 'Portfolio' }).waitFor();
+    await page.getByRole('heading', { name: 'Portfolio', exact: true }).waitFor();
     assert.equal(await page.getByRole('form', { name: 'Order ticket' }).count(), 0, 'no ticket over the portfolio');
     await page.getByRole('button', { name: 'Deposit' }).click({ timeout: 2000 }); // nothing covers it
     await ctx.close();
@@ -182,7 +182,7 @@ describe('the web app defects of issue 33', { timeout: 240_000 }, () => {
     const page = await ctx.newPage();
     const token = await (async () => {
       await page.goto(`${srv.url}/portfolio`);
-      await page.getByRole('heading', { name: 'Portfolio' }).waitFor();
+      await page.getByRole('heading', { name: 'Portfolio', exact: true }).waitFor();
       await page.locator('table[aria-label="Order history"]').waitFor();
       return page.evaluate(() => JSON.parse(sessionStorage.getItem('strikebook.session')!).access as string);
     })();

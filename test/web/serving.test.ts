@@ -115,7 +115,7 @@ describe('the web app in a browser', () => {
       assert.ok(now.expiresAt > Date.now() + 60_000, 'for another hour');
       assert.equal((await rpc(srv.url, 'private/get_account_summary', { currency: 'BTC' }, now.access)).status, 200);
       assertError(await rpc(srv.url, 'public/auth', { grant_type: 'refresh_token', refresh_token: t.refresh_token }), 13009);
-      await page.getByRole('heading', { name: 'Portfolio' }).waitFor();
+      await page.getByRole('heading', { name: 'Portfolio', exact: true }).waitFor();
     } finally {
       await browser.close();
     }

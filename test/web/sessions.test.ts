@@ -44,7 +44,7 @@ describe('sessions shared across tabs (issue 33)', { timeout: 240_000 }, () => {
     // a second tab of the same browser opens signed in, on the screen asked for
     const second = await ctx.newPage();
     await second.goto(`${srv.url}/portfolio`);
-    await second.getByRole('heading', { name: 'Portfolio' }).waitFor({ timeout: 5000 });
+    await second.getByRole('heading', { name: 'Portfolio', exact: true }).waitFor({ timeout: 5000 });
     assert.equal(new URL(second.url()).pathname, '/portfolio');
     const stored = (p: typeof first) => p.evaluate(() => JSON.parse(sessionStorage.getItem('strikebook.session') ?? 'null'));
     assert.equal((await stored(second)).refresh, (await stored(first)).refresh, 'the same session');
@@ -62,7 +62,7 @@ describe('sessions shared across tabs (issue 33)', { timeout: 240_000 }, () => {
     const fresh = (await stored(second)).access;
     assert.equal((await ok(srv.url, 'private/get_account_summary', { currency: 'BTC' }, fresh)).balance, 1, "the second tab's token works");
     await second.reload();
-    await second.getByRole('heading', { name: 'Portfolio' }).waitFor();
+    await second.getByRole('heading', { name: 'Portfolio', exact: true }).waitFor();
     await second.locator('tr[data-field=balance] td[data-currency=BTC]').getByText('1.00000000').waitFor();
 
     // Log out in the second tab: the first goes to the sign-in screen too
@@ -78,7 +78,7 @@ describe('sessions shared across tabs (issue 33)', { timeout: 240_000 }, () => {
     // the other browser is not logged out
     const page = await other.newPage();
     await page.goto(`${srv.url}/portfolio`);
-    await page.getByRole('heading', { name: 'Portfolio' }).waitFor();
+    await page.getByRole('heading', { name: 'Portfolio', exact: true }).waitFor();
     assert.equal(await page.getByRole('button', { name: 'Log out' }).count(), 1);
     await other.close();
     await ctx.close();
