@@ -790,7 +790,7 @@ function stream(SEED: number, limits: ExchangeLimits): void {
   }
   checkInvariants(ex, 'after setup');
 
-  const stats = { placed: 0, trades: 0, rejects: 0, snapshots: 0, liquidationTrades: 0, settlements: 0, withdrawals: 0, moves: 0, userTransfers: 0, subaccounts: 0, blockTrades: 0, rfqFills: 0, comboTrades: 0, pmTrades: 0, pmLiquidationTrades: 0, modelChanges: 0 };
+  const stats = { placed: 0, trades: 0, rejects: 0, snapshots: 0, liquidationTrades: 0, settlements: 0, withdrawals: 0, moves: 0, userTransfers: 0, subaccounts: 0, blockTrades: 0, blockRequests: 0, rfqFills: 0, comboTrades: 0, pmTrades: 0, pmLiquidationTrades: 0, modelChanges: 0 };
   const rejectKinds = new Map<string, number>();
   const reasons = new Set<CancelReason>();
   let shadow: Exchange | null = null;
@@ -835,7 +835,10 @@ function stream(SEED: number, limits: ExchangeLimits): void {
         if (cmd.t === 'move_positions') stats.moves++;
         if (cmd.t === 'user_transfer') stats.userTransfers++;
         if (cmd.t === 'create_subaccount') stats.subaccounts++;
-        if (cmd.t === 'block_trade') stats.blockTrades++;
+        // block trades executed: at once, or when the last approval came (src/blocktrades/approval.ts)
+        if (cmd.t === 'block_trade' && !('request' in (res as object))) stats.blockTrades++;
+        if (cmd.t === 'block_trade' && 'request' in (res as object)) stats.blockRequests++;
+        if (cmd.t === 'block_approve' && (res as { blockTradeId: number | null }).blockTradeId !== null) stats.blockTrades++;
       }
     }
     if (shadow) {
@@ -871,7 +874,10 @@ function coverage(ex: Exchange, stats: Record<string, number>, reasons: Set<Canc
   assert.ok(stats.liquidationTrades > 0, 'no liquidation bought anything back');
   assert.ok(stats.settlements >= 5, `only ${stats.settlements} settlements`);
   assert.ok(stats.withdrawals > 100, `only ${stats.withdrawals} withdrawals`);
-  assert.ok(stats.blockTrades > 100, `only ${stats.blockTrades} block trades`);
+  // fewer than before approvals (issue 34): some accounts require approval, and a signature executes
+  // once overall (it executed once per counterparty before); held requests are counted apart
+  assert.ok(stats.blockTrades > 20, `only ${stats.blockTrades} block trades executed`);
+  assert.ok(stats.blockRequests > 0, 'no block trade was held for an approval');
   // portfolio-margin accounts traded, were liquidated, and accounts changed model (issue 35)
   assert.ok(stats.pmTrades > 500, `only ${stats.pmTrades} trades of PM accounts`);
   assert.ok(stats.pmLiquidationTrades > 0, 'no PM account was liquidated');
@@ -891,7 +897,7 @@ function finish(ex: Exchange, SEED: number, log: Sequenced[], stats: Record<stri
   for (const u of ex.users.values()) for (const e of u.log.entries()) kinds.set(`user:${e.type}`, (kinds.get(`user:${e.type}`) ?? 0) + 1);
   if (process.env.STRIKEBOOK_PROP_VERBOSE) console.log([...rejectKinds].sort((a, b) => b[1] - a[1]));
   const secs = ((Date.now() - started) / 1000).toFixed(1);
-  console.log(`conservation: seed ${SEED}, ${log.length} commands (+${log.length} replayed), ${stats.placed} orders accepted, ${stats.trades} trades (${stats.liquidationTrades} by liquidations), ${stats.rejects} rejects, ${stats.settlements} settlements, ${stats.withdrawals} withdrawals, PM: ${stats.pmTrades} trades, ${stats.pmLiquidationTrades} by liquidations, ${stats.modelChanges} model changes, ${stats.snapshots} snapshot round trips, ${stats.rfqFills} block RFQ fills, ${secs} s; account log entries ${JSON.stringify(Object.fromEntries([...kinds].sort()))}`);
+  console.log(`conservation: seed ${SEED}, ${log.length} commands (+${log.length} replayed), ${stats.placed} orders accepted, ${stats.trades} trades (${stats.liquidationTrades} by liquidations), ${stats.rejects} rejects, ${stats.settlements} settlements, ${stats.withdrawals} withdrawals, PM: ${stats.pmTrades} trades, ${stats.pmLiquidationTrades} by liquidations, ${stats.modelChanges} model changes, ${stats.snapshots} snapshot round trips, ${stats.rfqFills} block RFQ fills, ${stats.blockTrades} block trades (${stats.blockRequests} held for approval), ${stats.comboTrades} combo fills, ${secs} s; account log entries ${JSON.stringify(Object.fromEntries([...kinds].sort()))}`);
 }
 
 describe('snapshots', () => {
