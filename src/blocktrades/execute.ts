@@ -268,9 +268,9 @@ export function applyLeg(ex: Exchange, rec: BlockTradeRecord, leg: BlockLeg, ins
   return trade;
 }
 
-/** A party's order of one leg: filled in full when made, never in a book. */
-function filledOrder(ex: Exchange, user: User, side: 0 | 1, inst: Instrument, price: number, lots: number, fee: number): Order {
-  const o = newOrder(ex.nextOrderId++, user.id, side, price, 0, lots, inst, 'limit', 'fill_or_kill', false, false, false, '', null, ex.now, 0, null, false);
+/** A party's order of one leg: filled in full when made, never in a book (block trades, combo legs). */
+export function filledOrder(ex: Exchange, user: User, side: 0 | 1, inst: Instrument, price: number, lots: number, fee: number, label = ''): Order {
+  const o = newOrder(ex.nextOrderId++, user.id, side, price, 0, lots, inst, 'limit', 'fill_or_kill', false, false, false, label, null, ex.now, 0, null, false);
   o.filled = lots;
   o.filledNotional = price * lots;
   o.commission = fee;
@@ -280,7 +280,7 @@ function filledOrder(ex: Exchange, user: User, side: 0 | 1, inst: Instrument, pr
 }
 
 /** Position accounting of a fill (as Trading's), with the risk engine's running totals kept. */
-function movePosition(ex: Exchange, user: User, inst: Instrument, delta: number, price: number): void {
+export function movePosition(ex: Exchange, user: User, inst: Instrument, delta: number, price: number): void {
   let p = user.positions.get(inst.id);
   if (!p) {
     p = { inst, size: 0, openCost: 0, realizedPnl: 0 };

@@ -8,13 +8,13 @@
 import type { CurrencyCode } from '../domain/currency.ts';
 import { ERR, reject, type Reject } from '../domain/errors.ts';
 import { premiumOf, tradeFee, type Instrument } from '../domain/instrument.ts';
-import { pmRequirementChange } from '../blocktrades/execute.ts';
+import { filledOrder, movePosition, pmRequirementChange } from '../blocktrades/execute.ts';
 import { optionsRefusal } from '../engine/disabledProducts.ts';
 import type { Exchange } from '../engine/exchange.ts';
 import { RECENT_TRADES_KEPT } from '../engine/fillSettlement.ts';
 import { appendEntry } from '../engine/ledger.ts';
 import { applyFill, recordUserTrade } from '../engine/orderRules.ts';
-import { addTradeId, newOrder, type Order, type Position, type Trade, type User } from '../engine/types.ts';
+import { addTradeId, type Order, type Position, type Trade, type User } from '../engine/types.ts';
 
 const PUBLIC_TRADES_KEPT = 10_000;
 
@@ -159,27 +159,4 @@ export function applyLegTrade(
   if (ex.recentTrades.length > RECENT_TRADES_KEPT * 2) ex.recentTrades.splice(0, ex.recentTrades.length - RECENT_TRADES_KEPT);
   ex.observer?.trade(trade);
   return trade;
-}
-
-/** A party's order of one leg: filled in full when made, never in a book. */
-function filledOrder(ex: Exchange, user: User, side: 0 | 1, inst: Instrument, price: number, lots: number, fee: number, label: string): Order {
-  const o = newOrder(ex.nextOrderId++, user.id, side, price, 0, lots, inst, 'limit', 'fill_or_kill', false, false, false, label, null, ex.now, 0, null, false);
-  o.filled = lots;
-  o.filledNotional = price * lots;
-  o.commission = fee;
-  o.state = 'filled';
-  user.orders.set(o.id, o);
-  return o;
-}
-
-function movePosition(ex: Exchange, user: User, inst: Instrument, delta: number, price: number): void {
-  let p = user.positions.get(inst.id);
-  if (!p) {
-    p = { inst, size: 0, openCost: 0, realizedPnl: 0 };
-    user.positions.set(inst.id, p);
-  }
-  applyFill(p, inst, delta, price);
-  ex.trading.risk.positionChanged(user, p);
-  const e = user.exposures.get(inst.id);
-  if (e !== undefined) ex.trading.risk.exposureChanged(user, e);
 }
