@@ -126,7 +126,7 @@ describe('the block RFQ screen (issue 34)', { timeout: 600_000 }, () => {
     // a bid below, then cancelled: the taker's best bid comes and goes
     const bid = structurePrice(spread, [String(atm.prices[ia - 2]), String(otm.prices[io + 2])])!;
     await mp.getByRole('table', { name: 'Incoming RFQs' }).locator(`tr[data-rfq-id="${rfqId}"]`).getByRole('button', { name: 'Quote' }).click();
-    await mp.getByLabel('Side', { exact: true }).selectOption('buy');
+    await mp.getByLabel('Quote side').selectOption('buy');
     await mp.getByLabel(`Price ${atm.name}`).fill(String(atm.prices[ia - 2]));
     await mp.getByLabel(`Price ${otm.name}`).fill(String(otm.prices[io + 2]));
     await mp.getByRole('button', { name: 'Send quote' }).click();

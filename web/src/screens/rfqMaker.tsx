@@ -152,7 +152,7 @@ function QuoteForm({ draft, setMsg, onDone, onClose }: { draft: Draft; setMsg: (
       <div class="rfq-leg">
         <label>
           Side
-          <select value={direction} disabled={quote !== null} onChange={(e) => setDirection(e.currentTarget.value as Dir)}>
+          <select aria-label="Quote side" value={direction} disabled={quote !== null} onChange={(e) => setDirection(e.currentTarget.value as Dir)}>
             <option value="sell">ask (sell the structure)</option>
             <option value="buy">bid (buy the structure)</option>
           </select>
