@@ -3,6 +3,7 @@
 // and the fields' refusals (finer than the grid, not a number, too large).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { isPrivate } from '../../web/src/lib/ws.ts';
 import { bestOf, fromUnits, legAmounts, structurePrice, toUnits, upsert } from '../../web/src/lib/rfq.ts';
 
 describe('the RFQ screens: exact amounts and structure prices', () => {
@@ -59,5 +60,12 @@ describe('the RFQ screens: exact amounts and structure prices', () => {
       { id: 2, v: 'b' },
       { id: 1, v: 'c' },
     ]);
+  });
+});
+
+describe('the socket: which channels are private', () => {
+  it('subscribes the block RFQ and block-trade channels of one user privately, the public RFQ trades publicly', () => {
+    for (const c of ['user.trades.any.any.100ms', 'block_trade_confirmations', 'block_trade_confirmations.BTC', 'block_rfq.taker.BTC', 'block_rfq.maker.ETH', 'block_rfq.maker.quotes.BTC']) assert.equal(isPrivate(c), true, c);
+    for (const c of ['block_rfq.trades.BTC', 'ticker.BTC-PERPETUAL.100ms', 'book.BTC-1.100ms']) assert.equal(isPrivate(c), false, c);
   });
 });
