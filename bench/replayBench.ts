@@ -17,6 +17,9 @@ import type { JournalRecord, RawRecord } from '../src/journal/journal.ts';
 import { openSqliteJournal } from '../src/journal/sqliteJournal.ts';
 import { applyCommand } from '../src/sequencer/sequencer.ts';
 import { runIfMain } from './support.ts';
+import { bareReplay } from './bareRead.ts';
+
+export { bareReplay };
 import { atLeast, judgedText, type JudgedLine } from './judged.ts';
 
 /** Issue 36's target: the replay's records/s at least this share of `bareReplay`'s in the same run
@@ -63,19 +66,6 @@ export function pageTouchMicros(): number {
     passes.push(((performance.now() - t0) * 1000) / (bytes / 4096));
   }
   return passes.sort((x, y) => x - y)[2]!;
-}
-
-/**
- * The reference for the replay figure, measured beside it: the least a replay that keeps what it
- * reads can do. The same pages are read from the same journal, and each record is kept as it was
- * read (one small object, in a Map by seq), with no decoding and no engine. What it costs on a
- * machine is that machine's floor for the target: building a heap of the journal's size, the page
- * faults and scavenges that takes, and SQLite's reads. Returns how many records it kept.
- */
-export function bareReplay(journal: ReturnType<typeof openSqliteJournal>): number {
-  const kept = new Map<number, { seq: number; ts: number; text: string }>();
-  for (const page of journal.readPagesAfter(0)) for (const r of page) kept.set(r[0], { seq: r[0], ts: r[1], text: r[2] });
-  return kept.size;
 }
 
 /** The staged passes: each stage alone, on records and commands held in memory. */
