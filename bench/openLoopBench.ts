@@ -248,6 +248,11 @@ export async function runOpenLoopBench(opts: { seconds?: number } = {}): Promise
     // order in it without holding the engine thread, so it shows in the p99 and not in the turns
     const commits = above(before, afterText, 'strikebook_journal_commit_seconds', String(COMMIT_SLOW_MS / 1000));
     lines.push(`    journal commits          ${commits.all} batches, ${commits.over} over ${COMMIT_SLOW_MS} ms, longest ${worstBucket(before, afterText, 'strikebook_journal_commit_seconds')}`);
+    // a snapshot due in the window (every STRIKEBOOK_SNAPSHOT_EVERY records) takes a core for
+    // seconds and holds the journal's writer while its text is written: named here when one ran
+    const snaps = (how: string) => sbGrowth.get(`strikebook_snapshots_total{how="${how}"}`) ?? 0;
+    const seqAfter = ((await fetch(`${base}/health`).then((r) => r.json())) as { seq: number }).seq;
+    lines.push(`    snapshots finished in the open loop: ${snaps('inline')} inline, ${snaps('background')} in the background, ${snaps('failed')} failed; journal seq ${seqAfter} at its end`);
     const p99Line = atMost('openLoopP99', sbOpen.p99, bareOpen.p99, 'ms', TARGET_P99_RATIO);
     const stallLine = atMost('loopStalls', stalls.over, bareStalls.over, '', TARGET_STALLS_RATIO);
     const workLine = zero('engineWork', workOver, `pieces over ${STALL_MS} ms`);
