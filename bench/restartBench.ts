@@ -35,17 +35,20 @@ const RESTING_BIDS = 10_000;
 /** Commands submitted before the journal is waited for: the sequencer's batches stay large, memory small. */
 const CHUNK = 2_000;
 
-/** Submits the mix through the sequencer until its seq reaches `until`. */
-async function fill(s: Services, until: number, next: () => Command): Promise<void> {
+/** Submits the mix through the sequencer until its seq reaches `until`; returns how many failed
+ *  (a refused order is still a journal record: the engine saw it). */
+async function fill(s: Services, until: number, next: () => Command): Promise<number> {
+  let failed = 0;
   while (s.ex.seq < until) {
     let last: Promise<unknown> = Promise.resolve();
-    for (let k = 0; k < CHUNK && s.ex.seq < until; k++) last = s.seq.submit(next(), (r) => r);
+    for (let k = 0; k < CHUNK && s.ex.seq < until; k++) last = s.seq.submit(next(), (r) => r).catch(() => failed++);
     await last;
   }
+  return failed;
 }
 
 /** Builds the journal in `dataDir`; returns the snapshot's seq and the last record's. */
-async function buildJournal(dataDir: string): Promise<{ snapshotSeq: number; lastSeq: number; buildS: number }> {
+async function buildJournal(dataDir: string): Promise<{ snapshotSeq: number; lastSeq: number; buildS: number; failed: number; resting: number }> {
   const t0 = performance.now();
   const config = loadConfig({
     PORT: '0',
@@ -99,13 +102,13 @@ async function buildJournal(dataDir: string): Promise<{ snapshotSeq: number; las
       }
       return n % 2 === 0 ? place(maker, 1, l.inst.name, l.asks[(n >> 1) % l.asks.length]!, lot, 'good_til_cancelled') : place(taker, 0, l.inst.name, l.top, lot, 'immediate_or_cancel');
     };
-    await fill(s, SNAPSHOT_AT, next);
+    let failed = await fill(s, SNAPSHOT_AT, next);
     await s.seq.read(() => undefined);
     const snap = s.seq.takeSnapshot();
     if (snap === null) throw new Error('restart bench: the snapshot was not taken');
-    await fill(s, RECORDS, next);
+    failed += await fill(s, RECORDS, next);
     await s.seq.read(() => undefined);
-    return { snapshotSeq: snap.seq, lastSeq: s.ex.seq, buildS: (performance.now() - t0) / 1000 };
+    return { snapshotSeq: snap.seq, lastSeq: s.ex.seq, buildS: (performance.now() - t0) / 1000, failed, resting: bids };
   } finally {
     await app.close();
   }
@@ -164,7 +167,7 @@ export async function runRestartBench(): Promise<SectionResult> {
       ok: judged.pass,
       judged: [judged],
       lines: [
-        `journal: ${built.lastSeq} records, snapshot at ${built.snapshotSeq} (a restart replays the ${built.lastSeq - built.snapshotSeq} after it); built in ${built.buildS.toFixed(1)} s`,
+        `journal: ${built.lastSeq} records, snapshot at ${built.snapshotSeq} (a restart replays the ${built.lastSeq - built.snapshotSeq} after it); built in ${built.buildS.toFixed(1)} s (${built.resting} resting bids placed, ${built.failed} commands failed)`,
         `restart to serving (spawn -> first /health answer): ${s(restart1)}, ${s(restart2)}; the same server on an empty data dir ${s(empty)}`,
         `bare read (spawn -> exit, every record read and kept): ${s(bare1.ms)}, ${s(bare2.ms)} (${bare1.records} records; the read itself ${s(bare1.readMs)}, ${s(bare2.readMs)})`,
         judgedText(judged),
