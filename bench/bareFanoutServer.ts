@@ -29,7 +29,7 @@ server.on('connection', (ws: WebSocket) => {
 });
 server.on('listening', () => {
   const addr = server.address();
-  process.send!({ port: typeof addr === 'object' ? addr.port : 0 });
+  process.send!({ port: typeof addr === 'object' && addr !== null ? addr.port : 0 });
 });
 
 process.on('message', (m: Schedule) => {
