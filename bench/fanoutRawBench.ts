@@ -24,7 +24,7 @@ import { loadConfig } from '../src/app/config.ts';
 import { startExchange } from '../src/app/services.ts';
 import { fanoutMarket } from './fanoutMarket.ts';
 import { atMost, judgedText, type SectionResult } from './judged.ts';
-import { processCpuSeconds, runIfMain } from './support.ts';
+import { runIfMain } from './support.ts';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const CONNECTIONS = Number(process.env.BENCH_FANOUT_CONNECTIONS || 1000);

@@ -72,6 +72,8 @@ async function buildJournal(dataDir: string): Promise<{ snapshotSeq: number; las
       await s.seq.submit({ t: 'deposit', userId: u.id, currency: 'BTC', amount: 1e14, depositId: null, by: u.id }, (r) => r);
       return u.id;
     };
+    // an administrator, as a venue has (a server without one prints how to create one at each start)
+    await s.seq.submit({ t: 'create_user', email: 'restart-admin@example.com', passwordHash: 'x', role: 'admin', inviteCode: null, by: null }, (r) => r);
     const maker = await user('restart-maker@example.com');
     const taker = await user('restart-taker@example.com');
     const rester = await user('restart-rester@example.com');
