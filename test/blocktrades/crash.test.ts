@@ -5,17 +5,16 @@
 // every signature again after the restart executes each agreement exactly once.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { rmSync } from 'node:fs';
-import { cleanReplay, type Replay } from '../helpers/replay.ts';
+import { type Replay } from '../helpers/replay.ts';
+import { killAndRecover, stopAndReplay, withCrashServer } from '../helpers/crash.ts';
 import { atmCall, cheapCall, nearMark, twinPut } from '../helpers/market.ts';
-import { adminToken, login, ok, rpc, spawnServer, tempDir, userToken, type ChildServer } from '../helpers/server.ts';
+import { adminToken, login, ok, rpc, userToken } from '../helpers/server.ts';
 
 const ROUNDS = 3;
 const IN_FLIGHT = 30;
 const ENV = { STRIKEBOOK_ACCESS_TOKEN_TTL: '31536000', STRIKEBOOK_SNAPSHOT_EVERY: '25', STRIKEBOOK_BLOCK_TRADE_MIN_BTC: '0.1', STRIKEBOOK_BLOCK_TRADE_SIGNATURE_TTL_MS: '3600000' };
 const MAKER = 'crash-maker@example.com';
 const TAKER = 'crash-taker@example.com';
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Every block trade of the replayed state is whole: three legs on both accounts, positions in lockstep. */
 function checkWhole(r: Replay, names: string[]): number {
@@ -41,15 +40,13 @@ function checkWhole(r: Replay, names: string[]): number {
 
 describe('block trades across crashes', () => {
   it('recovers to the state of a clean replay after every SIGKILL, each block trade whole, each agreement executed once', { timeout: 300_000 }, async (t) => {
-    const dataDir = tempDir();
-    let child: ChildServer = await spawnServer(dataDir, ENV);
-    try {
-      const admin = await adminToken(child.url);
-      let maker = await userToken(child.url, admin, MAKER, { currency: 'BTC', amount: 50 });
-      await userToken(child.url, admin, TAKER, { currency: 'BTC', amount: 50 });
-      const call = await atmCall(child.url);
-      const cheap = await cheapCall(child.url);
-      const put = await twinPut(child.url, call);
+    await withCrashServer(ENV, async (srv) => {
+      const admin = await adminToken(srv.url);
+      let maker = await userToken(srv.url, admin, MAKER, { currency: 'BTC', amount: 50 });
+      await userToken(srv.url, admin, TAKER, { currency: 'BTC', amount: 50 });
+      const call = await atmCall(srv.url);
+      const cheap = await cheapCall(srv.url);
+      const put = await twinPut(srv.url, call);
       const names = [call.name, cheap.name, put.name];
       const trades = [
         { instrument_name: call.name, direction: 'sell', price: nearMark(call), amount: 0.1 },
@@ -59,47 +56,28 @@ describe('block trades across crashes', () => {
       const signed: Record<string, unknown>[] = [];
       for (let round = 1; round <= ROUNDS; round++) {
         // the taker signs a burst of agreements; the maker executes them all at once, none awaited
-        const timestamp = await ok(child.url, 'public/get_time');
-        const taker = await login(child.url, TAKER, 'user-password-1');
+        const timestamp = await ok(srv.url, 'public/get_time');
+        const taker = await login(srv.url, TAKER, 'user-password-1');
         const burst: Record<string, unknown>[] = [];
         for (let i = 0; i < IN_FLIGHT; i++) {
           const deal = { timestamp, nonce: `r${round}-${i}`, trades };
-          const { signature } = await ok(child.url, 'private/verify_block_trade', { ...deal, role: 'taker' }, taker);
+          const { signature } = await ok(srv.url, 'private/verify_block_trade', { ...deal, role: 'taker' }, taker);
           burst.push({ ...deal, role: 'maker', counterparty_signature: signature });
         }
         signed.push(...burst);
-        const answers = burst.map((p) => rpc(child.url, 'private/execute_block_trade', p, maker).catch(() => undefined));
-        await Promise.race(answers);
+        const answers = burst.map((p) => rpc(srv.url, 'private/execute_block_trade', p, maker).catch(() => undefined));
         const delay = round * 3;
-        await sleep(delay);
-        child.proc.kill('SIGKILL');
-        await child.exited;
-        t.diagnostic(`round ${round}: SIGKILL ${delay} ms after the first answer of ${IN_FLIGHT} block trades`);
-        child = await spawnServer(dataDir, ENV);
-        const adminNow = await login(child.url, 'admin@example.com', 'admin-password-1');
-        const h = await ok(child.url, 'private/get_state_hash', {}, adminNow);
-        const replay = cleanReplay(dataDir, h.seq);
-        assert.deepEqual(replay.errors, []);
-        assert.equal(h.state_hash, replay.hash, `recovered state differs from a clean replay at seq ${h.seq}`);
-        t.diagnostic(`round ${round}: ${checkWhole(replay, names)} block trades in the journal after the restart`);
-        maker = await login(child.url, MAKER, 'user-password-1');
+        const replay = await killAndRecover(srv, answers, delay);
+        t.diagnostic(`round ${round}: SIGKILL ${delay} ms after the first answer of ${IN_FLIGHT} block trades; ${checkWhole(replay, names)} block trades in the journal after the restart`);
+        maker = await login(srv.url, MAKER, 'user-password-1');
       }
       // every signature executed again: those the journal holds execute nothing, the rest once
-      for (const p of signed) await rpc(child.url, 'private/execute_block_trade', p, maker);
+      for (const p of signed) await rpc(srv.url, 'private/execute_block_trade', p, maker);
       for (const p of signed) {
-        const r = await rpc(child.url, 'private/execute_block_trade', p, maker);
+        const r = await rpc(srv.url, 'private/execute_block_trade', p, maker);
         assert.equal(r.body.error?.data?.reason, 'block_trade_already_executed');
       }
-      child.proc.kill('SIGTERM');
-      assert.equal(await child.exited, 0);
-      const final = cleanReplay(dataDir);
-      assert.equal(checkWhole(final, names), signed.length, 'each agreement executed exactly once');
-    } finally {
-      if (child.proc.exitCode === null && child.proc.signalCode === null) {
-        child.proc.kill('SIGKILL');
-        await child.exited;
-      }
-      rmSync(dataDir, { recursive: true, force: true });
-    }
+      assert.equal(checkWhole(await stopAndReplay(srv), names), signed.length, 'each agreement executed exactly once');
+    });
   });
 });

@@ -5,16 +5,15 @@
 // (never one leg alone), and approving every request again executes each exactly once.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { rmSync } from 'node:fs';
-import { cleanReplay, type Replay } from '../helpers/replay.ts';
+import { type Replay } from '../helpers/replay.ts';
+import { killAndRecover, stopAndReplay, withCrashServer } from '../helpers/crash.ts';
 import { atmCall, cheapCall, nearMark, twinPut } from '../helpers/market.ts';
-import { adminToken, login, ok, rpc, spawnServer, tempDir, userToken, type ChildServer } from '../helpers/server.ts';
+import { adminToken, login, ok, rpc, userToken } from '../helpers/server.ts';
 
 const IN_FLIGHT = 20;
 const ENV = { STRIKEBOOK_ACCESS_TOKEN_TTL: '31536000', STRIKEBOOK_SNAPSHOT_EVERY: '25', STRIKEBOOK_BLOCK_TRADE_MIN_BTC: '0.1', STRIKEBOOK_BLOCK_TRADE_SIGNATURE_TTL_MS: '3600000' };
 const MAKER = 'crash-appr-maker@example.com';
 const TAKER = 'crash-appr-taker@example.com';
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Every executed request is whole (three legs on both accounts); returns how many executed. */
 function checkWhole(r: Replay, names: string[]): number {
@@ -35,59 +34,40 @@ function checkWhole(r: Replay, names: string[]): number {
 
 describe('block trade approvals across a crash', () => {
   it('recovers to the state of a clean replay, each approved request whole and executed once', { timeout: 300_000 }, async (t) => {
-    const dataDir = tempDir();
-    let child: ChildServer = await spawnServer(dataDir, ENV);
-    try {
-      const admin = await adminToken(child.url);
-      const maker = await userToken(child.url, admin, MAKER, { currency: 'BTC', amount: 50 });
-      let taker = await userToken(child.url, admin, TAKER, { currency: 'BTC', amount: 50 });
-      await ok(child.url, 'private/set_block_trade_approval', { enabled: true }, taker);
-      const call = await atmCall(child.url);
-      const cheap = await cheapCall(child.url);
-      const put = await twinPut(child.url, call);
+    await withCrashServer(ENV, async (srv) => {
+      const admin = await adminToken(srv.url);
+      const maker = await userToken(srv.url, admin, MAKER, { currency: 'BTC', amount: 50 });
+      let taker = await userToken(srv.url, admin, TAKER, { currency: 'BTC', amount: 50 });
+      await ok(srv.url, 'private/set_block_trade_approval', { enabled: true }, taker);
+      const call = await atmCall(srv.url);
+      const cheap = await cheapCall(srv.url);
+      const put = await twinPut(srv.url, call);
       const names = [call.name, cheap.name, put.name];
       const trades = [
         { instrument_name: call.name, direction: 'sell', price: nearMark(call), amount: 0.1 },
         { instrument_name: cheap.name, direction: 'sell', price: nearMark(cheap), amount: 0.1 },
         { instrument_name: put.name, direction: 'buy', price: nearMark(put), amount: 0.1 },
       ];
-      const timestamp = await ok(child.url, 'public/get_time');
+      const timestamp = await ok(srv.url, 'public/get_time');
       const answers: Record<string, unknown>[] = [];
       for (let i = 0; i < IN_FLIGHT; i++) {
         const deal = { timestamp, nonce: `a${i}`, trades };
-        const { signature } = await ok(child.url, 'private/verify_block_trade', { ...deal, role: 'taker' }, taker);
-        const held = await ok(child.url, 'private/execute_block_trade', { ...deal, role: 'maker', counterparty_signature: signature }, maker);
+        const { signature } = await ok(srv.url, 'private/verify_block_trade', { ...deal, role: 'taker' }, taker);
+        const held = await ok(srv.url, 'private/execute_block_trade', { ...deal, role: 'maker', counterparty_signature: signature }, maker);
         assert.equal(held.state, 'waiting_for_approval');
         answers.push({ timestamp, nonce: deal.nonce, role: 'taker' });
       }
-      const inFlight = answers.map((p) => rpc(child.url, 'private/approve_block_trade', p, taker).catch(() => undefined));
-      await Promise.race(inFlight);
-      await sleep(3);
-      child.proc.kill('SIGKILL');
-      await child.exited;
-      child = await spawnServer(dataDir, ENV);
-      const adminNow = await login(child.url, 'admin@example.com', 'admin-password-1');
-      const h = await ok(child.url, 'private/get_state_hash', {}, adminNow);
-      const replay = cleanReplay(dataDir, h.seq);
-      assert.deepEqual(replay.errors, []);
-      assert.equal(h.state_hash, replay.hash, `recovered state differs from a clean replay at seq ${h.seq}`);
+      const inFlight = answers.map((p) => rpc(srv.url, 'private/approve_block_trade', p, taker).catch(() => undefined));
+      const replay = await killAndRecover(srv, inFlight, 3);
       t.diagnostic(`${checkWhole(replay, names)} of ${IN_FLIGHT} approved requests executed before the SIGKILL`);
       // every request approved again: those executed answer so, the others execute now, once
-      taker = await login(child.url, TAKER, 'user-password-1');
+      taker = await login(srv.url, TAKER, 'user-password-1');
       for (const p of answers) {
-        const r = await rpc(child.url, 'private/approve_block_trade', p, taker);
+        const r = await rpc(srv.url, 'private/approve_block_trade', p, taker);
         assert.ok(r.body.result === 'ok' || r.body.error?.data?.reason === 'block_trade_already_executed', JSON.stringify(r.body));
       }
-      for (const p of answers) assert.equal((await rpc(child.url, 'private/approve_block_trade', p, taker)).body.error?.data?.reason, 'block_trade_already_executed');
-      child.proc.kill('SIGTERM');
-      assert.equal(await child.exited, 0);
-      assert.equal(checkWhole(cleanReplay(dataDir), names), IN_FLIGHT, 'each request executed exactly once');
-    } finally {
-      if (child.proc.exitCode === null && child.proc.signalCode === null) {
-        child.proc.kill('SIGKILL');
-        await child.exited;
-      }
-      rmSync(dataDir, { recursive: true, force: true });
-    }
+      for (const p of answers) assert.equal((await rpc(srv.url, 'private/approve_block_trade', p, taker)).body.error?.data?.reason, 'block_trade_already_executed');
+      assert.equal(checkWhole(await stopAndReplay(srv), names), IN_FLIGHT, 'each request executed exactly once');
+    });
   });
 });

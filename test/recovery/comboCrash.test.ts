@@ -4,17 +4,16 @@
 // it has both legs on both accounts (the two legs' positions move in lockstep, never one leg alone).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { rmSync } from 'node:fs';
-import { cleanReplay, type Replay } from '../helpers/replay.ts';
+import { type Replay } from '../helpers/replay.ts';
+import { killAndRecover, stopAndReplay, withCrashServer } from '../helpers/crash.ts';
 import { atmCall, cheapCall } from '../helpers/market.ts';
-import { adminToken, login, ok, rpc, spawnServer, tempDir, userToken, type ChildServer } from '../helpers/server.ts';
+import { adminToken, login, ok, rpc, userToken } from '../helpers/server.ts';
 
 const ROUNDS = 3;
 const IN_FLIGHT = 30;
 const ENV = { STRIKEBOOK_ACCESS_TOKEN_TTL: '31536000', STRIKEBOOK_SNAPSHOT_EVERY: '25' };
 const MAKER = 'combo-maker@example.com';
 const TAKER = 'combo-taker@example.com';
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Every combo trade of the replayed state is whole: both legs on both accounts, in lockstep. */
 function checkWhole(r: Replay, comboId: string, names: [string, string], ratios: [number, number]): number {
@@ -37,15 +36,13 @@ function checkWhole(r: Replay, comboId: string, names: [string, string], ratios:
 
 describe('combo fills across crashes', () => {
   it('recovers to the state of a clean replay after every SIGKILL, each combo fill whole', { timeout: 300_000 }, async (t) => {
-    const dataDir = tempDir();
-    let child: ChildServer = await spawnServer(dataDir, ENV);
-    try {
-      const admin = await adminToken(child.url);
-      let maker = await userToken(child.url, admin, MAKER, { currency: 'BTC', amount: 50 });
-      let taker = await userToken(child.url, admin, TAKER, { currency: 'BTC', amount: 50 });
-      const call = await atmCall(child.url);
-      const cheap = await cheapCall(child.url);
-      const combo = await ok(child.url, 'private/create_combo', { trades: [{ instrument_name: call.name, direction: 'buy', amount: 1 }, { instrument_name: cheap.name, direction: 'sell', amount: 1 }] }, taker);
+    await withCrashServer(ENV, async (srv) => {
+      const admin = await adminToken(srv.url);
+      let maker = await userToken(srv.url, admin, MAKER, { currency: 'BTC', amount: 50 });
+      let taker = await userToken(srv.url, admin, TAKER, { currency: 'BTC', amount: 50 });
+      const call = await atmCall(srv.url);
+      const cheap = await cheapCall(srv.url);
+      const combo = await ok(srv.url, 'private/create_combo', { trades: [{ instrument_name: call.name, direction: 'buy', amount: 1 }, { instrument_name: cheap.name, direction: 'sell', amount: 1 }] }, taker);
       const comboId = combo.id as string;
       // the net mark as the combo price: sum of ratio x leg mark (the legs in the combo's order)
       const marks: Record<string, number> = { [call.name]: call.book.mark_price, [cheap.name]: cheap.book.mark_price };
@@ -54,35 +51,16 @@ describe('combo fills across crashes', () => {
       const price = Number((ratios[0] * marks[names[0]]! + ratios[1] * marks[names[1]]!).toFixed(4));
       for (let round = 1; round <= ROUNDS; round++) {
         // the maker rests sells; the taker sends a burst of buys, none awaited
-        for (let i = 0; i < IN_FLIGHT; i++) await ok(child.url, 'private/sell', { instrument_name: comboId, amount: 0.1, type: 'limit', price }, maker);
+        for (let i = 0; i < IN_FLIGHT; i++) await ok(srv.url, 'private/sell', { instrument_name: comboId, amount: 0.1, type: 'limit', price }, maker);
         const answers: Promise<unknown>[] = [];
-        for (let i = 0; i < IN_FLIGHT; i++) answers.push(rpc(child.url, 'private/buy', { instrument_name: comboId, amount: 0.1, type: 'limit', price, time_in_force: 'immediate_or_cancel' }, taker).catch(() => undefined));
-        await Promise.race(answers);
+        for (let i = 0; i < IN_FLIGHT; i++) answers.push(rpc(srv.url, 'private/buy', { instrument_name: comboId, amount: 0.1, type: 'limit', price, time_in_force: 'immediate_or_cancel' }, taker).catch(() => undefined));
         const delay = round * 3;
-        await sleep(delay);
-        child.proc.kill('SIGKILL');
-        await child.exited;
-        t.diagnostic(`round ${round}: SIGKILL ${delay} ms after the first answer of ${IN_FLIGHT} combo buys`);
-        child = await spawnServer(dataDir, ENV);
-        const adminNow = await login(child.url, 'admin@example.com', 'admin-password-1');
-        const h = await ok(child.url, 'private/get_state_hash', {}, adminNow);
-        const replay = cleanReplay(dataDir, h.seq);
-        assert.deepEqual(replay.errors, []);
-        assert.equal(h.state_hash, replay.hash, `recovered state differs from a clean replay at seq ${h.seq}`);
-        t.diagnostic(`round ${round}: ${checkWhole(replay, comboId, names, ratios)} combo trades in the journal after the restart`);
-        maker = await login(child.url, MAKER, 'user-password-1');
-        taker = await login(child.url, TAKER, 'user-password-1');
+        const replay = await killAndRecover(srv, answers, delay);
+        t.diagnostic(`round ${round}: SIGKILL ${delay} ms after the first answer of ${IN_FLIGHT} combo buys; ${checkWhole(replay, comboId, names, ratios)} combo trades in the journal after the restart`);
+        maker = await login(srv.url, MAKER, 'user-password-1');
+        taker = await login(srv.url, TAKER, 'user-password-1');
       }
-      child.proc.kill('SIGTERM');
-      assert.equal(await child.exited, 0);
-      const final = cleanReplay(dataDir);
-      assert.ok(checkWhole(final, comboId, names, ratios) > 0, 'combo trades happened');
-    } finally {
-      if (child.proc.exitCode === null && child.proc.signalCode === null) {
-        child.proc.kill('SIGKILL');
-        await child.exited;
-      }
-      rmSync(dataDir, { recursive: true, force: true });
-    }
+      assert.ok(checkWhole(await stopAndReplay(srv), comboId, names, ratios) > 0, 'combo trades happened');
+    });
   });
 });

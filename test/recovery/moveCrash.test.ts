@@ -5,36 +5,32 @@
 // family's positions in each instrument are what it bought, and no account is below zero.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { rmSync } from 'node:fs';
 import { mulberry32 } from '../../src/market/indexFeed.ts';
-import { cleanReplay } from '../helpers/replay.ts';
+import { killAndRecover, stopAndReplay, withCrashServer } from '../helpers/crash.ts';
 import { instruments, market, nearMark } from '../helpers/market.ts';
-import { adminToken, login, ok, rpc, spawnServer, tempDir, userToken, type ChildServer } from '../helpers/server.ts';
+import { adminToken, ok, rpc, userToken } from '../helpers/server.ts';
 
 const ROUNDS = 3;
 const IN_FLIGHT = 30;
 const ENV = { STRIKEBOOK_ACCESS_TOKEN_TTL: '31536000', STRIKEBOOK_SNAPSHOT_EVERY: '25' };
 const MAIN = 'mover@example.com';
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('position moves across crashes', () => {
   it('recovers to the state of a clean replay after every SIGKILL, with every move whole (all legs or none)', { timeout: 300_000 }, async (t) => {
-    const dataDir = tempDir();
     const rand = mulberry32(0x30e5);
-    let child: ChildServer = await spawnServer(dataDir, ENV);
-    try {
-      const admin = await adminToken(child.url);
-      const main = await userToken(child.url, admin, MAIN, { currency: 'BTC', amount: 50 });
-      const maker = await userToken(child.url, admin, 'maker@example.com', { currency: 'BTC', amount: 100 });
-      for (let i = 0; i < 2; i++) await ok(child.url, 'private/create_subaccount', {}, main);
-      const ids: number[] = (await ok(child.url, 'private/get_subaccounts', {}, main)).map((x: any) => x.id);
-      for (const id of ids.slice(1)) await ok(child.url, 'private/submit_transfer_to_subaccount', { currency: 'BTC', amount: 15, destination: id }, main);
+    await withCrashServer(ENV, async (srv) => {
+      const admin = await adminToken(srv.url);
+      const main = await userToken(srv.url, admin, MAIN, { currency: 'BTC', amount: 50 });
+      const maker = await userToken(srv.url, admin, 'maker@example.com', { currency: 'BTC', amount: 100 });
+      for (let i = 0; i < 2; i++) await ok(srv.url, 'private/create_subaccount', {}, main);
+      const ids: number[] = (await ok(srv.url, 'private/get_subaccounts', {}, main)).map((x: any) => x.id);
+      for (const id of ids.slice(1)) await ok(srv.url, 'private/submit_transfer_to_subaccount', { currency: 'BTC', amount: 15, destination: id }, main);
       // two calls, 5 BTC of each bought by the main account
-      const calls = (await instruments(child.url)).filter((i) => i.option_type === 'call').sort((a, b) => b.expiration_timestamp - a.expiration_timestamp || a.strike - b.strike);
-      const legs = [await market(child.url, calls[0]), await market(child.url, calls[Math.floor(calls.length / 2)])];
+      const calls = (await instruments(srv.url)).filter((i) => i.option_type === 'call').sort((a, b) => b.expiration_timestamp - a.expiration_timestamp || a.strike - b.strike);
+      const legs = [await market(srv.url, calls[0]), await market(srv.url, calls[Math.floor(calls.length / 2)])];
       for (const m of legs) {
-        await ok(child.url, 'private/sell', { instrument_name: m.name, amount: 5, price: nearMark(m) }, maker);
-        await ok(child.url, 'private/buy', { instrument_name: m.name, amount: 5, price: nearMark(m) }, main);
+        await ok(srv.url, 'private/sell', { instrument_name: m.name, amount: 5, price: nearMark(m) }, maker);
+        await ok(srv.url, 'private/buy', { instrument_name: m.name, amount: 5, price: nearMark(m) }, main);
       }
       const bought = new Map(legs.map((m) => [m.name, 50]));
       for (let round = 1; round <= ROUNDS; round++) {
@@ -44,19 +40,10 @@ describe('position moves across crashes', () => {
           let to = ids[Math.floor(rand() * ids.length)]!;
           if (to === from) to = ids[(ids.indexOf(from) + 1) % ids.length]!;
           const trades = legs.map((m) => ({ instrument_name: m.name, amount: (1 + Math.floor(rand() * 5)) / 10 }));
-          answers.push(rpc(child.url, 'private/move_positions', { source_uid: from, target_uid: to, trades }, main).catch(() => undefined));
+          answers.push(rpc(srv.url, 'private/move_positions', { source_uid: from, target_uid: to, trades }, main).catch(() => undefined));
         }
-        await Promise.race(answers);
         const delay = Math.floor(rand() * 15);
-        await sleep(delay);
-        child.proc.kill('SIGKILL');
-        await child.exited;
-        child = await spawnServer(dataDir, ENV);
-        const adminNow = await login(child.url, 'admin@example.com', 'admin-password-1');
-        const h = await ok(child.url, 'private/get_state_hash', {}, adminNow);
-        const replay = cleanReplay(dataDir, h.seq);
-        assert.deepEqual(replay.errors, []);
-        assert.equal(h.state_hash, replay.hash, `recovered state differs from a clean replay at seq ${h.seq}`);
+        const replay = await killAndRecover(srv, answers, delay);
         const ex = replay.ex;
         for (const [c, v] of Object.entries(ex.conservation())) assert.equal(v.balances, v.expected, `conservation of ${c}`);
         // the family still holds exactly what it bought, in each instrument
@@ -78,14 +65,7 @@ describe('position moves across crashes', () => {
         for (const id of ids) assert.ok(ex.users.get(id)!.accounts.BTC.balance >= 0, `account ${id} below zero`);
         t.diagnostic(`round ${round}: SIGKILL ${delay} ms after the first answer; ${entries.length / 4} moves in the journal`);
       }
-      child.proc.kill('SIGTERM');
-      assert.equal(await child.exited, 0);
-    } finally {
-      if (child.proc.exitCode === null && child.proc.signalCode === null) {
-        child.proc.kill('SIGKILL');
-        await child.exited;
-      }
-      rmSync(dataDir, { recursive: true, force: true });
-    }
+      await stopAndReplay(srv);
+    });
   });
 });

@@ -5,29 +5,25 @@
 // nonce'd transfer resent after the restart moves money at most once.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { rmSync } from 'node:fs';
 import { mulberry32 } from '../../src/market/indexFeed.ts';
-import { cleanReplay } from '../helpers/replay.ts';
-import { adminToken, login, ok, rpc, spawnServer, tempDir, userToken, type ChildServer } from '../helpers/server.ts';
+import { killAndRecover, stopAndReplay, withCrashServer } from '../helpers/crash.ts';
+import { adminToken, login, ok, rpc, userToken } from '../helpers/server.ts';
 
 const ROUNDS = 4;
 const IN_FLIGHT = 40;
 const ENV = { STRIKEBOOK_ACCESS_TOKEN_TTL: '31536000', STRIKEBOOK_SNAPSHOT_EVERY: '30' };
 const MAIN = 'family@example.com';
 const DEPOSIT_SAT = 1_000_000_000; // 10 BTC
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('transfers across crashes', () => {
   it('recovers to the state of a clean replay after every SIGKILL, with every transfer whole and the family\'s money conserved', { timeout: 300_000 }, async (t) => {
-    const dataDir = tempDir();
     const rand = mulberry32(0x7a5f);
-    let child: ChildServer = await spawnServer(dataDir, ENV);
-    try {
-      const admin = await adminToken(child.url);
-      const main = await userToken(child.url, admin, MAIN, { currency: 'BTC', amount: DEPOSIT_SAT / 1e8 });
-      for (let i = 0; i < 3; i++) await ok(child.url, 'private/create_subaccount', {}, main);
-      const ids: number[] = (await ok(child.url, 'private/get_subaccounts', {}, main)).map((x: any) => x.id);
-      for (const id of ids.slice(1)) await ok(child.url, 'private/submit_transfer_to_subaccount', { currency: 'BTC', amount: 2, destination: id }, main);
+    await withCrashServer(ENV, async (srv) => {
+      const admin = await adminToken(srv.url);
+      const main = await userToken(srv.url, admin, MAIN, { currency: 'BTC', amount: DEPOSIT_SAT / 1e8 });
+      for (let i = 0; i < 3; i++) await ok(srv.url, 'private/create_subaccount', {}, main);
+      const ids: number[] = (await ok(srv.url, 'private/get_subaccounts', {}, main)).map((x: any) => x.id);
+      for (const id of ids.slice(1)) await ok(srv.url, 'private/submit_transfer_to_subaccount', { currency: 'BTC', amount: 2, destination: id }, main);
       const sent: Record<string, unknown>[] = [];
       for (let round = 1; round <= ROUNDS; round++) {
         // a burst between the main account and its subaccounts, some with nonces, none awaited
@@ -40,22 +36,13 @@ describe('transfers across crashes', () => {
           const p: Record<string, unknown> = { currency: 'BTC', amount: (1 + Math.floor(rand() * 5_000_000)) / 1e8, source: from, destination: to };
           if (i % 2 === 0) p.nonce = `r${round}-${i}`;
           burst.push(p);
-          answers.push(rpc(child.url, 'private/submit_transfer_between_subaccounts', p, main).catch(() => undefined));
+          answers.push(rpc(srv.url, 'private/submit_transfer_between_subaccounts', p, main).catch(() => undefined));
         }
         sent.push(...burst.filter((p) => p.nonce !== undefined));
         // killed once the first answers are out, while the rest of the burst is still coming in
-        await Promise.race(answers);
         const delay = Math.floor(rand() * 15);
-        await sleep(delay);
-        child.proc.kill('SIGKILL');
-        await child.exited;
+        const replay = await killAndRecover(srv, answers, delay);
         t.diagnostic(`round ${round}: SIGKILL ${delay} ms after the first answer of a burst of ${IN_FLIGHT} transfers`);
-        child = await spawnServer(dataDir, ENV);
-        const adminNow = await login(child.url, 'admin@example.com', 'admin-password-1');
-        const h = await ok(child.url, 'private/get_state_hash', {}, adminNow);
-        const replay = cleanReplay(dataDir, h.seq);
-        assert.deepEqual(replay.errors, []);
-        assert.equal(h.state_hash, replay.hash, `recovered state differs from a clean replay at seq ${h.seq}`);
         const ex = replay.ex;
         for (const [c, v] of Object.entries(ex.conservation())) assert.equal(v.balances, v.expected, `conservation of ${c}`);
         let family = 0;
@@ -78,12 +65,10 @@ describe('transfers across crashes', () => {
         t.diagnostic(`round ${round}: ${records.length} transfers in the journal after the restart`);
       }
       // every nonce'd transfer sent again: those the journal holds move nothing, the rest apply once
-      const mainNow = await login(child.url, MAIN, 'user-password-1');
-      for (const p of sent) await rpc(child.url, 'private/submit_transfer_between_subaccounts', p, mainNow);
-      for (const p of sent) await rpc(child.url, 'private/submit_transfer_between_subaccounts', p, mainNow);
-      child.proc.kill('SIGTERM');
-      assert.equal(await child.exited, 0);
-      const final = cleanReplay(dataDir);
+      const mainNow = await login(srv.url, MAIN, 'user-password-1');
+      for (const p of sent) await rpc(srv.url, 'private/submit_transfer_between_subaccounts', p, mainNow);
+      for (const p of sent) await rpc(srv.url, 'private/submit_transfer_between_subaccounts', p, mainNow);
+      const final = await stopAndReplay(srv);
       const records = final.ex.subaccounts.transfers.get(ids[0]!)!;
       const perNonce = new Map<string, number>();
       for (const r of records) if (r.nonce !== null) perNonce.set(r.nonce, (perNonce.get(r.nonce) ?? 0) + 1);
@@ -91,12 +76,6 @@ describe('transfers across crashes', () => {
       let family = 0;
       for (const id of ids) family += final.ex.users.get(id)!.accounts.BTC.balance;
       assert.equal(family, DEPOSIT_SAT);
-    } finally {
-      if (child.proc.exitCode === null && child.proc.signalCode === null) {
-        child.proc.kill('SIGKILL');
-        await child.exited;
-      }
-      rmSync(dataDir, { recursive: true, force: true });
-    }
+    });
   });
 });

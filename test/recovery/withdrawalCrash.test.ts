@@ -7,12 +7,11 @@
 // pending withdrawals, and a nonce'd withdrawal resent after the restart is made at most once.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { rmSync } from 'node:fs';
 import { mulberry32 } from '../../src/market/indexFeed.ts';
 import type { Exchange } from '../../src/engine/exchange.ts';
 import { isPending } from '../../src/wallet/wallet.ts';
-import { cleanReplay } from '../helpers/replay.ts';
-import { adminToken, login, ok, rpc, spawnServer, tempDir, userToken, type ChildServer } from '../helpers/server.ts';
+import { killAndRecover, stopAndReplay, withCrashServer } from '../helpers/crash.ts';
+import { adminToken, login, ok, rpc, userToken } from '../helpers/server.ts';
 
 const ROUNDS = 4;
 const IN_FLIGHT = 40;
@@ -25,7 +24,6 @@ const ENV = {
 };
 const EMAIL = 'withdrawer@example.com';
 const DEPOSIT_SAT = 1_000_000_000; // 10 BTC
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** The journal's withdrawals are whole: balance, pending total and log entries agree with the records. */
 function checkWhole(ex: Exchange, userId: number): { pending: number[]; count: number } {
@@ -60,14 +58,12 @@ function checkWhole(ex: Exchange, userId: number): { pending: number[]; count: n
 
 describe('withdrawals across crashes', () => {
   it('recovers to the state of a clean replay after every SIGKILL, each withdrawal pending with its funds reserved or not there at all', { timeout: 300_000 }, async (t) => {
-    const dataDir = tempDir();
     const rand = mulberry32(0x3d21);
-    let child: ChildServer = await spawnServer(dataDir, ENV);
-    try {
-      const admin = await adminToken(child.url);
-      let user = await userToken(child.url, admin, EMAIL, { currency: 'BTC', amount: DEPOSIT_SAT / 1e8 });
-      const userId = (await ok(child.url, 'private/get_account_summary', { currency: 'BTC', extended: true }, user)).id;
-      await ok(child.url, 'private/add_to_address_book', { currency: 'BTC', type: 'withdrawal', address: 'bc1qcrash', label: '' }, user);
+    await withCrashServer(ENV, async (srv) => {
+      const admin = await adminToken(srv.url);
+      let user = await userToken(srv.url, admin, EMAIL, { currency: 'BTC', amount: DEPOSIT_SAT / 1e8 });
+      const userId = (await ok(srv.url, 'private/get_account_summary', { currency: 'BTC', extended: true }, user)).id;
+      await ok(srv.url, 'private/add_to_address_book', { currency: 'BTC', type: 'withdrawal', address: 'bc1qcrash', label: '' }, user);
       let pending: number[] = [];
       const sent: Record<string, unknown>[] = [];
       for (let round = 1; round <= ROUNDS; round++) {
@@ -76,7 +72,7 @@ describe('withdrawals across crashes', () => {
         for (let i = 0; i < IN_FLIGHT; i++) {
           if (i % 4 === 3 && pending.length > 0) {
             const id = pending[Math.floor(rand() * pending.length)]!;
-            answers.push(rpc(child.url, 'private/cancel_withdrawal', { currency: 'BTC', id }, user).catch(() => undefined));
+            answers.push(rpc(srv.url, 'private/cancel_withdrawal', { currency: 'BTC', id }, user).catch(() => undefined));
             continue;
           }
           const p: Record<string, unknown> = { currency: 'BTC', address: 'bc1qcrash', amount: (1 + Math.floor(rand() * 5_000_000)) / 1e8 };
@@ -84,46 +80,29 @@ describe('withdrawals across crashes', () => {
             p.nonce = `r${round}-${i}`;
             sent.push(p);
           }
-          answers.push(rpc(child.url, 'private/withdraw', p, user).catch(() => undefined));
+          answers.push(rpc(srv.url, 'private/withdraw', p, user).catch(() => undefined));
         }
         // killed once the first answers are out, while the rest of the burst is still coming in
-        await Promise.race(answers);
         const delay = Math.floor(rand() * 15);
-        await sleep(delay);
-        child.proc.kill('SIGKILL');
-        await child.exited;
+        const replay = await killAndRecover(srv, answers, delay);
         t.diagnostic(`round ${round}: SIGKILL ${delay} ms after the first answer of a burst of ${IN_FLIGHT} withdrawals and cancels`);
-        child = await spawnServer(dataDir, ENV);
-        const adminNow = await login(child.url, 'admin@example.com', 'admin-password-1');
-        const h = await ok(child.url, 'private/get_state_hash', {}, adminNow);
-        const replay = cleanReplay(dataDir, h.seq);
-        assert.deepEqual(replay.errors, []);
-        assert.equal(h.state_hash, replay.hash, `recovered state differs from a clean replay at seq ${h.seq}`);
         const seen = checkWhole(replay.ex, userId);
         pending = seen.pending;
         // the server's own answer agrees with the journal
-        user = await login(child.url, EMAIL, 'user-password-1');
-        const listed = await ok(child.url, 'private/get_withdrawals', { currency: 'BTC', count: 1000 }, user);
+        user = await login(srv.url, EMAIL, 'user-password-1');
+        const listed = await ok(srv.url, 'private/get_withdrawals', { currency: 'BTC', count: 1000 }, user);
         assert.equal(listed.count, seen.count);
         t.diagnostic(`round ${round}: ${seen.count} withdrawals in the journal, ${pending.length} pending`);
       }
       // every nonce'd withdrawal sent again, twice: those the journal holds are not made again
-      for (const p of sent) await rpc(child.url, 'private/withdraw', p, user);
-      for (const p of sent) await rpc(child.url, 'private/withdraw', p, user);
-      child.proc.kill('SIGTERM');
-      assert.equal(await child.exited, 0);
-      const final = cleanReplay(dataDir);
+      for (const p of sent) await rpc(srv.url, 'private/withdraw', p, user);
+      for (const p of sent) await rpc(srv.url, 'private/withdraw', p, user);
+      const final = await stopAndReplay(srv);
       checkWhole(final.ex, userId);
       const perNonce = new Map<string, number>();
       for (const w of final.ex.wallet.withdrawalsOf(userId, 'BTC')) if (w.nonce !== null) perNonce.set(w.nonce, (perNonce.get(w.nonce) ?? 0) + 1);
       for (const [nonce, n] of perNonce) assert.equal(n, 1, `nonce ${nonce} made ${n} withdrawals`);
       assert.ok(perNonce.size > 0);
-    } finally {
-      if (child.proc.exitCode === null && child.proc.signalCode === null) {
-        child.proc.kill('SIGKILL');
-        await child.exited;
-      }
-      rmSync(dataDir, { recursive: true, force: true });
-    }
+    });
   });
 });
