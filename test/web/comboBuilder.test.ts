@@ -150,6 +150,11 @@ describe('the strategy builder on the chain (issue 34)', { timeout: 300_000 }, (
     const row = orders.locator('tbody tr').first();
     await row.waitFor();
     assert.equal(await row.getAttribute('data-state'), 'open');
+    // the combo's book shows the order as its bid (book.{combo}.100ms)
+    const book = builder.getByRole('table', { name: 'Combo book' });
+    const level = book.locator(`tr[data-side="bid"][data-price="${net / PRICE_UNIT}"]`);
+    await level.waitFor();
+    assert.equal(await level.getAttribute('data-amount'), '0.1');
 
     // the second trader sells the combo at that price: one combo fill, both legs
     const sold = await ok(srv.url, 'private/sell', { instrument_name: comboId, amount: 0.1, type: 'limit', price: net / PRICE_UNIT }, counter);
@@ -159,6 +164,7 @@ describe('the strategy builder on the chain (issue 34)', { timeout: 300_000 }, (
     await fill.waitFor();
     assert.deepEqual((await fill.locator('td').allTextContents()).slice(0, 3), ['buy', '0.1', fmt.fixed(net / PRICE_UNIT, 4)]);
     await until('the combo order filled', async () => (await row.getAttribute('data-state')) === 'filled');
+    await until('the bid gone from the combo book', async () => (await level.count()) === 0);
     await builder.scrollIntoViewIfNeeded();
     await screenshot(page, 'combo-builder-filled');
 

@@ -1,7 +1,7 @@
 // A combo's market in the strategy builder (issue 34): its order book from `book.{combo}.100ms`
-// (lib/book.ts; a click on a level fills the combo ticket), the order ticket for the combo (the
-// ordinary private/buy|sell with the combo's name), the user's combo orders and the combo fills.
-// Fills are the user's leg trades carrying this `combo_id`, one row per `combo_trade_id`, at the
+// (lib/book.ts; a click on a level fills the combo ticket) and its ticker (`ticker.{combo}.100ms`:
+// mark, last, band), the order ticket for the combo (the ordinary private/buy|sell with its name),
+// the user's combo orders and the combo fills. Fills are the user's leg trades carrying this `combo_id`, one row per `combo_trade_id`, at the
 // net price (the sum of ratio x leg price, worked in integer ticks). Combo orders are those this
 // screen placed plus what `get_open_orders_by_instrument` and `user.orders` tell of them.
 import { useEffect, useRef, useState } from 'preact/hooks';
@@ -11,7 +11,7 @@ import { live, priv, useChannel, useEpoch } from '../lib/live.ts';
 import { errorText } from '../lib/rpc.ts';
 import { comboFills, type ComboRecord, type LegTrade } from '../lib/strategy.ts';
 import type { TicketFill } from '../lib/ticketStore.ts';
-import type { Order } from '../lib/types.ts';
+import type { Order, Ticker } from '../lib/types.ts';
 import { useFrameRedraw } from './chain.tsx';
 import { OrderTicket } from './ticket.tsx';
 
@@ -26,6 +26,11 @@ function ComboBook({ id, onLevel }: { id: string; onLevel: (side: 'buy' | 'sell'
   useChannel(channel, (d) => {
     if (book.current.apply(d as BookMessage) === 'gap') void live.resnapshot(channel).catch(() => undefined);
     redraw();
+  });
+  // the combo's ticker: its mark (the net of the legs' marks), band and last trade
+  const [t, setT] = useState<Ticker | null>(null);
+  useChannel(`ticker.${id}.100ms`, (d) => {
+    setT(d as Ticker);
   });
   const b = book.current;
   const asks = b.askLadder(5).reverse();
@@ -51,6 +56,13 @@ function ComboBook({ id, onLevel }: { id: string; onLevel: (side: 'buy' | 'sell'
           {bids.map((r) => row(r, 'bid'))}
         </tbody>
       </table>
+      {t && (
+        <p class="muted num" aria-label="Combo ticker" data-mark={t.mark_price}>
+          Mark {fmt.fixed(t.mark_price, 4)} · last {t.last_price == null ? '–' : fmt.fixed(t.last_price, 4)}
+          <br />
+          Band {fmt.fixed(t.min_price, 4)} to {fmt.fixed(t.max_price, 4)}
+        </p>
+      )}
       {!b.ready && <p class="muted">Waiting for the combo's book…</p>}
       {b.ready && asks.length === 0 && bids.length === 0 && <p class="muted">No orders on this combo yet.</p>}
     </div>
