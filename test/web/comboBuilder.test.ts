@@ -24,6 +24,9 @@ const DOCS_IMAGES = path.join(ROOT, 'docs/images');
 
 const ticks = (p: number) => Math.round(p * PRICE_UNIT);
 
+/** A call's cell on the chain (its row holds the put of the strike too: the call's side comes first). */
+const callCell = (page: Page, m: Market, cell: 'bid' | 'ask') => page.locator(`table.chain tr[data-call="${m.name}"] td[data-cell="${cell}"]`).first();
+
 /** The grid price `steps` ticks of the grid away from the mark (up when positive), inside the band. */
 function offMark(m: Market, steps: number): number {
   const at = m.prices.findIndex((p) => p >= m.book.mark_price);
@@ -69,8 +72,8 @@ describe('the strategy builder on the chain (issue 34)', { timeout: 300_000 }, (
 
   const openChain = async (page: Page) => {
     await page.goto(`${srv.url}/chain/BTC?expiry=${low.inst.expiration_timestamp}`);
-    await page.locator(`table.chain tr[data-call="${high.name}"] td[data-cell="bid"]`).filter({ hasText: fmt.price(bid) }).waitFor();
-    await page.locator(`table.chain tr[data-call="${low.name}"] td[data-cell="ask"]`).filter({ hasText: fmt.price(ask) }).waitFor();
+    await callCell(page, high, 'bid').filter({ hasText: fmt.price(bid) }).waitFor();
+    await callCell(page, low, 'ask').filter({ hasText: fmt.price(ask) }).waitFor();
   };
 
   it('builds a call spread from the chain, creates the combo, trades it and shows the fill and the leg positions', opt, async () => {
@@ -86,13 +89,13 @@ describe('the strategy builder on the chain (issue 34)', { timeout: 300_000 }, (
           const el = r.target instanceof Element ? r.target : r.target.parentElement;
           if (el?.closest('tr[data-strike]')) w.__chainRows++;
         }
-      }).observe(document.querySelector('table.chain tbody')!, { subtree: true, childList: true, characterData: true, attributes: true });
+      }).observe(document.querySelector('table.chain tbody')!, { subtree: true, childList: true, characterData: true });
     });
     await page.getByRole('button', { name: 'Strategy builder' }).click();
     const builder = page.getByRole('region', { name: 'Strategy builder' });
     await builder.waitFor();
-    await page.locator(`table.chain tr[data-call="${low.name}"] td[data-cell="ask"]`).click();
-    await page.locator(`table.chain tr[data-call="${high.name}"] td[data-cell="bid"]`).click();
+    await callCell(page, low, 'ask').click();
+    await callCell(page, high, 'bid').click();
     // the builder took the clicks: the ticket drawer stayed shut
     assert.equal(await page.getByRole('form', { name: 'Order ticket' }).count(), 0);
     const legs = builder.getByRole('table', { name: 'Strategy legs' });
@@ -101,7 +104,7 @@ describe('the strategy builder on the chain (issue 34)', { timeout: 300_000 }, (
     assert.equal(await legs.locator(`tr[data-leg="${high.name}"]`).getAttribute('data-ratio'), '-1');
     assert.equal(await builder.locator('[data-strategy-name]').textContent(), 'Bull call spread');
     // a second click on the same ask adds a unit; the minus button takes it away again
-    await page.locator(`table.chain tr[data-call="${low.name}"] td[data-cell="ask"]`).click();
+    await callCell(page, low, 'ask').click();
     await until('ratio 2', async () => (await legs.locator(`tr[data-leg="${low.name}"]`).getAttribute('data-ratio')) === '2');
     await builder.getByRole('button', { name: `Less ${low.name}` }).click();
     await until('ratio 1', async () => (await legs.locator(`tr[data-leg="${low.name}"]`).getAttribute('data-ratio')) === '1');
@@ -188,8 +191,8 @@ describe('the strategy builder on the chain (issue 34)', { timeout: 300_000 }, (
         const page = await ctx.newPage();
         await openChain(page);
         await page.getByRole('button', { name: 'Strategy builder' }).click();
-        await page.locator(`table.chain tr[data-call="${low.name}"] td[data-cell="ask"]`).click();
-        await page.locator(`table.chain tr[data-call="${high.name}"] td[data-cell="bid"]`).click();
+        await callCell(page, low, 'ask').click();
+        await callCell(page, high, 'bid').click();
         const builder = page.getByRole('region', { name: 'Strategy builder' });
         await builder.getByRole('button', { name: 'Create combo' }).click();
         await builder.getByRole('table', { name: 'Combo fills' }).locator('tbody tr').first().waitFor();

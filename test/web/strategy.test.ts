@@ -3,7 +3,7 @@
 // grouped from leg trades at the net price, and the ticket's net-premium price check.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { clickLeg, comboFills, comboSide, comboTrades, MAX_LEGS, netTicks, setRatio, strategyName, sumGreeks, type Leg, type LegTrade } from '../../web/src/lib/strategy.ts';
+import { clickLeg, comboFills, comboSide, comboTrades, inferFilled, MAX_LEGS, netTicks, setRatio, strategyName, sumGreeks, type Leg, type LegTrade } from '../../web/src/lib/strategy.ts';
 import { priceProblem } from '../../web/src/lib/ticketCheck.ts';
 import type { Instrument, Ticker } from '../../web/src/lib/types.ts';
 
@@ -102,5 +102,19 @@ describe("the ticket's price check for a net premium", () => {
     assert.equal(priceProblem('0', true), null);
     assert.equal(priceProblem('-0.0125'), 'Price must be positive');
     assert.match(priceProblem('-0.00001', true)!, /4 decimals/);
+  });
+});
+
+describe('combo orders the server does not tell of', () => {
+  it('are filled by the fills after them, oldest first, never beyond their amount', () => {
+    const fill = (id: string, direction: 'buy' | 'sell', amount: number, timestamp: number) => ({ id, direction, amount, timestamp, price: 0.01, legs: [] });
+    const orders = [
+      { order_id: 'a', direction: 'buy' as const, amount: 0.3, creation_timestamp: 10 },
+      { order_id: 'b', direction: 'buy' as const, amount: 0.1, creation_timestamp: 20 },
+      { order_id: 'c', direction: 'sell' as const, amount: 0.1, creation_timestamp: 5 },
+    ];
+    const got = inferFilled(orders, [fill('1', 'buy', 0.1, 30), fill('2', 'buy', 0.2, 31), fill('3', 'buy', 0.1, 32), fill('4', 'buy', 0.1, 9), fill('5', 'sell', 0.1, 4)]);
+    // 0.1 + 0.2 fills a's 0.3 exactly; the third goes to b; a buy before both and a sell before c count for none
+    assert.deepEqual([...got], [['c', 0], ['a', 0.3], ['b', 0.1]]);
   });
 });

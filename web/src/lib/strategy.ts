@@ -193,6 +193,22 @@ export function comboFills(combo: ComboRecord, trades: LegTrade[]): ComboFill[] 
   return out.sort((a, b) => b.timestamp - a.timestamp);
 }
 
+/**
+ * Filled amounts of combo orders whose state the server would not tell, from the combo fills: each
+ * fill of a direction goes to the oldest order of that direction placed before it that it does not
+ * overfill. Amounts in integer units of 1e-8, so 0.1 + 0.2 fills 0.3. Pure.
+ */
+export function inferFilled(orders: { order_id: string; direction: 'buy' | 'sell'; amount: number; creation_timestamp: number }[], fills: ComboFill[]): Map<string, number> {
+  const u = (x: number) => Math.round(x * 1e8);
+  const byAge = [...orders].sort((a, b) => a.creation_timestamp - b.creation_timestamp);
+  const filled = new Map<string, number>(byAge.map((o) => [o.order_id, 0]));
+  for (const f of [...fills].sort((a, b) => a.timestamp - b.timestamp)) {
+    const o = byAge.find((x) => x.direction === f.direction && x.creation_timestamp <= f.timestamp && filled.get(x.order_id)! + u(f.amount) <= u(x.amount));
+    if (o) filled.set(o.order_id, filled.get(o.order_id)! + u(f.amount));
+  }
+  return new Map([...filled].map(([k, v]) => [k, v / 1e8]));
+}
+
 // ---- the store ---------------------------------------------------------------------------------
 
 export interface StrategyState {

@@ -3,13 +3,15 @@
 // mark, last, band), the order ticket for the combo (the ordinary private/buy|sell with its name),
 // the user's combo orders and the combo fills. Fills are the user's leg trades carrying this `combo_id`, one row per `combo_trade_id`, at the
 // net price (the sum of ratio x leg price, worked in integer ticks). Combo orders are those this
-// screen placed plus what `get_open_orders_by_instrument` and `user.orders` tell of them.
+// screen placed plus what `get_open_orders_by_instrument`, `get_order_state` and
+// `user.orders.{combo}.raw` tell of them; a server that keeps combo orders out of its account views
+// tells nothing, and the fills after an order are then counted as its fills.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import * as fmt from '../lib/format.ts';
 import { Book, type BookMessage } from '../lib/book.ts';
 import { live, priv, useChannel, useEpoch } from '../lib/live.ts';
 import { errorText } from '../lib/rpc.ts';
-import { comboFills, type ComboRecord, type LegTrade } from '../lib/strategy.ts';
+import { comboFills, inferFilled, type ComboRecord, type LegTrade } from '../lib/strategy.ts';
 import type { TicketFill } from '../lib/ticketStore.ts';
 import type { Order, Ticker } from '../lib/types.ts';
 import { useFrameRedraw } from './chain.tsx';
@@ -89,10 +91,24 @@ export function ComboMarket({ combo, currency, minTrade, initial }: { combo: Com
     for (const o of os) if (o.instrument_name === combo.id) m.set(o.order_id, o);
     return m;
   });
-  // the open combo orders and the fills, again after every change of the user's options
+  const ordersRef = useRef(orders);
+  ordersRef.current = orders;
+  // orders whose state the server would not tell (a server without combo orders in its account views)
+  const [unread, setUnread] = useState(new Set<string>());
+  // the open combo orders, the state of the ones shown open, and the fills, again after every change
+  // of the user's options
   useEffect(() => {
     let alive = true;
-    void priv<Order[]>('private/get_open_orders_by_instrument', { instrument_name: combo.id }).then((os) => alive && merge(os), () => undefined);
+    // asked on the socket: a server without combo orders in its account views refuses these, which
+    // over HTTP the browser logs as a failed resource (the socket answers an error quietly)
+    void live.request<Order[]>('private/get_open_orders_by_instrument', { instrument_name: combo.id }).then((os) => alive && merge(os), () => undefined);
+    for (const o of ordersRef.current.values()) {
+      if (o.order_state !== 'open') continue;
+      void live.request<Order>('private/get_order_state', { order_id: o.order_id }).then(
+        (x) => alive && merge([x]),
+        () => alive && setUnread((u) => (u.has(o.order_id) ? u : new Set(u).add(o.order_id))),
+      );
+    }
     void priv<{ trades: LegTrade[] }>('private/get_user_trades_by_currency', { currency, kind: 'option', count: 100, sorting: 'desc' }).then(
       (r) => alive && (setTrades(r.trades.filter((t) => t.combo_id === combo.id)), setError(null)),
       (e) => alive && setError(errorText(e)),
@@ -103,18 +119,14 @@ export function ComboMarket({ combo, currency, minTrade, initial }: { combo: Com
     clearTimeout(timer.current);
     timer.current = setTimeout(() => setN((x) => x + 1), 50);
   });
-  useChannel(`user.orders.any.${currency}.raw`, (d) => merge(Array.isArray(d) ? (d as Order[]) : [d as Order]));
+  useChannel(`user.orders.${combo.id}.raw`, (d) => merge(Array.isArray(d) ? (d as Order[]) : [d as Order]));
   useEffect(() => () => clearTimeout(timer.current), []);
 
   const fills = comboFills(combo, trades);
-  // an order this screen placed is filled by the fills that name it, when no update said so
-  const filledBy = new Map<string, number>();
-  for (const f of fills) {
-    const id = String(f.legs[0].order_id);
-    filledBy.set(id, Math.round(((filledBy.get(id) ?? 0) + f.amount) * 1e8) / 1e8);
-  }
+  // an order whose state could not be read is filled by the fills after it, oldest order first
+  const guessed = inferFilled([...orders.values()].filter((o) => unread.has(o.order_id)), fills);
   const shownOrders = [...orders.values()].map((o) => {
-    const filled = Math.max(o.filled_amount, filledBy.get(o.order_id) ?? 0);
+    const filled = Math.max(o.filled_amount, guessed.get(o.order_id) ?? 0);
     return { ...o, filled_amount: filled, order_state: o.order_state === 'open' && filled >= o.amount ? 'filled' : o.order_state };
   }).sort((a, b) => b.creation_timestamp - a.creation_timestamp);
 
