@@ -13,7 +13,7 @@ import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import * as fmt from '../../web/src/lib/format.ts';
-import { browserSkipReason, ensureWebBuilt, launchBrowser, layoutFaults, screenshot, signedIn, until } from '../helpers/browser.ts';
+import { ARTIFACTS, browserSkipReason, ensureWebBuilt, launchBrowser, layoutFaults, signedIn, until } from '../helpers/browser.ts';
 import { instruments, market, nearDatedAtmCall, PRICE_UNIT, type Market } from '../helpers/market.ts';
 import { adminToken, ok, ROOT, startServer, userToken, type TestServer } from '../helpers/server.ts';
 
@@ -33,6 +33,18 @@ function offMark(m: Market, steps: number): number {
   return m.prices[Math.min(Math.max(at + steps, 0), m.prices.length - 1)];
 }
 
+/** A screenshot of the viewport (a full page would show the sticky builder out of place), copied to docs/images when missing or asked. */
+async function shot(page: Page, name: string): Promise<void> {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  const file = path.join(ARTIFACTS, `${name}.png`);
+  await page.screenshot({ path: file });
+  const docs = path.join(DOCS_IMAGES, `${name}.png`);
+  if (!existsSync(docs) || process.env.UPDATE_DOCS_IMAGES === '1') {
+    mkdirSync(DOCS_IMAGES, { recursive: true });
+    copyFileSync(file, docs);
+  }
+}
+
 describe('the strategy builder on the chain (issue 34)', { timeout: 300_000 }, () => {
   const skip = browserSkipReason();
   let srv: TestServer;
@@ -43,6 +55,7 @@ describe('the strategy builder on the chain (issue 34)', { timeout: 300_000 }, (
   let bid: number;
   let counter: string;
   let comboId = '';
+  let net = 0;
 
   before(async () => {
     if (skip) return;
@@ -110,7 +123,7 @@ describe('the strategy builder on the chain (issue 34)', { timeout: 300_000 }, (
     await until('ratio 1', async () => (await legs.locator(`tr[data-leg="${low.name}"]`).getAttribute('data-ratio')) === '1');
 
     // the net premium of the legs' best prices, exactly (integer ticks), and paid (a debit)
-    const net = ticks(ask) - ticks(bid);
+    net = ticks(ask) - ticks(bid);
     await until('the net premium', async () => (await builder.locator('dd[data-net]').getAttribute('data-net')) === String(net));
     assert.equal(await builder.locator('dd[data-net]').textContent(), `${fmt.fixed(Math.abs(net) / PRICE_UNIT, 4)} ${net > 0 ? 'debit' : 'credit'}`);
     // the greeks: the legs' tickers' greeks, the sold leg's subtracted (read again: marks follow the clock)
@@ -144,7 +157,7 @@ describe('the strategy builder on the chain (issue 34)', { timeout: 300_000 }, (
     await ticket.locator(`[data-ticket-instrument="${comboId}"]`).waitFor();
     assert.equal(await ticket.getByLabel('Price (BTC, net)').inputValue(), String(net / PRICE_UNIT));
     assert.equal(await ticket.getByLabel('Amount (BTC)').inputValue(), '0.1');
-    await screenshot(page, 'combo-builder-created');
+    await page.screenshot({ path: path.join(ARTIFACTS, 'combo-builder-created.png') });
     await ticket.getByRole('button', { name: 'Place buy order (Enter)' }).click();
     await ticket.getByRole('status', { name: 'Order result' }).waitFor();
     const result = (await ticket.getByRole('status', { name: 'Order result' }).textContent()) ?? '';
@@ -169,7 +182,7 @@ describe('the strategy builder on the chain (issue 34)', { timeout: 300_000 }, (
     await until('the combo order filled', async () => (await row.getAttribute('data-state')) === 'filled');
     await until('the bid gone from the combo book', async () => (await level.count()) === 0);
     await builder.scrollIntoViewIfNeeded();
-    await screenshot(page, 'combo-builder-filled');
+    await page.screenshot({ path: path.join(ARTIFACTS, 'combo-builder-filled.png') });
 
     // the positions are held in the legs
     await page.getByRole('link', { name: 'Portfolio' }).click();
@@ -196,14 +209,14 @@ describe('the strategy builder on the chain (issue 34)', { timeout: 300_000 }, (
         const builder = page.getByRole('region', { name: 'Strategy builder' });
         await builder.getByRole('button', { name: 'Create combo' }).click();
         await builder.getByRole('table', { name: 'Combo fills' }).locator('tbody tr').first().waitFor();
+        // created at once after the clicks: the ticket still gets the net premium
+        await until('the net premium in the ticket', async () => (await builder.getByLabel('Price (BTC, net)').inputValue()) === String(net / PRICE_UNIT));
         await page.waitForTimeout(300);
-        const name = `combo-builder-${theme}-${width}`;
-        const file = await screenshot(page, name);
-        const docs = path.join(DOCS_IMAGES, `${name}.png`);
-        if (!existsSync(docs) || process.env.UPDATE_DOCS_IMAGES === '1') {
-          mkdirSync(DOCS_IMAGES, { recursive: true });
-          copyFileSync(file, docs);
-        }
+        // what the trader sees (the builder is held at the bottom of the screen): the legs, then the combo's market
+        await builder.evaluate((el) => el.scrollTo(0, 0));
+        await shot(page, `combo-builder-${theme}-${width}`);
+        await builder.getByRole('table', { name: 'Combo book' }).evaluate((el) => el.scrollIntoView({ block: 'start' }));
+        await shot(page, `combo-builder-${theme}-${width}-market`);
         const f = await layoutFaults(page);
         if (f.pageWidth > f.viewport) problems.push(`${theme} ${width}: the page is ${f.pageWidth} px wide in ${f.viewport}`);
         if (width < 720 && f.clipped.length > 0) problems.push(`${theme} ${width}: clipped ${JSON.stringify(f.clipped.slice(0, 8))}`);

@@ -23,10 +23,11 @@ function useLegTickers(legs: Leg[], clicked: Map<string, Ticker>): Map<string, T
   const tickers = useRef(new Map<string, Ticker>());
   const [, redraw] = useFrameRedraw();
   const names = legs.map((l) => l.instrument).join(',');
+  // a new leg starts from the ticker of its click, in this very draw (a leg taken away and clicked
+  // again starts from that click, not from the ticker kept)
+  for (const k of [...tickers.current.keys()]) if (!legs.some((l) => l.instrument === k)) tickers.current.delete(k);
+  for (const [k, t] of clicked) if (!tickers.current.has(k) && legs.some((l) => l.instrument === k)) tickers.current.set(k, t);
   useEffect(() => {
-    // a leg taken away and clicked again starts from the ticker of that click, not the one kept
-    for (const k of [...tickers.current.keys()]) if (!legs.some((l) => l.instrument === k)) tickers.current.delete(k);
-    for (const [k, t] of clicked) if (!tickers.current.has(k)) tickers.current.set(k, t);
     // a leg clicked before its row had a ticker: asked once (the channel's first message went to the chain)
     for (const l of legs) {
       if (!tickers.current.has(l.instrument)) {
@@ -83,10 +84,18 @@ export function StrategyBuilder({ currency }: { currency: string }) {
   }, [currency]);
   useEffect(() => setError(null), [s.version]);
 
+  // a combo created before every leg had its price: the ticket gets the net premium once there is one
+  const netNow = netTicks(s.legs, tickers);
+  useEffect(() => {
+    if (!combo || combo.initial.price !== null || netNow === null) return;
+    const sd = comboSide(s.legs, combo.record);
+    if (sd) setCombo({ ...combo, initial: { ...combo.initial, price: fromTicks(Math.round((sd.side === 'buy' ? netNow : -netNow) / sd.units)) } });
+  }, [combo, netNow]);
+
   if (!s.active) return null;
 
   const legs = s.legs;
-  const net = netTicks(legs, tickers);
+  const net = netNow;
   const mark = netTicks(legs, tickers, markPrice);
   const greeks = sumGreeks(legs, tickers);
   const side = combo ? comboSide(legs, combo.record) : null;
