@@ -3,7 +3,8 @@
 // mark, last, band), the order ticket for the combo (the ordinary private/buy|sell with its name),
 // the user's combo orders and the combo fills. Fills are the user's leg trades carrying this `combo_id`, one row per `combo_trade_id`, at the
 // net price (the sum of ratio x leg price, worked in integer ticks). Combo orders are those this
-// screen placed plus what `get_open_orders_by_instrument`, `get_order_state` and
+// screen placed plus what `get_open_orders_by_instrument`, `get_order_history_by_instrument`,
+// `get_order_state` and
 // `user.orders.{combo}.raw` tell of them; a server that keeps combo orders out of its account views
 // tells nothing, and the fills after an order are then counted as its fills.
 import { useEffect, useRef, useState } from 'preact/hooks';
@@ -102,6 +103,7 @@ export function ComboMarket({ combo, currency, minTrade, initial }: { combo: Com
     // asked on the socket: a server without combo orders in its account views refuses these, which
     // over HTTP the browser logs as a failed resource (the socket answers an error quietly)
     void live.request<Order[]>('private/get_open_orders_by_instrument', { instrument_name: combo.id }).then((os) => alive && merge(os), () => undefined);
+    void live.request<Order[]>('private/get_order_history_by_instrument', { instrument_name: combo.id, count: 20 }).then((os) => alive && merge(os), () => undefined);
     for (const o of ordersRef.current.values()) {
       if (o.order_state !== 'open') continue;
       void live.request<Order>('private/get_order_state', { order_id: o.order_id }).then(
@@ -164,7 +166,7 @@ export function ComboMarket({ combo, currency, minTrade, initial }: { combo: Com
             ))}
           </tbody>
         </table>
-        {shownOrders.length === 0 && <p class="muted">No combo orders from this screen yet.</p>}
+        {shownOrders.length === 0 && <p class="muted">No combo orders yet.</p>}
         <h3>Combo fills</h3>
         <table aria-label="Combo fills">
           <thead>
