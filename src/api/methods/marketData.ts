@@ -505,7 +505,10 @@ export const marketDataMethods = [
     params: Type.Object({ instrument_name: InstrumentName }),
     handler(ctx, p) {
       const ex = ctx.services.ex;
-      return ctx.services.seq.read(() => ({ contract_size: instrumentOrReject(ex, p.instrument_name).contractSize }));
+      return ctx.services.seq.read(() => {
+        const r = comboOf(ex, p.instrument_name);
+        return { contract_size: r !== undefined ? ex.comboBooks.inst(r).contractSize : instrumentOrReject(ex, p.instrument_name).contractSize };
+      });
     },
   }),
   defineMethod({

@@ -213,18 +213,21 @@ export interface ChannelInfo {
 
 const IV = ['raw', '100ms', 'agg2'];
 const KIND = ['option', 'any'];
-/** the public trades channels also take the combos (issue 34) */
-const TRADE_KIND = ['option', 'option_combo', 'any'];
 const CCY = ['BTC', 'ETH', 'any'];
 const IDX = ['btc_usd', 'eth_usd'];
 const INST = ['(instrument_name)'];
 
-/** Every channel the WebSocket serves (API.md 6 and issue 17); a test subscribes one of each. */
+/**
+ * Every channel the WebSocket serves (API.md 6 and issue 17); a test subscribes one of each, on the
+ * leader and through a gateway. The combos' channels (`book.`, `ticker.`, `trades.` of a combo's name
+ * and `trades.option_combo.{currency}.*`, docs/api-notes.md "Combo market data") are the leader's
+ * only, so they are not listed here.
+ */
 export const CHANNELS: ChannelInfo[] = [
   { channel: 'book.{instrument_name}.{interval}', access: 'public', params: { instrument_name: INST, interval: IV }, data: 'snapshot, then changes [action, price, amount] chained by prev_change_id' },
   { channel: 'book.{instrument_name}.{group}.{depth}.{interval}', access: 'public', params: { instrument_name: INST, group: [...BOOK_GROUPS.keys()], depth: ['1', '10', '20'], interval: IV }, data: '{timestamp, instrument_name, change_id, bids, asks} truncated to depth; a group sums levels into buckets of that many base ticks (bids down, asks up)' },
   { channel: 'trades.{instrument_name}.{interval}', access: 'public', params: { instrument_name: INST, interval: IV }, data: 'array of public trades' },
-  { channel: 'trades.{kind}.{currency}.{interval}', access: 'public', params: { kind: TRADE_KIND, currency: CCY, interval: IV }, data: 'array of public trades (option_combo: the combo trades, each a combo fill at its net price)' },
+  { channel: 'trades.{kind}.{currency}.{interval}', access: 'public', params: { kind: KIND, currency: CCY, interval: IV }, data: 'array of public trades' },
   { channel: 'ticker.{instrument_name}.{interval}', access: 'public', params: { instrument_name: INST, interval: IV }, data: 'ticker object (public/ticker), when it changed' },
   { channel: 'quote.{instrument_name}', access: 'public', params: { instrument_name: INST }, data: '{timestamp, instrument_name, best_bid_price, best_bid_amount, best_ask_price, best_ask_amount}' },
   { channel: 'chart.trades.{instrument_name}.{resolution}', access: 'public', params: { instrument_name: INST, resolution: ['1', '3', '5', '10', '15', '30', '60', '120', '180', '360', '720', '1D'] }, data: '{tick, open, high, low, close, volume, cost}' },
