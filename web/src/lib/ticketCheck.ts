@@ -40,13 +40,16 @@ export function amountProblem(text: string, minTrade: number | null): string | n
   return null;
 }
 
-/** The limit price's problem (coin), or null when fine or empty. */
-export function priceProblem(text: string): string | null {
+/**
+ * The limit price's problem (coin), or null when fine or empty. A combo's price is a net premium:
+ * `netPremium` lets it be zero or negative (a credit).
+ */
+export function priceProblem(text: string, netPremium = false): string | null {
   if (text.trim() === '') return null;
   if (!isNumber(text)) return 'Price is not a number';
   const v = toScaled(text, PRICE_SCALE);
   if (v === null) return 'Price has more than 4 decimals (tick 0.0001)';
-  if (v <= 0n) return 'Price must be positive';
+  if (v <= 0n && !netPremium) return 'Price must be positive';
   return null;
 }
 

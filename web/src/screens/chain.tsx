@@ -11,8 +11,10 @@ import { live, priv, useChannel, useEpoch, useSession, useStale } from '../lib/l
 import { call } from '../lib/rpc.ts';
 import { linkClick, navigate } from '../lib/router.ts';
 import { fillTicket } from '../lib/ticketStore.ts';
+import { addLeg, strategyActive } from '../lib/strategy.ts';
 import { useMedia, useNarrow } from '../lib/media.ts';
 import type { Instrument, Order, Position, PublicTrade, Ticker } from '../lib/types.ts';
+import { StrategyBuilder, StrategyToggle } from './strategy.tsx';
 
 /** Redraws at most once per animation frame, however many messages arrive. */
 export function useFrameRedraw(): [number, () => void] {
@@ -162,7 +164,9 @@ function sideCells(inst: Instrument | undefined, side: 'call' | 'put', cols: Col
   const order = side === 'call' ? cols : [...cols].reverse();
   if (!inst) return order.map((k) => <td key={`${side}${k}`} />);
   const name = inst.instrument_name;
-  const open = (s: 'buy' | 'sell', p: number | undefined) => fillTicket({ instrument: name, side: s, price: p ? p : t?.mark_price ? fmt.roundToTick(inst, t.mark_price) : null });
+  // while the strategy builder is open a click adds a leg (read at the click: the rows are not drawn again for it)
+  const open = (s: 'buy' | 'sell', p: number | undefined) =>
+    strategyActive() ? addLeg(inst, s, t) : fillTicket({ instrument: name, side: s, price: p ? p : t?.mark_price ? fmt.roundToTick(inst, t.mark_price) : null });
   // the USD value is worked out when the pointer arrives: the index moves every second, and the
   // row is not redrawn for it
   const usdTitle = (verb: string, p: number | undefined) => (e: MouseEvent) => {
@@ -386,6 +390,7 @@ export function ChainScreen({ currency, expiry }: { currency: string; expiry: nu
             <h1>
               {currency} options {selected !== null && <span class="muted">{fmt.expiryCode(selected)}</span>}
             </h1>
+            <StrategyToggle />
             <span aria-label="Index" data-index={index ?? ''}>
               Index {currency.toLowerCase()}_usd <b class="num">{fmt.usd(index)}</b>
             </span>
@@ -434,6 +439,7 @@ export function ChainScreen({ currency, expiry }: { currency: string; expiry: nu
           </table>
           {!byExpiry && <p class="muted">Loading instruments…</p>}
         </div>
+        <StrategyBuilder currency={currency} />
       </div>
       <div class="panel trades-side">
         <h2>Recent trades</h2>

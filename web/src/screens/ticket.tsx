@@ -20,7 +20,18 @@ interface Margins {
 
 type Tif = 'good_til_cancelled' | 'good_til_day' | 'fill_or_kill' | 'immediate_or_cancel';
 
-export function OrderTicket({ instrument, fill, version, onDone }: { instrument: string; fill: TicketFill | null; version: number; onDone?: () => void }) {
+/**
+ * A combo (screens/strategy.tsx) is traded through this ticket too, with what differs: it is no
+ * instrument of `get_instrument` or `get_margins` (its margin is its legs', checked when the order is
+ * placed and at each fill), its price is a net premium (zero or negative allowed), and reduce-only
+ * is refused for combos.
+ */
+export interface ComboTicket {
+  currency: string;
+  minTrade: number;
+}
+
+export function OrderTicket({ instrument, fill, version, onDone, combo }: { instrument: string; fill: TicketFill | null; version: number; onDone?: (order?: Order) => void; combo?: ComboTicket }) {
   const [inst, setInst] = useState<Instrument | null>(null);
   const [side, setSide] = useState<'buy' | 'sell'>('buy');
   const [type, setType] = useState<'limit' | 'market'>('limit');
@@ -40,6 +51,7 @@ export function OrderTicket({ instrument, fill, version, onDone }: { instrument:
   const index = useIndex(inst?.base_currency ?? instrument.split('-')[0]);
 
   useEffect(() => {
+    if (combo) return setInst(null);
     void call<Instrument>('public/get_instrument', { instrument_name: instrument }).then(setInst, () => setInst(null));
   }, [instrument]);
 
@@ -55,7 +67,7 @@ export function OrderTicket({ instrument, fill, version, onDone }: { instrument:
   }, [version]);
 
   // the funds a buy's premium is weighed against (a warning, not a refusal: the API decides)
-  const currency = inst?.base_currency ?? instrument.split('-')[0];
+  const currency = inst?.base_currency ?? combo?.currency ?? instrument.split('-')[0];
   useEffect(() => {
     void priv<{ available_funds: number }>('private/get_account_summary', { currency }).then((a) => setAvailable(a.available_funds), () => setAvailable(null));
   }, [currency, epoch]);
@@ -63,8 +75,8 @@ export function OrderTicket({ instrument, fill, version, onDone }: { instrument:
   // a "cannot reach the server" result means nothing once the socket is back: it is cleared
   useEffect(() => setResult((r) => (r?.network ? null : r)), [epoch]);
 
-  const amountError = amountProblem(amount, inst?.min_trade_amount ?? null);
-  const priceError = type === 'limit' ? priceProblem(price) : null;
+  const amountError = amountProblem(amount, inst?.min_trade_amount ?? combo?.minTrade ?? null);
+  const priceError = type === 'limit' ? priceProblem(price, combo !== undefined) : null;
   const amountNum = amountError === null ? fmt.parseInput(amount) : null;
   const priceNum = priceError === null ? fmt.parseInput(price) : null;
 
@@ -73,7 +85,7 @@ export function OrderTicket({ instrument, fill, version, onDone }: { instrument:
     setMargins(null);
     setMarginError(null);
     // a market order's price is the book's: the preview needs a limit price
-    if (amountNum === null || amountNum <= 0 || type !== 'limit' || priceNum === null || priceNum <= 0) return;
+    if (combo || amountNum === null || amountNum <= 0 || type !== 'limit' || priceNum === null || priceNum <= 0) return;
     const timer = setTimeout(() => {
       void priv<Margins>('private/get_margins', { instrument_name: instrument, amount: amountNum, price: priceNum }).then(setMargins, (e) => setMarginError(errorText(e)));
     }, 150);
@@ -100,7 +112,7 @@ export function OrderTicket({ instrument, fill, version, onDone }: { instrument:
       const r = await priv<{ order: Order; trades: unknown[] }>(`private/${side}`, params);
       const o = r.order;
       setResult({ ok: true, text: `Order ${o.order_id} ${o.order_state}: ${o.direction} ${fmt.amount(o.amount)} at ${fmt.price(o.price)}${r.trades.length ? `, ${r.trades.length} trade(s)` : ''}` });
-      onDone?.();
+      onDone?.(o);
     } catch (e) {
       setResult({ ok: false, text: errorText(e), network: e instanceof RpcError && e.code === 0 });
     } finally {
@@ -158,11 +170,11 @@ export function OrderTicket({ instrument, fill, version, onDone }: { instrument:
           </select>
         </label>
         <label>
-          Amount ({inst?.base_currency ?? 'contracts'})
+          Amount ({inst?.base_currency ?? combo?.currency ?? 'contracts'})
           <input ref={amountRef} inputMode="decimal" value={amount} onInput={(e) => setAmount(e.currentTarget.value)} aria-invalid={amountError !== null} />
         </label>
         <label>
-          Price ({inst?.base_currency ?? 'coin'})
+          Price ({inst?.base_currency ?? combo?.currency ?? 'coin'}{combo ? ', net' : ''})
           <input inputMode="decimal" value={type === 'market' ? '' : price} disabled={type === 'market'} onInput={(e) => setPrice(e.currentTarget.value)} aria-invalid={priceError !== null} />
         </label>
       </div>
@@ -183,14 +195,21 @@ export function OrderTicket({ instrument, fill, version, onDone }: { instrument:
         <label class="check">
           <input type="checkbox" checked={postOnly} onChange={(e) => setPostOnly(e.currentTarget.checked)} /> Post-only
         </label>
-        <label class="check">
-          <input type="checkbox" checked={reduceOnly} onChange={(e) => setReduceOnly(e.currentTarget.checked)} /> Reduce-only
-        </label>
+        {!combo && (
+          <label class="check">
+            <input type="checkbox" checked={reduceOnly} onChange={(e) => setReduceOnly(e.currentTarget.checked)} /> Reduce-only
+          </label>
+        )}
       </div>
       <label style="margin-top:8px">
         Label
         <input maxLength={64} value={label} onInput={(e) => setLabel(e.currentTarget.value)} />
       </label>
+      {combo ? (
+        <p class="muted" data-preview="combo">
+          Margin is the legs' together, checked when the order is placed and at each fill.
+        </p>
+      ) : (
       <dl aria-label="Before sending">
         <dt>Premium</dt>
         <dd data-preview="premium">{premium ?? '–'}</dd>
@@ -199,6 +218,7 @@ export function OrderTicket({ instrument, fill, version, onDone }: { instrument:
         <dt>Price band</dt>
         <dd>{margins ? `${fmt.price(margins.min_price)} – ${fmt.price(margins.max_price)}` : '–'}</dd>
       </dl>
+      )}
       {warning && (
         <p class="warn" data-warning>
           {warning}
