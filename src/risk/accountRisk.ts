@@ -5,7 +5,7 @@ import { AMOUNT_SCALE, type Instrument } from '../domain/instrument.ts';
 import type { Exchange } from '../engine/exchange.ts';
 import type { OrderExposure, Position, User } from '../engine/types.ts';
 import { shortInitialMargin, shortMaintenanceMargin, toMinorDown, toMinorUp } from './margin.ts';
-import { crossHaircut, crossSurplus, type CrossPart } from './portfolio/cross.ts';
+import { crossMaxOutflow, crossSurplus, type CrossPart } from './portfolio/cross.ts';
 import { PmRisk, type PmFigures } from './portfolio/pmRisk.ts';
 import { isCrossModel, isPortfolioModel, type MarginModel } from './portfolio/state.ts';
 
@@ -250,6 +250,19 @@ export class RiskEngine {
    * `equityChange` its equity's move. `fresh`: from full sums (checks).
    */
   crossSums(user: User, currency: CurrencyCode, replace?: PmFigures, fresh = false, equityChange = 0): { maintenance: number; initial: number; initialWithOrders: number } {
+    const { m, i, w } = this.crossParts(user, currency, replace, fresh, equityChange);
+    const to = this.indexOrOne(currency);
+    const range = this.ex.pm.params.priceRange;
+    return { maintenance: crossSurplus(m, currency, to, range), initial: crossSurplus(i, currency, to, range), initialWithOrders: crossSurplus(w, currency, to, range) };
+  }
+
+  /** USD per coin of a currency (1 for USDC, which has no index of its own); NaN while unknown. */
+  private indexOrOne(c: CurrencyCode): number {
+    return CURRENCIES[c].indexName === null ? 1 : this.ex.indexPrice(c);
+  }
+
+  /** Each currency's equity against its maintenance, initial, and initial-with-orders requirement. */
+  private crossParts(user: User, currency: CurrencyCode, replace: PmFigures | undefined, fresh: boolean, equityChange: number): { m: CrossPart[]; i: CrossPart[]; w: CrossPart[] } {
     const m: CrossPart[] = [];
     const i: CrossPart[] = [];
     const w: CrossPart[] = [];
@@ -257,14 +270,12 @@ export class RiskEngine {
       const value = fresh ? this.addUpPositions(user, k, false).value : this.standardPositions(user, k).value;
       const equity = user.accounts[k].balance + value + (k === currency ? equityChange : 0);
       const f = k === currency && replace !== undefined ? replace : this.requirements(user, k, fresh);
-      const index = CURRENCIES[k].indexName === null ? 1 : this.ex.indexPrice(k);
+      const index = this.indexOrOne(k);
       m.push({ currency: k, equity, requirement: f.maintenanceMargin, index });
       i.push({ currency: k, equity, requirement: f.initialMargin, index });
       w.push({ currency: k, equity, requirement: f.initialMarginWithOrders, index });
     }
-    const to = CURRENCIES[currency].indexName === null ? 1 : this.ex.indexPrice(currency);
-    const range = this.ex.pm.params.priceRange;
-    return { maintenance: crossSurplus(m, currency, to, range), initial: crossSurplus(i, currency, to, range), initialWithOrders: crossSurplus(w, currency, to, range) };
+    return { m, i, w };
   }
 
   /** The maintenance margin in the instrument's currency were the position changed by `lots` (PM liquidation's choice). */
@@ -479,14 +490,13 @@ export class RiskEngine {
   }
 
   /**
-   * Of the funds available, what may leave the currency. Cross models: taking W out of a currency
-   * lowers the pooled surplus by up to W x (1 + haircut) (src/risk/portfolio/cross.ts), so at most
-   * the surplus / (1 + haircut) leaves, rounded down.
+   * Of the funds available, what may leave the currency. Cross models: the most whose departure
+   * leaves the pooled initial surplus (open orders included) >= 0 (crossMaxOutflow: the pool falls
+   * by W x (1 - haircut) while the currency's own surplus lasts, by W x (1 + haircut) beyond it).
    */
   private withdrawable(user: User, currency: CurrencyCode, available: number): number {
     if (!this.isCross(user)) return available;
-    const h = crossHaircut(currency, this.ex.pm.params.priceRange);
-    return Math.floor(available / (1 + h));
+    return crossMaxOutflow(this.crossParts(user, currency, undefined, false, 0).w, currency, this.indexOrOne(currency), this.ex.pm.params.priceRange);
   }
 
   account(user: User, currency: CurrencyCode): AccountRisk {

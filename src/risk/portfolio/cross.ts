@@ -76,3 +76,43 @@ export function crossEquity(parts: readonly CrossPart[], to: CurrencyCode, toInd
   }
   return s;
 }
+
+/**
+ * The most that may leave currency `c` (its equity lowered by it) with the pooled surplus still
+ * >= 0, in minor units of c: a withdrawal's or transfer's limit. 0 when the pool is not covered
+ * now. The pool falls by W x (1 - h) while c's own surplus lasts and by W x (1 + h) beyond it, so
+ * the limit is c's own surplus plus what the others' surplus covers at (1 + h) (or c's surplus less
+ * what the others' shortfall takes at (1 - h)); found from that guess and checked on the pool
+ * itself (each term is floored), so a minor unit more is never covered.
+ */
+export function crossMaxOutflow(parts: readonly CrossPart[], c: CurrencyCode, cIndex: number, priceRange: number): number {
+  const own = parts.find((p) => p.currency === c);
+  if (own === undefined) return 0;
+  const surplusWith = (w: number) => crossSurplus(parts.map((p) => (p.currency === c ? { ...p, equity: p.equity - w } : p)), c, cIndex, priceRange);
+  const now = surplusWith(0);
+  if (!(now >= 0)) return 0;
+  const others = now - crossTerm(own, c, cIndex, priceRange);
+  const h = crossHaircut(c, priceRange);
+  // the lowest difference E_c - R_c the others still carry
+  const lowest = others >= 0 ? -Math.floor(others / (1 + h)) : Math.ceil(-others / (1 - h));
+  const guess = Math.max(0, own.equity - own.requirement - lowest);
+  const covered = (w: number) => surplusWith(w) >= 0;
+  // the guess is off by rounding only: the last covered amount near it, else a search from 0
+  let lo = Math.max(0, guess - 4);
+  let hi = guess + 4;
+  if (!covered(lo)) {
+    lo = 0;
+    hi = guess;
+  } else if (covered(hi)) {
+    lo = hi;
+    hi = Math.max(hi * 2, hi + 1);
+    while (covered(hi)) hi *= 2;
+  }
+  // covered(lo), and hi not covered unless hi = lo = 0
+  while (lo < hi) {
+    const mid = Math.ceil((lo + hi) / 2);
+    if (covered(mid)) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
