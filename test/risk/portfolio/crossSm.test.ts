@@ -8,7 +8,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { CURRENCY_CODES, type CurrencyCode } from '../../../src/domain/currency.ts';
 import { isReject } from '../../../src/domain/errors.ts';
-import { crossSurplus, type CrossPart } from '../../../src/risk/portfolio/cross.ts';
+import { crossMaxOutflow, crossSurplus, type CrossPart } from '../../../src/risk/portfolio/cross.ts';
 import { crossView } from '../../../src/api/methods/crossView.ts';
 import { balanceFields } from '../../../src/api/methods/account.ts';
 import { restore, serialize, stateHash } from '../../../src/engine/snapshot.ts';
@@ -57,6 +57,29 @@ function crossSmAccount(btc = '1') {
 }
 
 describe('cross_sm: the pool of standard margin', () => {
+  it('lets out of a currency exactly the most that keeps the pool covered (arithmetic by hand)', () => {
+    // BTC: equity 1, no requirement; ETH: equity 0, requirement 5 ETH; BTC 100,000, ETH 4,000; h 16%.
+    // The others' term in BTC: floor(-5 x 0.04 x 1.16) = -0.232 BTC, which BTC's own surplus must
+    // cover at 0.84: it keeps ceil(0.232 / 0.84) = 0.27619048 BTC, so 0.72380952 BTC may leave
+    // (0.27619048 x 0.84 = 0.2320000032, floored to 0.232: the pool is 0; a satoshi more: -1)
+    const parts: CrossPart[] = [
+      { currency: 'BTC', equity: sat('1'), requirement: 0, index: 100_000 },
+      { currency: 'ETH', equity: 0, requirement: sat('5'), index: 4_000 },
+      { currency: 'USDC', equity: 0, requirement: 0, index: 1 },
+    ];
+    assert.equal(crossMaxOutflow(parts, 'BTC', 100_000, 0.16), 72_380_952);
+    const after = (w: number) => crossSurplus(parts.map((p) => (p.currency === 'BTC' ? { ...p, equity: p.equity - w } : p)), 'BTC', 100_000, 0.16);
+    assert.equal(after(72_380_952), 0);
+    assert.equal(after(72_380_953), -1);
+    // one currency alone: its whole surplus (the haircut is the pool's, not a tax on one's own money)
+    assert.equal(crossMaxOutflow([parts[0]!], 'BTC', 100_000, 0.16), sat('1'));
+    // not covered now: nothing leaves
+    assert.equal(crossMaxOutflow([{ ...parts[0]!, equity: sat('0.2') }, parts[1]!], 'BTC', 100_000, 0.16), 0);
+    // out of ETH (the pool's limit; the engine caps it by ETH's free cash too): BTC's 25 ETH at 0.84 (21)
+    // carries ETH's shortfall at 1.16 up to floor(21 / 1.16) = 18.10344827 ETH, 5 of it the requirement
+    assert.equal(crossMaxOutflow(parts, 'ETH', 4_000, 0.16), 1_310_344_827);
+  });
+
   it('is the standard requirements pooled at index with the haircut (by hand), needs no minimum equity, and keeps running sums equal to full ones', () => {
     // 0.01 BTC: far below portfolio margin's 0.5 BTC minimum, which cross_sm (standard margin) does not ask
     const { h, cp, a } = crossSmAccount('0.01');
