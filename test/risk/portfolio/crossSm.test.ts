@@ -16,6 +16,8 @@ import { insuranceHeldValue } from '../../../src/engine/defaults.ts';
 import { toMinorUp } from '../../../src/risk/margin.ts';
 import { EXP_MAR, Harness, amt, sat, spec } from '../../helpers/engine.ts';
 import { sub, transfer } from '../../accounts/helpers.ts';
+import { blockCmd, leg } from '../../blocktrades/helpers.ts';
+import { roundToTick } from '../../../src/domain/instrument.ts';
 import { markPrice, switchModel, switched, trade } from './pmHarness.ts';
 
 const EP3600 = spec('ETH', EXP_MAR, 3600, 'put');
@@ -161,6 +163,56 @@ describe('cross_sm: the pool of standard margin', () => {
     assert.equal(u.orders.get(placed.order.id)!.amount, amountBefore, 'the refused edit changed nothing');
     assert.ok(!isReject(edit(most)));
     assert.ok(r.account(u, 'ETH').available >= 0);
+  });
+});
+
+describe('cross_sm: block trades', () => {
+  it('a block trade of ETH shorts on BTC collateral passes while the pool stays covered and is refused, whole, past it', () => {
+    const { h, cp, a } = crossSmAccount('0.5');
+    const inst = h.inst(EP3600.name);
+    const price = roundToTick(inst, h.ex.markets.get(inst.id)!.markCoin * 1e4, 'nearest');
+    const u = h.u(a);
+    const r = h.ex.trading.risk;
+    let accepted = 0;
+    let refusal: { reason?: string } | null = null;
+    for (let i = 0; i < 100 && refusal === null; i++) {
+      // a sells 5 puts to cp (a executes as maker, cp signed as taker)
+      const res = h.apply(blockCmd(h, a, cp, [leg(EP3600.name, 'sell', price, '5')], { nonce: `n${i}`, role: 'maker' }));
+      if (isReject(res)) refusal = res;
+      else {
+        accepted += 5;
+        assert.ok(r.account(u, 'ETH').available >= 0 && r.account(u, 'BTC').available >= 0, `the pool covers ${accepted} puts`);
+      }
+    }
+    assert.ok(refusal !== null && refusal.reason === 'not_enough_funds', JSON.stringify(refusal));
+    assert.ok(accepted >= 20, `accepted ${accepted}`);
+    assert.equal(-h.position(a, EP3600.name).size * inst.lotScaled / 1e8, accepted, 'the refused trade applied nothing');
+    for (const [c, v] of Object.entries(h.ex.conservation())) assert.equal(v.balances, v.expected, c);
+  });
+
+  it('counts the haircut: BTC worth 1.08x the trade\'s ETH margin is refused (a linear check would pass it), 1.3x passes', () => {
+    const h = Harness.market([EP3600]);
+    const cp = h.user('100', '10000');
+    const inst = h.inst(EP3600.name);
+    const price = roundToTick(inst, h.ex.markets.get(inst.id)!.markCoin * 1e4, 'nearest');
+    // 10 short puts hold R ETH of standard IM; BTC at 25 ETH counts 0.84 x 25 = 21 ETH per BTC in the
+    // pool, and ETH's shortfall (R, plus the fee) counts at 1.16: covered from about 1.16 R / 21 BTC on
+    const R = toMinorUp(h.ex.trading.risk.imPerContract(inst) * 10, 8);
+    const account = (cover: number) => {
+      const a = h.user('0');
+      h.deposit(a, 'BTC', Math.round((R * cover) / 21));
+      switched(h, a, 'cross_sm');
+      return a;
+    };
+    const short = account(1.08);
+    // the equity the BTC brings (1.08 R of ETH after the haircut) exceeds R and the fee: a check of
+    // available + cash + change would let it through; the pool is short by about 0.08 R
+    const r = h.apply(blockCmd(h, short, cp, [leg(EP3600.name, 'sell', price, '10')], { nonce: 'short' }));
+    assert.equal((r as { reason?: string }).reason, 'not_enough_funds');
+    assert.equal(h.position(short, EP3600.name).size, 0);
+    const enough = account(1.3);
+    assert.ok(!isReject(h.apply(blockCmd(h, enough, cp, [leg(EP3600.name, 'sell', price, '10')], { nonce: 'enough' }))));
+    assert.ok(h.ex.trading.risk.account(h.u(enough), 'ETH').available >= 0);
   });
 });
 
