@@ -5,7 +5,7 @@ import { AMOUNT_SCALE, type Instrument } from '../domain/instrument.ts';
 import type { Exchange } from '../engine/exchange.ts';
 import type { OrderExposure, Position, User } from '../engine/types.ts';
 import { shortInitialMargin, shortMaintenanceMargin, toMinorDown, toMinorUp } from './margin.ts';
-import { crossMaxOutflow, crossSurplus, type CrossPart } from './portfolio/cross.ts';
+import { crossMaxWithdrawal, crossSums, type CrossSums } from './crossPool.ts';
 import { PmRisk, type PmFigures } from './portfolio/pmRisk.ts';
 import { isCrossModel, isPortfolioModel, type MarginModel } from './portfolio/state.ts';
 
@@ -242,40 +242,14 @@ export class RiskEngine {
     return { maintenanceMargin: p.maintenanceMargin, initialMargin: p.initialMargin, initialMarginWithOrders: p.initialMargin + orders };
   }
 
-  /**
-   * Cross models: the pooled surplus (src/risk/portfolio/cross.ts) in minor units of `currency` over
-   * the maintenance margin, the positions' initial margin and the initial margin with open orders of
-   * every currency (each currency's requirement: `requirements`). `replace`: the figures of the
-   * account's `currency` as they would be (an order check, a liquidation's choice), and
-   * `equityChange` its equity's move. `fresh`: from full sums (checks).
-   */
-  crossSums(user: User, currency: CurrencyCode, replace?: PmFigures, fresh = false, equityChange = 0): { maintenance: number; initial: number; initialWithOrders: number } {
-    const { m, i, w } = this.crossParts(user, currency, replace, fresh, equityChange);
-    const to = this.indexOrOne(currency);
-    const range = this.ex.pm.params.priceRange;
-    return { maintenance: crossSurplus(m, currency, to, range), initial: crossSurplus(i, currency, to, range), initialWithOrders: crossSurplus(w, currency, to, range) };
+  /** Cross models: the pooled surpluses in `currency` (src/risk/crossPool.ts). */
+  crossSums(user: User, currency: CurrencyCode, replace?: PmFigures, fresh = false, equityChange = 0): CrossSums {
+    return crossSums(this.ex, this, user, currency, replace, fresh, equityChange);
   }
 
-  /** USD per coin of a currency (1 for USDC, which has no index of its own); NaN while unknown. */
-  private indexOrOne(c: CurrencyCode): number {
-    return CURRENCIES[c].indexName === null ? 1 : this.ex.indexPrice(c);
-  }
-
-  /** Each currency's equity against its maintenance, initial, and initial-with-orders requirement. */
-  private crossParts(user: User, currency: CurrencyCode, replace: PmFigures | undefined, fresh: boolean, equityChange: number): { m: CrossPart[]; i: CrossPart[]; w: CrossPart[] } {
-    const m: CrossPart[] = [];
-    const i: CrossPart[] = [];
-    const w: CrossPart[] = [];
-    for (const k of CURRENCY_CODES) {
-      const value = fresh ? this.addUpPositions(user, k, false).value : this.standardPositions(user, k).value;
-      const equity = user.accounts[k].balance + value + (k === currency ? equityChange : 0);
-      const f = k === currency && replace !== undefined ? replace : this.requirements(user, k, fresh);
-      const index = this.indexOrOne(k);
-      m.push({ currency: k, equity, requirement: f.maintenanceMargin, index });
-      i.push({ currency: k, equity, requirement: f.initialMargin, index });
-      w.push({ currency: k, equity, requirement: f.initialMarginWithOrders, index });
-    }
-    return { m, i, w };
+  /** The value at mark of the account's positions in one currency (`fresh`: the full sum, touching no running total). */
+  positionsValue(user: User, currency: CurrencyCode, fresh: boolean): number {
+    return fresh ? this.addUpPositions(user, currency, false).value : this.standardPositions(user, currency).value;
   }
 
   /** The maintenance margin in the instrument's currency were the position changed by `lots` (PM liquidation's choice). */
@@ -496,7 +470,7 @@ export class RiskEngine {
    */
   private withdrawable(user: User, currency: CurrencyCode, available: number): number {
     if (!this.isCross(user)) return available;
-    return crossMaxOutflow(this.crossParts(user, currency, undefined, false, 0).w, currency, this.indexOrOne(currency), this.ex.pm.params.priceRange);
+    return crossMaxWithdrawal(this.ex, this, user, currency);
   }
 
   account(user: User, currency: CurrencyCode): AccountRisk {
