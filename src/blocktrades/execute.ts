@@ -113,7 +113,9 @@ export function sideRefusal(ex: Exchange, user: User, role: BlockRole, legs: rea
     if (e !== undefined && e.openOrders.size > 0) change -= risk.exposureIM(e, after.size) - risk.exposureIM(e, p.size);
   });
   if (risk.isPm(user)) change = valueChange - pmRequirementChange(ex, user, cur, afters);
-  const available = risk.available(user, cur) + cash + change;
+  // cross models: the currency's equity and requirement moved within the pool (the haircut makes
+  // the pool's move differ from the currency's own)
+  const available = risk.isCross(user) ? risk.crossInitialAfter(user, cur, cash + valueChange, valueChange - change) : risk.available(user, cur) + cash + change;
   if (!Number.isFinite(available) || available < 0) return reject(ERR.NOT_ENOUGH_FUNDS, 'not_enough_funds');
   if (cash < 0 && risk.freeCash(user, cur) + cash < 0) return reject(ERR.NOT_ENOUGH_FUNDS, 'not_enough_funds');
   return null;

@@ -205,10 +205,17 @@ export function takeOverLongsForCash(ex: Exchange, user: User, currency: Currenc
 
 // ---- the waterfall ------------------------------------------------------------------------------
 
-/** What a user could withdraw of a currency, ignoring the block a negative balance elsewhere puts on it. */
+/**
+ * What a user could withdraw of a currency, ignoring the block a negative balance elsewhere puts on it.
+ * A cross account (cross_pm, cross_sm) gives what the currency holds above its own requirement (its
+ * segregated figures): the pooled figure would charge the very deficit being covered at 1 + haircut
+ * against the collateral that covers it, and leave the insurance account to pay what the account
+ * still has (moving value at index from a surplus currency to a short one never lowers the pool).
+ */
 function freeToTake(ex: Exchange, user: User, c: CurrencyCode): number {
-  const r = ex.trading.risk.account(user, c);
-  return Math.max(0, Math.min(ex.trading.risk.freeCash(user, c), r.available));
+  const risk = ex.trading.risk;
+  const r = risk.isCross(user) ? risk.asIf(user, risk.isPm(user) ? 'segregated_pm' : 'segregated_sm', () => risk.account(user, c)) : risk.account(user, c);
+  return Math.max(0, Math.min(risk.freeCash(user, c), r.available));
 }
 
 /**

@@ -126,7 +126,10 @@ export function editOrder(t: Trading, ex: Exchange, c: EditCmd): PlaceResult | R
   const free = t.risk.available(user, inst.currency);
   let available: number;
   let required: number;
+  /** What the order holds now and gives back to the currency's requirement before the new one. */
+  let released: number;
   if (side === BUY) {
+    released = order.reserved;
     available = Math.min(free, t.risk.freeCash(user, inst.currency)) + order.reserved;
     required = premiumOf(inst, price, remaining) + t.maxFee(inst, price, remaining);
   } else {
@@ -135,14 +138,23 @@ export function editOrder(t: Trading, ex: Exchange, c: EditCmd): PlaceResult | R
     const extraNew = shortOpeningLots(others + remaining, pos) - shortOpeningLots(others, pos);
     const im = t.risk.imPerContract(inst);
     const dec = CURRENCIES[inst.currency].decimals;
-    available = free + (extraNow > 0 ? toMinorUp(im * contractsOf(inst, extraNow), dec) : 0);
+    released = extraNow > 0 ? toMinorUp(im * contractsOf(inst, extraNow), dec) : 0;
+    available = free + released;
     required = extraNew > 0 ? toMinorUp(im * contractsOf(inst, extraNew), dec) : 0;
   }
   // portfolio margin (issue 35): what the new size adds to the scenario requirement, against the
   // funds as they stand (the current size already counts in them)
   const change = remaining - order.remaining;
   const pmIM = t.risk.pmOrderIM(user, inst, side === BUY ? change : 0, side === BUY ? 0 : change);
-  if (pmIM !== null ? !t.risk.pmCovers(user, inst.currency, side === BUY ? required - order.reserved : 0, pmIM) : !Number.isFinite(required) || available - required < 0) {
+  // cross standard margin: what the edit adds to the currency's requirement (the new reservation
+  // less the one released), against the pool
+  const covered =
+    pmIM !== null
+      ? t.risk.pmCovers(user, inst.currency, side === BUY ? required - order.reserved : 0, pmIM)
+      : t.risk.isCross(user)
+        ? t.risk.crossSmCovers(user, inst.currency, required - released, side === BUY ? required - order.reserved : 0)
+        : Number.isFinite(required) && available - required >= 0;
+  if (!covered) {
     return reject(ERR.NOT_ENOUGH_FUNDS, 'not_enough_funds');
   }
 

@@ -189,7 +189,14 @@ export class Trading {
     // portfolio margin (issue 35): a buy's premium against the free cash, and what the order adds to
     // the scenario requirement (as if filled) against the funds available, each on its own
     const pmIM = this.risk.pmOrderIM(user, inst, side === BUY ? lots : 0, side === BUY ? 0 : lots);
-    if (pmIM !== null ? !this.risk.pmCovers(user, inst.currency, side === BUY ? required : 0, pmIM) : !Number.isFinite(required) || funds - required < 0) {
+    // cross standard margin: the same requirement, against the pool of every currency's collateral
+    const covered =
+      pmIM !== null
+        ? this.risk.pmCovers(user, inst.currency, side === BUY ? required : 0, pmIM)
+        : this.risk.isCross(user)
+          ? this.risk.crossSmCovers(user, inst.currency, required, side === BUY ? required : 0)
+          : Number.isFinite(required) && funds - required >= 0;
+    if (!covered) {
       return reject(ERR.NOT_ENOUGH_FUNDS, 'not_enough_funds');
     }
 

@@ -5,9 +5,9 @@ import { AMOUNT_SCALE, type Instrument } from '../domain/instrument.ts';
 import type { Exchange } from '../engine/exchange.ts';
 import type { OrderExposure, Position, User } from '../engine/types.ts';
 import { shortInitialMargin, shortMaintenanceMargin, toMinorDown, toMinorUp } from './margin.ts';
-import { crossHaircut, crossSurplus, type CrossPart } from './portfolio/cross.ts';
+import { crossMaxWithdrawal, crossSums, type CrossSums } from './crossPool.ts';
 import { PmRisk, type PmFigures } from './portfolio/pmRisk.ts';
-import { isPortfolioModel, type MarginModel } from './portfolio/state.ts';
+import { isCrossModel, isPortfolioModel, type MarginModel } from './portfolio/state.ts';
 
 export interface AccountRisk {
   currency: CurrencyCode;
@@ -98,10 +98,20 @@ export class RiskEngine {
     return this.ex.pm.isPm(user.id);
   }
 
+  /** The account's model (or the what-if in progress). */
+  private modelOf(user: User): MarginModel {
+    if (this.override !== null && this.override.userId === user.id) return this.override.model;
+    return this.ex.pm.models.size === 0 ? 'segregated_sm' : this.ex.pm.model(user.id);
+  }
+
   /** Whether the account is on cross-currency portfolio margin (src/risk/portfolio/cross.ts). */
   isCrossPm(user: User): boolean {
-    if (this.override !== null && this.override.userId === user.id) return this.override.model === 'cross_pm';
-    return this.ex.pm.models.size > 0 && this.ex.pm.model(user.id) === 'cross_pm';
+    return this.modelOf(user) === 'cross_pm';
+  }
+
+  /** Whether the account's collateral is pooled across currencies: cross_pm or cross_sm (cross.ts). */
+  isCross(user: User): boolean {
+    return isCrossModel(this.modelOf(user));
   }
 
   /** Runs `f` with the account valued as if on `model` (true: segregated PM, false: standard); reads only. */
@@ -137,6 +147,30 @@ export class RiskEngine {
     if (!Number.isFinite(cash + pmIM)) return false;
     if (cash > 0 && this.freeCash(user, currency) - cash < 0) return false;
     return this.available(user, currency) - pmIM >= 0 || pmIM <= 0;
+  }
+
+  /**
+   * Cross standard margin: whether the pool carries `extraIM` more initial margin in `currency` (an
+   * order's standard requirement: a buy's premium and fee, a sell's short margin), `cash` of it out of
+   * the free cash. The pooled surplus is recomputed with the currency's requirement raised (a
+   * shortfall counts at 1 + haircut, so `available - extraIM` would not do), and must stay >= 0.
+   */
+  crossSmCovers(user: User, currency: CurrencyCode, extraIM: number, cash: number): boolean {
+    if (!Number.isFinite(extraIM + cash)) return false;
+    if (cash > 0 && this.freeCash(user, currency) - cash < 0) return false;
+    return this.crossInitialAfter(user, currency, 0, extraIM) >= 0;
+  }
+
+  /**
+   * Cross models: the pooled initial surplus (open orders included) in `currency` were the currency's
+   * equity and its own requirement moved by these amounts (minor units): a multi-leg trade's check
+   * (block trades, combos), where a linear `available + change` would miss the haircut.
+   */
+  crossInitialAfter(user: User, currency: CurrencyCode, equityChange: number, requirementChange: number): number {
+    if (!Number.isFinite(equityChange + requirementChange)) return NaN;
+    const now = this.requirements(user, currency, false);
+    const after = { ...now, initialMarginWithOrders: now.initialMarginWithOrders + requirementChange };
+    return this.crossSums(user, currency, after, false, equityChange).initialWithOrders;
   }
 
   /** Call after an exposure's open lots or reservation, or the position in its instrument, changed. */
@@ -182,39 +216,40 @@ export class RiskEngine {
   /** The account's positions in one currency, from the running totals when valid. */
   positions(user: User, currency: CurrencyCode): PositionTotals {
     const standard = this.standardPositions(user, currency);
-    if (!this.isPm(user)) return standard;
-    // portfolio margin: the value at mark as ever, the margins from the scenario sums
-    if (this.isCrossPm(user)) {
+    // cross models: the currency's equity less the pooled surplus in it (below zero when the other
+    // currencies carry this one's requirement and more)
+    if (this.isCross(user)) {
       const x = this.crossSums(user, currency);
       const equity = user.accounts[currency].balance + standard.value;
       return { value: standard.value, initialMargin: equity - x.initial, maintenanceMargin: equity - x.maintenance };
     }
+    if (!this.isPm(user)) return standard;
+    // portfolio margin: the value at mark as ever, the margins from the scenario sums
     const f = this.pm.figures(user, currency);
     return { value: standard.value, initialMargin: f.initialMargin, maintenanceMargin: f.maintenanceMargin };
   }
 
   /**
-   * Cross-currency portfolio margin: the pooled surplus (src/risk/portfolio/cross.ts) in minor units
-   * of `currency` over the maintenance margin, the positions' initial margin and the initial margin
-   * with open orders of every currency. `replace`: the figures of the account's `currency` as they
-   * would be (an order check, a liquidation's choice). `fresh`: from full sums (checks).
+   * A currency's own requirement under the account's model, before any pooling: segregated portfolio
+   * margin's figures (cross_pm), or standard margin's (cross_sm: the positions' IM and MM, and the
+   * positions' IM plus the open orders' IM). What the cross pool (src/risk/portfolio/cross.ts)
+   * weighs against each currency's equity. `fresh`: from full sums, touching no running total.
    */
-  crossSums(user: User, currency: CurrencyCode, replace?: PmFigures, fresh = false): { maintenance: number; initial: number; initialWithOrders: number } {
-    const m: CrossPart[] = [];
-    const i: CrossPart[] = [];
-    const w: CrossPart[] = [];
-    for (const k of CURRENCY_CODES) {
-      const value = fresh ? this.addUpPositions(user, k, false).value : this.standardPositions(user, k).value;
-      const equity = user.accounts[k].balance + value;
-      const f = k === currency && replace !== undefined ? replace : fresh ? this.pm.freshFigures(user, k) : this.pm.figures(user, k);
-      const index = CURRENCIES[k].indexName === null ? 1 : this.ex.indexPrice(k);
-      m.push({ currency: k, equity, requirement: f.maintenanceMargin, index });
-      i.push({ currency: k, equity, requirement: f.initialMargin, index });
-      w.push({ currency: k, equity, requirement: f.initialMarginWithOrders, index });
-    }
-    const to = CURRENCIES[currency].indexName === null ? 1 : this.ex.indexPrice(currency);
-    const range = this.ex.pm.params.priceRange;
-    return { maintenance: crossSurplus(m, currency, to, range), initial: crossSurplus(i, currency, to, range), initialWithOrders: crossSurplus(w, currency, to, range) };
+  requirements(user: User, currency: CurrencyCode, fresh: boolean): PmFigures {
+    if (this.isPm(user)) return fresh ? this.pm.freshFigures(user, currency) : this.pm.figures(user, currency);
+    const p = fresh ? this.addUpPositions(user, currency, false) : this.standardPositions(user, currency);
+    const orders = fresh ? this.sumStandardOrdersIM(user, currency) : this.standardOrdersIM(user, currency);
+    return { maintenanceMargin: p.maintenanceMargin, initialMargin: p.initialMargin, initialMarginWithOrders: p.initialMargin + orders };
+  }
+
+  /** Cross models: the pooled surpluses in `currency` (src/risk/crossPool.ts). */
+  crossSums(user: User, currency: CurrencyCode, replace?: PmFigures, fresh = false, equityChange = 0): CrossSums {
+    return crossSums(this.ex, this, user, currency, replace, fresh, equityChange);
+  }
+
+  /** The value at mark of the account's positions in one currency (`fresh`: the full sum, touching no running total). */
+  positionsValue(user: User, currency: CurrencyCode, fresh: boolean): number {
+    return fresh ? this.addUpPositions(user, currency, false).value : this.standardPositions(user, currency).value;
   }
 
   /** The maintenance margin in the instrument's currency were the position changed by `lots` (PM liquidation's choice). */
@@ -237,12 +272,12 @@ export class RiskEngine {
   /** The full sum over the account's positions, without touching the running totals (for checks). */
   sumPositions(user: User, currency: CurrencyCode): PositionTotals {
     const sum = this.addUpPositions(user, currency, false);
-    if (!this.isPm(user)) return sum;
-    if (this.isCrossPm(user)) {
+    if (this.isCross(user)) {
       const x = this.crossSums(user, currency, undefined, true);
       const equity = user.accounts[currency].balance + sum.value;
       return { value: sum.value, initialMargin: equity - x.initial, maintenanceMargin: equity - x.maintenance };
     }
+    if (!this.isPm(user)) return sum;
     const f = this.pm.freshFigures(user, currency);
     return { value: sum.value, initialMargin: f.initialMargin, maintenanceMargin: f.maintenanceMargin };
   }
@@ -275,16 +310,22 @@ export class RiskEngine {
 
   /** The initial margin of all open orders in one currency, from the running total when valid. */
   ordersIM(user: User, currency: CurrencyCode): number {
+    // cross models: what the orders take off the pooled surplus
+    if (this.isCross(user)) {
+      const x = this.crossSums(user, currency);
+      return x.initial - x.initialWithOrders;
+    }
     if (this.isPm(user)) {
       // portfolio margin: what the orders as if filled add to the positions' requirement (never less
       // than nothing: orders are not collateral); the cash open buys promise is held by freeCash
-      if (this.isCrossPm(user)) {
-        const x = this.crossSums(user, currency);
-        return x.initial - x.initialWithOrders;
-      }
       const f = this.pm.figures(user, currency);
       return f.initialMarginWithOrders - f.initialMargin;
     }
+    return this.standardOrdersIM(user, currency);
+  }
+
+  /** Standard margin's initial margin of the open orders in one currency, from the running total when valid. */
+  private standardOrdersIM(user: User, currency: CurrencyCode): number {
     const byCurrency = perCurrency(this.ordersMargin, user);
     const agg = byCurrency.get(currency);
     if (agg !== undefined && agg.version === this.ex.marginVersion) return agg.total;
@@ -293,14 +334,18 @@ export class RiskEngine {
 
   /** The full sum over the account's exposures, without touching the running total (for checks). */
   sumOrdersIM(user: User, currency: CurrencyCode): number {
+    if (this.isCross(user)) {
+      const x = this.crossSums(user, currency, undefined, true);
+      return x.initial - x.initialWithOrders;
+    }
     if (this.isPm(user)) {
-      if (this.isCrossPm(user)) {
-        const x = this.crossSums(user, currency, undefined, true);
-        return x.initial - x.initialWithOrders;
-      }
       const f = this.pm.freshFigures(user, currency);
       return f.initialMarginWithOrders - f.initialMargin;
     }
+    return this.sumStandardOrdersIM(user, currency);
+  }
+
+  private sumStandardOrdersIM(user: User, currency: CurrencyCode): number {
     let total = 0;
     for (const e of user.exposures.values()) if (e.inst.currency === currency) total += this.heldBy(user, e);
     return total;
@@ -419,14 +464,13 @@ export class RiskEngine {
   }
 
   /**
-   * Of the funds available, what may leave the currency. Cross PM: taking W out of a currency lowers
-   * the pooled surplus by up to W x (1 + haircut) (src/risk/portfolio/cross.ts), so at most the
-   * surplus / (1 + haircut) leaves, rounded down.
+   * Of the funds available, what may leave the currency. Cross models: the most whose departure
+   * leaves the pooled initial surplus (open orders included) >= 0 (crossMaxOutflow: the pool falls
+   * by W x (1 - haircut) while the currency's own surplus lasts, by W x (1 + haircut) beyond it).
    */
   private withdrawable(user: User, currency: CurrencyCode, available: number): number {
-    if (!this.isCrossPm(user)) return available;
-    const h = crossHaircut(currency, this.ex.pm.params.priceRange);
-    return Math.floor(available / (1 + h));
+    if (!this.isCross(user)) return available;
+    return crossMaxWithdrawal(this.ex, this, user, currency);
   }
 
   account(user: User, currency: CurrencyCode): AccountRisk {

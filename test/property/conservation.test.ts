@@ -41,8 +41,9 @@ const SHORT_OF_CASH = USERS + 1;
 const THIN = [USERS + 2, USERS + 3, USERS + 4, USERS + 5];
 /** The administrator (made after the thin accounts). */
 const ADMIN = THIN[THIN.length - 1]! + 1;
-/** Accounts on portfolio margin from the start: ordinary ones and thin ones. */
-const PM_ACCOUNTS: [number, MarginModel][] = [[1, 'segregated_pm'], [2, 'cross_pm'], [3, 'segregated_pm'], [THIN[0]!, 'segregated_pm'], [THIN[1]!, 'cross_pm']];
+/** Accounts on another model than segregated_sm from the start: ordinary ones and thin ones, on
+ *  portfolio margin and on cross standard margin (collateral pooled across currencies). */
+const PM_ACCOUNTS: [number, MarginModel][] = [[1, 'segregated_pm'], [2, 'cross_pm'], [3, 'segregated_pm'], [4, 'cross_sm'], [THIN[0]!, 'segregated_pm'], [THIN[1]!, 'cross_pm'], [THIN[2]!, 'cross_sm']];
 /** Short-lived series: one per currency expires every this often (stream time), is settled and is replaced. */
 const SERIES_EVERY_MS = 2 * 3600_000;
 /** Block RFQ makers (issue 34). */
@@ -703,7 +704,8 @@ function fundsForBuy(ex: Exchange, cmd: Sequenced): number | null {
   const inst = ex.instruments.get(cmd.instrument);
   if (!user || !inst) return null;
   // portfolio margin: the premium comes out of free cash; the scenario requirement is checked apart
-  if (ex.trading.risk.isPm(user)) return ex.trading.risk.freeCash(user, inst.currency);
+  // (cross_sm likewise: the requirement is checked against the pool, src/risk/portfolio/cross.ts)
+  if (ex.trading.risk.isPm(user) || ex.trading.risk.isCross(user)) return ex.trading.risk.freeCash(user, inst.currency);
   return Math.min(ex.trading.risk.account(user, inst.currency).available, ex.trading.risk.freeCash(user, inst.currency));
 }
 
@@ -790,7 +792,7 @@ function stream(SEED: number, limits: ExchangeLimits): void {
   }
   checkInvariants(ex, 'after setup');
 
-  const stats = { placed: 0, trades: 0, rejects: 0, snapshots: 0, liquidationTrades: 0, settlements: 0, withdrawals: 0, moves: 0, userTransfers: 0, subaccounts: 0, blockTrades: 0, blockRequests: 0, rfqFills: 0, comboTrades: 0, pmTrades: 0, pmLiquidationTrades: 0, modelChanges: 0 };
+  const stats = { placed: 0, trades: 0, rejects: 0, snapshots: 0, liquidationTrades: 0, settlements: 0, withdrawals: 0, moves: 0, userTransfers: 0, subaccounts: 0, blockTrades: 0, blockRequests: 0, rfqFills: 0, comboTrades: 0, pmTrades: 0, pmLiquidationTrades: 0, modelChanges: 0, crossSmTrades: 0 };
   const rejectKinds = new Map<string, number>();
   const reasons = new Set<CancelReason>();
   let shadow: Exchange | null = null;
@@ -821,6 +823,7 @@ function stream(SEED: number, limits: ExchangeLimits): void {
         stats.trades += (res as PlaceResult).trades.length;
         if (ex.combos.byId.has(cmd.instrument)) stats.comboTrades += (res as ComboPlaceResult).comboTrades.length;
         if (ex.pm.isPm(cmd.userId)) stats.pmTrades += (res as PlaceResult).trades.length;
+        if (ex.pm.model(cmd.userId) === 'cross_sm') stats.crossSmTrades += (res as PlaceResult).trades.length;
       } else if (cmd.t === 'liquidate') {
         stats.liquidationTrades += (res as LiquidationResult).trades.length;
         if (ex.pm.isPm(cmd.userId)) stats.pmLiquidationTrades += (res as LiquidationResult).trades.length;
@@ -882,6 +885,7 @@ function coverage(ex: Exchange, stats: Record<string, number>, reasons: Set<Canc
   assert.ok(stats.pmTrades > 500, `only ${stats.pmTrades} trades of PM accounts`);
   assert.ok(stats.pmLiquidationTrades > 0, 'no PM account was liquidated');
   assert.ok(stats.modelChanges > 10, `only ${stats.modelChanges} margin model changes`);
+  assert.ok(stats.crossSmTrades > 50, `only ${stats.crossSmTrades} trades of cross_sm accounts`);
   // defaults happened and went through the waterfall
   const kinds = new Map<string, number>();
   for (const e of ex.insurance.log.entries()) kinds.set(e.type, (kinds.get(e.type) ?? 0) + 1);
@@ -897,7 +901,7 @@ function finish(ex: Exchange, SEED: number, log: Sequenced[], stats: Record<stri
   for (const u of ex.users.values()) for (const e of u.log.entries()) kinds.set(`user:${e.type}`, (kinds.get(`user:${e.type}`) ?? 0) + 1);
   if (process.env.STRIKEBOOK_PROP_VERBOSE) console.log([...rejectKinds].sort((a, b) => b[1] - a[1]));
   const secs = ((Date.now() - started) / 1000).toFixed(1);
-  console.log(`conservation: seed ${SEED}, ${log.length} commands (+${log.length} replayed), ${stats.placed} orders accepted, ${stats.trades} trades (${stats.liquidationTrades} by liquidations), ${stats.rejects} rejects, ${stats.settlements} settlements, ${stats.withdrawals} withdrawals, PM: ${stats.pmTrades} trades, ${stats.pmLiquidationTrades} by liquidations, ${stats.modelChanges} model changes, ${stats.snapshots} snapshot round trips, ${stats.rfqFills} block RFQ fills, ${stats.blockTrades} block trades (${stats.blockRequests} held for approval), ${stats.comboTrades} combo fills, ${secs} s; account log entries ${JSON.stringify(Object.fromEntries([...kinds].sort()))}`);
+  console.log(`conservation: seed ${SEED}, ${log.length} commands (+${log.length} replayed), ${stats.placed} orders accepted, ${stats.trades} trades (${stats.liquidationTrades} by liquidations), ${stats.rejects} rejects, ${stats.settlements} settlements, ${stats.withdrawals} withdrawals, PM: ${stats.pmTrades} trades, ${stats.pmLiquidationTrades} by liquidations, cross_sm: ${stats.crossSmTrades} trades, ${stats.modelChanges} model changes, ${stats.snapshots} snapshot round trips, ${stats.rfqFills} block RFQ fills, ${stats.blockTrades} block trades (${stats.blockRequests} held for approval), ${stats.comboTrades} combo fills, ${secs} s; account log entries ${JSON.stringify(Object.fromEntries([...kinds].sort()))}`);
 }
 
 describe('snapshots', () => {

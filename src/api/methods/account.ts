@@ -198,18 +198,24 @@ function identity(ex: Exchange, user: User): Record<string, unknown> {
   return { id: user.id, email, username: sub.username, system_name: sub.username, type: 'subaccount', creation_timestamp: user.created, ...selfTrading };
 }
 
-/** The money fields every Deribit view of a balance carries: the account summary and a subaccount's portfolio. */
-export function balanceFields(r: AccountRisk, currency: CurrencyCode): Record<string, unknown> {
+/**
+ * The money fields every Deribit view of a balance carries: the account summary and a subaccount's
+ * portfolio. On a cross model (cross_pm, cross_sm) the margin balance and margins are the pool's in
+ * this currency (crossView.ts), not the currency's own figures: those are its equity less the pooled
+ * surplus, below zero when other currencies carry the account.
+ */
+export function balanceFields(ex: Exchange, user: User, currency: CurrencyCode, r: AccountRisk = ex.trading.risk.account(user, currency)): Record<string, unknown> {
   const m = (x: number) => money(x, currency);
+  const x = crossView(ex, user, currency);
   return {
     currency,
     balance: m(r.balance),
     equity: m(r.equity),
-    margin_balance: m(r.equity),
+    margin_balance: m(x?.marginBalance ?? r.equity),
     available_funds: m(r.available),
     available_withdrawal_funds: m(r.availableWithdrawal),
-    initial_margin: m(r.initialMargin),
-    maintenance_margin: m(r.maintenanceMargin),
+    initial_margin: m(x?.initialMargin ?? r.initialMargin),
+    maintenance_margin: m(x?.maintenanceMargin ?? r.maintenanceMargin),
   };
 }
 
@@ -218,10 +224,11 @@ export function accountSummary(ex: Exchange, user: User, currency: CurrencyCode,
   const r = ex.trading.risk.account(user, currency);
   const t = totals(ex, user, currency);
   const m = (x: number) => money(x, currency);
+  const fields = balanceFields(ex, user, currency, r);
   const out: Record<string, unknown> = {
-    ...balanceFields(r, currency),
-    projected_initial_margin: m(r.initialMargin),
-    projected_maintenance_margin: m(r.maintenanceMargin),
+    ...fields,
+    projected_initial_margin: fields.initial_margin,
+    projected_maintenance_margin: fields.maintenance_margin,
     options_value: m(r.optionsValue),
     options_pl: m(t.floating + t.realized),
     options_session_rpl: m(t.realized),
@@ -250,17 +257,6 @@ export function accountSummary(ex: Exchange, user: User, currency: CurrencyCode,
     // Deribit's ratio gives a future's estimated liquidation price; only options are listed here
     estimated_liquidation_ratio: 0,
   };
-  // cross_pm (issue 35): the margin balance and margins are the pooled ones, in this currency
-  const x = crossView(ex, user, currency);
-  if (x !== null) {
-    Object.assign(out, {
-      margin_balance: m(x.marginBalance),
-      initial_margin: m(x.initialMargin),
-      maintenance_margin: m(x.maintenanceMargin),
-      projected_initial_margin: m(x.initialMargin),
-      projected_maintenance_margin: m(x.maintenanceMargin),
-    });
-  }
   if (extended) {
     Object.assign(out, identity(ex, user), accountSettings(ex, user), currencySettings());
     out.fees = feesOf(ex, currency, m);
@@ -274,7 +270,7 @@ export function usdTotalsOf(ex: Exchange, user: User): Record<string, number> {
     ex,
     CURRENCY_CODES.map((c) => ({ currency: c, risk: ex.trading.risk.account(user, c), delta: totals(ex, user, c).delta })),
   );
-  // cross_pm: the pooled figures in USD (USDC minor units, index 1)
+  // cross models: the pooled figures in USD (USDC minor units, index 1)
   const x = crossView(ex, user, 'USDC');
   if (x !== null) {
     out.total_margin_balance_usd = money(x.marginBalance, 'USDC');

@@ -1,5 +1,5 @@
-// The cross-currency portfolio-margin figures of an account on `cross_pm` (src/risk/portfolio/cross.ts)
-// as get_account_summary, simulate_portfolio and pme/simulate show them: the pooled margin balance
+// The cross-collateral figures of an account on `cross_pm` or `cross_sm` (src/risk/portfolio/cross.ts)
+// as get_account_summary, the subaccounts' portfolios, simulate_portfolio and pme/simulate show them: the pooled margin balance
 // and requirements in one currency, and each currency's part of the pool.
 import { CURRENCIES, CURRENCY_CODES, type CurrencyCode } from '../../domain/currency.ts';
 import type { Exchange } from '../../engine/exchange.ts';
@@ -26,17 +26,17 @@ function indexOf(ex: Exchange, c: CurrencyCode): number {
 }
 
 /**
- * The view in `currency`, or null when the account is not on cross_pm. `replace`: figures of one
+ * The view in `currency`, or null when the account is on neither cross model. `replace`: figures of one
  * currency as a simulation has them (what-if positions), the others as they stand.
  */
 export function crossView(ex: Exchange, user: User, currency: CurrencyCode, replace?: { currency: CurrencyCode; figures: PmFigures }): CrossView | null {
   const risk = ex.trading.risk;
-  if (!risk.isCrossPm(user)) return null;
+  if (!risk.isCross(user)) return null;
   const range = ex.pm.params.priceRange;
   const to = indexOf(ex, currency);
   const parts: CrossView['parts'] = [];
   for (const k of CURRENCY_CODES) {
-    const f = replace !== undefined && replace.currency === k ? replace.figures : risk.pm.figures(user, k);
+    const f = replace !== undefined && replace.currency === k ? replace.figures : risk.requirements(user, k, false);
     const equity = user.accounts[k].balance + risk.positions(user, k).value;
     const part: CrossPart = { currency: k, equity, requirement: f.maintenanceMargin, index: indexOf(ex, k) };
     const im: CrossPart = { ...part, requirement: f.initialMarginWithOrders };

@@ -87,8 +87,13 @@ function simulate(ctx: CallContext, p: { currency: string; add_positions: boolea
   return { user, currency, index: ex.indexPrice(currency), pm: portfolioMargin(book, ex.pm.params) };
 }
 
-/** The pooled cross-currency figures with the simulated book standing for its currency; null off cross_pm. */
+/**
+ * The pooled cross-currency figures with the simulated book standing for its currency; null off
+ * cross_pm (a cross_sm account's other currencies are standard margin: the projection under
+ * portfolio margin is then this currency's book alone, as for a segregated account).
+ */
 function crossOf(ex: Exchange, s: Simulation): CrossView | null {
+  if (!ex.trading.risk.isCrossPm(s.user)) return null;
   const f = { maintenanceMargin: s.pm.maintenanceMargin, initialMargin: s.pm.initialMargin, initialMarginWithOrders: s.pm.initialMargin };
   return crossView(ex, s.user, s.currency, { currency: s.currency, figures: f });
 }
@@ -242,7 +247,7 @@ portfolioMarginMethods.push(
     name: 'private/change_margin_model',
     scope: 'account:read_write',
     summary:
-      "Moves the account (`user_id`: the caller's own or one of its subaccounts; default the caller) to `margin_model` (cross_sm, cross_pm, segregated_sm, segregated_pm). Answers per currency the old and new state (margin rates and available balance); `dry_run` answers without changing anything. Refused (10009) while the account is in liquidation or owes cash, when moving onto portfolio margin with less equity than the operator's minimum (min_switch_equity_btc, all currencies at index), or when the new model would put it below maintenance margin in any currency. cross_pm pools the currencies' portfolio-margin surpluses at index with a haircut (no offset of risk across currencies, docs/api-notes.md); cross_sm is margined per currency.",
+      "Moves the account (`user_id`: the caller's own or one of its subaccounts; default the caller) to `margin_model` (cross_sm, cross_pm, segregated_sm, segregated_pm). Answers per currency the old and new state (margin rates and available balance); `dry_run` answers without changing anything. Refused (10009) while the account is in liquidation or owes cash, when moving onto portfolio margin with less equity than the operator's minimum (min_switch_equity_btc, all currencies at index), or when the new model would put it below maintenance margin in any currency. cross_pm pools the currencies' portfolio-margin surpluses at index with a haircut (no offset of risk across currencies, docs/api-notes.md); cross_sm pools their standard-margin surpluses the same way.",
     params: Type.Object({
       user_id: Type.Optional(Type.Integer({ minimum: 1, maximum: 2 ** 31 })),
       margin_model: Type.Union(MARGIN_MODELS.map((m) => Type.Literal(m))),

@@ -33,7 +33,8 @@ export function mainCaller(ctx: CallContext): number {
 function portfolio(ex: Exchange, user: User): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const c of CURRENCY_CODES) {
-    out[c.toLowerCase()] = { ...balanceFields(ex.trading.risk.account(user, c), c), spot_reserve: 0, additional_reserve: 0 };
+    // a cross account's pooled figures, as get_account_summary shows them
+    out[c.toLowerCase()] = { ...balanceFields(ex, user, c), spot_reserve: 0, additional_reserve: 0 };
   }
   return out;
 }

@@ -1,6 +1,9 @@
-// Cross-currency portfolio margin (X:PM, issue 35): an account on `cross_pm` is stress-tested per
-// settlement currency exactly as on `segregated_pm` (the scenario engine, src/risk/portfolio/), and
-// the results are pooled across currencies, converted to one currency at the index.
+// Cross-currency collateral (issue 35): an account on `cross_pm` is stress-tested per settlement
+// currency exactly as on `segregated_pm` (the scenario engine, src/risk/portfolio/), and the results
+// are pooled across currencies, converted to one currency at the index. An account on `cross_sm`
+// pools the same way, each currency's requirement being standard margin's (the positions' IM and MM
+// of segregated_sm, the open orders' IM on top): RiskEngine.requirements picks which, and everything
+// below is the same for both models.
 //
 // The correlation assumed between currencies is none: BTC and ETH each move through their own
 // price buckets, any bucket of one with any bucket of the other. The worst joint scenario of a sum
@@ -13,14 +16,15 @@
 // table's range and a shortfall currency has risen by it, so a surplus counts at (1 - priceRange)
 // and a shortfall at (1 + priceRange) of its value at index (USDC, with no index of its own, at 1
 // and no haircut). In formula, with E_k a currency's equity, R_k its requirement (maintenance or
-// initial margin of segregated PM), F_k its index (USD) and h_k the haircut:
+// initial margin of the segregated model), F_k its index (USD) and h_k the haircut:
 //
 //     surplus in c = sum_k floor( (E_k - R_k) x F_k / F_c x (1 - h_k if E_k >= R_k else 1 + h_k) )
 //
 // in minor units of c (each term floored: a surplus rounded down, a shortfall up in size). The
 // account meets the requirement while the surplus is >= 0. For an account holding one currency
-// this is exactly segregated PM (E >= R); with several it is never looser than segregated PM
-// wherever every currency covers itself, and a shortfall is covered only by haircut collateral.
+// this is exactly the segregated model (E >= R); with several it is never looser than the segregated model
+// wherever every currency covers itself, and a shortfall is covered only by haircut collateral. The
+// haircut is the portfolio-margin table's price range for both models (an operator's parameter).
 // A currency without an index (not yet published) counts for nothing when in surplus and makes
 // the figure NaN (not covered) when short.
 import { CURRENCIES, type CurrencyCode } from '../../domain/currency.ts';
@@ -71,4 +75,44 @@ export function crossEquity(parts: readonly CrossPart[], to: CurrencyCode, toInd
     s += Math.floor((p.equity * 10 ** (CURRENCIES[to].decimals - CURRENCIES[p.currency].decimals) * p.index) / toIndex);
   }
   return s;
+}
+
+/**
+ * The most that may leave currency `c` (its equity lowered by it) with the pooled surplus still
+ * >= 0, in minor units of c: a withdrawal's or transfer's limit. 0 when the pool is not covered
+ * now. The pool falls by W x (1 - h) while c's own surplus lasts and by W x (1 + h) beyond it, so
+ * the limit is c's own surplus plus what the others' surplus covers at (1 + h) (or c's surplus less
+ * what the others' shortfall takes at (1 - h)); found from that guess and checked on the pool
+ * itself (each term is floored), so a minor unit more is never covered.
+ */
+export function crossMaxOutflow(parts: readonly CrossPart[], c: CurrencyCode, cIndex: number, priceRange: number): number {
+  const own = parts.find((p) => p.currency === c);
+  if (own === undefined) return 0;
+  const surplusWith = (w: number) => crossSurplus(parts.map((p) => (p.currency === c ? { ...p, equity: p.equity - w } : p)), c, cIndex, priceRange);
+  const now = surplusWith(0);
+  if (!(now >= 0)) return 0;
+  const others = now - crossTerm(own, c, cIndex, priceRange);
+  const h = crossHaircut(c, priceRange);
+  // the lowest difference E_c - R_c the others still carry
+  const lowest = others >= 0 ? -Math.floor(others / (1 + h)) : Math.ceil(-others / (1 - h));
+  const guess = Math.max(0, own.equity - own.requirement - lowest);
+  const covered = (w: number) => surplusWith(w) >= 0;
+  // the guess is off by rounding only: the last covered amount near it, else a search from 0
+  let lo = Math.max(0, guess - 4);
+  let hi = guess + 4;
+  if (!covered(lo)) {
+    lo = 0;
+    hi = guess;
+  } else if (covered(hi)) {
+    lo = hi;
+    hi = Math.max(hi * 2, hi + 1);
+    while (covered(hi)) hi *= 2;
+  }
+  // covered(lo), and hi not covered unless hi = lo = 0
+  while (lo < hi) {
+    const mid = Math.ceil((lo + hi) / 2);
+    if (covered(mid)) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
 }

@@ -7,10 +7,11 @@
 //     back to standard margin is refused while the standard requirement is not covered).
 // The dry run (`preview`) answers the same old and new figures without the command.
 //
-// `cross_pm` pools the currencies' portfolio-margin surpluses at index with a haircut
-// (src/risk/portfolio/cross.ts); `cross_sm` is accepted and reported, but standard margin is still
-// computed per settlement currency (no currency's equity covers another's requirement: stricter than
-// Deribit's cross collateral, never looser).
+// `cross_pm` pools the currencies' portfolio-margin surpluses at index with a haircut, `cross_sm`
+// their standard-margin surpluses the same way (src/risk/portfolio/cross.ts): under a cross model a
+// currency's equity less maintenance margin is the pool's surplus, so the per-currency check below
+// is the pool's. Leaving a cross model for a segregated one is refused while any currency would not
+// cover its own maintenance margin (the collateral that carried it stays where it is).
 import { CURRENCY_CODES, type CurrencyCode } from '../../domain/currency.ts';
 import { ERR, reject, type Reject } from '../../domain/errors.ts';
 import type { Exchange } from '../../engine/exchange.ts';
