@@ -275,6 +275,14 @@ export class RiskEngine {
 
   /** The initial margin of all open orders in one currency, from the running total when valid. */
   ordersIM(user: User, currency: CurrencyCode): number {
+    return this.regularOrdersIM(user, currency) + this.ex.comboBooks.heldBy(user.id, currency).im;
+  }
+
+  /**
+   * The orders' part without resting combo orders: those rest in their combo's book, not in the legs'
+   * exposures, and hold what src/combos/orderMargin.ts says, on either margin model (added by ordersIM).
+   */
+  private regularOrdersIM(user: User, currency: CurrencyCode): number {
     if (this.isPm(user)) {
       // portfolio margin: what the orders as if filled add to the positions' requirement (never less
       // than nothing: orders are not collateral); the cash open buys promise is held by freeCash
@@ -293,6 +301,10 @@ export class RiskEngine {
 
   /** The full sum over the account's exposures, without touching the running total (for checks). */
   sumOrdersIM(user: User, currency: CurrencyCode): number {
+    return this.sumRegularOrdersIM(user, currency) + this.ex.comboBooks.heldBy(user.id, currency).im;
+  }
+
+  private sumRegularOrdersIM(user: User, currency: CurrencyCode): number {
     if (this.isPm(user)) {
       if (this.isCrossPm(user)) {
         const x = this.crossSums(user, currency, undefined, true);
@@ -383,7 +395,8 @@ export class RiskEngine {
       }
       byCurrency.set(currency, reserved);
     }
-    return user.accounts[currency].balance - reserved;
+    // and the net premium resting combo orders would pay (src/combos/orderMargin.ts)
+    return user.accounts[currency].balance - reserved - this.ex.comboBooks.heldBy(user.id, currency).cash;
   }
 
   /** Whether any balance of the user is below zero: it may then neither withdraw nor add risk. */

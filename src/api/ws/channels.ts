@@ -14,6 +14,13 @@ export type Cadence = 'raw' | 'agg';
 export interface Selector {
   instrument: string | null;
   currency: CurrencyCode | null;
+  /** user.orders' Deribit kind: `option` leaves combo orders out, `option_combo` selects only them (absent: both) */
+  kind?: 'option' | 'option_combo';
+}
+
+/** Whether a name is a combo's (src/combos/combos.ts names them `<currency>-CS|PS|STRD|COMBO-...`). */
+export function isComboName(name: string): boolean {
+  return /^[A-Z]+-(?:CS|PS|STRD|COMBO)-/.test(name);
 }
 
 export type ChannelSpec =
@@ -80,18 +87,23 @@ function indexCurrency(indexName: string): CurrencyCode | null {
   return SETTLEMENT_CURRENCIES.has(c) ? (c as CurrencyCode) : null;
 }
 
-/** `{instrument}.{interval}` or `{kind}.{currency}.{interval}` (kind `option` or `any`). */
-function selector(parts: string[], known: (name: string) => boolean): { sel: Selector; cadence: Cadence } | null {
+/**
+ * `{instrument}.{interval}` or `{kind}.{currency}.{interval}` (kind `option` or `any`). `combos`
+ * (user.orders): a combo's name is an instrument too, and kind `option_combo`/`combo` selects combo orders.
+ */
+function selector(parts: string[], known: (name: string) => boolean, combos = false): { sel: Selector; cadence: Cadence } | null {
   if (parts.length === 2) {
     const cadence = cadenceOf(parts[1]);
-    if (!cadence || !known(parts[0])) return null;
+    if (!cadence || !(known(parts[0]) || (combos && isComboName(parts[0])))) return null;
     return { sel: { instrument: parts[0], currency: null }, cadence };
   }
   if (parts.length === 3) {
     const cadence = cadenceOf(parts[2]);
     const currency = currencyOf(parts[1]);
-    if (!cadence || currency === undefined || (parts[0] !== 'option' && parts[0] !== 'any')) return null;
-    return { sel: { instrument: null, currency }, cadence };
+    const comboKind = combos && (parts[0] === 'option_combo' || parts[0] === 'combo');
+    if (!cadence || currency === undefined || (parts[0] !== 'option' && parts[0] !== 'any' && !comboKind)) return null;
+    const kind = !combos || parts[0] === 'any' ? {} : { kind: comboKind ? ('option_combo' as const) : ('option' as const) };
+    return { sel: { instrument: null, currency, ...kind }, cadence };
   }
   return null;
 }
@@ -177,7 +189,7 @@ export function parseChannel(name: string, known: (instrument: string) => boolea
         return c ? { k: 'user.mmp_trigger', currency: c, indexName: p[2] } : null;
       }
       if (p[1] !== 'orders' && p[1] !== 'trades' && p[1] !== 'changes') return null;
-      const s = selector(p.slice(2), known);
+      const s = selector(p.slice(2), known, p[1] === 'orders');
       return s ? { k: `user.${p[1]}`, ...s } : null;
     }
     default:
@@ -187,6 +199,7 @@ export function parseChannel(name: string, known: (instrument: string) => boolea
 
 export function selects(sel: Selector, instrument: string, currency: CurrencyCode): boolean {
   if (sel.instrument !== null) return sel.instrument === instrument;
+  if (sel.kind !== undefined && (sel.kind === 'option_combo') !== isComboName(instrument)) return false;
   return sel.currency === null || sel.currency === currency;
 }
 
@@ -226,7 +239,7 @@ export const CHANNELS: ChannelInfo[] = [
   { channel: 'announcements', access: 'public', params: {}, data: '{action:"new", id, title, body, important, confirmation, publication_timestamp} as each is published' },
   { channel: 'incremental_ticker.{instrument_name}', access: 'public', params: { instrument_name: INST }, data: '{type:"snapshot", ...ticker} on subscribe, then {type:"change", timestamp, instrument_name, ...the fields that changed} (100 ms)' },
   { channel: 'user.orders.{instrument_name}.{interval}', access: 'private', params: { instrument_name: INST, interval: IV }, data: 'raw: one order; else an array of orders' },
-  { channel: 'user.orders.{kind}.{currency}.{interval}', access: 'private', params: { kind: KIND, currency: CCY, interval: IV }, data: 'raw: one order; else an array of orders' },
+  { channel: 'user.orders.{kind}.{currency}.{interval}', access: 'private', params: { kind: [...KIND, 'option_combo', 'combo'], currency: CCY, interval: IV }, data: 'raw: one order; else an array of orders' },
   { channel: 'user.trades.{instrument_name}.{interval}', access: 'private', params: { instrument_name: INST, interval: IV }, data: 'array of user trades' },
   { channel: 'user.trades.{kind}.{currency}.{interval}', access: 'private', params: { kind: KIND, currency: CCY, interval: IV }, data: 'array of user trades' },
   { channel: 'user.changes.{instrument_name}.{interval}', access: 'private', params: { instrument_name: INST, interval: IV }, data: '{instrument_name, orders, trades, positions}' },
