@@ -5,7 +5,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { isReject, type Reject } from '../../src/domain/errors.ts';
-import { premiumOf } from '../../src/domain/instrument.ts';
+import { premiumOf, roundToTick } from '../../src/domain/instrument.ts';
 import type { ComboRecord } from '../../src/combos/combos.ts';
 import type { ComboPlaceResult } from '../../src/combos/book.ts';
 import { comboHold } from '../../src/combos/orderMargin.ts';
@@ -62,6 +62,12 @@ function account(h: Harness, userId: number) {
 function holdOf(h: Harness, r: ComboRecord, side: 'buy' | 'sell', price: number, amount: string) {
   const o = { side: side === 'buy' ? 0 : 1, price } as Order;
   return comboHold(h.ex, r, o, amt(amount) / h.ex.comboBooks.inst(r).lotScaled);
+}
+
+/** The lowest price (text) the leg's band allows: a cheap resting bid. */
+function bandLow(h: Harness, name: string): string {
+  const inst = h.inst(name);
+  return (roundToTick(inst, h.ex.markets.get(inst.id)!.minPrice, 'up') / 1e4).toFixed(4);
 }
 
 function conserved(h: Harness): void {
@@ -153,12 +159,12 @@ describe('combo orders are cancelled like ordinary orders', () => {
     const u = h.user('10');
     const price = netMark(h, cs);
     const combo1 = (place(h, u, 'buy', cs.id, price - 50, '1') as ComboPlaceResult).order;
-    const plain1 = h.ok(u, 'buy', C100.name, '0.001', '1').order;
+    const plain1 = h.ok(u, 'buy', C100.name, bandLow(h, C100.name), '1').order;
     const base = { t: 'cancel_all' as const, userId: u, currency: 'BTC' as const, instrument: null, side: null, label: null };
     const optionOnly = h.apply({ ...base, kind: 'option' }) as Order[];
     assert.deepEqual(optionOnly.map((o) => o.id), [plain1.id]);
     assert.equal(combo1.state, 'open', 'kind option spares the combo order');
-    const plain2 = h.ok(u, 'buy', C100.name, '0.001', '1').order;
+    const plain2 = h.ok(u, 'buy', C100.name, bandLow(h, C100.name), '1').order;
     const comboOnly = h.apply({ ...base, kind: 'option_combo' }) as Order[];
     assert.deepEqual(comboOnly.map((o) => o.id), [combo1.id]);
     assert.equal(combo1.cancelReason, 'user_request');
