@@ -19,7 +19,7 @@ import { addTradeId, newOrder, type CancelReason, type Order, type Trade, type U
 import type { ComboRecord } from './combos.ts';
 import { applyLegTrade, fillRefusal, legFees, legFills } from './fill.ts';
 import { comboBand, legQuotes, splitPrice, type LegQuote } from './legPrices.ts';
-import { ComboHolds, type ComboHold } from './orderMargin.ts';
+import { ComboHolds, comboHold, type ComboHold } from './orderMargin.ts';
 
 type PlaceCmd = Extract<Command, { t: 'place' }>;
 type EditCmd = Extract<Command, { t: 'edit' }>;
@@ -190,6 +190,10 @@ export class ComboBooks {
     const whole = legFills(insts, ratios, legPrices, side, lots);
     const refused = fillRefusal(ex, user, inst.currency, whole, legFees(whole, false));
     if (refused !== null) return refused;
+    // what the part the book cannot fill now would hold resting (orderMargin.ts: at least its debit)
+    // must fit the funds available too
+    const resting = mayRest ? lots - Math.min(lots, fillable) : 0;
+    if (resting > 0 && !(ex.trading.risk.available(user, inst.currency) >= comboHold(ex, r, { side, price } as Order, resting).im)) return reject(ERR.NOT_ENOUGH_FUNDS, 'not_enough_funds');
 
     const order = newOrder(ex.nextOrderId++, user.id, side, price, lots, lots, inst, c.type, c.tif, c.postOnly, c.rejectPostOnly, false, c.label, null, ex.now, c.tif === 'good_til_day' ? nextEightUtc(ex.now) : 0, null, false);
     this.orders.set(order.id, order);

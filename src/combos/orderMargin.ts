@@ -3,12 +3,13 @@
 // open-order margin (src/risk/accountRisk.ts exposureIM) never sees it; without this an account
 // could rest any number of combo orders it could not carry. Each open combo order holds, for its
 // remaining amount at its own price split into leg prices (legPrices.ts):
-//   - initial margin: what its fill would take from the funds available, counted as if the legs
-//     opened new positions (the net premium paid less the legs' value at mark, the short legs'
-//     initial margin, the taker fee of every leg), never below zero: the margin of the resulting
-//     leg positions, so a spread holds less than its legs alone;
-//   - free cash: the net premium plus fees the fill would pay, set aside as an ordinary buy's
-//     premium is (freeCash), never below zero.
+//   - free cash: the net premium plus fees the fill would pay (the debit), set aside as an ordinary
+//     buy's premium is (freeCash), never below zero;
+//   - initial margin: the larger of that debit (an ordinary resting buy holds its premium and fee in
+//     the initial margin too) and what its fill would take from the funds available, counted as if
+//     the legs opened new positions (the net premium paid less the legs' value at mark, the short
+//     legs' initial margin, the taker fee of every leg): the margin of the resulting leg positions,
+//     so a spread holds less than its legs alone.
 // Counted from flat legs, not against the account's positions: an order may outlive the position it
 // would close, and two orders selling one long cannot both be covered by it (conservative; a combo
 // order that would close positions holds margin as if it opened them). Portfolio-margin accounts
@@ -50,7 +51,8 @@ export function comboHold(ex: Exchange, r: ComboRecord, o: Order, lots: number):
     change += risk.positionValue(after) - risk.positionIM(after);
   });
   if (!Number.isFinite(cash + change)) return { im: NaN, cash: NaN };
-  return { im: Math.max(0, -(cash + change)), cash: Math.max(0, -cash) };
+  const debit = Math.max(0, -cash);
+  return { im: Math.max(debit, -(cash + change)), cash: debit };
 }
 
 /** Per order: the hold computed at one margin version and remaining amount (marks move it). */
