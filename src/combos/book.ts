@@ -325,11 +325,11 @@ export class ComboBooks {
     return [...set].sort((a, b) => a.id - b.id);
   }
 
-  /** What the user's open combo orders in a currency hold (initial margin, cash), minor units. */
-  heldBy(userId: number, currency: string): ComboHold {
+  /** What the user's open combo orders in a currency hold (initial margin, cash), minor units; `fresh`: not from the cache (checks). */
+  heldBy(userId: number, currency: string, fresh = false): ComboHold {
     const set = this.openByUser.get(userId);
     if (set === undefined || set.size === 0) return { im: 0, cash: 0 };
-    return this.holds.sum(set, currency);
+    return this.holds.sum(set, currency, fresh);
   }
 
   private opened(o: Order): void {

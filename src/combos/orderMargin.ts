@@ -84,12 +84,13 @@ export class ComboHolds {
     return { im: before.im - after.im, cash: before.cash - after.cash };
   }
 
-  sum(orders: Iterable<Order>, currency: string): ComboHold {
+  /** `fresh`: computed anew, the cache untouched (for checks). */
+  sum(orders: Iterable<Order>, currency: string, fresh = false): ComboHold {
     let im = 0;
     let cash = 0;
     for (const o of orders) {
       if (o.inst.currency !== currency) continue;
-      const h = this.of(o);
+      const h = fresh ? comboHold(this.ex, this.ex.combos.byId.get(o.inst.name)!, o, o.remaining) : this.of(o);
       im += h.im;
       cash += h.cash;
     }

@@ -301,7 +301,7 @@ export class RiskEngine {
 
   /** The full sum over the account's exposures, without touching the running total (for checks). */
   sumOrdersIM(user: User, currency: CurrencyCode): number {
-    return this.sumRegularOrdersIM(user, currency) + this.ex.comboBooks.heldBy(user.id, currency).im;
+    return this.sumRegularOrdersIM(user, currency) + this.ex.comboBooks.heldBy(user.id, currency, true).im;
   }
 
   private sumRegularOrdersIM(user: User, currency: CurrencyCode): number {
