@@ -65,6 +65,9 @@ describe('combo orders in the account views', () => {
     assert.deepEqual(ids(await ok(url, 'private/get_open_orders_by_instrument', { instrument_name: comboId }, user)), [combo.order_id]);
     assert.deepEqual(ids(await ok(url, 'private/get_open_orders_by_label', { currency: 'BTC', label: 'strd' }, user)), [combo.order_id]);
     assert.equal((await ok(url, 'private/get_order_state', { order_id: combo.order_id }, user)).order_state, 'open');
+    const rows = await ok(url, 'private/get_open_orders_instrument_by_currency', { currency: 'BTC' }, user);
+    const row = rows.find((r: any) => r.instrument_name === comboId);
+    assert.deepEqual({ ...row, orders: ids(row.orders) }, { instrument_name: comboId, buy_orders: 1, sell_orders: 0, buy_amount: 1, sell_amount: 0, orders: [combo.order_id] });
     const [margin] = await ok(url, 'private/get_order_margin_by_ids', { ids: [combo.order_id] }, user);
     assert.ok(margin.initial_margin > 0, 'the resting combo order holds margin');
     const summary = await ok(url, 'private/get_account_summary', { currency: 'BTC' }, user);

@@ -419,6 +419,19 @@ export const tradingMethods = [
             orders: orders.map(renderOrder),
           });
         }
+        // orders on combos, one row per combo (src/combos/book.ts)
+        const byCombo = new Map<string, Order[]>();
+        for (const o of openComboOrders(ctx.services.ex, user.id, (x) => x.inst.currency === p.currency)) {
+          const list = byCombo.get(o.inst.name);
+          if (list === undefined) byCombo.set(o.inst.name, [o]);
+          else list.push(o);
+        }
+        for (const [name, orders] of byCombo) {
+          const buys = orders.filter((o) => o.side === BUY);
+          const sells = orders.filter((o) => o.side !== BUY);
+          const open = (list: Order[]) => lotsToAmount(orders[0]!.inst, list.reduce((s, o) => s + o.remaining, 0));
+          rows.push({ instrument_name: name, buy_orders: buys.length, sell_orders: sells.length, buy_amount: open(buys), sell_amount: open(sells), orders: orders.map(renderOrder) });
+        }
         return rows.sort((a, b) => ((a.instrument_name as string) < (b.instrument_name as string) ? -1 : 1));
       });
     },
