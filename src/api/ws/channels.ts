@@ -16,6 +16,8 @@ export interface Selector {
   currency: CurrencyCode | null;
   /** user.orders' Deribit kind: `option` leaves combo orders out, `option_combo` selects only them (absent: both) */
   kind?: 'option' | 'option_combo';
+  /** trades of combos (a combo's name, or kind `option_combo`): the combo trades, not leg trades */
+  combo?: true;
 }
 
 /** Whether a name is a combo's (src/combos/combos.ts names them `<currency>-CS|PS|STRD|COMBO-...`). */
@@ -88,22 +90,30 @@ function indexCurrency(indexName: string): CurrencyCode | null {
 }
 
 /**
- * `{instrument}.{interval}` or `{kind}.{currency}.{interval}` (kind `option` or `any`). `combos`
- * (user.orders): a combo's name is an instrument too, and kind `option_combo`/`combo` selects combo orders.
+ * `{instrument}.{interval}` or `{kind}.{currency}.{interval}` (kind `option` or `any`); with `combo`
+ * (the public trades channels) also a combo's name and kind `option_combo`, selecting combo trades.
+ * `orders` (user.orders): a combo's name is an instrument too (its combo orders), and kind
+ * `option_combo`/`combo` selects combo orders, `option` the others (Selector.kind).
  */
-function selector(parts: string[], known: (name: string) => boolean, combos = false): { sel: Selector; cadence: Cadence } | null {
+function selector(parts: string[], known: (name: string) => boolean, combo?: (name: string) => boolean, orders = false): { sel: Selector; cadence: Cadence } | null {
   if (parts.length === 2) {
     const cadence = cadenceOf(parts[1]);
-    if (!cadence || !(known(parts[0]) || (combos && isComboName(parts[0])))) return null;
-    return { sel: { instrument: parts[0], currency: null }, cadence };
+    if (!cadence) return null;
+    if (known(parts[0]) || (orders && isComboName(parts[0]))) return { sel: { instrument: parts[0], currency: null }, cadence };
+    return combo?.(parts[0]) ? { sel: { instrument: parts[0], currency: null, combo: true }, cadence } : null;
   }
   if (parts.length === 3) {
     const cadence = cadenceOf(parts[2]);
     const currency = currencyOf(parts[1]);
-    const comboKind = combos && (parts[0] === 'option_combo' || parts[0] === 'combo');
-    if (!cadence || currency === undefined || (parts[0] !== 'option' && parts[0] !== 'any' && !comboKind)) return null;
-    const kind = !combos || parts[0] === 'any' ? {} : { kind: comboKind ? ('option_combo' as const) : ('option' as const) };
-    return { sel: { instrument: null, currency, ...kind }, cadence };
+    if (!cadence || currency === undefined) return null;
+    if (orders) {
+      const comboKind = parts[0] === 'option_combo' || parts[0] === 'combo';
+      if (parts[0] !== 'option' && parts[0] !== 'any' && !comboKind) return null;
+      return { sel: { instrument: null, currency, ...(parts[0] === 'any' ? {} : { kind: comboKind ? ('option_combo' as const) : ('option' as const) }) }, cadence };
+    }
+    if (parts[0] === 'option_combo' && combo !== undefined) return { sel: { instrument: null, currency, combo: true }, cadence };
+    if (parts[0] !== 'option' && parts[0] !== 'any') return null;
+    return { sel: { instrument: null, currency }, cadence };
   }
   return null;
 }
@@ -111,11 +121,15 @@ function selector(parts: string[], known: (name: string) => boolean, combos = fa
 /**
  * Parses a channel name; `known` says whether an instrument name exists. `parity` adds the channels of
  * issue 31 (parityChannels.ts: grouped books, volatility index, incremental ticker, public-methods
- * state), which the leader's hub serves; a reader that cannot serve them leaves it off.
+ * state), which the leader's hub serves; a reader that cannot serve them leaves it off. `combo` says
+ * whether a name is a combo (issue 34): its `book.*`, `ticker.*` and `trades.*` channels and
+ * `trades.option_combo.{currency}.*` are served by the leader's hub only (the stream gateways' events
+ * carry no combo book), so a reader without it refuses them.
  */
-export function parseChannel(name: string, known: (instrument: string) => boolean, opts: { parity?: boolean; rfq?: boolean } = {}): ChannelSpec | null {
+export function parseChannel(name: string, known: (instrument: string) => boolean, opts: { parity?: boolean; rfq?: boolean; combo?: (name: string) => boolean } = {}): ChannelSpec | null {
   if (typeof name !== 'string' || name.length > 128) return null;
   const p = name.split('.');
+  const market = opts.combo === undefined ? known : (n: string) => known(n) || opts.combo!(n);
   if (opts.parity) {
     const extra = parseParityChannel(p, known);
     if (extra) return extra;
@@ -128,24 +142,24 @@ export function parseChannel(name: string, known: (instrument: string) => boolea
     case 'book': {
       if (p.length === 3) {
         const cadence = cadenceOf(p[2]);
-        return cadence && known(p[1]) ? { k: 'book', instrument: p[1], cadence } : null;
+        return cadence && market(p[1]) ? { k: 'book', instrument: p[1], cadence } : null;
       }
       if (p.length === 5) {
         const cadence = cadenceOf(p[4]);
         const depth = Number(p[3]);
         const group = BOOK_GROUPS.get(p[2]);
-        if (!cadence || group === undefined || (group !== 0 && !opts.parity) || !BOOK_DEPTHS.has(depth) || !known(p[1])) return null;
+        if (!cadence || group === undefined || (group !== 0 && !opts.parity) || !BOOK_DEPTHS.has(depth) || !market(p[1])) return null;
         return { k: 'book_depth', instrument: p[1], depth, cadence, group };
       }
       return null;
     }
     case 'trades': {
-      const s = selector(p.slice(1), known);
+      const s = selector(p.slice(1), known, opts.combo);
       return s ? { k: 'trades', ...s } : null;
     }
     case 'ticker': {
       const cadence = p.length === 3 ? cadenceOf(p[2]) : null;
-      return cadence && known(p[1]) ? { k: 'ticker', instrument: p[1], cadence } : null;
+      return cadence && market(p[1]) ? { k: 'ticker', instrument: p[1], cadence } : null;
     }
     case 'quote':
       return p.length === 2 && known(p[1]) ? { k: 'quote', instrument: p[1] } : null;
@@ -189,7 +203,7 @@ export function parseChannel(name: string, known: (instrument: string) => boolea
         return c ? { k: 'user.mmp_trigger', currency: c, indexName: p[2] } : null;
       }
       if (p[1] !== 'orders' && p[1] !== 'trades' && p[1] !== 'changes') return null;
-      const s = selector(p.slice(2), known, p[1] === 'orders');
+      const s = selector(p.slice(2), known, undefined, p[1] === 'orders');
       return s ? { k: `user.${p[1]}`, ...s } : null;
     }
     default:
@@ -218,7 +232,12 @@ const CCY = ['BTC', 'ETH', 'any'];
 const IDX = ['btc_usd', 'eth_usd'];
 const INST = ['(instrument_name)'];
 
-/** Every channel the WebSocket serves (API.md 6 and issue 17); a test subscribes one of each. */
+/**
+ * Every channel the WebSocket serves (API.md 6 and issue 17); a test subscribes one of each, on the
+ * leader and through a gateway. The combos' channels (`book.`, `ticker.`, `trades.` of a combo's name
+ * and `trades.option_combo.{currency}.*`, docs/api-notes.md "Combo market data") are the leader's
+ * only, so they are not listed here.
+ */
 export const CHANNELS: ChannelInfo[] = [
   { channel: 'book.{instrument_name}.{interval}', access: 'public', params: { instrument_name: INST, interval: IV }, data: 'snapshot, then changes [action, price, amount] chained by prev_change_id' },
   { channel: 'book.{instrument_name}.{group}.{depth}.{interval}', access: 'public', params: { instrument_name: INST, group: [...BOOK_GROUPS.keys()], depth: ['1', '10', '20'], interval: IV }, data: '{timestamp, instrument_name, change_id, bids, asks} truncated to depth; a group sums levels into buckets of that many base ticks (bids down, asks up)' },
