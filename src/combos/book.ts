@@ -5,7 +5,9 @@
 // routes them here by instrument name or order id); a combo order never enters a leg's book. A fill
 // executes every leg at once (fill.ts) after both accounts passed their margin check for all legs
 // together; a maker that cannot carry its fill is cancelled, a taker that cannot stops matching.
-// Combo orders are kept here (not in the users' order maps) and snapshotted with this part.
+// Combo orders are kept here (not in the users' order maps) and snapshotted with this part; the
+// account views list them beside the ordinary ones (docs/api-notes.md "Combo orders"), and a resting
+// one holds margin and cash of its account (orderMargin.ts), released as it fills or closes.
 import { ERR, reject, type Reject } from '../domain/errors.ts';
 import type { Instrument } from '../domain/instrument.ts';
 import type { Command } from '../engine/commands.ts';
@@ -17,6 +19,7 @@ import { addTradeId, newOrder, type CancelReason, type Order, type Trade, type U
 import type { ComboRecord } from './combos.ts';
 import { applyLegTrade, fillRefusal, legFees, legFills } from './fill.ts';
 import { comboBand, legQuotes, splitPrice, type LegQuote } from './legPrices.ts';
+import { ComboHolds, comboHold, type ComboHold } from './orderMargin.ts';
 
 type PlaceCmd = Extract<Command, { t: 'place' }>;
 type EditCmd = Extract<Command, { t: 'edit' }>;
@@ -60,13 +63,17 @@ export class ComboBooks {
    */
   readonly changeIds = new Map<string, number>();
   nextTradeId = 1;
-  /** open combo orders per user (a limit) */
-  private readonly openByUser = new Map<number, number>();
+  /** open combo orders per user (derived: restored from the books) */
+  private readonly openByUser = new Map<number, Set<Order>>();
+  /** what each open combo order holds of its account (derived, cached per order) */
+  readonly holds: ComboHolds;
   /** derived: the instrument object of each combo, for orders and rendering */
   private readonly insts = new Map<string, Instrument>();
   private closedCount = 0;
 
-  constructor(private readonly ex: Exchange) {}
+  constructor(private readonly ex: Exchange) {
+    this.holds = new ComboHolds(ex);
+  }
 
   isEmpty(): boolean {
     return this.orders.size === 0 && this.nextTradeId === 1;
@@ -165,7 +172,7 @@ export class ComboBooks {
     } else price = side === BUY ? band.max : band.min; // a market order: up to the band's edge
     const mayRest = c.type === 'limit' && (c.tif === 'good_til_cancelled' || c.tif === 'good_til_day');
     const book = this.book(r.id);
-    if (mayRest && (this.openByUser.get(user.id) ?? 0) >= Math.min(ex.limits.maxOpenOrdersPerInstrument, ex.limits.maxOpenOrdersPerUser)) {
+    if (mayRest && (this.openByUser.get(user.id)?.size ?? 0) >= Math.min(ex.limits.maxOpenOrdersPerInstrument, ex.limits.maxOpenOrdersPerUser)) {
       return reject(ERR.INVALID_ARGUMENTS, 'max_open_orders_per_instrument');
     }
     if (c.postOnly && c.type === 'limit') {
@@ -198,6 +205,10 @@ export class ComboBooks {
     const whole = legFills(insts, ratios, legPrices, side, lots);
     const refused = fillRefusal(ex, user, inst.currency, whole, legFees(whole, false));
     if (refused !== null) return refused;
+    // what the part the book cannot fill now would hold resting (orderMargin.ts: at least its debit)
+    // must fit the funds available too
+    const resting = mayRest ? lots - Math.min(lots, fillable) : 0;
+    if (resting > 0 && !restingFits(ex, user, inst.currency, comboHold(ex, r, { side, price } as Order, resting).im)) return reject(ERR.NOT_ENOUGH_FUNDS, 'not_enough_funds');
 
     const order = newOrder(ex.nextOrderId++, user.id, side, price, lots, lots, inst, c.type, c.tif, c.postOnly, c.rejectPostOnly, false, c.label, null, ex.now, c.tif === 'good_til_day' ? nextEightUtc(ex.now) : 0, null, false);
     this.orders.set(order.id, order);
@@ -210,7 +221,7 @@ export class ComboBooks {
       if (mayRest && order.state === 'open') {
         book.add(order);
         this.changed(r.id);
-        this.openByUser.set(user.id, (this.openByUser.get(user.id) ?? 0) + 1);
+        this.opened(order);
         ex.observer?.order(order);
       } else this.close(order, 'cancelled', null);
     } else this.close(order, 'filled', null);
@@ -242,7 +253,8 @@ export class ComboBooks {
       const mFees = legFees(mf, true);
       const tFees = legFees(tf, false);
       if (fillRefusal(ex, takerUser, taker.inst.currency, tf, tFees) !== null) break;
-      if (fillRefusal(ex, makerUser, m.inst.currency, mf, mFees) !== null) {
+      // the maker's own hold of what fills is released by the fill: counted once, as its fill
+      if (fillRefusal(ex, makerUser, m.inst.currency, mf, mFees, this.holds.released(m, qty)) !== null) {
         this.closeOrder(m, 'risk_mitigation');
         continue;
       }
@@ -264,7 +276,7 @@ export class ComboBooks {
       if (m.remaining === qty) {
         book.remove(m);
         m.remaining = 0;
-        this.openByUser.set(m.userId, this.openByUser.get(m.userId)! - 1);
+        this.closed(m);
         this.close(m, 'filled', null);
       } else {
         book.reduce(m, qty);
@@ -287,7 +299,7 @@ export class ComboBooks {
   closeOrder(o: Order, reason: CancelReason): void {
     if (o.state !== 'open') return;
     if (this.books.get(o.inst.name)?.remove(o)) {
-      this.openByUser.set(o.userId, this.openByUser.get(o.userId)! - 1);
+      this.closed(o);
       this.changed(o.inst.name);
     }
     o.remaining = 0;
@@ -302,8 +314,9 @@ export class ComboBooks {
     return o;
   }
 
-  /** The user's open combo orders a cancel_all selects (currency, instrument, side, label). */
+  /** The user's open combo orders a cancel_all selects (currency, instrument, side, label, kind). */
   cancelAll(c: CancelAllCmd): Order[] {
+    if (c.kind === 'option') return [];
     const victims = this.openOf(c.userId).filter(
       (o) => (c.currency === null || o.inst.currency === c.currency) && (c.instrument === null || o.inst.name === c.instrument) && (c.side === null || o.side === c.side) && (c.label === null || o.label === c.label),
     );
@@ -318,12 +331,37 @@ export class ComboBooks {
     return victims;
   }
 
+  /** Cancels every open combo order of a user in one currency (liquidation: `autoliquidation`). */
+  cancelUser(userId: number, currency: string, reason: CancelReason): Order[] {
+    const victims = this.openOf(userId).filter((o) => o.inst.currency === currency);
+    for (const o of victims) this.closeOrder(o, reason);
+    return victims;
+  }
+
   /** Open combo orders of a user, oldest first. */
   openOf(userId: number): Order[] {
-    if ((this.openByUser.get(userId) ?? 0) === 0) return [];
-    const out: Order[] = [];
-    for (const b of this.books.values()) for (const o of b.orders()) if (o.userId === userId) out.push(o);
-    return out.sort((a, b) => a.id - b.id);
+    const set = this.openByUser.get(userId);
+    if (set === undefined || set.size === 0) return [];
+    return [...set].sort((a, b) => a.id - b.id);
+  }
+
+  /** What the user's open combo orders in a currency hold (initial margin, cash), minor units; `fresh`: not from the cache (checks). */
+  heldBy(userId: number, currency: string, fresh = false): ComboHold {
+    const set = this.openByUser.get(userId);
+    if (set === undefined || set.size === 0) return { im: 0, cash: 0 };
+    return this.holds.sum(set, currency, fresh);
+  }
+
+  private opened(o: Order): void {
+    let set = this.openByUser.get(o.userId);
+    if (set === undefined) this.openByUser.set(o.userId, (set = new Set()));
+    set.add(o);
+  }
+
+  private closed(o: Order): void {
+    const set = this.openByUser.get(o.userId);
+    set?.delete(o);
+    if (set !== undefined && set.size === 0) this.openByUser.delete(o.userId);
   }
 
   /**
@@ -378,8 +416,7 @@ export class ComboBooks {
   }
 
   hasOpen(): boolean {
-    for (const n of this.openByUser.values()) if (n > 0) return true;
-    return false;
+    return this.openByUser.size > 0;
   }
 
   private close(o: Order, state: 'filled' | 'cancelled', reason: CancelReason | null): void {
@@ -402,6 +439,9 @@ export class ComboBooks {
   // ---- snapshot --------------------------------------------------------------------------------
 
   toJson(): unknown {
+    const cod: number[] = [];
+    for (const set of this.openByUser.values()) for (const o of set) if (o.cod) cod.push(o.id);
+    cod.sort((a, b) => a - b);
     const ord = (o: Order) => [o.id, o.userId, o.side, o.price, o.remaining, o.amount, o.inst.name, o.type, o.tif, o.postOnly, o.rejectPostOnly, o.label, o.created, o.expiresAt, o.filled, o.filledNotional, o.commission, o.state, o.cancelReason, o.lastUpdate, o.tradeIds];
     return {
       next: this.nextTradeId,
@@ -412,13 +452,15 @@ export class ComboBooks {
       trades: [...this.trades].sort(byKey).map(([id, list]) => [id, list.map((t) => [t.id, t.ts, t.price, t.lots, t.takerSide, t.makerOrder.id, t.takerOrder.id, t.legs.map((l) => l.id)])]),
       // absent while no combo book changed (snapshots made before change ids restore alike)
       ...(this.changeIds.size > 0 ? { changes: [...this.changeIds].sort(byKey) } : {}),
+      // open orders marked for cancel-on-disconnect (src/engine/cod.ts), ascending; absent while none
+      ...(cod.length === 0 ? {} : { cod }),
     };
   }
 
   /** Restores the part `toJson` wrote; `trade` finds a leg trade by id (the engine's, restored before). */
   restore(j: unknown, trade: (id: number) => Trade | undefined): void {
     if (j === undefined || j === null) return;
-    const s = j as { next: number; orders: unknown[][]; books: [string, number[]][]; trades: [string, unknown[][]][]; changes?: [string, number][] };
+    const s = j as { next: number; orders: unknown[][]; books: [string, number[]][]; trades: [string, unknown[][]][]; changes?: [string, number][]; cod?: number[] };
     this.nextTradeId = s.next;
     for (const [id, n] of s.changes ?? []) this.changeIds.set(id, n);
     const placeholder = (id: number) => newOrder(id, 0, 0, 0, 0, 0, null as unknown as Instrument, 'limit', 'good_til_cancelled', false, false, false, '', null, 0, 0, null, false);
@@ -435,9 +477,10 @@ export class ComboBooks {
       for (const oid of ids) {
         const o = this.orders.get(oid)!;
         b.add(o);
-        this.openByUser.set(o.userId, (this.openByUser.get(o.userId) ?? 0) + 1);
+        this.opened(o);
       }
     }
+    for (const id of s.cod ?? []) this.orders.get(id)!.cod = true;
     for (const [id, list] of s.trades) {
       this.trades.set(
         id,
@@ -459,4 +502,15 @@ export class ComboBooks {
 
 function byKey<T>(a: [string, T], b: [string, T]): number {
   return a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0;
+}
+
+/**
+ * Whether the funds available carry `im` more held by a resting combo order. Cross models recompute
+ * the pool with the currency's requirement raised (a shortfall counts at 1 + haircut, so
+ * `available - im` would be lenient there).
+ */
+function restingFits(ex: Exchange, user: User, currency: Instrument['currency'], im: number): boolean {
+  const risk = ex.trading.risk;
+  if (risk.isCross(user)) return risk.crossInitialAfter(user, currency, 0, im) >= 0;
+  return risk.available(user, currency) >= im;
 }

@@ -17,6 +17,7 @@ import { applyFill, recordUserTrade } from '../engine/orderRules.ts';
 import { addTradeId, type Order, type Position, type Trade, type User } from '../engine/types.ts';
 
 const PUBLIC_TRADES_KEPT = 10_000;
+const NO_RELEASE = { im: 0, cash: 0 };
 
 /** One leg of a fill as one account trades it. */
 export interface LegFill {
@@ -53,9 +54,10 @@ export function legFees(fills: readonly LegFill[], maker: boolean): number[] {
 /**
  * Why `user` may not take these leg fills (with these fees), or null: its margin after every leg
  * together must leave `available` at or above zero and the premium it pays must come out of free
- * cash, as for an order and a block trade (src/blocktrades/execute.ts sideRefusal). Reads only.
+ * cash, as for an order and a block trade (src/blocktrades/execute.ts sideRefusal). `released`: what
+ * the filling combo order itself holds of these lots (orderMargin.ts), which the fill frees. Reads only.
  */
-export function fillRefusal(ex: Exchange, user: User, currency: CurrencyCode, fills: readonly LegFill[], fees: readonly number[]): Reject | null {
+export function fillRefusal(ex: Exchange, user: User, currency: CurrencyCode, fills: readonly LegFill[], fees: readonly number[], released: { im: number; cash: number } = NO_RELEASE): Reject | null {
   const disabled = optionsRefusal(ex, user.id, false);
   if (disabled !== null) return disabled;
   const blocked = ex.trading.riskBlocked(user, currency);
@@ -79,10 +81,10 @@ export function fillRefusal(ex: Exchange, user: User, currency: CurrencyCode, fi
   });
   if (risk.isPm(user)) change = valueChange - pmRequirementChange(ex, user, currency, afters);
   // cross models: the currency's equity and requirement moved within the pool (the haircut makes
-  // the pool's move differ from the currency's own)
-  const available = risk.isCross(user) ? risk.crossInitialAfter(user, currency, cash + valueChange, valueChange - change) : risk.available(user, currency) + cash + change;
+  // the pool's move differ from the currency's own); the filling order's own hold is released
+  const available = risk.isCross(user) ? risk.crossInitialAfter(user, currency, cash + valueChange, valueChange - change - released.im) : risk.available(user, currency) + released.im + cash + change;
   if (!Number.isFinite(available) || available < 0) return reject(ERR.NOT_ENOUGH_FUNDS, 'not_enough_funds');
-  if (cash < 0 && risk.freeCash(user, currency) + cash < 0) return reject(ERR.NOT_ENOUGH_FUNDS, 'not_enough_funds');
+  if (cash < 0 && risk.freeCash(user, currency) + released.cash + cash < 0) return reject(ERR.NOT_ENOUGH_FUNDS, 'not_enough_funds');
   return null;
 }
 

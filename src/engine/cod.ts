@@ -47,7 +47,7 @@ export function applyCodMark(ex: Exchange, c: Extract<Command, { t: 'cod_mark' }
   if (user === undefined) return 0;
   let n = 0;
   for (const id of c.orderIds) {
-    const o = user.orders.get(id);
+    const o = user.orders.get(id) ?? ex.comboBooks.orderOf(c.userId, id);
     if (o !== undefined && o.state === 'open') {
       o.cod = c.on;
       n++;
@@ -73,6 +73,7 @@ export function codSweep(ex: Exchange): Extract<Command, { t: 'cancel_orders' }>
     const ids: number[] = [];
     for (const e of user.exposures.values()) for (const o of e.openOrders) if (o.cod) ids.push(o.id);
     for (const t of ex.triggers.openOf(user.id)) if (t.cmd.cod === true) ids.push(t.id);
+    for (const o of ex.comboBooks.openOf(user.id)) if (o.cod) ids.push(o.id);
     if (ids.length > 0) out.push({ t: 'cancel_orders', userId: user.id, orderIds: ids.sort((a, b) => a - b), reason: 'cancel_on_disconnect' });
   }
   return out;

@@ -88,6 +88,8 @@ export type Command =
       label: string | null;
       /** Deribit's cancel `type` (absent: all, regular and trigger orders). */
       types?: CancelTypeFilter;
+      /** Deribit's `kind`: `option` spares combo orders, `option_combo` cancels only them (absent: both). */
+      kind?: 'option' | 'option_combo';
     }
   | { t: 'index'; currency: CurrencyCode; price: number; manual: boolean; by: number | null }
   | { t: 'set_vol'; currency: CurrencyCode; atmVol: number; skew: number; curvature: number; by: number }

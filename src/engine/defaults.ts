@@ -250,6 +250,7 @@ export function coverDeficit(ex: Exchange, user: User, currency: CurrencyCode): 
 export function resolveDeficit(ex: Exchange, user: User, currency: CurrencyCode): void {
   if (user.accounts[currency].balance >= 0) return;
   ex.trading.cancelUserOrders(user, currency, 'autoliquidation');
+  if (ex.comboBooks.hasOpen()) ex.comboBooks.cancelUser(user.id, currency, 'autoliquidation');
   const r = ex.trading.risk.account(user, currency);
   if (r.equity < 0) takeOverAll(ex, user, currency);
   else takeOverLongsForCash(ex, user, currency);

@@ -299,9 +299,11 @@ export class Exchange {
       }
       case 'cancel_all': {
         const types = c.types ?? 'all';
-        const regular = types === 'all' || types === 'limit' ? this.trading.cancelAll(c) : [];
+        const options = c.kind !== 'option_combo';
+        const regular = options && (types === 'all' || types === 'limit') ? this.trading.cancelAll(c) : [];
+        // combo orders are limit orders (no trigger orders on combos); comboBooks.cancelAll reads c.kind
         if ((types === 'all' || types === 'limit') && this.comboBooks.hasOpen()) regular.push(...this.comboBooks.cancelAll(c));
-        const triggers = this.triggers.cancelAll(c, types);
+        const triggers = options ? this.triggers.cancelAll(c, types) : [];
         return triggers.length === 0 ? regular : [...regular, ...triggers];
       }
       case 'index':

@@ -225,6 +225,11 @@ export function liquidate(ex: Exchange, userId: number, currency: CurrencyCode):
   }
   ex.liquidating.add(key);
   result.cancelled = ex.trading.cancelUserOrders(user, currency, 'autoliquidation');
+  // combo orders rest in their combo's book, not in the account's exposures: cancelled alike
+  if (ex.comboBooks.hasOpen()) {
+    const combos = ex.comboBooks.cancelUser(user.id, currency, 'autoliquidation');
+    if (combos.length > 0) result.cancelled = [...result.cancelled, ...combos].sort((a, b) => a.id - b.id);
+  }
   r = risk.account(user, currency);
 
   if (r.equity >= 0) {

@@ -132,7 +132,9 @@ export class RiskEngine {
   pmOrderIM(user: User, inst: Instrument, buyLots: number, sellLots: number): number | null {
     if (!this.isPm(user)) return null;
     if (this.isCrossPm(user)) {
-      const after = this.pm.withOrders(user, inst, buyLots, sellLots);
+      // `requirements` adds the resting combo orders' hold to the figures now: the same on the after side
+      const f = this.pm.withOrders(user, inst, buyLots, sellLots);
+      const after = { ...f, initialMarginWithOrders: f.initialMarginWithOrders + this.ex.comboBooks.heldBy(user.id, inst.currency).im };
       return this.crossSums(user, inst.currency).initialWithOrders - this.crossSums(user, inst.currency, after).initialWithOrders;
     }
     return this.pm.withOrders(user, inst, buyLots, sellLots).initialMarginWithOrders - this.pm.figures(user, inst.currency).initialMarginWithOrders;
@@ -236,10 +238,15 @@ export class RiskEngine {
    * weighs against each currency's equity. `fresh`: from full sums, touching no running total.
    */
   requirements(user: User, currency: CurrencyCode, fresh: boolean): PmFigures {
-    if (this.isPm(user)) return fresh ? this.pm.freshFigures(user, currency) : this.pm.figures(user, currency);
+    // resting combo orders hold their own figure (src/combos/orderMargin.ts) on every model
+    const combos = this.ex.comboBooks.heldBy(user.id, currency, fresh).im;
+    if (this.isPm(user)) {
+      const f = fresh ? this.pm.freshFigures(user, currency) : this.pm.figures(user, currency);
+      return combos === 0 ? f : { ...f, initialMarginWithOrders: f.initialMarginWithOrders + combos };
+    }
     const p = fresh ? this.addUpPositions(user, currency, false) : this.standardPositions(user, currency);
     const orders = fresh ? this.sumStandardOrdersIM(user, currency) : this.standardOrdersIM(user, currency);
-    return { maintenanceMargin: p.maintenanceMargin, initialMargin: p.initialMargin, initialMarginWithOrders: p.initialMargin + orders };
+    return { maintenanceMargin: p.maintenanceMargin, initialMargin: p.initialMargin, initialMarginWithOrders: p.initialMargin + orders + combos };
   }
 
   /** Cross models: the pooled surpluses in `currency` (src/risk/crossPool.ts). */
@@ -310,11 +317,20 @@ export class RiskEngine {
 
   /** The initial margin of all open orders in one currency, from the running total when valid. */
   ordersIM(user: User, currency: CurrencyCode): number {
-    // cross models: what the orders take off the pooled surplus
+    // cross models: what the orders take off the pooled surplus (resting combo orders come in
+    // through `requirements`)
     if (this.isCross(user)) {
       const x = this.crossSums(user, currency);
       return x.initial - x.initialWithOrders;
     }
+    return this.regularOrdersIM(user, currency) + this.ex.comboBooks.heldBy(user.id, currency).im;
+  }
+
+  /**
+   * The orders' part without resting combo orders: those rest in their combo's book, not in the legs'
+   * exposures, and hold what src/combos/orderMargin.ts says, on either margin model (added by ordersIM).
+   */
+  private regularOrdersIM(user: User, currency: CurrencyCode): number {
     if (this.isPm(user)) {
       // portfolio margin: what the orders as if filled add to the positions' requirement (never less
       // than nothing: orders are not collateral); the cash open buys promise is held by freeCash
@@ -338,6 +354,10 @@ export class RiskEngine {
       const x = this.crossSums(user, currency, undefined, true);
       return x.initial - x.initialWithOrders;
     }
+    return this.sumRegularOrdersIM(user, currency) + this.ex.comboBooks.heldBy(user.id, currency, true).im;
+  }
+
+  private sumRegularOrdersIM(user: User, currency: CurrencyCode): number {
     if (this.isPm(user)) {
       const f = this.pm.freshFigures(user, currency);
       return f.initialMarginWithOrders - f.initialMargin;
@@ -428,7 +448,8 @@ export class RiskEngine {
       }
       byCurrency.set(currency, reserved);
     }
-    return user.accounts[currency].balance - reserved;
+    // and the net premium resting combo orders would pay (src/combos/orderMargin.ts)
+    return user.accounts[currency].balance - reserved - this.ex.comboBooks.heldBy(user.id, currency).cash;
   }
 
   /** Whether any balance of the user is below zero: it may then neither withdraw nor add risk. */

@@ -11,6 +11,8 @@ import type { ComboRecord } from '../../src/combos/combos.ts';
 import type { ComboPlaceResult } from '../../src/combos/book.ts';
 import { comboBand, legQuotes, splitPrice, type LegQuote } from '../../src/combos/legPrices.ts';
 import { restore, serialize, stateHash } from '../../src/engine/snapshot.ts';
+import { comboHold } from '../../src/combos/orderMargin.ts';
+import type { Order } from '../../src/engine/types.ts';
 import { EXP_JAN, EXP_MAR, Harness, amt, spec } from '../helpers/engine.ts';
 
 const C100 = spec('BTC', EXP_MAR, 100000, 'call');
@@ -112,13 +114,19 @@ describe('combo books', () => {
     assert.equal(h.position(poor, C100.name).size, 0);
     assert.equal(h.position(poor, P100.name).size, 0);
     assert.equal(h.position(rich, C100.name).size, 0, 'no leg alone on the maker either');
-    // a maker that can no longer carry its order when it is met: cancelled, no leg, the taker goes on
-    const maker = h.user('1');
-    const taker = h.user('10');
+    // a maker that can no longer carry its order when it is met: cancelled, no leg, the taker goes on.
+    // (Its resting order holds its margin, so it cannot withdraw it: orderMargin.test.ts. Funded for
+    // its sold spread exactly, it is undone by a rally: the spread it sold is now dear, its short leg's
+    // margin larger.)
     const mp = netMark(h, cs);
-    assert.ok(!isReject(place(h, maker, 'buy', cs.id, mp, '1')), 'accepted or refused as expected');
-    h.apply({ t: 'withdraw', userId: maker, currency: 'BTC', amount: h.balance(maker) - 1000 });
-    const t = place(h, taker, 'sell', cs.id, mp, '1') as ComboPlaceResult;
+    const hold = comboHold(h.ex, cs, { side: 1, price: mp } as Order, 10);
+    const maker = h.user('0');
+    h.deposit(maker, 'BTC', Math.max(hold.im, hold.cash));
+    const taker = h.user('10');
+    assert.ok(!isReject(place(h, maker, 'sell', cs.id, mp, '1')), 'accepted or refused as expected');
+    assert.ok(isReject(h.apply({ t: 'withdraw', userId: maker, currency: 'BTC', amount: 1000 })), 'what the resting order holds stays');
+    h.apply({ t: 'index', currency: 'BTC', price: 115_000, manual: true, by: null });
+    const t = place(h, taker, 'buy', cs.id, comboBand(legQuotes(h.ex, cs.legs)!).max, '1') as ComboPlaceResult;
     assert.ok(!isReject(t), '!isReject(t)');
     assert.equal(t.trades.length, 0);
     assert.equal(h.position(maker, C100.name).size, 0);

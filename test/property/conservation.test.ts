@@ -22,6 +22,7 @@ import type { InstrumentSpec } from '../../src/engine/commands.ts';
 import { mulberry32 as prng } from '../../src/market/indexFeed.ts';
 import { accountsCommand, type Rand } from './accountsSteps.ts';
 import { MARGIN_MODELS, type MarginModel } from '../../src/risk/portfolio/state.ts';
+import { comboHold } from '../../src/combos/orderMargin.ts';
 
 // four seeds of 250,000 commands: a million per run, liquidations, expiries and index jumps of up
 // to +-50% mixed in (issue 13)
@@ -538,6 +539,8 @@ function checkInvariants(ex: Exchange, where: string): void {
       assert.equal(ex.trading.risk.ordersIM(u, c), ex.trading.risk.sumOrdersIM(u, c), `${where}: user ${u.id} ${c} orders margin drifted from its full sum`);
       let reserved = 0;
       for (const e of u.exposures.values()) if (e.inst.currency === c) reserved += e.buyReserved;
+      // and the debit resting combo orders set aside (src/combos/orderMargin.ts), computed afresh
+      for (const o of ex.comboBooks.openOf(u.id)) if (o.inst.currency === c) reserved += comboHold(ex, ex.combos.byId.get(o.inst.name)!, o, o.remaining).cash;
       assert.equal(ex.trading.risk.freeCash(u, c), u.accounts[c].balance - reserved, `${where}: user ${u.id} ${c} free cash drifted from its full sum`);
       const { value, initialMargin, maintenanceMargin } = ex.trading.risk.positions(u, c);
       assert.deepEqual({ value, initialMargin, maintenanceMargin }, ex.trading.risk.sumPositions(u, c), `${where}: user ${u.id} ${c} position totals drifted from their full sum`);

@@ -14,6 +14,7 @@ import { placedJson } from '../orderJson.ts';
 import { parseOrderId, renderOrder } from '../render.ts';
 import { defineMethod, type CallContext } from '../rpc/registry.ts';
 import { Count, CurrencyParam, InstrumentName, KindParam, SafeText, caller, unwrap } from './common.ts';
+import { keptComboOrders, kindSelects } from './comboOrders.ts';
 
 const OrderId = Type.String({ minLength: 1, maxLength: 32 });
 
@@ -72,9 +73,9 @@ function parseContinuation(s: string): { ts: number; id: number } {
  * continuation: with `with_continuation` the answer is `{orders, continuation}`, the continuation
  * (null on the last page) giving the next page when passed back.
  */
-function orderHistory(user: User, filter: (o: Order) => boolean, p: HistoryPage): unknown {
+function orderHistory(user: User, filter: (o: Order) => boolean, p: HistoryPage, combos: Order[] = []): unknown {
   const out: Order[] = [];
-  for (const o of user.orders.values()) {
+  for (const o of combos.length === 0 ? user.orders.values() : [...user.orders.values(), ...combos]) {
     if (!filter(o)) continue;
     if (o.filled === 0 && (o.state === 'open' || !p.include_unfilled)) continue;
     out.push(o);
@@ -179,7 +180,8 @@ export const deribitExtraMethods = [
     handler(ctx, p) {
       const id = orderIdOrReject(p.order_id);
       return ctx.services.seq.read(() => {
-        const o = userOf(ctx).orders.get(id) ?? ctx.services.ex.triggers.get(caller(ctx).userId, id);
+        const uid = caller(ctx).userId;
+        const o = userOf(ctx).orders.get(id) ?? ctx.services.ex.triggers.get(uid, id) ?? ctx.services.ex.comboBooks.orderOf(uid, id);
         if (!o) throw reject(ERR.ORDER_NOT_FOUND, undefined, 'order_id');
         return renderOrder(o);
       });
@@ -190,8 +192,15 @@ export const deribitExtraMethods = [
     scope: 'trade:read',
     params: Type.Object({ currency: CurrencyParam, kind: KindParam, ...HistoryPaging }),
     handler(ctx, p) {
-      if (p.kind !== undefined && p.kind !== 'option' && p.kind !== 'any') return p.with_continuation ? { orders: [], continuation: null } : [];
-      return ctx.services.seq.read(() => orderHistory(userOf(ctx), (o) => o.inst.currency === p.currency, p));
+      const k = kindSelects(p.kind);
+      if (!k.options && !k.combos) return p.with_continuation ? { orders: [], continuation: null } : [];
+      return ctx.services.seq.read(() => {
+        const user = userOf(ctx);
+        // combo orders are kept by their books (src/combos/book.ts); kind option leaves them out, option_combo keeps only them
+        const combos = k.combos ? keptComboOrders(ctx.services.ex, user.id) : [];
+        const isCombo = (o: Order) => ctx.services.ex.combos.byId.has(o.inst.name);
+        return orderHistory(user, (o) => o.inst.currency === p.currency && (isCombo(o) ? k.combos : k.options), p, combos);
+      });
     },
   }),
   defineMethod({
@@ -200,8 +209,10 @@ export const deribitExtraMethods = [
     params: Type.Object({ instrument_name: InstrumentName, ...HistoryPaging }),
     handler(ctx, p) {
       return ctx.services.seq.read(() => {
+        const user = userOf(ctx);
+        if (ctx.services.ex.combos.byId.has(p.instrument_name)) return orderHistory(user, (o) => o.inst.name === p.instrument_name, p, keptComboOrders(ctx.services.ex, user.id));
         if (!ctx.services.ex.instruments.has(p.instrument_name)) throw reject(ERR.INVALID_INSTRUMENT, undefined, 'instrument_name');
-        return orderHistory(userOf(ctx), (o) => o.inst.name === p.instrument_name, p);
+        return orderHistory(user, (o) => o.inst.name === p.instrument_name, p);
       });
     },
   }),

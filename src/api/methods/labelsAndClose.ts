@@ -12,6 +12,7 @@ import { defineMethod, type CallContext, type MethodDef } from '../rpc/registry.
 import { CurrencyParam, InstrumentName, SafeText, caller } from './common.ts';
 import { EDIT_FIELDS, deribitExtraMethods } from './deribitExtras.ts';
 import { tradingMethods, untriggeredOf } from './trading.ts';
+import { kindSelects } from './comboOrders.ts';
 
 /** Most orders get_order_state_by_label answers with: the newest of that label. */
 export const MAX_LABEL_STATES = 1000;
@@ -31,7 +32,7 @@ function userOf(ctx: CallContext): User {
   return u;
 }
 
-/** Deribit's kinds: every value is valid, and only `option`/`any` select anything here. */
+/** Deribit's kinds: every value is valid; `option`, `option_combo`/`combo` and `any` select orders here. */
 const DeribitKind = Type.Union(['future', 'option', 'spot', 'future_combo', 'option_combo', 'combo', 'any'].map((k) => Type.Literal(k)), { default: 'any' });
 const CancelType = Type.Union(['all', 'limit', 'trigger_all', 'stop', 'take', 'trailing_stop'].map((k) => Type.Literal(k)), { default: 'all' });
 const CurrencyOrAnyText = Type.Union([...CURRENCY_CODES.map((c) => Type.Literal(c)), Type.Literal('any')]);
@@ -44,23 +45,25 @@ function openByLabel(ctx: CallContext, currency: string, label: string): (Order 
   const user = userOf(ctx);
   const resting: Order[] = [];
   for (const e of user.exposures.values()) for (const o of e.openOrders) if (o.label === label && o.inst.currency === currency) resting.push(o);
+  resting.push(...ctx.services.ex.comboBooks.openOf(user.id).filter((o) => o.label === label && o.inst.currency === currency));
   resting.sort((a, b) => a.id - b.id);
   return [...resting, ...untriggeredOf(ctx, 'all', (t) => t.cmd.label === label && t.inst.currency === currency)];
 }
 
 /** One cancel_all_by_currency per currency (each one command), their counts summed or their reports joined. */
 async function cancelCurrencies(ctx: CallContext, currencies: (CurrencyCode | 'any')[], kind: string, type: string, detailed: boolean): Promise<unknown> {
-  // only options are listed: another kind has nothing to cancel
-  if (kind !== 'option' && kind !== 'any') return detailed ? [] : 0;
+  // options and option combos are listed: another kind has nothing to cancel
+  const k = kindSelects(kind);
+  if (!k.options && !k.combos) return detailed ? [] : 0;
   let count = 0;
   const reports: unknown[] = [];
   for (const currency of new Set(currencies)) {
     const r =
       currency === 'any'
-        ? type === 'all'
+        ? type === 'all' && k.options && k.combos
           ? await CANCEL_ALL_DEF.handler(ctx, { detailed })
-          : await Promise.all(CURRENCY_CODES.map((c) => CANCEL_BY_CURRENCY_DEF.handler(ctx, { currency: c, kind: 'any', type, detailed }))).then((rs) => (detailed ? rs.flat() : (rs as number[]).reduce((a, b) => a + b, 0)))
-        : await CANCEL_BY_CURRENCY_DEF.handler(ctx, { currency, kind: 'any', type, detailed });
+          : await Promise.all(CURRENCY_CODES.map((c) => CANCEL_BY_CURRENCY_DEF.handler(ctx, { currency: c, kind, type, detailed }))).then((rs) => (detailed ? rs.flat() : (rs as number[]).reduce((a, b) => a + b, 0)))
+        : await CANCEL_BY_CURRENCY_DEF.handler(ctx, { currency, kind, type, detailed });
     if (detailed) reports.push(...(r as unknown[]));
     else count += r as number;
   }
@@ -106,6 +109,7 @@ export const labelAndCloseMethods = [
         const user = userOf(ctx);
         const found: (Order | TriggerOrder)[] = [];
         for (const o of user.orders.values()) if (o.label === p.label && o.inst.currency === p.currency) found.push(o);
+        for (const o of ctx.services.ex.comboBooks.orders.values()) if (o.userId === user.id && o.label === p.label && o.inst.currency === p.currency) found.push(o);
         found.push(...ctx.services.ex.triggers.openOf(user.id, (t) => t.cmd.label === p.label && t.inst.currency === p.currency));
         found.sort((a, b) => a.id - b.id);
         return found.slice(-MAX_LABEL_STATES).map(renderOrder);

@@ -14,6 +14,7 @@ import { money, orderId, parseOrderId, renderOrder } from '../render.ts';
 import { defineMethod, type CallContext } from '../rpc/registry.ts';
 import { caller } from './common.ts';
 import { untriggeredOf } from './trading.ts';
+import { byId, kindSelects, openComboOrders } from './comboOrders.ts';
 
 /** Most ids one get_order_margin_by_ids call takes. */
 export const MAX_MARGIN_IDS = 1000;
@@ -71,14 +72,15 @@ export const orderMethods = [
   defineMethod({
     name: 'private/get_open_orders',
     scope: 'trade:read',
-    summary: 'Every open order of the caller, all currencies, oldest first, then the untriggered trigger orders. `kind` option/any selects them (other kinds: none listed); `type` all selects both, limit the resting orders, trigger_all/stop_all/take_all/trailing_all or one trigger type the untriggered orders of that type.',
+    summary: 'Every open order of the caller, all currencies, oldest first, then the untriggered trigger orders. `kind` option selects option orders, option_combo/combo the orders on combos, any both (other kinds: none listed); `type` all selects both, limit the resting orders, trigger_all/stop_all/take_all/trailing_all or one trigger type the untriggered orders of that type.',
     params: Type.Object({ kind: OpenKind, type: OpenType }),
     handler(ctx, p) {
       return ctx.services.seq.read(() => {
         const user = userOf(ctx);
-        if (p.kind !== 'option' && p.kind !== 'any') return [];
-        const resting = p.type === 'all' || p.type === 'limit' ? allOpen(user) : [];
-        return [...resting, ...untriggeredOf(ctx, p.type, () => true)].map(renderOrder);
+        const k = kindSelects(p.kind);
+        const limit = p.type === 'all' || p.type === 'limit';
+        const resting = byId(limit && k.options ? allOpen(user) : [], limit && k.combos ? openComboOrders(ctx.services.ex, user.id) : []);
+        return [...resting, ...(k.options ? untriggeredOf(ctx, p.type, () => true) : [])].map(renderOrder);
       });
     },
   }),
@@ -99,12 +101,14 @@ export const orderMethods = [
         const user = userOf(ctx);
         const orders = ids.map((text) => {
           const id = parseOrderId(text);
-          const o = id === null ? undefined : (user.orders.get(id) ?? s.ex.triggers.get(user.id, id));
+          const o = id === null ? undefined : (user.orders.get(id) ?? s.ex.triggers.get(user.id, id) ?? s.ex.comboBooks.orderOf(user.id, id));
           if (!o) throw reject(ERR.ORDER_NOT_FOUND, text, 'ids');
           return o;
         });
         // a trigger order holds no margin until it fires (docs/api-notes.md "Trigger orders")
-        const margins = orderMargins(s, user, orders.filter((o): o is Order => !(o instanceof TriggerOrder)));
+        const margins = orderMargins(s, user, orders.filter((o): o is Order => !(o instanceof TriggerOrder) && !s.ex.combos.byId.has(o.inst.name)));
+        // a combo order: what src/combos/orderMargin.ts holds for it (0 once closed)
+        for (const o of orders) if (!(o instanceof TriggerOrder) && s.ex.combos.byId.has(o.inst.name)) margins.set(o, o.state === 'open' ? s.ex.comboBooks.holds.of(o).im : 0);
         return orders.map((o) => ({ order_id: orderId(o), initial_margin: money(margins.get(o as Order) ?? 0, o.inst.currency), initial_margin_currency: o.inst.currency }));
       });
     },

@@ -167,6 +167,8 @@ export const subaccountMethods = [
           if (p.with_open_orders) {
             const orders = [];
             for (const e of u.exposures.values()) if (e.inst.currency === p.currency) for (const o of e.openOrders) orders.push(o);
+            // and its orders on combos (src/combos/book.ts)
+            for (const o of ex.comboBooks.openOf(id)) if (o.inst.currency === p.currency) orders.push(o);
             out.open_orders = orders.sort((a, b) => a.id - b.id).map(renderOrder);
           }
           return out;

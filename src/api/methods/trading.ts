@@ -11,6 +11,7 @@ import type { PlaceResult } from '../../engine/trading.ts';
 import { TriggerOrder, selectsType, type CancelTypeFilter, type TriggerOrderType, type TriggerPlaceResult, type TriggerSpec } from '../../engine/triggers.ts';
 import type { DepositRecord, Order, Trade, User } from '../../engine/types.ts';
 import { placedJson, type PlacedJson } from '../orderJson.ts';
+import { byId, cancelKind, kindSelects, openComboOrders } from './comboOrders.ts';
 import { money, parseOrderId, renderOrder, renderUserTrade } from '../render.ts';
 import { SubaccountId, readFor } from './actingFor.ts';
 import { defineMethod, type CallContext } from '../rpc/registry.ts';
@@ -177,7 +178,8 @@ export function untriggeredOf(ctx: CallContext, type: string | undefined, filter
 
 /** Deribit's cancel types: `limit` cancels resting orders only, the others trigger orders only (`all`: both). */
 const CancelType = Type.Union(['all', 'limit', 'trigger_all', 'stop', 'take', 'trailing_stop'].map((k) => Type.Literal(k)), { default: 'all' });
-const Kind = Type.Union([Type.Literal('option'), Type.Literal('any')], { default: 'any' });
+/** Deribit's kinds: option and the combos' (option_combo, combo) select orders here, the others none. */
+const Kind = Type.Union(['future', 'option', 'spot', 'future_combo', 'option_combo', 'combo', 'any'].map((k) => Type.Literal(k)), { default: 'any' });
 
 function cancelReply(orders: (Order | TriggerOrder)[], detailed: boolean, currency: string | null, instrument: string | null) {
   if (!detailed) return orders.length;
@@ -275,8 +277,11 @@ export const tradingMethods = [
     params: Type.Object({ currency: CurrencyParam, kind: Kind, type: CancelType, detailed: Type.Boolean({ default: false }) }),
     handler(ctx, p) {
       const c = caller(ctx);
+      // a kind that selects nothing here (future, spot, future_combo) cancels nothing
+      const k = kindSelects(p.kind);
+      if (!k.options && !k.combos) return p.detailed ? [] : 0;
       return ctx.services.seq.submit(
-        { t: 'cancel_all', userId: c.userId, currency: p.currency as CurrencyCode, instrument: null, side: null, label: null, ...(p.type !== 'all' ? { types: p.type as CancelTypeFilter } : {}) },
+        { t: 'cancel_all', userId: c.userId, currency: p.currency as CurrencyCode, instrument: null, side: null, label: null, ...(p.type !== 'all' ? { types: p.type as CancelTypeFilter } : {}), ...cancelKind(p.kind) },
         (r) => cancelReply(r as (Order | TriggerOrder)[], p.detailed, p.currency, null),
       );
     },
@@ -287,7 +292,7 @@ export const tradingMethods = [
     params: Type.Object({ instrument_name: InstrumentName, type: CancelType, detailed: Type.Boolean({ default: false }) }),
     handler(ctx, p) {
       const c = caller(ctx);
-      if (!ctx.services.ex.instruments.has(p.instrument_name)) throw reject(ERR.INVALID_INSTRUMENT, undefined, 'instrument_name');
+      if (!ctx.services.ex.instruments.has(p.instrument_name) && !ctx.services.ex.combos.byId.has(p.instrument_name)) throw reject(ERR.INVALID_INSTRUMENT, undefined, 'instrument_name');
       return ctx.services.seq.submit(
         { t: 'cancel_all', userId: c.userId, currency: null, instrument: p.instrument_name, side: null, label: null, ...(p.type !== 'all' ? { types: p.type as CancelTypeFilter } : {}) },
         (r) => cancelReply(r as (Order | TriggerOrder)[], p.detailed, null, p.instrument_name),
@@ -346,10 +351,12 @@ export const tradingMethods = [
     scope: 'trade:read',
     params: Type.Object({ currency: CurrencyParam, kind: KindParam, type: OpenOrderTypeParam }),
     handler(ctx, p) {
-      if (!optionKind(p.kind)) return [];
+      const k = kindSelects(p.kind);
       return ctx.services.seq.read(() => {
-        const resting = restingType(p.type) ? openOrders(userOf(ctx), (o) => o.inst.currency === p.currency) : [];
-        return [...resting, ...untriggeredOf(ctx, p.type, (t) => t.inst.currency === p.currency)].map(renderOrder);
+        const user = userOf(ctx);
+        const mine = (o: Order) => o.inst.currency === p.currency;
+        const resting = restingType(p.type) ? byId(k.options ? openOrders(user, mine) : [], k.combos ? openComboOrders(ctx.services.ex, user.id, mine) : []) : [];
+        return [...resting, ...(k.options ? untriggeredOf(ctx, p.type, (t) => t.inst.currency === p.currency) : [])].map(renderOrder);
       });
     },
   }),
@@ -361,6 +368,8 @@ export const tradingMethods = [
     handler(ctx, p) {
       return ctx.services.seq.read(() => {
         const user = userOf(ctx);
+        // a combo's name: its open combo orders (no trigger orders on combos)
+        if (ctx.services.ex.combos.byId.has(p.instrument_name)) return restingType(p.type) ? openComboOrders(ctx.services.ex, user.id, (o) => o.inst.name === p.instrument_name).map(renderOrder) : [];
         const inst = ctx.services.ex.instruments.get(p.instrument_name);
         if (!inst) throw reject(ERR.INVALID_INSTRUMENT, undefined, 'instrument_name');
         const e = user.exposures.get(inst.id);
@@ -376,12 +385,11 @@ export const tradingMethods = [
     params: Type.Object({ side: Side, currency: Type.Optional(CurrencyParam), instrument_name: Type.Optional(InstrumentName) }),
     handler(ctx, p) {
       const side = p.side === 'buy' ? BUY : SELL;
-      return ctx.services.seq.read(() =>
-        openOrders(
-          userOf(ctx),
-          (o) => o.side === side && (p.currency === undefined || o.inst.currency === p.currency) && (p.instrument_name === undefined || o.inst.name === p.instrument_name),
-        ).map(renderOrder),
-      );
+      const wanted = (o: Order) => o.side === side && (p.currency === undefined || o.inst.currency === p.currency) && (p.instrument_name === undefined || o.inst.name === p.instrument_name);
+      return ctx.services.seq.read(() => {
+        const user = userOf(ctx);
+        return byId(openOrders(user, wanted), openComboOrders(ctx.services.ex, user.id, wanted)).map(renderOrder);
+      });
     },
   }),
   defineMethod({
@@ -410,6 +418,19 @@ export const tradingMethods = [
             sell_amount: lotsToAmount(e.inst, e.sellOpenLots),
             orders: orders.map(renderOrder),
           });
+        }
+        // orders on combos, one row per combo (src/combos/book.ts)
+        const byCombo = new Map<string, Order[]>();
+        for (const o of openComboOrders(ctx.services.ex, user.id, (x) => x.inst.currency === p.currency)) {
+          const list = byCombo.get(o.inst.name);
+          if (list === undefined) byCombo.set(o.inst.name, [o]);
+          else list.push(o);
+        }
+        for (const [name, orders] of byCombo) {
+          const buys = orders.filter((o) => o.side === BUY);
+          const sells = orders.filter((o) => o.side !== BUY);
+          const open = (list: Order[]) => lotsToAmount(orders[0]!.inst, list.reduce((s, o) => s + o.remaining, 0));
+          rows.push({ instrument_name: name, buy_orders: buys.length, sell_orders: sells.length, buy_amount: open(buys), sell_amount: open(sells), orders: orders.map(renderOrder) });
         }
         return rows.sort((a, b) => ((a.instrument_name as string) < (b.instrument_name as string) ? -1 : 1));
       });

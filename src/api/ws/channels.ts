@@ -14,8 +14,15 @@ export type Cadence = 'raw' | 'agg';
 export interface Selector {
   instrument: string | null;
   currency: CurrencyCode | null;
+  /** user.orders' Deribit kind: `option` leaves combo orders out, `option_combo` selects only them (absent: both) */
+  kind?: 'option' | 'option_combo';
   /** trades of combos (a combo's name, or kind `option_combo`): the combo trades, not leg trades */
   combo?: true;
+}
+
+/** Whether a name is a combo's (src/combos/combos.ts names them `<currency>-CS|PS|STRD|COMBO-...`). */
+export function isComboName(name: string): boolean {
+  return /^[A-Z]+-(?:CS|PS|STRD|COMBO)-/.test(name);
 }
 
 export type ChannelSpec =
@@ -85,18 +92,25 @@ function indexCurrency(indexName: string): CurrencyCode | null {
 /**
  * `{instrument}.{interval}` or `{kind}.{currency}.{interval}` (kind `option` or `any`); with `combo`
  * (the public trades channels) also a combo's name and kind `option_combo`, selecting combo trades.
+ * `orders` (user.orders): a combo's name is an instrument too (its combo orders), and kind
+ * `option_combo`/`combo` selects combo orders, `option` the others (Selector.kind).
  */
-function selector(parts: string[], known: (name: string) => boolean, combo?: (name: string) => boolean): { sel: Selector; cadence: Cadence } | null {
+function selector(parts: string[], known: (name: string) => boolean, combo?: (name: string) => boolean, orders = false): { sel: Selector; cadence: Cadence } | null {
   if (parts.length === 2) {
     const cadence = cadenceOf(parts[1]);
     if (!cadence) return null;
-    if (known(parts[0])) return { sel: { instrument: parts[0], currency: null }, cadence };
+    if (known(parts[0]) || (orders && isComboName(parts[0]))) return { sel: { instrument: parts[0], currency: null }, cadence };
     return combo?.(parts[0]) ? { sel: { instrument: parts[0], currency: null, combo: true }, cadence } : null;
   }
   if (parts.length === 3) {
     const cadence = cadenceOf(parts[2]);
     const currency = currencyOf(parts[1]);
     if (!cadence || currency === undefined) return null;
+    if (orders) {
+      const comboKind = parts[0] === 'option_combo' || parts[0] === 'combo';
+      if (parts[0] !== 'option' && parts[0] !== 'any' && !comboKind) return null;
+      return { sel: { instrument: null, currency, ...(parts[0] === 'any' ? {} : { kind: comboKind ? ('option_combo' as const) : ('option' as const) }) }, cadence };
+    }
     if (parts[0] === 'option_combo' && combo !== undefined) return { sel: { instrument: null, currency, combo: true }, cadence };
     if (parts[0] !== 'option' && parts[0] !== 'any') return null;
     return { sel: { instrument: null, currency }, cadence };
@@ -189,7 +203,7 @@ export function parseChannel(name: string, known: (instrument: string) => boolea
         return c ? { k: 'user.mmp_trigger', currency: c, indexName: p[2] } : null;
       }
       if (p[1] !== 'orders' && p[1] !== 'trades' && p[1] !== 'changes') return null;
-      const s = selector(p.slice(2), known);
+      const s = selector(p.slice(2), known, undefined, p[1] === 'orders');
       return s ? { k: `user.${p[1]}`, ...s } : null;
     }
     default:
@@ -199,6 +213,7 @@ export function parseChannel(name: string, known: (instrument: string) => boolea
 
 export function selects(sel: Selector, instrument: string, currency: CurrencyCode): boolean {
   if (sel.instrument !== null) return sel.instrument === instrument;
+  if (sel.kind !== undefined && (sel.kind === 'option_combo') !== isComboName(instrument)) return false;
   return sel.currency === null || sel.currency === currency;
 }
 
@@ -243,7 +258,7 @@ export const CHANNELS: ChannelInfo[] = [
   { channel: 'announcements', access: 'public', params: {}, data: '{action:"new", id, title, body, important, confirmation, publication_timestamp} as each is published' },
   { channel: 'incremental_ticker.{instrument_name}', access: 'public', params: { instrument_name: INST }, data: '{type:"snapshot", ...ticker} on subscribe, then {type:"change", timestamp, instrument_name, ...the fields that changed} (100 ms)' },
   { channel: 'user.orders.{instrument_name}.{interval}', access: 'private', params: { instrument_name: INST, interval: IV }, data: 'raw: one order; else an array of orders' },
-  { channel: 'user.orders.{kind}.{currency}.{interval}', access: 'private', params: { kind: KIND, currency: CCY, interval: IV }, data: 'raw: one order; else an array of orders' },
+  { channel: 'user.orders.{kind}.{currency}.{interval}', access: 'private', params: { kind: [...KIND, 'option_combo', 'combo'], currency: CCY, interval: IV }, data: 'raw: one order; else an array of orders' },
   { channel: 'user.trades.{instrument_name}.{interval}', access: 'private', params: { instrument_name: INST, interval: IV }, data: 'array of user trades' },
   { channel: 'user.trades.{kind}.{currency}.{interval}', access: 'private', params: { kind: KIND, currency: CCY, interval: IV }, data: 'array of user trades' },
   { channel: 'user.changes.{instrument_name}.{interval}', access: 'private', params: { instrument_name: INST, interval: IV }, data: '{instrument_name, orders, trades, positions}' },

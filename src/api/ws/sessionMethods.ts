@@ -102,7 +102,11 @@ export function sessionHandlers(ctx: SessionContext) {
     if (!set || set.size <= set.sweepAt) return;
     // forget orders that are no longer open, so the set stays within twice the open orders
     const user = s.ex.users.get(userId);
-    for (const x of set) if (user?.orders.get(x)?.state !== 'open' && s.ex.triggers.get(userId, x)?.state !== 'untriggered') set.delete(x);
+    for (const x of set) {
+      if (user?.orders.get(x)?.state === 'open' || s.ex.triggers.get(userId, x)?.state === 'untriggered') continue;
+      if (s.ex.comboBooks.orderOf(userId, x)?.state === 'open') continue; // a combo order (src/combos/book.ts)
+      set.delete(x);
+    }
     set.sweepAt = Math.max(PLACED_SWEEP_MIN, 2 * set.size);
   };
 
