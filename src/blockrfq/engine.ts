@@ -158,10 +158,11 @@ function quote(ex: Exchange, c: Cmd<'rfq_quote'>): RfqQuote | Reject {
   const hedgePrice = c.hedgePrice ?? null;
   if (hedgePrice !== null && r.hedge === undefined) return reject(ERR.INVALID_ARGUMENTS, 'block_rfq_has_no_hedge', 'hedge');
   const price = structurePrice(r, c.legPrices);
-  // Deribit's 13910: a maker's bid may not reach its own ask on the same RFQ (nor the reverse)
+  // Deribit's 13910: a maker's bid may not cross its own ask on the same RFQ (nor the reverse); a
+  // bid equal to its ask is a two-way price at one level, not a cross
   for (const x of st.quotesOf(r.id)) {
     if (x.maker !== c.userId || x.side === c.side || x === q || !quoteLive(ex, x)) continue;
-    if (c.side === 0 ? price >= x.price : price <= x.price) return reject(ERR.QUOTE_CROSSED, 'quote_crossed', 'price');
+    if (c.side === 0 ? price > x.price : price < x.price) return reject(ERR.QUOTE_CROSSED, 'quote_crossed', 'price');
   }
   // the legs at these prices (the hedge leg's share of the amount too) must pass the block rules,
   // and the maker's margin must carry them all together

@@ -268,13 +268,13 @@ describe("Deribit's block RFQ error codes", () => {
     const sixth = ask(0, '0.1', 6) as Reject;
     assert.equal(sixth.code, ERR.TOO_MANY_QUOTES_PER_BLOCK_RFQ_SIDE);
     assert.equal(errorBody(sixth).message, 'too_many_quotes_per_block_rfq_side');
-    // the maker's bid at or above its own best ask crosses it; below it is fine
+    // the maker's bid above its own best ask crosses it; at it or below it is fine
     const own = h.ex.blockRfqs.quotes.get(1)!;
     const bid = (callPrice: number) => h.apply({ t: 'rfq_quote', userId: own.maker, rfqId: own.rfqId, quoteId: null, side: 0, lots: amt('0.1'), legPrices: [callPrice, own.legPrices[1]!], aon: false, expiresAt: null, label: '', rules: RULES });
-    const crossed = bid(own.legPrices[0]!) as Reject;
+    const crossed = bid(own.legPrices[0]! + STEP) as Reject;
     assert.equal(crossed.code, ERR.QUOTE_CROSSED);
     assert.equal(errorBody(crossed).message, 'quote_crossed');
-    assert.ok(!isReject(bid(own.legPrices[0]! - STEP)));
+    assert.ok(!isReject(bid(own.legPrices[0]!)));
     // open RFQs of one taker: 10, the 11th answers 13907 too_many_open_block_rfqs
     let last: unknown = null;
     for (let i = 0; i < 10; i++) last = h.apply({ t: 'rfq_create', userId: taker, legs: [{ instrument: CALL.name, side: 0, ratio: 1 }], lots: amt('0.1'), makers: null, disclosed: true, label: '', ttlMs: 300_000 });
