@@ -11,6 +11,7 @@ import { isReject } from '../src/domain/errors.ts';
 import type { Command, InstrumentSpec, Sequenced } from '../src/engine/commands.ts';
 import { Exchange } from '../src/engine/exchange.ts';
 import { runIfMain } from './support.ts';
+import { CreditLimiter } from '../src/app/credits.ts';
 
 export const TARGET_P99_MS = 2;
 const POSITIONS = 200;
@@ -84,7 +85,8 @@ export async function runAccountBench(opts: { samples?: number } = {}): Promise<
   const ex = buildState();
   const lines = [`user with ${POSITIONS} positions and ${OPEN_ORDERS} open orders over ${ex.instruments.size} instruments (built in ${(performance.now() - t0).toFixed(0)} ms); ${samples} samples per operation, handler + JSON`];
   // the handlers need only the engine and a read barrier (nothing pending here)
-  const services = { ex, seq: { read: <R>(fn: () => R) => Promise.resolve(fn()) } } as unknown as Services;
+  // and the rate limits (get_account_summary extended shows them)
+  const services = { ex, seq: { read: <R>(fn: () => R) => Promise.resolve(fn()) }, credits: new CreditLimiter(() => 0, false, 1) } as unknown as Services;
   const ctx: CallContext = { services, caller: { userId: 1, role: 'user', scopes: new Set(['account:read', 'trade:read']), tokenHash: null }, ip: '127.0.0.1' };
   const firstName = [...ex.users.get(1)!.positions.values()][0].inst.name;
   const params: Record<string, Record<string, unknown>> = {

@@ -68,7 +68,10 @@ async function spawnGateway(env: Record<string, string>): Promise<{ url: string;
   });
   const proc = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src/gateway/main.ts')], {
     cwd: ROOT,
-    env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', STRIKEBOOK_WS_MAX_BUFFERED: String(16 * 1024 * 1024), STRIKEBOOK_WS_MAX_CONNECTIONS_PER_IP: '2000' },
+    env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', STRIKEBOOK_WS_MAX_BUFFERED: String(16 * 1024 * 1024), STRIKEBOOK_WS_MAX_CONNECTIONS_PER_IP: '2000',
+      // every bench client comes from 127.0.0.1, and those subscribing with an access_token each hold
+      // an upstream to the leader (the default of 32 per address refused them with 10028)
+      STRIKEBOOK_GATEWAY_MAX_UPSTREAMS: '4000', STRIKEBOOK_GATEWAY_MAX_UPSTREAMS_PER_IP: '2000' },
     stdio: ['ignore', 'inherit', 'inherit'],
   });
   const url = `http://127.0.0.1:${port}`;

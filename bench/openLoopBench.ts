@@ -1,16 +1,19 @@
-// Orders as users send them, under the state a busy venue holds (issue 16):
+// Orders as users send them, under the state a busy venue holds (issues 16 and 36):
 // (a) crossing orders: 10 users, buyers and sellers at one price, so about half of the orders trade,
 //     closed loop over 100 connections beside the bare node:http server (the resting-only figure is
-//     the HTTP section's);
+//     the HTTP section's); judged: >= 0.5 of the bare server's requests/s;
 // (b) open loop: the same orders on a fixed schedule at half of (a)'s measured rate, latency from
 //     the scheduled start (p50/p99/p99.9/max), beside the bare server on the same schedule (in
 //     alternated slices, so that both see the same machine), with the simulated index feed moving
-//     every mark once a second, 10,000 resting orders and 2,000 positions held; and the engine thread's stalls in that run, from the server's own /metrics
-//     (strikebook_event_loop_delay_seconds: how long the thread was held; engine work by kind).
-// Targets are ratios to the bare server measured in the same run, and no event-loop sample of the
-// server held past 2 ms. That last one is absolute, so the bare server runs the same sampler and its
-// stalls on the same schedule are printed beside the server's: the machine's own floor (on these
-// 2-core virtual machines a bare node:http server answering a constant body is held past 2 ms too).
+//     every mark once a second, 10,000 resting orders and 2,000 positions held; and the engine
+//     thread's stalls in that run, from the server's own /metrics (strikebook_event_loop_delay_seconds:
+//     how long the thread was held; engine work by kind).
+// Judged (issue 36), each against the bare server in the same run: order p99 <= 3x the bare
+// server's on the same schedule; event-loop samples held past 2 ms <= 2x the bare server's, counted
+// by the same sampler (on these 2-core virtual machines a bare node:http server answering a constant
+// body is held past 2 ms too: issue 16's absolute "none past 2 ms" is below the machine's floor);
+// and no piece of the engine's own work (market tick, liquidation scan slice, which runs the PM
+// recompute, stream fan-out) over 2 ms.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -18,7 +21,8 @@ import { alternatedLoads } from './httpBench.ts';
 import type { LeanStep } from './leanLoad.ts';
 import { CONNECTIONS, account, benchAdmin, crossingPlans, gridPrice, pool, tradableBooks } from './benchAccounts.ts';
 import { openLoop, pooled, type OpenLoopResult } from './openLoop.ts';
-import { ALTERNATED_SLICES, benchServerArgs, call, runIfMain, spawnBareServer, spawnStrikebook, stopGracefully, waitHttp } from './support.ts';
+import { atLeast, atMost, judgedText, zero, type SectionResult } from './judged.ts';
+import { ALTERNATED_SLICES, benchServerArgs, benchSeconds, call, runIfMain, spawnBareServer, spawnStrikebook, stopGracefully, waitHttp } from './support.ts';
 
 const RESTING_ORDERS = 10_000;
 /** Pairs of (maker, taker) accounts; each trades in POSITION_INSTRUMENTS series: 2,000 positions. */
@@ -27,6 +31,14 @@ const POSITION_INSTRUMENTS = 100;
 /** The engine thread held past this is a stall (issue 16). */
 const STALL_MS = 2;
 const TARGET_P99_RATIO = 3;
+/** Crossing orders' requests/s against the bare server's, closed loop (issue 36). */
+const TARGET_CROSSING_RATIO = 0.5;
+/** Event-loop samples past STALL_MS against the bare server's on the same schedule (issue 36). */
+const TARGET_STALLS_RATIO = 2;
+/** The engine's own work judged piece by piece (issue 36): none over STALL_MS. The PM recompute
+ *  runs inside the liquidation scan's slices (src/app/services.ts), so it is judged with them;
+ *  `listing` and `snapshot_inline` are printed, not judged. */
+const JUDGED_WORK = ['market_tick', 'liquidation_scan_slice', 'stream_fanout'];
 /** A journal commit slower than this is named in the report (a histogram bound). */
 const COMMIT_SLOW_MS = 5;
 /** The open loop's slices per server, alternated with the bare server's. */
@@ -129,8 +141,10 @@ export function worstBucket(before: string, after: string, name: string, labels 
   return worst;
 }
 
-export async function runOpenLoopBench(opts: { seconds?: number } = {}): Promise<{ lines: string[]; ok: boolean }> {
-  const seconds = opts.seconds ?? 20;
+export async function runOpenLoopBench(opts: { seconds?: number } = {}): Promise<SectionResult> {
+  const seconds = opts.seconds ?? benchSeconds(20);
+  // the closed loop of (a): half the open loop's length (10 s by default)
+  const closedSeconds = seconds / 2;
   const lines: string[] = [];
   const dataDir = mkdtempSync(path.join(tmpdir(), 'strikebook-openloop-'));
   const port = 21000 + Math.floor(Math.random() * 10000);
@@ -153,17 +167,17 @@ export async function runOpenLoopBench(opts: { seconds?: number } = {}): Promise
     // (a) crossing, closed loop
     const barePlans = plans.map((p) => p.map((s) => ({ ...s, path: '/' })));
     const { a: bareRun, b: crossRun } = await alternatedLoads(
-      { load: { url: `http://127.0.0.1:${barePort}`, plans: barePlans, seconds: 10 }, pid: bare.pid },
-      { load: { url: base, plans, seconds: 10 }, pid: server.pid },
-      10,
+      { load: { url: `http://127.0.0.1:${barePort}`, plans: barePlans, seconds: closedSeconds }, pid: bare.pid },
+      { load: { url: base, plans, seconds: closedSeconds }, pid: server.pid },
+      closedSeconds,
     );
     const bareCross = bareRun.r;
     const cross = crossRun.r;
-    const crossRatio = cross.rps / bareCross.rps;
-    lines.push(`(a) crossing orders, ${CONNECTIONS} connections, closed loop (autocannon), ${ALTERNATED_SLICES} alternated slices of 2.5 s per server (p50 and p99: the worst slice's):`);
+    const crossing = atLeast('httpCrossing', cross.rps, bareCross.rps, 'req/s', TARGET_CROSSING_RATIO);
+    lines.push(`(a) crossing orders, ${CONNECTIONS} connections, closed loop (autocannon), ${ALTERNATED_SLICES} alternated slices of ${closedSeconds / ALTERNATED_SLICES} s per server (p50 and p99: the worst slice's):`);
     lines.push(`  bare node:http            ${Math.round(bareCross.rps)} req/s  p50 ${bareCross.p50} ms  p99 ${bareCross.p99} ms`);
     lines.push(`  Strikebook crossing orders ${Math.round(cross.rps)} req/s  p50 ${cross.p50} ms  p99 ${cross.p99} ms  (${cross.non2xx} non-2xx${cross.firstError ? `; first: ${cross.firstError}` : ''})`);
-    lines.push(`  ratio ${crossRatio.toFixed(3)} of bare (issue 16 measured 0.28-0.37 on this machine before)`);
+    lines.push(`  ${judgedText(crossing)}`);
 
     // (b) open loop at half of Strikebook's crossing capacity, both servers on the same schedule
     // BENCH_OPEN_LOOP_RATE pins the schedule, so that A/B runs (two branches, two flag sets) run
@@ -199,7 +213,6 @@ export async function runOpenLoopBench(opts: { seconds?: number } = {}): Promise
     // the existing readers take (before, after) scrapes: the summed growth is an "after" over nothing
     const before = '';
     const afterText = growthText(sbGrowth);
-    const p99Ratio = sbOpen.p99 / bareOpen.p99;
     lines.push(`(b) open loop at ${rate} orders/s (${pinned > 0 ? 'BENCH_OPEN_LOOP_RATE' : 'half of (a)'}) for ${seconds} s each, in ${OPEN_LOOP_SLICES} alternated slices, ${CONNECTIONS} connections, latency from the scheduled start:`);
     lines.push(line('  bare node:http', bareOpen));
     lines.push(line('  Strikebook crossing orders', sbOpen));
@@ -218,9 +231,11 @@ export async function runOpenLoopBench(opts: { seconds?: number } = {}): Promise
     const bareStalls = above(before, bareText, 'strikebook_event_loop_delay_seconds', String(STALL_MS / 1000));
     const bareLargest = worstBucket(before, bareText, 'strikebook_event_loop_delay_seconds');
     lines.push(`    reference, bare node:http on the same schedule and sampler: largest ${bareLargest}; ${bareStalls.over} of ${bareStalls.all} samples held past ${STALL_MS} ms (${((bareStalls.all === 0 ? 0 : bareStalls.over / bareStalls.all) * 100).toFixed(2)}%)`);
+    let workOver = 0;
     for (const work of ['market_tick', 'liquidation_scan_slice', 'stream_fanout', 'listing', 'snapshot_inline']) {
       const w = above(before, afterText, 'strikebook_engine_work_seconds', String(STALL_MS / 1000), `work="${work}"`);
-      if (w.all > 0) lines.push(`    ${work.padEnd(24)} ${w.all} pieces, ${w.over} over ${STALL_MS} ms, longest ${worstBucket(before, afterText, 'strikebook_engine_work_seconds', `work="${work}"`)}`);
+      if (JUDGED_WORK.includes(work)) workOver += w.over;
+      if (w.all > 0) lines.push(`    ${work.padEnd(24)} ${w.all} pieces, ${w.over} over ${STALL_MS} ms, longest ${worstBucket(before, afterText, 'strikebook_engine_work_seconds', `work="${work}"`)}${JUDGED_WORK.includes(work) ? '' : ' (not judged)'}`);
     }
     // GC pauses of the server's engine thread (prom-client's PerformanceObserver): minor =
     // scavenges, major = mark-compact finalization, incremental = marking steps on the thread
@@ -233,10 +248,19 @@ export async function runOpenLoopBench(opts: { seconds?: number } = {}): Promise
     // order in it without holding the engine thread, so it shows in the p99 and not in the turns
     const commits = above(before, afterText, 'strikebook_journal_commit_seconds', String(COMMIT_SLOW_MS / 1000));
     lines.push(`    journal commits          ${commits.all} batches, ${commits.over} over ${COMMIT_SLOW_MS} ms, longest ${worstBucket(before, afterText, 'strikebook_journal_commit_seconds')}`);
-    const ratioOk = p99Ratio <= TARGET_P99_RATIO;
-    const stallOk = stalls.over === 0;
-    lines.push(`  p99 ${p99Ratio.toFixed(2)}x the bare server's (target <= ${TARGET_P99_RATIO}x): ${ratioOk ? 'PASS' : 'FAIL'}; largest engine-thread turn ${largest} (target <= ${STALL_MS} ms, GC pauses count): ${stallOk ? 'PASS' : 'FAIL'}`);
-    return { lines, ok: ratioOk && stallOk && sbOpen.errors === 0 };
+    // a snapshot due in the window (every STRIKEBOOK_SNAPSHOT_EVERY records) takes a core for
+    // seconds and holds the journal's writer while its text is written: named here when one ran
+    const snaps = (how: string) => sbGrowth.get(`strikebook_snapshots_total{how="${how}"}`) ?? 0;
+    const seqAfter = ((await fetch(`${base}/health`).then((r) => r.json())) as { seq: number }).seq;
+    lines.push(`    snapshots finished in the open loop: ${snaps('inline')} inline, ${snaps('background')} in the background, ${snaps('failed')} failed; journal seq ${seqAfter} at its end`);
+    const p99Line = atMost('openLoopP99', sbOpen.p99, bareOpen.p99, 'ms', TARGET_P99_RATIO);
+    const stallLine = atMost('loopStalls', stalls.over, bareStalls.over, '', TARGET_STALLS_RATIO);
+    const workLine = zero('engineWork', workOver, `pieces over ${STALL_MS} ms`);
+    // an open loop that lost answers did not measure the latency it prints
+    if (sbOpen.errors > 0) p99Line.pass = false;
+    lines.push(`  ${judgedText(p99Line)}`, `  ${judgedText(stallLine)}`, `  ${judgedText(workLine)}`);
+    const judged = [crossing, p99Line, stallLine, workLine];
+    return { lines, ok: judged.every((j) => j.pass), judged };
   } finally {
     await stopGracefully(server);
     bare.kill('SIGKILL');

@@ -1,4 +1,4 @@
-// Journal replay speed (issue 16): how fast a restart replays the journal after the last snapshot.
+// Journal replay speed (issues 16 and 36): how fast a restart replays the journal after the last snapshot.
 // `measureReplay(dataDir)` replays a data dir's whole journal from seq 0 on a fresh engine with
 // recovery's own loop (src/app/recovery.ts replayJournal: SQLite's pages of raw rows) and splits the
 // time into reading (SQLite), decoding and applying. Run alone on any data dir:
@@ -17,9 +17,15 @@ import type { JournalRecord, RawRecord } from '../src/journal/journal.ts';
 import { openSqliteJournal } from '../src/journal/sqliteJournal.ts';
 import { applyCommand } from '../src/sequencer/sequencer.ts';
 import { runIfMain } from './support.ts';
+import { bareReplay } from './bareRead.ts';
 
-/** Issue 16's target for the judged figure. */
-export const TARGET_RECORDS_PER_SEC = 1_000_000;
+export { bareReplay };
+import { atLeast, judgedText, type JudgedLine } from './judged.ts';
+
+/** Issue 36's target: the replay's records/s at least this share of `bareReplay`'s in the same run
+ *  (issue 16's absolute 1,000,000 records/s is below what the bare reference reaches on these
+ *  machines: docs/architecture.md, "The machine's floor"). */
+export const TARGET_RATIO_TO_BARE = 0.5;
 /** The restart the bench prints: a journal of this many commands after the last snapshot. */
 const RESTART_RECORDS = 10_000_000;
 /** Full replays timed; the judged figure is the fastest (the first also warms the JIT up). */
@@ -60,19 +66,6 @@ export function pageTouchMicros(): number {
     passes.push(((performance.now() - t0) * 1000) / (bytes / 4096));
   }
   return passes.sort((x, y) => x - y)[2]!;
-}
-
-/**
- * The reference for the replay figure, measured beside it: the least a replay that keeps what it
- * reads can do. The same pages are read from the same journal, and each record is kept as it was
- * read (one small object, in a Map by seq), with no decoding and no engine. What it costs on a
- * machine is that machine's floor for the target: building a heap of the journal's size, the page
- * faults and scavenges that takes, and SQLite's reads. Returns how many records it kept.
- */
-export function bareReplay(journal: ReturnType<typeof openSqliteJournal>): number {
-  const kept = new Map<number, { seq: number; ts: number; text: string }>();
-  for (const page of journal.readPagesAfter(0)) for (const r of page) kept.set(r[0], { seq: r[0], ts: r[1], text: r[2] });
-  return kept.size;
 }
 
 /** The staged passes: each stage alone, on records and commands held in memory. */
@@ -135,19 +128,24 @@ export function measureReplay(dataDir: string): ReplayFigures {
 }
 
 export function replayPasses(f: ReplayFigures): boolean {
-  return f.perSec >= TARGET_RECORDS_PER_SEC;
+  return replayJudged(f).pass;
+}
+
+/** Issue 36's line: the replay against `bareReplay` over the same journal, same run. */
+export function replayJudged(f: ReplayFigures): JudgedLine {
+  return atLeast('replay', f.perSec, f.barePerSec, 'records/s', TARGET_RATIO_TO_BARE);
 }
 
 export function replayLine(f: ReplayFigures, what = "the HTTP section's resting orders"): string {
   const restartS = RESTART_RECORDS / f.perSec;
   return (
     `journal replay (${what}): ${f.records} records (${f.compact} compact) = ${f.perSec} records/s ` +
-    `(read + decode + apply from SQLite, best of ${FULL_PASSES}; target >= ${TARGET_RECORDS_PER_SEC}: ${replayPasses(f) ? 'PASS' : 'FAIL'}); ` +
+    `(read + decode + apply from SQLite, best of ${FULL_PASSES}); ` +
     `per record: read ${f.readUs.toFixed(2)} us, decode ${f.decodeUs.toFixed(2)} us, apply ${f.applyUs.toFixed(2)} us; ` +
     `restart for ${RESTART_RECORDS / 1e6}M commands after a snapshot: ${restartS.toFixed(1)} s (extrapolated from this rate, not measured); ` +
-    `reference in the same run, the same records read and kept with no engine (bareReplay): ${f.barePerSec} records/s, ` +
-    `Strikebook at ${(f.perSec / f.barePerSec).toFixed(2)} of it${f.barePerSec < TARGET_RECORDS_PER_SEC ? ' (the reference itself is below the target on this machine)' : ''}; ` +
-    `a first write to a fresh 4 KiB page costs ${f.pageTouchUs.toFixed(1)} us here`
+    `reference in the same run, the same records read and kept with no engine (bareReplay): ${f.barePerSec} records/s; ` +
+    `a first write to a fresh 4 KiB page costs ${f.pageTouchUs.toFixed(1)} us here\n` +
+    judgedText(replayJudged(f))
   );
 }
 

@@ -265,3 +265,12 @@ export function runIfMain(moduleUrl: string, run: () => Promise<{ lines: string[
     },
   );
 }
+
+/**
+ * A section's measured seconds: BENCH_SECONDS when set (to check a section works with a short run,
+ * e.g. `BENCH_SECONDS=4 npm run bench -- crossing`; its figures are then not the judged ones), else `def`.
+ */
+export function benchSeconds(def: number): number {
+  const s = Number(process.env.BENCH_SECONDS);
+  return s > 0 ? s : def;
+}

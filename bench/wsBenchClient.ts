@@ -19,6 +19,9 @@ interface Start {
   channels: string[];
   /** Sent with the subscribe (raw channels need an authenticated connection). */
   accessToken?: string;
+  /** Keep the payload of every notification the first connection times, with its key, and send
+   *  them back with the result (bench/fanoutRawBench.ts replays them from a bare server). */
+  capture?: boolean;
 }
 
 const wall = () => performance.timeOrigin + performance.now();
@@ -36,6 +39,8 @@ let n = 0;
 let keyOf = new Int32Array(1 << 20);
 let recvAt = new Float64Array(1 << 20);
 let outside = 0;
+/** The captured connection's notifications: key number and payload text, in arrival order. */
+const captured: Array<[number, string]> = [];
 let cpu0 = process.cpuUsage();
 
 /** 0.1 ms buckets up to 5 s. */
@@ -69,7 +74,7 @@ function digits(buf: Buffer, at: number, what: string): number {
  * allocation (200,000 a second share the cores with the server being timed); `t` is when the read
  * that brought it returned. A notification of a channel not subscribed to fails the run.
  */
-function record(buf: Buffer, start: number, end: number, t: number): void {
+function record(buf: Buffer, start: number, end: number, t: number, capture: boolean): void {
   if (t < windowStart || t > windowEnd) {
     outside++;
     return;
@@ -102,6 +107,7 @@ function record(buf: Buffer, start: number, end: number, t: number): void {
   keyOf[n] = k;
   recvAt[n] = t;
   n++;
+  if (capture) captured.push([k, buf.toString('utf8', start, end)]);
 }
 
 function cpuOf(u: NodeJS.CpuUsage, ms: number): number {
@@ -129,6 +135,8 @@ class Conn {
   private rest: Buffer | null = null;
   private upgraded = false;
   onReply: (() => void) | null = null;
+  /** Whether this connection's notifications are captured (Start.capture). */
+  capture = false;
 
   constructor(
     private readonly sock: net.Socket,
@@ -189,7 +197,7 @@ class Conn {
       const opcode = b0 & 0x0f;
       if ((b0 & 0x80) === 0) throw new Error('fragmented server frame');
       if (opcode === 0x1) {
-        if (buf[p + METHOD_AT] === 0x6d) record(buf, p, p + len, t);
+        if (buf[p + METHOD_AT] === 0x6d) record(buf, p, p + len, t, this.capture);
         else if (buf.indexOf('"result"', p) >= 0 && buf.indexOf('"result"', p) < p + len) this.onReply?.();
         else throw new Error(`unexpected answer: ${buf.toString('latin1', p, Math.min(p + len, p + 300))}`);
       } else if (opcode === 0x9) this.sock.write(clientFrame(0xa, buf.subarray(p, p + len)));
@@ -243,6 +251,7 @@ async function start(msg: Start): Promise<void> {
         fail,
       );
       c.onReply = () => subscribed++;
+      c.capture = msg.capture === true && i === 0;
       conns.push(c);
     }
   });
@@ -257,6 +266,8 @@ async function start(msg: Start): Promise<void> {
       setTimeout(() => (cpu = cpuOf(process.cpuUsage(cpu0), windowEnd - windowStart)), windowEnd - wall());
     }
     if (m.publish) {
+      // asked before the window closed (bench/fanoutRawBench.ts leaves its reference's open): the CPU so far
+      if (Number.isNaN(cpu)) cpu = cpuOf(process.cpuUsage(cpu0), wall() - windowStart);
       const pub = new Map(m.publish.map(([k, a, b]) => [k, [a, b] as const]));
       // delays in 0.1 ms buckets (the last bucket collects everything beyond), merged by the bench
       const pubOfKey = keyId.map((id, k) => pub.get(`${channels[keyChannel[k]!]}|${id}`));
@@ -275,7 +286,8 @@ async function start(msg: Start): Promise<void> {
         hist[Math.min(HIST_BUCKETS - 1, Math.floor(d * 10))]++;
         if (at[1] !== undefined) hist2[Math.min(HIST_BUCKETS - 1, Math.floor(Math.max(0, recvAt[i]! - at[1]) * 10))]++;
       }
-      process.send!({ result: { deliveries: n, unmatched, outside, hist, hist2, max, cpu } });
+      const frames = captured.map(([k, text]) => [`${channels[keyChannel[k]!]}|${keyId[k]}`, text]);
+      process.send!({ result: { deliveries: n, unmatched, outside, hist, hist2, max, cpu, captured: frames } });
       for (const c of conns) c.close();
       setTimeout(() => process.exit(0), 50);
     }

@@ -54,6 +54,11 @@ export class ComboBooks {
   /** every combo order kept (open and recent closed), by id */
   readonly orders = new Map<number, Order>();
   readonly trades = new Map<string, ComboTrade[]>();
+  /**
+   * Each combo book's change id (Deribit `change_id`): bumped by every command that changed its
+   * levels, so get_order_book and the book channels' snapshot + changes chain on it (absent: 0).
+   */
+  readonly changeIds = new Map<string, number>();
   nextTradeId = 1;
   /** open combo orders per user (a limit) */
   private readonly openByUser = new Map<number, number>();
@@ -100,6 +105,16 @@ export class ComboBooks {
   orderOf(userId: number, orderId: number): Order | undefined {
     const o = this.orders.get(orderId);
     return o !== undefined && o.userId === userId ? o : undefined;
+  }
+
+  /** The change id of a combo's book (0 before its first change). */
+  changeId(comboId: string): number {
+    return this.changeIds.get(comboId) ?? 0;
+  }
+
+  /** Marks the combo's book changed by the current command (once per command is enough, more is harmless). */
+  private changed(comboId: string): void {
+    this.changeIds.set(comboId, this.changeId(comboId) + 1);
   }
 
   book(comboId: string): OrderBook<Order> {
@@ -194,6 +209,7 @@ export class ComboBooks {
     if (order.remaining > 0) {
       if (mayRest && order.state === 'open') {
         book.add(order);
+        this.changed(r.id);
         this.openByUser.set(user.id, (this.openByUser.get(user.id) ?? 0) + 1);
         ex.observer?.order(order);
       } else this.close(order, 'cancelled', null);
@@ -254,6 +270,7 @@ export class ComboBooks {
         book.reduce(m, qty);
         ex.observer?.order(m);
       }
+      this.changed(r.id);
       r.traded = (r.traded ?? 0) + 1;
       let list = this.trades.get(r.id);
       if (list === undefined) this.trades.set(r.id, (list = []));
@@ -269,7 +286,10 @@ export class ComboBooks {
   /** Cancels an open combo order (out of its book). */
   closeOrder(o: Order, reason: CancelReason): void {
     if (o.state !== 'open') return;
-    if (this.books.get(o.inst.name)?.remove(o)) this.openByUser.set(o.userId, this.openByUser.get(o.userId)! - 1);
+    if (this.books.get(o.inst.name)?.remove(o)) {
+      this.openByUser.set(o.userId, this.openByUser.get(o.userId)! - 1);
+      this.changed(o.inst.name);
+    }
     o.remaining = 0;
     this.close(o, 'cancelled', reason);
   }
@@ -390,14 +410,17 @@ export class ComboBooks {
       // in a restored one, and the state hash must not see that (every reader sorts by order id)
       books: [...this.books].filter(([, b]) => b.orderCount() > 0).sort(byKey).map(([id, b]) => [id, [...b.orders()].map((o) => o.id)]),
       trades: [...this.trades].sort(byKey).map(([id, list]) => [id, list.map((t) => [t.id, t.ts, t.price, t.lots, t.takerSide, t.makerOrder.id, t.takerOrder.id, t.legs.map((l) => l.id)])]),
+      // absent while no combo book changed (snapshots made before change ids restore alike)
+      ...(this.changeIds.size > 0 ? { changes: [...this.changeIds].sort(byKey) } : {}),
     };
   }
 
   /** Restores the part `toJson` wrote; `trade` finds a leg trade by id (the engine's, restored before). */
   restore(j: unknown, trade: (id: number) => Trade | undefined): void {
     if (j === undefined || j === null) return;
-    const s = j as { next: number; orders: unknown[][]; books: [string, number[]][]; trades: [string, unknown[][]][] };
+    const s = j as { next: number; orders: unknown[][]; books: [string, number[]][]; trades: [string, unknown[][]][]; changes?: [string, number][] };
     this.nextTradeId = s.next;
+    for (const [id, n] of s.changes ?? []) this.changeIds.set(id, n);
     const placeholder = (id: number) => newOrder(id, 0, 0, 0, 0, 0, null as unknown as Instrument, 'limit', 'good_til_cancelled', false, false, false, '', null, 0, 0, null, false);
     for (const a of s.orders) {
       const [id, userId, side, price, remaining, amount, name, type, tif, postOnly, rejectPostOnly, label, created, expiresAt, filled, filledNotional, commission, state, cancelReason, lastUpdate, tradeIds] = a as never[];

@@ -36,7 +36,8 @@ export class LeaderReads {
   async refreshKnown(): Promise<void> {
     this.knownAt = performance.now();
     for (const currency of ['BTC', 'ETH']) {
-      const list = (await this.get('public/get_instruments', { currency })) as Array<{ instrument_name: string; tick_size: number }>;
+      // options only: the combos' channels are the leader's alone (the stream events carry no combo book)
+      const list = (await this.get('public/get_instruments', { currency, kind: 'option' })) as Array<{ instrument_name: string; tick_size: number }>;
       for (const i of list) {
         this.known.add(i.instrument_name);
         this.ticks.set(i.instrument_name, i.tick_size);

@@ -33,7 +33,7 @@ export async function prepareExpiry(url: string, admin: string): Promise<ExpiryS
   // the first expiry far enough out for the TWAP window; when the wall clock is within 45 minutes
   // of an earlier one, that one passes (and settles, empty) while the clock is moved below
   const expiry = listedNow.find((e) => e - 45 * MIN > now)!;
-  const all = await ok(url, 'public/get_instruments', { currency: 'BTC' });
+  const all = await ok(url, 'public/get_instruments', { currency: 'BTC', kind: 'option' });
   const inst = all.find((i: any) => i.expiration_timestamp === expiry && i.option_type === 'call' && i.strike === 90_000);
   const m = await market(url, inst);
   const price = nearMark(m);

@@ -42,7 +42,7 @@ export function nearMark(m: Market): number {
 
 /** Open instruments of a currency, as get_instruments lists them. */
 export async function instruments(url: string, currency = 'BTC'): Promise<any[]> {
-  const all = await ok(url, 'public/get_instruments', { currency });
+  const all = await ok(url, 'public/get_instruments', { currency, kind: 'option' });
   return all.filter((i: any) => i.is_active && i.state === 'open');
 }
 

@@ -22,7 +22,7 @@ describe('the web app is served at /', () => {
   it('answers / and every app route with index.html, revalidated, under the CSP', async () => {
     const index = readFileSync(path.join(WEB_DIST, 'index.html'), 'utf8');
     const CSP = cspFor(new URL(srv.url).host);
-    for (const route of ['/', '/signin', '/chain/BTC', '/instrument/BTC-27MAR26-100000-C', '/portfolio', '/keys', '/admin', '/chain/BTC/']) {
+    for (const route of ['/', '/signin', '/chain/BTC', '/instrument/BTC-27MAR26-100000-C', '/portfolio', '/keys', '/rfq', '/admin', '/chain/BTC/']) {
       const r = await rawRequest(srv.url, 'GET', route);
       assert.equal(r.status, 200, route);
       assert.equal(r.text, index, route);

@@ -12,6 +12,7 @@ import { KeysScreen } from './screens/keys.tsx';
 import { AdminScreen } from './screens/admin.tsx';
 import { AccountsScreen } from './screens/accounts.tsx';
 import { WalletScreen } from './screens/wallet.tsx';
+import { RfqScreen } from './screens/rfq.tsx';
 import { TicketDrawer } from './screens/ticket.tsx';
 import { Toasts } from './screens/toasts.tsx';
 import { closeTicket } from './lib/ticketStore.ts';
@@ -70,6 +71,7 @@ export function App() {
   else if (path === '/keys') screen = <KeysScreen />;
   else if (path === '/accounts') screen = <AccountsScreen />;
   else if (path === '/wallet') screen = <WalletScreen />;
+  else if (path === '/rfq') screen = <RfqScreen />;
   else if (path.startsWith('/admin')) screen = s.admin ? <AdminScreen /> : <p class="error">This console is for administrators.</p>;
   else screen = <p>Nothing here. <a href="/chain/BTC" onClick={(e) => linkClick(e, '/chain/BTC')}>Go to the option chain</a>.</p>;
 
@@ -82,6 +84,7 @@ export function App() {
             <NavLink to="/chain/BTC" label="BTC chain" path={path} />
             <NavLink to="/chain/ETH" label="ETH chain" path={path} />
             <NavLink to="/portfolio" label="Portfolio" path={path} />
+            <NavLink to="/rfq" label="Block RFQ" path={path} />
             <NavLink to="/accounts" label="Accounts" path={path} />
             <NavLink to="/wallet" label="Wallet" path={path} />
             <NavLink to="/keys" label="API keys" path={path} />

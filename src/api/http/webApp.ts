@@ -28,7 +28,7 @@ export function cspFor(host: string | undefined): string {
 }
 
 /** The app's client-side routes (web/src/app.tsx): a reload on any of them must get the app. */
-export const APP_ROUTES = ['/', '/signin', '/signup', '/setup', '/chain', '/chain/*', '/instrument/*', '/portfolio', '/accounts', '/wallet', '/keys', '/admin', '/admin/*'];
+export const APP_ROUTES = ['/', '/signin', '/signup', '/setup', '/chain', '/chain/*', '/instrument/*', '/portfolio', '/accounts', '/wallet', '/rfq', '/keys', '/admin', '/admin/*'];
 
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',

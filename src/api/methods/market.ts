@@ -12,6 +12,7 @@ import { defineMethod } from '../rpc/registry.ts';
 import { marketDataMethods, orderBookOf, orderBookRead } from './marketData.ts';
 import { catalogVersion, sharedRead } from '../reads/sharedReads.ts';
 import { CurrencyOrAny, InstrumentName, KindParam, currencyFilter } from './common.ts';
+import { comboInstruments, comboOf, renderComboInstrument } from './comboMarketData.ts';
 
 export { SERVER_VERSION } from '../../app/version.ts';
 import { SERVER_VERSION } from '../../app/version.ts';
@@ -26,6 +27,16 @@ function instrumentOrReject(s: Services, name: string): Instrument {
  * of the cached one, so a caller may change it. */
 export function renderOrderBook(s: Services, inst: Instrument, depth: number): Record<string, unknown> {
   return { ...orderBookOf(s.ex, inst, depth) };
+}
+
+/**
+ * The version of a list with the combos: the catalog's, the combos' count and which are active (a
+ * leg's expiry, the soft limit and create_combo change that; O(combos x legs), at most a few thousand).
+ */
+function catalogAndCombosVersion(ex: Exchange): string {
+  const active: number[] = [];
+  for (const r of ex.combos.byId.values()) if (ex.combos.isActive(r)) active.push(r.instrumentId);
+  return `${catalogVersion(ex)}:${ex.combos.byId.size}:${active.join(',')}`;
 }
 
 const INDEX_NAMES: Array<[string, CurrencyCode]> = [['btc_usd', 'BTC'], ['eth_usd', 'ETH']];
@@ -71,15 +82,20 @@ export const marketMethods = [
     handler(ctx, p) {
       const s = ctx.services;
       const cur = currencyFilter(p.currency);
+      // the combos (comboMarketData.ts): a few, rendered per request
+      if (p.kind === 'option_combo' || p.kind === 'combo') return s.seq.read(() => comboInstruments(s.ex, cur, p.expired));
       if (p.kind !== undefined && p.kind !== 'option' && p.kind !== 'any') return [];
+      // kind left out (or any): every kind, as Deribit, so the options and then the combos
+      const withCombos = p.kind !== 'option';
       // every instrument (currency=any) is about 1 MB: rendered once per catalog change and shared
-      return sharedRead(s, `instruments:${p.currency}:${p.expired}`, catalogVersion, () => {
+      return sharedRead(s, `instruments:${p.currency}:${p.expired}:${withCombos}`, withCombos ? catalogAndCombosVersion : catalogVersion, () => {
         const out: Record<string, unknown>[] = [];
         for (const inst of s.ex.instruments.values()) {
           if (cur && inst.currency !== cur) continue;
           if ((inst.state === 'delivered') !== p.expired) continue;
           out.push(renderInstrument(inst));
         }
+        if (withCombos) out.push(...comboInstruments(s.ex, cur, p.expired));
         return out;
       });
     },
@@ -90,7 +106,10 @@ export const marketMethods = [
     pathParam: 'instrument_name',
     params: Type.Object({ instrument_name: InstrumentName }),
     handler(ctx, p) {
-      return ctx.services.seq.read(() => renderInstrument(instrumentOrReject(ctx.services, p.instrument_name)));
+      return ctx.services.seq.read(() => {
+        const r = comboOf(ctx.services.ex, p.instrument_name);
+        return r !== undefined ? renderComboInstrument(ctx.services.ex, r) : renderInstrument(instrumentOrReject(ctx.services, p.instrument_name));
+      });
     },
   }),
   defineMethod({

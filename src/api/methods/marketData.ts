@@ -20,7 +20,8 @@ import { coin, money, renderInstrument, renderPublicTrade } from '../render.ts';
 import { defineMethod } from '../rpc/registry.ts';
 import { DEEP_BOOK_DEPTH, cached, catalogVersion, keep, seqVersion, sharedRead } from '../reads/sharedReads.ts';
 import { RenderedJson } from '../reads/rendered.ts';
-import { Count, CurrencyOrAny, CurrencyParam, InstrumentName, Timestamp, currencyFilter } from './common.ts';
+import { Count, CurrencyOrAny, CurrencyParam, InstrumentName, KindParam, Timestamp, currencyFilter } from './common.ts';
+import { activeCombos, comboOf, comboOrderBook, comboSummary, comboTicker, comboTradeRows, currencyComboTrades, renderComboTrade, type ComboTradeRow } from './comboMarketData.ts';
 
 const DAY_MS = 24 * 3600 * 1000;
 const MAX_MARK_HISTORY_RANGE_MS = 7 * DAY_MS;
@@ -214,6 +215,8 @@ export function orderBookOf(ex: Exchange, inst: Instrument, depth: number): Reco
  */
 export function orderBookRead(s: Services, name: string, depth: number): Promise<unknown> {
   const ex = s.ex;
+  // a combo's book (comboMarketData.ts): few and small, rendered per request
+  if (comboOf(ex, name) !== undefined) return s.seq.read(() => comboBookOrReject(ex, name, depth));
   if (depth <= DEEP_BOOK_DEPTH) {
     // rendered once per state and depth, and the same text sent to every reader until a command
     // changes the state: a book poller's request costs a cache lookup, not a serialization
@@ -232,6 +235,13 @@ export function orderBookRead(s: Services, name: string, depth: number): Promise
     // the effective depth is known only now; the text is the same for every depth past it
     return orderBookOf(ex, inst, depth);
   });
+}
+
+/** A combo's order book; unknown by now (read after the check above): 10020. */
+function comboBookOrReject(ex: Exchange, name: string, depth: number): Record<string, unknown> {
+  const r = comboOf(ex, name);
+  if (r === undefined) throw reject(ERR.INVALID_INSTRUMENT, undefined, 'instrument_name');
+  return comboOrderBook(ex, r, depth, tickerOf);
 }
 
 function summaryOf(ex: Exchange, inst: Instrument): Record<string, unknown> {
@@ -281,8 +291,9 @@ interface TradeQuery {
   sorting: 'asc' | 'desc' | 'default';
 }
 
-/** Deribit's public trade selection: the latest `count` matches (the earliest with `asc`). */
-function selectTrades(trades: Trade[], q: TradeQuery): { trades: Record<string, unknown>[]; has_more: boolean } {
+/** Deribit's public trade selection: the latest `count` matches (the earliest with `asc`); `render`
+ * makes each picked one's public object (a combo trade's differs from a leg trade's). */
+function selectTrades<T extends { ts: number; seq: number; id: number }>(trades: T[], q: TradeQuery, render: (t: T) => Record<string, unknown>): { trades: Record<string, unknown>[]; has_more: boolean } {
   const match = trades.filter(
     (t) =>
       (q.startTs === undefined || t.ts >= q.startTs) &&
@@ -294,7 +305,24 @@ function selectTrades(trades: Trade[], q: TradeQuery): { trades: Record<string, 
   );
   const asc = q.sorting === 'asc';
   const picked = asc ? match.slice(0, q.count) : match.slice(-q.count).reverse();
-  return { trades: picked.map(renderPublicTrade), has_more: match.length > q.count };
+  return { trades: picked.map(render), has_more: match.length > q.count };
+}
+
+/**
+ * The public trades of a currency a `kind` selects: option (or any, or none given) the leg trades, a
+ * combo fill's legs among them; option_combo (or combo) the combo trades themselves; other kinds none.
+ */
+function currencyTradesSelected(ex: Exchange, currency: CurrencyCode, kind: string | undefined, q: TradeQuery): { trades: Record<string, unknown>[]; has_more: boolean } {
+  if (kind === 'option_combo' || kind === 'combo') return selectTrades(currencyComboTrades(ex, currency), q, (row) => renderComboTrade(ex, row));
+  return selectTrades(currencyTrades(ex, currency, kind), q, renderPublicTrade);
+}
+
+/** The trades of an instrument or a combo (its combo trades); unknown: 10020. */
+function instrumentTradesSelected(ex: Exchange, name: string, q: TradeQuery): { trades: Record<string, unknown>[]; has_more: boolean } {
+  const r = comboOf(ex, name);
+  if (r !== undefined) return selectTrades<ComboTradeRow>(comboTradeRows(ex, r), q, (row) => renderComboTrade(ex, row));
+  const inst = instrumentOrReject(ex, name);
+  return selectTrades(ex.markets.get(inst.id)!.trades, q, renderPublicTrade);
 }
 
 function currencyTrades(ex: Exchange, currency: CurrencyCode, kind: string | undefined): Trade[] {
@@ -408,7 +436,10 @@ export const marketDataMethods = [
     params: Type.Object({ instrument_name: InstrumentName }),
     handler(ctx, p) {
       const ex = ctx.services.ex;
-      return ctx.services.seq.read(() => bookHeader(ex, instrumentOrReject(ex, p.instrument_name)));
+      return ctx.services.seq.read(() => {
+        const r = comboOf(ex, p.instrument_name);
+        return r !== undefined ? comboTicker(ex, r, tickerOf) : bookHeader(ex, instrumentOrReject(ex, p.instrument_name));
+      });
     },
   }),
   defineMethod({
@@ -441,8 +472,16 @@ export const marketDataMethods = [
     params: Type.Object({ currency: CurrencyParam, kind: Type.Optional(Kind) }),
     handler(ctx, p) {
       const ex = ctx.services.ex;
+      const cur = p.currency as CurrencyCode;
+      // kind left out: every kind, as Deribit (the options, then the active combos)
+      if (p.kind === 'option_combo') return ctx.services.seq.read(() => activeCombos(ex, cur).map((r) => comboSummary(ex, r, tickerOf)));
       if (p.kind !== undefined && p.kind !== 'option' && p.kind !== 'any') return [];
-      return sharedRead(ctx.services, `summaries:${p.currency}`, seqVersion, () => activeInstruments(ex, p.currency as CurrencyCode).map((inst) => summaryOf(ex, inst)));
+      const withCombos = p.kind === undefined || p.kind === 'any';
+      return sharedRead(ctx.services, `summaries:${p.currency}:${withCombos}`, seqVersion, () => {
+        const out = activeInstruments(ex, cur).map((inst) => summaryOf(ex, inst));
+        if (withCombos) for (const r of activeCombos(ex, cur)) out.push(comboSummary(ex, r, tickerOf));
+        return out;
+      });
     },
   }),
   defineMethod({
@@ -453,7 +492,10 @@ export const marketDataMethods = [
     params: Type.Object({ instrument_name: InstrumentName }),
     handler(ctx, p) {
       const ex = ctx.services.ex;
-      return ctx.services.seq.read(() => [summaryOf(ex, instrumentOrReject(ex, p.instrument_name))]);
+      return ctx.services.seq.read(() => {
+        const r = comboOf(ex, p.instrument_name);
+        return [r !== undefined ? comboSummary(ex, r, tickerOf) : summaryOf(ex, instrumentOrReject(ex, p.instrument_name))];
+      });
     },
   }),
   defineMethod({
@@ -463,7 +505,10 @@ export const marketDataMethods = [
     params: Type.Object({ instrument_name: InstrumentName }),
     handler(ctx, p) {
       const ex = ctx.services.ex;
-      return ctx.services.seq.read(() => ({ contract_size: instrumentOrReject(ex, p.instrument_name).contractSize }));
+      return ctx.services.seq.read(() => {
+        const r = comboOf(ex, p.instrument_name);
+        return { contract_size: r !== undefined ? ex.comboBooks.inst(r).contractSize : instrumentOrReject(ex, p.instrument_name).contractSize };
+      });
     },
   }),
   defineMethod({
@@ -489,7 +534,11 @@ export const marketDataMethods = [
       const ex = ctx.services.ex;
       return ctx.services.seq.read(() => {
         const inst = ex.instrumentsById.get(p.instrument_id);
-        if (!inst) throw reject(ERR.INVALID_INSTRUMENT, undefined, 'instrument_id');
+        if (!inst) {
+          // a combo takes its instrument id from the same counter
+          for (const r of ex.combos.byId.values()) if (r.instrumentId === p.instrument_id) return comboOrderBook(ex, r, p.depth, tickerOf);
+          throw reject(ERR.INVALID_INSTRUMENT, undefined, 'instrument_id');
+        }
         return orderBookOf(ex, inst, p.depth);
       });
     },
@@ -537,10 +586,9 @@ export const marketDataMethods = [
     }),
     handler(ctx, p) {
       const ex = ctx.services.ex;
-      return ctx.services.seq.read(() => {
-        const inst = instrumentOrReject(ex, p.instrument_name);
-        return selectTrades(ex.markets.get(inst.id)!.trades, { startSeq: p.start_seq, endSeq: p.end_seq, startTs: p.start_timestamp, endTs: p.end_timestamp, count: p.count, sorting: p.sorting });
-      });
+      return ctx.services.seq.read(() =>
+        instrumentTradesSelected(ex, p.instrument_name, { startSeq: p.start_seq, endSeq: p.end_seq, startTs: p.start_timestamp, endTs: p.end_timestamp, count: p.count, sorting: p.sorting }),
+      );
     },
   }),
   defineMethod({
@@ -556,10 +604,7 @@ export const marketDataMethods = [
     }),
     handler(ctx, p) {
       const ex = ctx.services.ex;
-      return ctx.services.seq.read(() => {
-        const inst = instrumentOrReject(ex, p.instrument_name);
-        return selectTrades(ex.markets.get(inst.id)!.trades, { startTs: p.start_timestamp, endTs: p.end_timestamp ?? ex.now, count: p.count, sorting: p.sorting });
-      });
+      return ctx.services.seq.read(() => instrumentTradesSelected(ex, p.instrument_name, { startTs: p.start_timestamp, endTs: p.end_timestamp ?? ex.now, count: p.count, sorting: p.sorting }));
     },
   }),
   defineMethod({
@@ -567,7 +612,7 @@ export const marketDataMethods = [
     scope: 'none',
     params: Type.Object({
       currency: CurrencyParam,
-      kind: Type.Optional(Kind),
+      kind: KindParam,
       start_id: Type.Optional(Type.String({ maxLength: 32 })),
       end_id: Type.Optional(Type.String({ maxLength: 32 })),
       start_timestamp: Type.Optional(Timestamp),
@@ -581,7 +626,7 @@ export const marketDataMethods = [
       const startId = tradeIdParam(p.start_id);
       const endId = tradeIdParam(p.end_id);
       return ctx.services.seq.read(() =>
-        selectTrades(currencyTrades(ex, p.currency as CurrencyCode, p.kind), { startId, endId, startTs: p.start_timestamp, endTs: p.end_timestamp, count: p.count, sorting: p.sorting }),
+        currencyTradesSelected(ex, p.currency as CurrencyCode, p.kind, { startId, endId, startTs: p.start_timestamp, endTs: p.end_timestamp, count: p.count, sorting: p.sorting }),
       );
     },
   }),
@@ -590,7 +635,7 @@ export const marketDataMethods = [
     scope: 'none',
     params: Type.Object({
       currency: CurrencyParam,
-      kind: Type.Optional(Kind),
+      kind: KindParam,
       start_timestamp: Timestamp,
       end_timestamp: Type.Optional(Timestamp),
       count: Count(10),
@@ -600,7 +645,7 @@ export const marketDataMethods = [
     handler(ctx, p) {
       const ex = ctx.services.ex;
       return ctx.services.seq.read(() =>
-        selectTrades(currencyTrades(ex, p.currency as CurrencyCode, p.kind), { startTs: p.start_timestamp, endTs: p.end_timestamp ?? ex.now, count: p.count, sorting: p.sorting }),
+        currencyTradesSelected(ex, p.currency as CurrencyCode, p.kind, { startTs: p.start_timestamp, endTs: p.end_timestamp ?? ex.now, count: p.count, sorting: p.sorting }),
       );
     },
   }),

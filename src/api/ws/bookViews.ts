@@ -17,8 +17,15 @@ export function quoteKey(q: Record<string, unknown>): string {
 
 export const PRICE_INDICES = ['btc_usd', 'eth_usd'];
 
+/** Every level of a side of the book of `inst`: an option's, or a combo's (src/combos/book.ts). */
 export function levels(ex: Exchange, inst: Instrument, side: 0 | 1): Map<number, number> {
-  return new Map(ex.books.get(inst.id)!.depth(side, Number.MAX_SAFE_INTEGER));
+  const book = ex.books.get(inst.id) ?? ex.comboBooks.books.get(inst.name);
+  return new Map(book === undefined ? [] : book.depth(side, Number.MAX_SAFE_INTEGER));
+}
+
+/** The change id of the book of `inst` (a combo's is kept by its combo book). */
+export function bookChangeId(ex: Exchange, inst: Instrument): number {
+  return ex.markets.get(inst.id)?.changeId ?? ex.comboBooks.changeId(inst.name);
 }
 
 function side(st: BookState, m: Map<number, number>, desc: boolean): Array<[string, number, number]> {

@@ -14,6 +14,8 @@ export type Cadence = 'raw' | 'agg';
 export interface Selector {
   instrument: string | null;
   currency: CurrencyCode | null;
+  /** trades of combos (a combo's name, or kind `option_combo`): the combo trades, not leg trades */
+  combo?: true;
 }
 
 export type ChannelSpec =
@@ -80,17 +82,23 @@ function indexCurrency(indexName: string): CurrencyCode | null {
   return SETTLEMENT_CURRENCIES.has(c) ? (c as CurrencyCode) : null;
 }
 
-/** `{instrument}.{interval}` or `{kind}.{currency}.{interval}` (kind `option` or `any`). */
-function selector(parts: string[], known: (name: string) => boolean): { sel: Selector; cadence: Cadence } | null {
+/**
+ * `{instrument}.{interval}` or `{kind}.{currency}.{interval}` (kind `option` or `any`); with `combo`
+ * (the public trades channels) also a combo's name and kind `option_combo`, selecting combo trades.
+ */
+function selector(parts: string[], known: (name: string) => boolean, combo?: (name: string) => boolean): { sel: Selector; cadence: Cadence } | null {
   if (parts.length === 2) {
     const cadence = cadenceOf(parts[1]);
-    if (!cadence || !known(parts[0])) return null;
-    return { sel: { instrument: parts[0], currency: null }, cadence };
+    if (!cadence) return null;
+    if (known(parts[0])) return { sel: { instrument: parts[0], currency: null }, cadence };
+    return combo?.(parts[0]) ? { sel: { instrument: parts[0], currency: null, combo: true }, cadence } : null;
   }
   if (parts.length === 3) {
     const cadence = cadenceOf(parts[2]);
     const currency = currencyOf(parts[1]);
-    if (!cadence || currency === undefined || (parts[0] !== 'option' && parts[0] !== 'any')) return null;
+    if (!cadence || currency === undefined) return null;
+    if (parts[0] === 'option_combo' && combo !== undefined) return { sel: { instrument: null, currency, combo: true }, cadence };
+    if (parts[0] !== 'option' && parts[0] !== 'any') return null;
     return { sel: { instrument: null, currency }, cadence };
   }
   return null;
@@ -99,11 +107,15 @@ function selector(parts: string[], known: (name: string) => boolean): { sel: Sel
 /**
  * Parses a channel name; `known` says whether an instrument name exists. `parity` adds the channels of
  * issue 31 (parityChannels.ts: grouped books, volatility index, incremental ticker, public-methods
- * state), which the leader's hub serves; a reader that cannot serve them leaves it off.
+ * state), which the leader's hub serves; a reader that cannot serve them leaves it off. `combo` says
+ * whether a name is a combo (issue 34): its `book.*`, `ticker.*` and `trades.*` channels and
+ * `trades.option_combo.{currency}.*` are served by the leader's hub only (the stream gateways' events
+ * carry no combo book), so a reader without it refuses them.
  */
-export function parseChannel(name: string, known: (instrument: string) => boolean, opts: { parity?: boolean; rfq?: boolean } = {}): ChannelSpec | null {
+export function parseChannel(name: string, known: (instrument: string) => boolean, opts: { parity?: boolean; rfq?: boolean; combo?: (name: string) => boolean } = {}): ChannelSpec | null {
   if (typeof name !== 'string' || name.length > 128) return null;
   const p = name.split('.');
+  const market = opts.combo === undefined ? known : (n: string) => known(n) || opts.combo!(n);
   if (opts.parity) {
     const extra = parseParityChannel(p, known);
     if (extra) return extra;
@@ -116,24 +128,24 @@ export function parseChannel(name: string, known: (instrument: string) => boolea
     case 'book': {
       if (p.length === 3) {
         const cadence = cadenceOf(p[2]);
-        return cadence && known(p[1]) ? { k: 'book', instrument: p[1], cadence } : null;
+        return cadence && market(p[1]) ? { k: 'book', instrument: p[1], cadence } : null;
       }
       if (p.length === 5) {
         const cadence = cadenceOf(p[4]);
         const depth = Number(p[3]);
         const group = BOOK_GROUPS.get(p[2]);
-        if (!cadence || group === undefined || (group !== 0 && !opts.parity) || !BOOK_DEPTHS.has(depth) || !known(p[1])) return null;
+        if (!cadence || group === undefined || (group !== 0 && !opts.parity) || !BOOK_DEPTHS.has(depth) || !market(p[1])) return null;
         return { k: 'book_depth', instrument: p[1], depth, cadence, group };
       }
       return null;
     }
     case 'trades': {
-      const s = selector(p.slice(1), known);
+      const s = selector(p.slice(1), known, opts.combo);
       return s ? { k: 'trades', ...s } : null;
     }
     case 'ticker': {
       const cadence = p.length === 3 ? cadenceOf(p[2]) : null;
-      return cadence && known(p[1]) ? { k: 'ticker', instrument: p[1], cadence } : null;
+      return cadence && market(p[1]) ? { k: 'ticker', instrument: p[1], cadence } : null;
     }
     case 'quote':
       return p.length === 2 && known(p[1]) ? { k: 'quote', instrument: p[1] } : null;
@@ -205,7 +217,12 @@ const CCY = ['BTC', 'ETH', 'any'];
 const IDX = ['btc_usd', 'eth_usd'];
 const INST = ['(instrument_name)'];
 
-/** Every channel the WebSocket serves (API.md 6 and issue 17); a test subscribes one of each. */
+/**
+ * Every channel the WebSocket serves (API.md 6 and issue 17); a test subscribes one of each, on the
+ * leader and through a gateway. The combos' channels (`book.`, `ticker.`, `trades.` of a combo's name
+ * and `trades.option_combo.{currency}.*`, docs/api-notes.md "Combo market data") are the leader's
+ * only, so they are not listed here.
+ */
 export const CHANNELS: ChannelInfo[] = [
   { channel: 'book.{instrument_name}.{interval}', access: 'public', params: { instrument_name: INST, interval: IV }, data: 'snapshot, then changes [action, price, amount] chained by prev_change_id' },
   { channel: 'book.{instrument_name}.{group}.{depth}.{interval}', access: 'public', params: { instrument_name: INST, group: [...BOOK_GROUPS.keys()], depth: ['1', '10', '20'], interval: IV }, data: '{timestamp, instrument_name, change_id, bids, asks} truncated to depth; a group sums levels into buckets of that many base ticks (bids down, asks up)' },

@@ -31,7 +31,8 @@ import type { BatchTouched } from './streamEvents.ts';
 import { isPrivate, parseChannel, type Cadence, type ChannelSpec } from './channels.ts';
 import { isParitySpec, parityInitial, type ParityTopic } from './parityChannels.ts';
 import { notification, textFrame, type Subscriber } from './frames.ts';
-import { PRICE_INDICES, depthView, diff, levels, quoteKey, snapshot } from './bookViews.ts';
+import { PRICE_INDICES, bookChangeId, depthView, diff, levels, quoteKey, snapshot } from './bookViews.ts';
+import { marketInstrument, tickerFor } from '../methods/comboMarketData.ts';
 import { TARGETED, WRITES_PER_TURN, emptyChanges, type BookState, type Changes, type Group, type HeldRound, type HubOptions, type Pending, type RoundTimes, type Topic } from './hubState.ts';
 import { renderRound } from './roundRender.ts';
 import { isRfqSpec, rfqInitial, type RfqTopic } from '../../blockrfq/channels.ts';
@@ -117,7 +118,7 @@ export class StreamHub {
   // ---- subscriptions ---------------------------------------------------------------------------
 
   parse(channel: string): ChannelSpec | null {
-    return parseChannel(channel, (name) => this.s.ex.instruments.has(name), { parity: true, rfq: true });
+    return parseChannel(channel, (name) => this.s.ex.instruments.has(name), { parity: true, rfq: true, combo: (name) => this.s.ex.combos.byId.has(name) });
   }
 
   /**
@@ -132,7 +133,7 @@ export class StreamHub {
     if (!topic) {
       topic = { key, ord: this.nextOrd++, channel, spec, userId: isPrivate(spec) ? userId : null, subs: new Set(), groups: new Set(), frames: [] };
       this.topics.set(key, topic);
-      if (spec.k === 'book' || spec.k === 'book_depth') this.bookState(spec.cadence, this.s.ex.instruments.get(spec.instrument)!).topics++;
+      if (spec.k === 'book' || spec.k === 'book_depth') this.bookState(spec.cadence, marketInstrument(this.s.ex, spec.instrument)!).topics++;
     }
     topic.subs.add(sub);
     let mine = this.subTopics.get(sub);
@@ -146,7 +147,7 @@ export class StreamHub {
     // the current ticker, best bid/ask and candle of the latest trade, so a client has a value at
     // once (a screen of a hundred tickers needs no hundred requests, each costing rate-limit credits)
     if (spec.k === 'ticker') {
-      const data = JSON.stringify(tickerOf(this.s.ex, this.s.ex.instruments.get(spec.instrument)!));
+      const data = JSON.stringify(tickerFor(this.s.ex, marketInstrument(this.s.ex, spec.instrument)!, tickerOf));
       topic.last ??= data;
       return notification(channel, data);
     }
@@ -236,13 +237,13 @@ export class StreamHub {
   }
 
   private instId(name: string): number {
-    return this.s.ex.instruments.get(name)!.id;
+    return marketInstrument(this.s.ex, name)!.id;
   }
 
   private bookState(cadence: Cadence, inst: Instrument): BookState {
     let st = this.books[cadence].get(inst.id);
     if (!st) {
-      st = { inst, changeId: this.s.ex.markets.get(inst.id)!.changeId, bids: levels(this.s.ex, inst, BUY), asks: levels(this.s.ex, inst, SELL), topics: 0 };
+      st = { inst, changeId: bookChangeId(this.s.ex, inst), bids: levels(this.s.ex, inst, BUY), asks: levels(this.s.ex, inst, SELL), topics: 0 };
       this.books[cadence].set(inst.id, st);
     }
     return st;
@@ -407,8 +408,8 @@ export class StreamHub {
     // book diffs, once per instrument and cadence
     const bookChanges = new Map<number, string>();
     for (const st of this.books[cadence].values()) {
-      const m = ex.markets.get(st.inst.id)!;
-      if (m.changeId === st.changeId) continue;
+      const changeId = bookChangeId(ex, st.inst);
+      if (changeId === st.changeId) continue;
       const bids = levels(ex, st.inst, BUY);
       const asks = levels(ex, st.inst, SELL);
       const data = {
@@ -416,11 +417,11 @@ export class StreamHub {
         timestamp: ex.now,
         instrument_name: st.inst.name,
         prev_change_id: st.changeId,
-        change_id: m.changeId,
+        change_id: changeId,
         bids: diff(st, st.bids, bids, true),
         asks: diff(st, st.asks, asks, false),
       };
-      st.changeId = m.changeId;
+      st.changeId = changeId;
       st.bids = bids;
       st.asks = asks;
       bookChanges.set(st.inst.id, JSON.stringify(data));

@@ -12,6 +12,7 @@ import { expirationEstimate } from '../methods/market.ts';
 import { coin, renderOrder, renderPublicTrade, renderUserTrade } from '../render.ts';
 import { PRICE_INDICES, depthView, quoteKey } from './bookViews.ts';
 import { selects, type Cadence } from './channels.ts';
+import { comboTradesOf, marketInstrument, renderComboTrade, tickerFor, type ComboTradeRow } from '../methods/comboMarketData.ts';
 import { notification } from './frames.ts';
 import type { AnyOrder, BookState, Changes, Topic } from './hubState.ts';
 import { isParitySpec, parityRound, type ParityTopic } from './parityChannels.ts';
@@ -60,6 +61,13 @@ export function renderRound(
     if (!r) orderJson.set(o, (r = renderOrder(o)));
     return r;
   };
+  let comboRows: ComboTradeRow[] | undefined;
+  const comboJson = new Map<number, Record<string, unknown>>();
+  const comboTradeJson = (row: ComboTradeRow) => {
+    let r = comboJson.get(row.id);
+    if (!r) comboJson.set(row.id, (r = renderComboTrade(ex, row)));
+    return r;
+  };
   const publicTrades = new Map<Trade, Record<string, unknown>>();
   const pubTrade = (t: Trade) => {
     let r = publicTrades.get(t);
@@ -72,27 +80,34 @@ export function renderRound(
     switch (spec.k) {
       case 'book': {
         if (spec.cadence !== cadence) break;
-        const data = bookChanges.get(ex.instruments.get(spec.instrument)!.id);
+        const data = bookChanges.get(marketInstrument(ex, spec.instrument)!.id);
         if (data !== undefined) deliver(topic, notification(topic.channel, data));
         break;
       }
       case 'book_depth': {
         if (spec.cadence !== cadence) break;
-        const id = ex.instruments.get(spec.instrument)!.id;
+        const id = marketInstrument(ex, spec.instrument)!.id;
         if (bookChanges.has(id)) deliver(topic, notification(topic.channel, JSON.stringify(depthView(ex, books.get(id)!, spec.depth, spec.group))));
         break;
       }
       case 'trades': {
         if (spec.cadence !== cadence) break;
+        if (spec.sel.combo) {
+          // combo trades (found from their leg trades), rendered once per round
+          comboRows ??= comboTradesOf(ex, ch.trades);
+          const mine = comboRows.filter((row) => selects(spec.sel, row.r.id, ex.combos.currencyOf(row.r) as CurrencyCode));
+          if (mine.length > 0) deliver(topic, notification(topic.channel, JSON.stringify(mine.map((row) => comboTradeJson(row)))));
+          break;
+        }
         const sel = ch.trades.filter((t) => selects(spec.sel, t.inst.name, t.inst.currency));
         if (sel.length > 0) deliver(topic, notification(topic.channel, JSON.stringify(sel.map(pubTrade))));
         break;
       }
       case 'ticker': {
         if (spec.cadence !== cadence) break;
-        const inst = ex.instruments.get(spec.instrument)!;
+        const inst = marketInstrument(ex, spec.instrument)!;
         if (!touchedInst.has(inst) && !ch.currencies.has(inst.currency) && topic.last !== undefined) break;
-        const data = JSON.stringify(tickerOf(ex, inst));
+        const data = JSON.stringify(tickerFor(ex, inst, tickerOf));
         if (data === topic.last) break;
         topic.last = data;
         deliver(topic, notification(topic.channel, data));

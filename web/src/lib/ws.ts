@@ -210,6 +210,7 @@ export class LiveSocket {
   }
 }
 
-function isPrivate(channel: string): boolean {
-  return channel.startsWith('user.');
+/** Channels of one user, subscribed with private/subscribe: user.*, the block-trade confirmations and an account's block RFQs (the public block_rfq.trades.* is not). */
+export function isPrivate(channel: string): boolean {
+  return channel.startsWith('user.') || channel.startsWith('block_trade_confirmations') || channel.startsWith('block_rfq.maker.') || channel.startsWith('block_rfq.taker.');
 }

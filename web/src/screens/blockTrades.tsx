@@ -1,9 +1,14 @@
 // The portfolio's block trades (issue 34): the account's executed block trades
 // (private/get_block_trades), one row per leg from its own side, and the requests that wait for an
-// approval or were answered (private/get_block_trade_requests). Beside portfolio.tsx.
+// approval or were answered (private/get_block_trade_requests), with Approve and Reject on the
+// caller's own side while it waits (private/approve_block_trade, reject_block_trade: the approval that
+// completes a request executes the trade). Live: block_trade_confirmations sends each change of a
+// request to both parties, which reloads both lists. On the portfolio and on the RFQ screen (rfq.tsx).
+import { useState } from 'preact/hooks';
 import * as fmt from '../lib/format.ts';
-import { priv, useLoad } from '../lib/live.ts';
+import { priv, useChannel, useLoad } from '../lib/live.ts';
 import { useStackLabels } from '../lib/stack.ts';
+import { Message, act } from './accounts.tsx';
 
 interface BlockLeg {
   trade_id: string;
@@ -31,9 +36,14 @@ interface BlockRequest {
   trades: { instrument_name: string; direction: string; amount: number; price: number }[];
 }
 
+type Msg = { ok: boolean; text: string } | null;
+
 export function BlockTrades({ n }: { n: number }) {
   const stackRef = useStackLabels();
   const reqRef = useStackLabels();
+  const [own, setOwn] = useState(0);
+  const [msg, setMsg] = useState<Msg>(null);
+  useChannel('block_trade_confirmations', () => setOwn((x) => x + 1));
   const { data } = useLoad(async () => {
     const [btc, eth, requests] = await Promise.all([
       priv<BlockTrade[]>('private/get_block_trades', { currency: 'BTC', count: 20 }),
@@ -41,7 +51,14 @@ export function BlockTrades({ n }: { n: number }) {
       priv<BlockRequest[]>('private/get_block_trade_requests', {}),
     ]);
     return { trades: [...btc, ...eth].sort((a, b) => b.timestamp - a.timestamp), requests };
-  }, [n]);
+  }, [n, own]);
+  const waiting = (data?.requests ?? []).filter((r) => r.state.value === 'initial' && r.counterparty_state.value !== 'rejected').length;
+  const answer = (r: BlockRequest, how: 'approve' | 'reject') =>
+    act(
+      setMsg,
+      () => priv(`private/${how}_block_trade`, { timestamp: r.timestamp, nonce: r.nonce, role: r.role }).then(() => setOwn((x) => x + 1)),
+      how === 'approve' ? `Block trade ${r.nonce} approved` : `Block trade ${r.nonce} rejected`,
+    );
   return (
     <div class="panel grow">
       <h2>Block trades</h2>
@@ -74,9 +91,15 @@ export function BlockTrades({ n }: { n: number }) {
         </tbody>
       </table>
       {data && data.trades.length === 0 && <p class="muted">No block trades yet.</p>}
+      <Message msg={msg} />
       {data && data.requests.length > 0 && (
         <>
           <h3>Requests</h3>
+          {waiting > 0 && (
+            <p class="warn" role="status">
+              {waiting === 1 ? '1 block trade waits' : `${waiting} block trades wait`} for your approval
+            </p>
+          )}
           <table class="stack" aria-label="Block trade requests" ref={reqRef}>
             <thead>
               <tr>
@@ -87,6 +110,7 @@ export function BlockTrades({ n }: { n: number }) {
                 <th class="l">Legs</th>
                 <th class="l">Yours</th>
                 <th class="l">Theirs</th>
+                <th />
               </tr>
             </thead>
             <tbody>
@@ -96,9 +120,21 @@ export function BlockTrades({ n }: { n: number }) {
                   <td class="l">{r.nonce}</td>
                   <td class="l">{r.username}</td>
                   <td class="l">{r.role}</td>
-                  <td class="l">{r.trades.map((t) => `${t.direction} ${fmt.amount(t.amount)} ${t.instrument_name} @ ${fmt.price(t.price)}`).join(', ')}</td>
+                  <td class="l wrap">{r.trades.map((t) => `${t.direction} ${fmt.amount(t.amount)} ${t.instrument_name} @ ${fmt.price(t.price)}`).join(', ')}</td>
                   <td class="l">{r.state.value}</td>
                   <td class="l">{r.counterparty_state.value}</td>
+                  <td class="actions">
+                    {r.state.value === 'initial' && r.counterparty_state.value !== 'rejected' && (
+                      <>
+                        <button type="button" class="buy" aria-label={`Approve block trade ${r.nonce}`} onClick={() => void answer(r, 'approve')}>
+                          Approve
+                        </button>
+                        <button type="button" aria-label={`Reject block trade ${r.nonce}`} onClick={() => void answer(r, 'reject')}>
+                          Reject
+                        </button>
+                      </>
+                    )}
+                  </td>
                 </tr>
               ))}
             </tbody>
