@@ -5,9 +5,9 @@ import { PRICE_SCALE, roundToTick } from '../domain/instrument.ts';
 import type { Exchange } from '../engine/exchange.ts';
 import { checkLegs, sideRefusal } from '../blocktrades/execute.ts';
 import type { BlockLeg } from '../blocktrades/types.ts';
-import { tryFill, closeRfq, quoteLegs, structurePrice } from './fill.ts';
+import { tryFill, closeRfq, hedgePartOf, quoteLegs, quoteLive, structurePrice, waitsForQuotes } from './fill.ts';
 import { MAX_OPEN_RFQS, MAX_QUOTES_PER_RFQ, MAX_QUOTES_PER_SIDE } from './state.ts';
-import type { Rfq, RfqCommand, RfqQuote } from './types.ts';
+import type { Rfq, RfqCommand, RfqHedge, RfqQuote } from './types.ts';
 
 type Cmd<T extends RfqCommand['t']> = Extract<RfqCommand, { t: T }>;
 
@@ -54,9 +54,20 @@ function create(ex: Exchange, c: Cmd<'rfq_create'>): Rfq | Reject {
   // the structure must be tradeable now (instruments open, one currency, amounts on the lot grid);
   // prices are the quotes' business: the mark stands in for the band check
   const probe: BlockLeg[] = c.legs.map((l) => ({ instrument: l.instrument, side: l.side, price: markPrice(ex, l.instrument), lots: l.ratio * c.lots }));
+  const hedge = c.hedge ?? null;
+  // the hedge leg: another instrument of the same currency, its amount on its lot grid, its reference
+  // price on its tick grid and inside the block band (checked with the legs: no instrument twice)
+  if (hedge !== null) {
+    if (!(Number.isSafeInteger(hedge.lots) && hedge.lots > 0)) return reject(ERR.INVALID_AMOUNT, 'amount_not_positive', 'hedge');
+    probe.push({ instrument: hedge.instrument, side: hedge.side, price: hedge.price, lots: hedge.lots });
+  }
   const checked = checkLegs(ex, probe, { bandPct: 100, minAmount: {} });
   if (isReject(checked)) return checked;
-  if (st.openOf(c.userId) >= MAX_OPEN_RFQS) return reject(ERR.INVALID_ARGUMENTS, 'too_many_open_block_rfqs');
+  if (hedge !== null) {
+    const band = checkLegs(ex, [probe[probe.length - 1]!], c.rules ?? { bandPct: 100, minAmount: {} });
+    if (isReject(band)) return band;
+  }
+  if (st.openOf(c.userId) >= MAX_OPEN_RFQS) return reject(ERR.BLOCK_RFQ_NOT_FULLY_FILLED, 'too_many_open_block_rfqs');
   if (c.makers !== null) {
     if (c.makers.length === 0) return reject(ERR.INVALID_ARGUMENTS, 'no_makers', 'makers');
     for (const m of c.makers) if (!st.makers.has(m) || m === c.userId) return reject(ERR.INVALID_ARGUMENTS, 'not_a_block_rfq_maker', 'makers');
@@ -80,6 +91,7 @@ function create(ex: Exchange, c: Cmd<'rfq_create'>): Rfq | Reject {
     rating: st.rating(c.userId),
     updated: ex.now,
   };
+  if (hedge !== null) r.hedge = { ...hedge } satisfies RfqHedge;
   st.rfqs.set(r.id, r);
   st.event(r.id);
   return r;
@@ -140,22 +152,33 @@ function quote(ex: Exchange, c: Cmd<'rfq_quote'>): RfqQuote | Reject {
   if (c.expiresAt !== null && c.expiresAt <= ex.now) return reject(ERR.INVALID_ARGUMENTS, 'expires_at_in_past', 'expires_at');
   if (q === undefined) {
     const open = st.quotesOf(r.id).filter((x) => x.state === 'open');
-    if (open.length >= MAX_QUOTES_PER_RFQ) return reject(ERR.INVALID_ARGUMENTS, 'too_many_quotes_per_block_rfq');
-    if (open.filter((x) => x.maker === c.userId && x.side === c.side).length >= MAX_QUOTES_PER_SIDE) return reject(ERR.INVALID_ARGUMENTS, 'too_many_quotes_per_block_rfq_side');
+    if (open.length >= MAX_QUOTES_PER_RFQ) return reject(ERR.TOO_MANY_QUOTES_PER_BLOCK_RFQ, 'too_many_quotes_per_block_rfq');
+    if (open.filter((x) => x.maker === c.userId && x.side === c.side).length >= MAX_QUOTES_PER_SIDE) return reject(ERR.TOO_MANY_QUOTES_PER_BLOCK_RFQ_SIDE, 'too_many_quotes_per_block_rfq_side');
   }
-  // the legs at these prices must pass the block rules, and the maker's margin must carry them
-  const legs = quoteLegs(r, c.side, c.legPrices, c.lots);
+  const hedgePrice = c.hedgePrice ?? null;
+  if (hedgePrice !== null && r.hedge === undefined) return reject(ERR.INVALID_ARGUMENTS, 'block_rfq_has_no_hedge', 'hedge');
+  const price = structurePrice(r, c.legPrices);
+  // Deribit's 13910: a maker's bid may not cross its own ask on the same RFQ (nor the reverse); a
+  // bid equal to its ask is a two-way price at one level, not a cross
+  for (const x of st.quotesOf(r.id)) {
+    if (x.maker !== c.userId || x.side === c.side || x === q || !quoteLive(ex, x)) continue;
+    if (c.side === 0 ? price > x.price : price < x.price) return reject(ERR.QUOTE_CROSSED, 'quote_crossed', 'price');
+  }
+  // the legs at these prices (the hedge leg's share of the amount too) must pass the block rules,
+  // and the maker's margin must carry them all together
+  const legs = quoteLegs(r, c.side, c.legPrices, c.lots, hedgePartOf(ex, r, hedgePrice === null ? null : { hedgePrice }, c.lots));
   const checked = checkLegs(ex, legs, c.rules);
   if (isReject(checked)) return checked;
   const refused = sideRefusal(ex, maker, 'maker', legs, checked);
   if (refused !== null) return refused;
-  const price = structurePrice(r, c.legPrices);
   if (q === undefined) {
     q = { id: st.nextQuoteId++, rfqId: r.id, maker: c.userId, side: c.side, lots: c.lots, filled: 0, legPrices: c.legPrices, price, aon: c.aon, expiresAt: c.expiresAt, label: c.label, state: 'open', reason: null, created: ex.now, updated: ex.now, replaced: false };
     st.quotes.set(q.id, q);
   } else {
     Object.assign(q, { lots: c.lots, legPrices: c.legPrices, price, aon: c.aon, expiresAt: c.expiresAt, label: c.label, updated: ex.now, replaced: true });
   }
+  if (hedgePrice !== null) q.hedgePrice = hedgePrice;
+  else delete q.hedgePrice;
   r.quoted = true;
   r.updated = ex.now;
   st.event(r.id, q.id);
@@ -199,15 +222,17 @@ function accept(ex: Exchange, c: Cmd<'rfq_accept'>): unknown {
   const done = tryFill(ex, r, c.side, c.lots, c.price, c.rules);
   if (!isReject(done)) {
     if (r.trigger !== null && r.trigger.state === 'untriggered') r.trigger = { ...r.trigger, state: 'cancelled', cancelReason: 'filled' };
-    return { rfq: r, fill: done };
+    // `fill` (the best part) stays for readers of one fill; `fills` is every maker's part
+    return { rfq: r, fill: done[0]!, fills: done };
   }
   if (!c.gtc) return done;
-  // good til cancelled: waits for a quote at the price (a refusal of the rules stays a refusal)
-  if (done.reason !== 'no_matching_quote') return done;
+  // good til cancelled: waits for quotes that fill it at the price (a refusal of the rules or of
+  // the taker's margin stays a refusal)
+  if (!waitsForQuotes(done)) return done;
   r.trigger = { side: c.side, price: c.price, lots: c.lots, state: 'untriggered', cancelReason: null };
   r.updated = ex.now;
   ex.blockRfqs.event(r.id);
-  return { rfq: r, fill: null };
+  return { rfq: r, fill: null, fills: [] };
 }
 
 function cancelTrigger(ex: Exchange, c: Cmd<'rfq_trigger_cancel'>): Rfq | Reject {

@@ -1,6 +1,7 @@
 // The block RFQ methods (issue 34; docs/api-notes.md "Block RFQ"): params parsed to exact integers
 // at the edge, every change one journaled engine command (src/blockrfq/engine.ts).
 import { Type, type Static } from '@sinclair/typebox';
+import { Ajv } from 'ajv';
 import { parseScaled } from '../domain/decimal.ts';
 import { ERR, reject } from '../domain/errors.ts';
 import { AMOUNT_SCALE, PRICE_SCALE } from '../domain/instrument.ts';
@@ -12,7 +13,7 @@ import { defineMethod } from '../api/rpc/registry.ts';
 import type { BlockRules } from '../blocktrades/types.ts';
 import { MAX_RFQ_LEGS, visibleTo } from './engine.ts';
 import { identityOf, renderPublicTrade, renderQuote, renderRfq, renderRfqBlockTrade } from './render.ts';
-import type { Rfq, RfqFill, RfqLeg, RfqQuote } from './types.ts';
+import type { Rfq, RfqFill, RfqHedge, RfqLeg, RfqQuote } from './types.ts';
 
 /** Lifetime of an RFQ when the setting is absent (Deribit: 5 minutes). */
 export const RFQ_TTL_DEFAULT_MS = 300_000;
@@ -26,7 +27,11 @@ const PricedLegs = Type.Array(
   Type.Object({ instrument_name: InstrumentName, price: Price, direction: Type.Optional(Direction), ratio: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })) }),
   { minItems: 1, maxItems: MAX_RFQ_LEGS },
 );
-const Hedge = Type.String({ maxLength: 256 });
+const HedgeObject = Type.Object({ instrument_name: InstrumentName, direction: Type.Optional(Direction), price: Type.Optional(Price), amount: Type.Optional(Amount) });
+/** Deribit lists `hedge` as a string (its GET form: the object as JSON) and documents an object. */
+const Hedge = Type.Union([HedgeObject, Type.String({ maxLength: 512 })]);
+type HedgeParam = Static<typeof Hedge>;
+type HedgeGiven = Static<typeof HedgeObject>;
 const side = (d: 'buy' | 'sell'): 0 | 1 => (d === 'buy' ? 0 : 1);
 
 /** The block rules of RFQ trades: the block band; any leg from one lot of its instrument. */
@@ -84,9 +89,46 @@ function rfqFor(ex: Exchange, id: number, userId: number): Rfq {
   return r;
 }
 
-function noHedge(h: string | undefined): void {
-  // hedge legs are futures or perpetuals: this venue lists options only
-  if (h !== undefined && h !== '') throw reject(ERR.INVALID_ARGUMENTS, 'hedge_not_supported', 'hedge');
+/** The JSON form of a hedge is checked as the object form is (and keeps only its fields). */
+const hedgeCheck = new Ajv({ coerceTypes: false, removeAdditional: 'all', strict: false }).compile<HedgeGiven>(HedgeObject);
+
+/** The hedge object of a param (absent, an empty string: none); a string must be its JSON. */
+function hedgeParam(h: HedgeParam | undefined): HedgeGiven | null {
+  if (h === undefined || h === '') return null;
+  if (typeof h !== 'string') return h;
+  let v: unknown;
+  try {
+    v = JSON.parse(h);
+  } catch {
+    throw reject(ERR.INVALID_PARAMS, 'hedge_not_an_object', 'hedge');
+  }
+  if (!hedgeCheck(v)) throw reject(ERR.INVALID_PARAMS, 'hedge_not_an_object', 'hedge');
+  return v;
+}
+
+/** The hedge leg of create_block_rfq: every field required there. */
+function createHedge(h: HedgeParam | undefined): RfqHedge | null {
+  const g = hedgeParam(h);
+  if (g === null) return null;
+  if (g.direction === undefined || g.price === undefined || g.amount === undefined) throw reject(ERR.INVALID_PARAMS, 'hedge_fields_required', 'hedge');
+  return { instrument: g.instrument_name, side: side(g.direction), lots: lotsOf(g.amount, 'hedge'), price: priceOf(g.price) };
+}
+
+/**
+ * A quote's hedge price. The hedge named must be the RFQ's (instrument, and amount if given; its
+ * direction the RFQ's or the maker's own side of it), as legs are matched.
+ */
+function quoteHedgePrice(r: Rfq, h: HedgeParam | undefined, quoteSide: 0 | 1): number | null {
+  const g = hedgeParam(h);
+  if (g === null) return null;
+  const rh = r.hedge;
+  if (rh === undefined) throw reject(ERR.INVALID_ARGUMENTS, 'block_rfq_has_no_hedge', 'hedge');
+  if (g.instrument_name !== rh.instrument) throw reject(ERR.INVALID_ARGUMENTS, 'hedge_mismatch', 'hedge');
+  if (g.amount !== undefined && lotsOf(g.amount, 'hedge') !== rh.lots) throw reject(ERR.INVALID_ARGUMENTS, 'hedge_mismatch', 'hedge');
+  const makerSide = quoteSide === 0 ? rh.side : rh.side === 0 ? 1 : 0;
+  if (g.direction !== undefined && side(g.direction) !== rh.side && side(g.direction) !== makerSide) throw reject(ERR.INVALID_ARGUMENTS, 'direction_mismatch', 'hedge');
+  if (g.price === undefined) throw reject(ERR.INVALID_PARAMS, 'hedge_price_required', 'hedge');
+  return priceOf(g.price);
 }
 
 const QuoteParams = {
@@ -99,12 +141,12 @@ const QuoteParams = {
   expires_at: Type.Optional(Type.Integer({ minimum: 0, maximum: 8.64e15 })),
 };
 
-function submitQuote(s: Services, userId: number, r: Rfq, quoteId: number | null, dirn: 0 | 1, p: { amount: number; legs: Static<typeof PricedLegs>; price?: number; expires_at?: number; label?: string; hedge?: string }, aon: boolean): Promise<unknown> {
-  noHedge(p.hedge);
+function submitQuote(s: Services, userId: number, r: Rfq, quoteId: number | null, dirn: 0 | 1, p: { amount: number; legs: Static<typeof PricedLegs>; price?: number; expires_at?: number; label?: string; hedge?: HedgeParam }, aon: boolean): Promise<unknown> {
+  const hedgePrice = quoteHedgePrice(r, p.hedge, dirn);
   const prices = legPrices(r, p.legs, dirn);
   if (p.price !== undefined && priceOf(p.price) !== structurePriceOf(r, prices)) throw reject(ERR.INVALID_PRICE, 'price_not_sum_of_legs', 'price');
   return s.seq.submit(
-    { t: 'rfq_quote', userId, rfqId: r.id, quoteId, side: dirn, lots: lotsOf(p.amount), legPrices: prices, aon, expiresAt: p.expires_at ?? null, label: p.label ?? '', rules: rfqRules(s) },
+    { t: 'rfq_quote', userId, rfqId: r.id, quoteId, side: dirn, lots: lotsOf(p.amount), legPrices: prices, aon, expiresAt: p.expires_at ?? null, label: p.label ?? '', rules: rfqRules(s), ...(hedgePrice !== null ? { hedgePrice } : {}) },
     (res) => renderQuote(s.ex, unwrap(res) as RfqQuote),
   );
 }
@@ -134,7 +176,7 @@ export const blockRfqMethods = [
     async handler(ctx, p) {
       const c = caller(ctx);
       const s = ctx.services;
-      noHedge(p.hedge);
+      const hedge = createHedge(p.hedge);
       const { legs, lots } = ratiosOf(p.legs);
       let makers: number[] | null = null;
       if (p.makers !== undefined && p.makers.length > 0) {
@@ -146,7 +188,7 @@ export const blockRfqMethods = [
         );
       }
       return s.seq.submit(
-        { t: 'rfq_create', userId: c.userId, legs, lots, makers, disclosed: p.disclosed ?? true, label: p.label ?? '', ttlMs: s.config.blockRfqTtlMs ?? RFQ_TTL_DEFAULT_MS },
+        { t: 'rfq_create', userId: c.userId, legs, lots, makers, disclosed: p.disclosed ?? true, label: p.label ?? '', ttlMs: s.config.blockRfqTtlMs ?? RFQ_TTL_DEFAULT_MS, ...(hedge !== null ? { hedge, rules: rfqRules(s) } : {}) },
         (r) => renderRfq(s.ex, unwrap(r) as Rfq, c.userId),
       );
     },
@@ -278,7 +320,7 @@ export const blockRfqMethods = [
     name: 'private/accept_block_rfq',
     scope: 'trade:read_write',
     summary:
-      "The taker trades its RFQ: `direction` is its side of the structure, `price` its limit for the structure. fill_or_kill trades the best quote that can fill `amount` now (every leg at once) or refuses; good_til_cancelled waits for one (a trigger) when none can.",
+      "The taker trades its RFQ: `direction` is its side of the structure, `price` its limit for the structure. fill_or_kill fills `amount` now from the quotes at the limit or better, best price first, across as many makers as it takes (every leg and the hedge leg of every part at once), or refuses (13907 not_fully_filled) and nothing trades; good_til_cancelled waits (a trigger) until quotes can.",
     params: Type.Object({
       block_rfq_id: RfqId,
       price: Price,
@@ -291,20 +333,27 @@ export const blockRfqMethods = [
     async handler(ctx, p) {
       const c = caller(ctx);
       const s = ctx.services;
-      noHedge(p.hedge);
       const r = await s.seq.read(() => rfqFor(s.ex, p.block_rfq_id, c.userId));
       if (r.taker !== c.userId) throw reject(ERR.NOT_FOUND, 'block_rfq_not_found', 'block_rfq_id');
+      // a hedge named here must be the RFQ's own (it trades at each quote's hedge price)
+      const hedge = hedgeParam(p.hedge);
+      if (hedge !== null && hedge.instrument_name !== r.hedge?.instrument) throw reject(ERR.INVALID_ARGUMENTS, 'hedge_mismatch', 'hedge');
       if (p.legs.length !== r.legs.length || r.legs.some((l) => !p.legs.some((x) => x.instrument_name === l.instrument))) throw reject(ERR.INVALID_ARGUMENTS, 'legs_mismatch', 'legs');
       return s.seq.submit(
         { t: 'rfq_accept', userId: c.userId, rfqId: r.id, side: side(p.direction), lots: lotsOf(p.amount), price: priceOf(p.price), gtc: p.time_in_force === 'good_til_cancelled', rules: rfqRules(s) },
         (res) => {
-          const { rfq, fill } = unwrap(res) as { rfq: Rfq; fill: RfqFill | null };
-          if (fill === null) {
+          const { rfq, fills } = unwrap(res) as { rfq: Rfq; fills: RfqFill[] };
+          if (fills.length === 0) {
             const t = rfq.trigger!;
             return { trade_trigger: { state: t.state, price: p.price, direction: p.direction } };
           }
-          const rec = s.ex.blockTrades.byId.get(fill.blockTradeId);
-          return { block_trades: rec === undefined ? [] : [renderRfqBlockTrade(s.ex, rec, c.userId, rfq.id, fill.quoteId)] };
+          // one block trade per maker's quote that filled, best price first
+          const out: Record<string, unknown>[] = [];
+          for (const f of fills) {
+            const rec = s.ex.blockTrades.byId.get(f.blockTradeId);
+            if (rec !== undefined) out.push(renderRfqBlockTrade(s.ex, rec, c.userId, rfq.id, f.quoteId));
+          }
+          return { block_trades: out };
         },
       );
     },

@@ -7,7 +7,7 @@ import type { Exchange } from '../engine/exchange.ts';
 import { renderUserTrade } from '../api/render.ts';
 import type { BlockTradeRecord } from '../blocktrades/types.ts';
 import { quoteLive } from './fill.ts';
-import type { Rfq, RfqLeg, RfqPublicTrade, RfqQuote } from './types.ts';
+import type { Rfq, RfqHedge, RfqLeg, RfqPublicTrade, RfqQuote } from './types.ts';
 
 export const ANONYMOUS = 'ANONYMOUS';
 const dir = (s: 0 | 1): 'buy' | 'sell' => (s === 0 ? 'buy' : 'sell');
@@ -29,6 +29,11 @@ export function ratingText(r: number | null): string {
 
 function legsOf(legs: readonly RfqLeg[], prices?: readonly number[]): Record<string, unknown>[] {
   return legs.map((l, i) => ({ ratio: l.ratio, instrument_name: l.instrument, direction: dir(l.side), ...(prices ? { price: priceToNumber(prices[i]!) } : {}) }));
+}
+
+/** Deribit's `hedge` object: the RFQ's hedge leg (its direction the taker's), at `price`. */
+function hedgeOf(h: RfqHedge, price = h.price): Record<string, unknown> {
+  return { amount: amountOf(h.lots), instrument_name: h.instrument, direction: dir(h.side), price: priceToNumber(price) };
 }
 
 /** The structure's mark now: ratio x mark of each leg, bought legs added (coin). */
@@ -98,9 +103,10 @@ export function renderRfq(ex: Exchange, r: Rfq, viewer: number): Record<string, 
     // a maker sees the trades it made; the taker all of them
     trades: r.fills
       .filter((f) => taker || f.maker === viewer)
-      .map((f) => ({ direction: dir(f.side), price: priceToNumber(f.price), amount: amountOf(f.lots), maker: r.disclosed || !taker ? identityOf(ex, f.maker) : ANONYMOUS, hedge_amount: 0 })),
+      .map((f) => ({ direction: dir(f.side), price: priceToNumber(f.price), amount: amountOf(f.lots), maker: r.disclosed || !taker ? identityOf(ex, f.maker) : ANONYMOUS, hedge_amount: amountOf(f.hedgeLots ?? 0) })),
     trade_allocations: [],
   };
+  if (r.hedge !== undefined) out.hedge = hedgeOf(r.hedge);
   // the taker's name only to itself, or to makers when it disclosed it
   if (taker || r.disclosed) out.taker = identityOf(ex, r.taker);
   if (taker && r.trigger !== null) out.trade_trigger = { state: r.trigger.state, price: priceToNumber(r.trigger.price), direction: dir(r.trigger.side), ...(r.trigger.cancelReason !== null ? { cancel_reason: r.trigger.cancelReason } : {}) };
@@ -125,6 +131,7 @@ export function renderQuote(ex: Exchange, q: RfqQuote): Record<string, unknown> 
     replaced: q.replaced,
     label: q.label,
     app_name: null,
+    ...(r?.hedge !== undefined ? { hedge: hedgeOf(r.hedge, q.hedgePrice) } : {}),
     ...(q.expiresAt !== null ? { expires_at: q.expiresAt } : {}),
     ...(q.reason !== null ? { quote_state_reason: q.reason } : { quote_state_reason: null }),
   };
@@ -140,7 +147,14 @@ export function renderPublicTrade(t: RfqPublicTrade): Record<string, unknown> {
     legs: legsOf(t.legs, t.legPrices),
     combo_id: null,
     index_prices: { [`${t.currency.toLowerCase()}_usd`]: t.indexPrice },
-    trades: [{ amount: amountOf(t.lots), direction: dir(t.side), price: priceToNumber(t.price) }],
+    // one entry per quote the acceptance traded (several makers: several entries, best price first)
+    trades: (t.parts ?? [{ price: t.price, lots: t.lots, hedgeLots: 0, hedgePrice: 0 }]).map((x) => ({
+      amount: amountOf(x.lots),
+      direction: dir(t.side),
+      price: priceToNumber(x.price),
+      ...(t.hedge !== undefined ? { hedge_amount: amountOf(x.hedgeLots) } : {}),
+    })),
+    ...(t.hedge !== undefined ? { hedge: hedgeOf(t.hedge) } : {}),
   };
 }
 

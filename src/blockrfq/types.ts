@@ -12,6 +12,21 @@ export interface RfqLeg {
   ratio: number;
 }
 
+/**
+ * The optional hedge leg of an RFQ (Deribit: one per RFQ, a future or perpetual there): its own
+ * instrument, direction (the taker's, when it buys the structure), amount and reference price, not
+ * scaled by the ratios. A quote may name its own hedge price; the hedge trades with the option legs
+ * in the same command, at the quote's hedge price, inside the block band, pro rata to the amount.
+ */
+export interface RfqHedge {
+  instrument: string;
+  side: 0 | 1;
+  /** scaled by 10^AMOUNT_SCALE, for the RFQ's whole amount */
+  lots: number;
+  /** price units: the taker's reference price (quotes without a hedge price trade at it) */
+  price: number;
+}
+
 export type RfqState = 'open' | 'filled' | 'cancelled' | 'expired';
 export type QuoteState = 'open' | 'filled' | 'cancelled' | 'expired';
 
@@ -38,6 +53,9 @@ export interface RfqFill {
   legPrices: number[];
   indexPrice: number;
   ts: number;
+  /** the hedge leg's amount and price in this trade (absent: no hedge leg traded) */
+  hedgeLots?: number;
+  hedgePrice?: number;
 }
 
 export interface Rfq {
@@ -61,6 +79,8 @@ export interface Rfq {
   /** the taker's rating (percent) when it was created, null while it had none */
   rating: number | null;
   updated: number;
+  /** the hedge leg (absent without one, so states without hedges hash as before) */
+  hedge?: RfqHedge;
 }
 
 export interface RfqQuote {
@@ -83,6 +103,8 @@ export interface RfqQuote {
   created: number;
   updated: number;
   replaced: boolean;
+  /** the quote's price of the RFQ's hedge leg (absent: the RFQ's hedge price, or no hedge) */
+  hedgePrice?: number;
 }
 
 /** A traded RFQ as the public sees it (public/get_block_rfq_trades, block_rfq.trades.*). */
@@ -96,15 +118,18 @@ export interface RfqPublicTrade {
   legs: RfqLeg[];
   legPrices: number[];
   indexPrice: number;
+  /** every quote the acceptance traded, best first (absent: the one of `price`, `lots`) */
+  parts?: { price: number; lots: number; hedgeLots: number; hedgePrice: number }[];
+  hedge?: RfqHedge;
 }
 
 export type RfqCommand =
   /** An operator marks an account as a block RFQ maker, or unmarks it. */
   | { t: 'rfq_set_maker'; by: number; userId: number; maker: boolean }
-  | { t: 'rfq_create'; userId: number; legs: RfqLeg[]; lots: number; makers: number[] | null; disclosed: boolean; label: string; ttlMs: number }
+  | { t: 'rfq_create'; userId: number; legs: RfqLeg[]; lots: number; makers: number[] | null; disclosed: boolean; label: string; ttlMs: number; hedge?: RfqHedge | null; rules?: BlockRules }
   | { t: 'rfq_cancel'; userId: number; rfqId: number }
   /** add (quoteId null) or edit a quote; `rules` are the block band and minimums in force */
-  | { t: 'rfq_quote'; userId: number; rfqId: number; quoteId: number | null; side: 0 | 1; lots: number; legPrices: number[]; aon: boolean; expiresAt: number | null; label: string; rules: BlockRules }
+  | { t: 'rfq_quote'; userId: number; rfqId: number; quoteId: number | null; side: 0 | 1; lots: number; legPrices: number[]; aon: boolean; expiresAt: number | null; label: string; rules: BlockRules; hedgePrice?: number | null }
   /** cancel one quote (by id or label), or all of the maker's (on one RFQ or everywhere) */
   | { t: 'rfq_quote_cancel'; userId: number; quoteId: number | null; rfqId: number | null; label: string | null; all: boolean }
   | { t: 'rfq_accept'; userId: number; rfqId: number; side: 0 | 1; lots: number; price: number; gtc: boolean; rules: BlockRules }

@@ -96,22 +96,30 @@ export function sideRefusal(ex: Exchange, user: User, role: BlockRole, legs: rea
   let cash = 0;
   let change = 0;
   let valueChange = 0;
-  const afters: Position[] = [];
+  // an instrument may come more than once (an RFQ acceptance filled by several quotes): its fills
+  // are applied one after another to one predicted position, judged once against the position now
+  const moved = new Map<number, { before: Position; after: Position }>();
   legs.forEach((leg, i) => {
     const inst = checked.insts[i]!;
     const lots = leg.lots / inst.lotScaled;
     const buy = sideOf(leg, role) === 0;
     const premium = premiumOf(inst, leg.price, lots);
     cash += (buy ? -premium : premium) - tradeFee(inst, leg.price, lots, blockCommission(inst));
-    const p: Position = user.positions.get(inst.id) ?? { inst, size: 0, openCost: 0, realizedPnl: 0 };
-    const after: Position = { ...p };
-    applyFill(after, inst, buy ? lots : -lots, leg.price);
+    let m = moved.get(inst.id);
+    if (m === undefined) {
+      const p: Position = user.positions.get(inst.id) ?? { inst, size: 0, openCost: 0, realizedPnl: 0 };
+      moved.set(inst.id, (m = { before: p, after: { ...p } }));
+    }
+    applyFill(m.after, inst, buy ? lots : -lots, leg.price);
+  });
+  const afters: Position[] = [];
+  for (const { before: p, after } of moved.values()) {
     afters.push(after);
     valueChange += risk.positionValue(after) - risk.positionValue(p);
     change += risk.positionValue(after) - risk.positionValue(p) - (risk.positionIM(after) - risk.positionIM(p));
-    const e = user.exposures.get(inst.id);
+    const e = user.exposures.get(p.inst.id);
     if (e !== undefined && e.openOrders.size > 0) change -= risk.exposureIM(e, after.size) - risk.exposureIM(e, p.size);
-  });
+  }
   if (risk.isPm(user)) change = valueChange - pmRequirementChange(ex, user, cur, afters);
   // cross models: the currency's equity and requirement moved within the pool (the haircut makes
   // the pool's move differ from the currency's own)

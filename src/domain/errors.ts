@@ -30,6 +30,17 @@ export const ERR = {
   NOT_FOUND: 13020,
   FORBIDDEN: 13021,
   SCOPE_EXCEEDED: 13403,
+  /** Block RFQ (Deribit's codes): open quotes on one RFQ, and of one maker on one side of it. */
+  TOO_MANY_QUOTES_PER_BLOCK_RFQ: 13905,
+  TOO_MANY_QUOTES_PER_BLOCK_RFQ_SIDE: 13906,
+  /**
+   * Deribit uses 13907 for two things: an acceptance its matched quotes cannot fill in full
+   * (`not_fully_filled`) and a taker's open RFQs at their limit (`too_many_open_block_rfqs`); the
+   * message follows the reason (src/api/rpc/errors.ts).
+   */
+  BLOCK_RFQ_NOT_FULLY_FILLED: 13907,
+  /** A maker's quote would cross its own quote on the other side of the same RFQ. */
+  QUOTE_CROSSED: 13910,
 } as const;
 
 export type ErrorCode = (typeof ERR)[keyof typeof ERR];

@@ -3,7 +3,7 @@
 // taker, a quote cannot fill beyond its maker's margin, after its expiry or after its cancel.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { atmCall, cheapCall, nearMark, type Market } from '../helpers/market.ts';
+import { atmCall, cheapCall, nearMark, twinPut, type Market } from '../helpers/market.ts';
 import { adminToken, ok, rpc, startServer, userToken, type TestServer } from '../helpers/server.ts';
 import { WsClient } from '../helpers/ws.ts';
 
@@ -231,5 +231,45 @@ describe('block RFQs over HTTP and WebSocket', () => {
     } finally {
       await pub.close();
     }
+  });
+  it('two makers fill one acceptance with a hedge leg (object and JSON text forms); a short acceptance answers 13907 and trades nothing', async () => {
+    const put = await twinPut(url, call);
+    await ok(url, 'private/set_block_rfq_maker', { user_id: await idOf(other), is_maker: true }, admin);
+    const legs = [
+      { instrument_name: call.name, amount: 4, direction: 'buy' },
+      { instrument_name: cheap.name, amount: 2, direction: 'sell' },
+    ];
+    const hedge = { instrument_name: put.name, direction: 'sell', amount: 1, price: nearMark(put) };
+    const rfq = await ws.ok('private/create_block_rfq', { legs, hedge, disclosed: true });
+    assert.equal(rfq.amount, 2);
+    assert.deepEqual(rfq.hedge, hedge);
+    const id = rfq.block_rfq_id;
+    const up = put.prices[put.prices.indexOf(nearMark(put)) + 1]!;
+    const q1 = await ok(url, 'private/add_block_rfq_quote', { block_rfq_id: id, amount: 1, direction: 'sell', legs: pricedLegs(), hedge: { instrument_name: put.name, price: up } }, maker);
+    assert.deepEqual(q1.hedge, { ...hedge, price: up });
+    // a hedge that is not the RFQ's is refused
+    const wrong = await rpc(url, 'private/add_block_rfq_quote', { block_rfq_id: id, amount: 1, direction: 'sell', legs: pricedLegs(), hedge: { instrument_name: call.name, price: 1 } }, other);
+    assert.equal(wrong.body.error?.data?.reason, 'hedge_mismatch');
+    const before = await positions(taker);
+    // one quote of 1 cannot fill 2: 13907, nothing trades
+    const short = await ws.call('private/accept_block_rfq', { block_rfq_id: id, price: legsPrice(), amount: 2, direction: 'buy', legs: pricedLegs(), time_in_force: 'fill_or_kill' });
+    assert.equal(short.error?.code, 13907);
+    assert.equal(short.error?.message, 'not_fully_filled');
+    assert.deepEqual(await positions(taker), before);
+    await ok(url, 'private/add_block_rfq_quote', { block_rfq_id: id, amount: 1, direction: 'sell', legs: pricedLegs(), hedge: JSON.stringify({ instrument_name: put.name, price: nearMark(put) }) }, other);
+    const done = await ws.ok('private/accept_block_rfq', { block_rfq_id: id, price: legsPrice(), amount: 2, direction: 'buy', legs: pricedLegs(), time_in_force: 'fill_or_kill' });
+    assert.equal(done.block_trades.length, 2, 'one block trade per maker');
+    for (const bt of done.block_trades) assert.equal(bt.trades.length, 3, 'both legs and the hedge');
+    const hedgePrices = done.block_trades.map((bt: any) => bt.trades.find((t: any) => t.instrument_name === put.name).price).sort();
+    assert.deepEqual(hedgePrices, [nearMark(put), up].sort());
+    const afterPos = await positions(taker);
+    assert.equal(afterPos[call.name], (before[call.name] ?? 0) + 4);
+    assert.equal(afterPos[cheap.name], (before[cheap.name] ?? 0) - 2);
+    assert.equal(afterPos[put.name], (before[put.name] ?? 0) - 1);
+    const closed = (await ok(url, 'private/get_block_rfqs', { block_rfq_id: id }, taker)).block_rfqs[0];
+    assert.deepEqual(closed.trades.map((t: any) => [t.amount, t.hedge_amount]), [[1, 0.5], [1, 0.5]]);
+    const pub = (await ok(url, 'public/get_block_rfq_trades', { currency: 'BTC' })).block_rfqs[0];
+    assert.equal(pub.trades.length, 2);
+    assert.equal(pub.hedge.instrument_name, put.name);
   });
 });

@@ -23,6 +23,7 @@ import { mulberry32 as prng } from '../../src/market/indexFeed.ts';
 import { accountsCommand, type Rand } from './accountsSteps.ts';
 import { MARGIN_MODELS, type MarginModel } from '../../src/risk/portfolio/state.ts';
 import { comboHold } from '../../src/combos/orderMargin.ts';
+import type { RfqHedge } from '../../src/blockrfq/types.ts';
 
 // four seeds of 250,000 commands: a million per run, liquidations, expiries and index jumps of up
 // to +-50% mixed in (issue 13)
@@ -223,9 +224,19 @@ class Generator {
       const n = 1 + this.int(3);
       for (let i = 0; i < n; i++) names.add(this.pick(choices).name);
       const first = ex.instruments.get([...names][0]!)!;
+      // a hedge leg now and then (another instrument: this venue lists options only), its amount
+      // not a multiple of the RFQ's so that parts round down to its grid
+      const spare = choices.find((sp) => !names.has(sp.name));
+      let hedge: RfqHedge | null = null;
+      if (spare !== undefined && this.chance(0.3)) {
+        const hi = ex.instruments.get(spare.name)!;
+        const mark = ex.markets.get(hi.id)!.markCoin;
+        hedge = { instrument: hi.name, side: this.pick([BUY, SELL] as const), lots: (1 + this.int(7)) * hi.lotScaled, price: Math.max(hi.tick, roundToTick(hi, (Number.isFinite(mark) ? mark * 1e4 : 100) * (0.8 + 0.4 * this.r()), 'nearest')) };
+      }
       return {
         t: 'rfq_create', userId: this.chance(0.5) ? this.user() : this.pick(THIN), legs: [...names].map((instrument) => ({ instrument, side: this.pick([BUY, SELL] as const), ratio: 1 + this.int(3) })),
-        lots: (1 + this.int(5)) * first.lotScaled, makers: this.chance(0.7) ? null : [this.pick(RFQ_MAKERS)], disclosed: this.chance(0.5), label: '', ttlMs: 600_000 + this.int(1_800_000),
+        lots: (2 + this.int(5)) * first.lotScaled, makers: this.chance(0.7) ? null : [this.pick(RFQ_MAKERS)], disclosed: this.chance(0.5), label: '', ttlMs: 600_000 + this.int(1_800_000),
+        ...(hedge !== null ? { hedge, rules: { bandPct: 50, minAmount: {} } } : {}),
       };
     }
     const r = this.pick(open);
@@ -238,9 +249,19 @@ class Generator {
       });
       const mine = [...ex.blockRfqs.quotes.values()].filter((q) => q.rfqId === r.id && q.maker === maker && q.state === 'open');
       const edit = mine.length > 0 && this.chance(0.3) ? this.pick(mine) : null;
+      // part of the amount (several makers' quotes fill one acceptance), all of it, or too much
+      const lot = ex.instruments.get(r.legs[0]!.instrument)!.lotScaled;
+      const y2 = this.r();
+      const lots = y2 < 0.4 ? r.lots : y2 < 0.85 ? Math.max(lot, Math.floor(r.lots / 2 / lot) * lot) : r.lots * 2;
+      let hedgePrice: number | undefined;
+      if (r.hedge !== undefined && this.chance(0.5)) {
+        const hi = ex.instruments.get(r.hedge.instrument)!;
+        hedgePrice = Math.max(hi.tick, r.hedge.price + (this.int(5) - 2) * hi.tick);
+      }
       return {
-        t: 'rfq_quote', userId: maker, rfqId: r.id, quoteId: edit?.id ?? null, side: edit?.side ?? this.pick([BUY, SELL] as const), lots: this.chance(0.7) ? r.lots : r.lots * 2,
+        t: 'rfq_quote', userId: maker, rfqId: r.id, quoteId: edit?.id ?? null, side: edit?.side ?? this.pick([BUY, SELL] as const), lots,
         legPrices, aon: this.chance(0.5), expiresAt: this.chance(0.5) ? null : this.ts + this.int(60_000), label: '', rules: { bandPct: 50, minAmount: {} },
+        ...(hedgePrice !== undefined ? { hedgePrice } : {}),
       };
     }
     if (y < 0.85) {
@@ -760,17 +781,25 @@ function checkBlockTrade(ex: Exchange, cmd: Sequenced, res: unknown, where: stri
 }
 
 /** An RFQ fill leaves neither party below initial margin, with every leg traded (src/blockrfq/fill.ts). */
-function checkRfqFill(ex: Exchange, cmd: Sequenced, res: unknown, where: string, stats: { rfqFills: number }): void {
+function checkRfqFill(ex: Exchange, cmd: Sequenced, res: unknown, where: string, stats: { rfqFills: number; rfqMultiFills: number; rfqHedges: number }): void {
   if ((cmd.t !== 'rfq_accept' && cmd.t !== 'rfq_quote') || isReject(res)) return;
   const r = ex.blockRfqs.rfqs.get(cmd.rfqId);
   if (r === undefined || r.state !== 'filled' || r.fills.length === 0 || r.fills[0]!.ts !== ex.now) return;
-  const rec = ex.blockTrades.byId.get(r.fills[0]!.blockTradeId);
-  if (rec === undefined || rec.ts !== ex.now) return;
   stats.rfqFills++;
-  assert.equal(rec.tradeIds.length, r.legs.length, `${where}: every leg of the RFQ traded`);
-  for (const id of [rec.maker, rec.taker]) {
-    const a = ex.trading.risk.account(ex.users.get(id)!, rec.currency);
-    assert.ok(a.available >= 0, `${where}: an RFQ fill left account ${id} with equity ${a.equity} below initial margin ${a.initialMargin}`);
+  if (r.fills.length > 1) stats.rfqMultiFills++;
+  // the acceptance's whole amount traded, split over its makers' parts, each with every leg (and
+  // the hedge leg when its share reached one lot)
+  const accepted = cmd.t === 'rfq_accept' ? cmd.lots : r.trigger?.lots;
+  if (accepted !== undefined) assert.equal(r.fills.reduce((a, f) => a + f.lots, 0), accepted, `${where}: an RFQ acceptance filled in full`);
+  for (const f of r.fills) {
+    const rec = ex.blockTrades.byId.get(f.blockTradeId)!;
+    const hedged = (f.hedgeLots ?? 0) > 0;
+    if (hedged) stats.rfqHedges++;
+    assert.equal(rec.tradeIds.length, r.legs.length + (hedged ? 1 : 0), `${where}: every leg of the RFQ traded`);
+    for (const id of [rec.maker, rec.taker]) {
+      const a = ex.trading.risk.account(ex.users.get(id)!, rec.currency);
+      assert.ok(a.available >= 0, `${where}: an RFQ fill left account ${id} with equity ${a.equity} below initial margin ${a.initialMargin}`);
+    }
   }
 }
 
@@ -795,7 +824,7 @@ function stream(SEED: number, limits: ExchangeLimits): void {
   }
   checkInvariants(ex, 'after setup');
 
-  const stats = { placed: 0, trades: 0, rejects: 0, snapshots: 0, liquidationTrades: 0, settlements: 0, withdrawals: 0, moves: 0, userTransfers: 0, subaccounts: 0, blockTrades: 0, blockRequests: 0, rfqFills: 0, comboTrades: 0, pmTrades: 0, pmLiquidationTrades: 0, modelChanges: 0, crossSmTrades: 0 };
+  const stats = { placed: 0, trades: 0, rejects: 0, snapshots: 0, liquidationTrades: 0, settlements: 0, withdrawals: 0, moves: 0, userTransfers: 0, subaccounts: 0, blockTrades: 0, blockRequests: 0, rfqFills: 0, comboTrades: 0, pmTrades: 0, pmLiquidationTrades: 0, modelChanges: 0, crossSmTrades: 0, rfqMultiFills: 0, rfqHedges: 0 };
   const rejectKinds = new Map<string, number>();
   const reasons = new Set<CancelReason>();
   let shadow: Exchange | null = null;
@@ -904,7 +933,7 @@ function finish(ex: Exchange, SEED: number, log: Sequenced[], stats: Record<stri
   for (const u of ex.users.values()) for (const e of u.log.entries()) kinds.set(`user:${e.type}`, (kinds.get(`user:${e.type}`) ?? 0) + 1);
   if (process.env.STRIKEBOOK_PROP_VERBOSE) console.log([...rejectKinds].sort((a, b) => b[1] - a[1]));
   const secs = ((Date.now() - started) / 1000).toFixed(1);
-  console.log(`conservation: seed ${SEED}, ${log.length} commands (+${log.length} replayed), ${stats.placed} orders accepted, ${stats.trades} trades (${stats.liquidationTrades} by liquidations), ${stats.rejects} rejects, ${stats.settlements} settlements, ${stats.withdrawals} withdrawals, PM: ${stats.pmTrades} trades, ${stats.pmLiquidationTrades} by liquidations, cross_sm: ${stats.crossSmTrades} trades, ${stats.modelChanges} model changes, ${stats.snapshots} snapshot round trips, ${stats.rfqFills} block RFQ fills, ${stats.blockTrades} block trades (${stats.blockRequests} held for approval), ${stats.comboTrades} combo fills, ${secs} s; account log entries ${JSON.stringify(Object.fromEntries([...kinds].sort()))}`);
+  console.log(`conservation: seed ${SEED}, ${log.length} commands (+${log.length} replayed), ${stats.placed} orders accepted, ${stats.trades} trades (${stats.liquidationTrades} by liquidations), ${stats.rejects} rejects, ${stats.settlements} settlements, ${stats.withdrawals} withdrawals, PM: ${stats.pmTrades} trades, ${stats.pmLiquidationTrades} by liquidations, cross_sm: ${stats.crossSmTrades} trades, ${stats.modelChanges} model changes, ${stats.snapshots} snapshot round trips, ${stats.rfqFills} block RFQ fills (${stats.rfqMultiFills} by several quotes, ${stats.rfqHedges} hedge legs), ${stats.blockTrades} block trades (${stats.blockRequests} held for approval), ${stats.comboTrades} combo fills, ${secs} s; account log entries ${JSON.stringify(Object.fromEntries([...kinds].sort()))}`);
 }
 
 describe('snapshots', () => {

@@ -4,6 +4,8 @@ import { ERR, type ErrorCode, Reject } from '../../domain/errors.ts';
 interface ErrorInfo {
   message: string;
   status: number;
+  /** a code Deribit gives several messages: the message of a reason (13907) */
+  byReason?: Record<string, string>;
 }
 
 export const ERROR_TABLE: Record<ErrorCode, ErrorInfo> = {
@@ -34,6 +36,10 @@ export const ERROR_TABLE: Record<ErrorCode, ErrorInfo> = {
   [ERR.NOT_FOUND]: { message: 'not_found', status: 400 },
   [ERR.FORBIDDEN]: { message: 'forbidden', status: 403 },
   [ERR.SCOPE_EXCEEDED]: { message: 'scope_exceeded', status: 403 },
+  [ERR.TOO_MANY_QUOTES_PER_BLOCK_RFQ]: { message: 'too_many_quotes_per_block_rfq', status: 400 },
+  [ERR.TOO_MANY_QUOTES_PER_BLOCK_RFQ_SIDE]: { message: 'too_many_quotes_per_block_rfq_side', status: 400 },
+  [ERR.BLOCK_RFQ_NOT_FULLY_FILLED]: { message: 'not_fully_filled', status: 400, byReason: { too_many_open_block_rfqs: 'too_many_open_block_rfqs' } },
+  [ERR.QUOTE_CROSSED]: { message: 'quote_crossed', status: 400 },
 };
 
 export interface RpcErrorBody {
@@ -44,7 +50,8 @@ export interface RpcErrorBody {
 
 export function errorBody(r: Reject): RpcErrorBody {
   const info = ERROR_TABLE[r.code];
-  const body: RpcErrorBody = { code: r.code, message: r.suffix ? `${info.message} ${r.suffix}` : info.message };
+  const message = (r.reason !== undefined ? info.byReason?.[r.reason] : undefined) ?? info.message;
+  const body: RpcErrorBody = { code: r.code, message: r.suffix ? `${message} ${r.suffix}` : message };
   if (r.reason !== undefined || r.param !== undefined) {
     body.data = {};
     if (r.reason !== undefined) body.data.reason = r.reason;
