@@ -16,7 +16,7 @@ import { comboBand, comboMark, legQuotes } from '../../combos/legPrices.ts';
 import type { Exchange } from '../../engine/exchange.ts';
 import { BUY, SELL } from '../../engine/orderBook.ts';
 import type { Trade } from '../../engine/types.ts';
-import { coin, money, renderInstrument } from '../render.ts';
+import { coin, money, orderId, renderInstrument, renderUserTrade } from '../render.ts';
 
 const DAY_MS = 24 * 3600 * 1000;
 
@@ -143,6 +143,46 @@ export function renderComboTrade(ex: Exchange, row: ComboTradeRow): Record<strin
     iv: null,
     combo_id: row.r.id,
     combo_trade_id: row.ct.id,
+  };
+}
+
+/** Whether the user is one of a combo trade's two sides (its maker's or its taker's combo order). */
+export function isComboTradeOf(row: ComboTradeRow, userId: number): boolean {
+  return row.ct.makerOrder.userId === userId || row.ct.takerOrder.userId === userId;
+}
+
+/**
+ * A combo trade as one of its users sees it (the `user.combo_trades.*` channels, Deribit's user trade
+ * with `legs`): the public combo trade with the user's combo order's side, id and flags, the sum of
+ * the user's leg fees (exact, in the fee units, converted once) and the user's leg trades as `legs`.
+ * A combo order never trades with the same user's (book.ts match), so the user is one side only.
+ */
+export function renderUserComboTrade(ex: Exchange, row: ComboTradeRow, userId: number): Record<string, unknown> {
+  const isMaker = row.ct.makerOrder.userId === userId;
+  const order = isMaker ? row.ct.makerOrder : row.ct.takerOrder;
+  const currency = ex.comboBooks.inst(row.r).currency;
+  let fee = 0;
+  for (const t of row.ct.legs) fee += isMaker ? t.makerFee : t.takerFee;
+  return {
+    ...renderComboTrade(ex, row),
+    direction: order.side === BUY ? 'buy' : 'sell',
+    order_id: orderId(order),
+    order_type: order.type,
+    liquidity: isMaker ? 'M' : 'T',
+    fee: money(fee, currency),
+    fee_currency: currency,
+    state: order.state,
+    label: order.label,
+    post_only: order.postOnly,
+    reduce_only: order.reduceOnly,
+    api: true,
+    mmp: false,
+    risk_reducing: false,
+    matching_id: null,
+    self_trade: false,
+    // Deribit's combo trade carries no profit of its own (its legs do)
+    profit_loss: null,
+    legs: row.ct.legs.map((t) => renderUserTrade(t, userId)),
   };
 }
 

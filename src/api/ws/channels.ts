@@ -41,6 +41,8 @@ export type ChannelSpec =
   | { k: 'platform_state' }
   | { k: 'user.orders'; sel: Selector; cadence: Cadence }
   | { k: 'user.trades'; sel: Selector; cadence: Cadence }
+  /** user.combo_trades.*: the caller's combo trades (a combo's name, or kind option_combo/any), the leader's only */
+  | { k: 'user.combo_trades'; sel: Selector; cadence: Cadence }
   | { k: 'user.changes'; sel: Selector; cadence: Cadence }
   | { k: 'user.portfolio'; currency: CurrencyCode | null }
   /** user.mmp_trigger.{index_name}: the caller's MMP triggers of that index (any group) */
@@ -122,8 +124,8 @@ function selector(parts: string[], known: (name: string) => boolean, combo?: (na
  * Parses a channel name; `known` says whether an instrument name exists. `parity` adds the channels of
  * issue 31 (parityChannels.ts: grouped books, volatility index, incremental ticker, public-methods
  * state), which the leader's hub serves; a reader that cannot serve them leaves it off. `combo` says
- * whether a name is a combo (issue 34): its `book.*`, `ticker.*` and `trades.*` channels and
- * `trades.option_combo.{currency}.*` are served by the leader's hub only (the stream gateways' events
+ * whether a name is a combo (issue 34): its `book.*`, `ticker.*`, `trades.*` and `user.combo_trades.*`
+ * channels and `trades.option_combo.{currency}.*` are served by the leader's hub only (the stream gateways' events
  * carry no combo book), so a reader without it refuses them.
  */
 export function parseChannel(name: string, known: (instrument: string) => boolean, opts: { parity?: boolean; rfq?: boolean; combo?: (name: string) => boolean } = {}): ChannelSpec | null {
@@ -202,6 +204,7 @@ export function parseChannel(name: string, known: (instrument: string) => boolea
         const c = p.length === 3 ? indexCurrency(p[2]) : null;
         return c ? { k: 'user.mmp_trigger', currency: c, indexName: p[2] } : null;
       }
+      if (p[1] === 'combo_trades') return opts.combo === undefined ? null : comboTradesChannel(p.slice(2), opts.combo);
       if (p[1] !== 'orders' && p[1] !== 'trades' && p[1] !== 'changes') return null;
       const s = selector(p.slice(2), known, undefined, p[1] === 'orders');
       return s ? { k: `user.${p[1]}`, ...s } : null;
@@ -209,6 +212,21 @@ export function parseChannel(name: string, known: (instrument: string) => boolea
     default:
       return null;
   }
+}
+
+/**
+ * `user.combo_trades.{combo}.{interval}` or `user.combo_trades.{kind}.{currency}.{interval}`: kind
+ * `option_combo` or `any` (Strikebook has no future combos, so both select every combo of the currency).
+ */
+function comboTradesChannel(parts: string[], combo: (name: string) => boolean): ChannelSpec | null {
+  if (parts.length === 2) {
+    const cadence = cadenceOf(parts[1]);
+    return cadence && combo(parts[0]) ? { k: 'user.combo_trades', sel: { instrument: parts[0], currency: null, combo: true }, cadence } : null;
+  }
+  if (parts.length !== 3 || (parts[0] !== 'option_combo' && parts[0] !== 'any')) return null;
+  const cadence = cadenceOf(parts[2]);
+  const currency = currencyOf(parts[1]);
+  return cadence && currency !== undefined ? { k: 'user.combo_trades', sel: { instrument: null, currency, combo: true }, cadence } : null;
 }
 
 export function selects(sel: Selector, instrument: string, currency: CurrencyCode): boolean {
@@ -234,8 +252,8 @@ const INST = ['(instrument_name)'];
 
 /**
  * Every channel the WebSocket serves (API.md 6 and issue 17); a test subscribes one of each, on the
- * leader and through a gateway. The combos' channels (`book.`, `ticker.`, `trades.` of a combo's name
- * and `trades.option_combo.{currency}.*`, docs/api-notes.md "Combo market data") are the leader's
+ * leader and through a gateway. The combos' channels (`book.`, `ticker.`, `trades.` of a combo's name,
+ * `trades.option_combo.{currency}.*` and `user.combo_trades.*`, docs/api-notes.md "Combo market data") are the leader's
  * only, so they are not listed here.
  */
 export const CHANNELS: ChannelInfo[] = [

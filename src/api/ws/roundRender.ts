@@ -12,7 +12,7 @@ import { expirationEstimate } from '../methods/market.ts';
 import { coin, renderOrder, renderPublicTrade, renderUserTrade } from '../render.ts';
 import { PRICE_INDICES, depthView, quoteKey } from './bookViews.ts';
 import { selects, type Cadence } from './channels.ts';
-import { comboTradesOf, marketInstrument, renderComboTrade, tickerFor, type ComboTradeRow } from '../methods/comboMarketData.ts';
+import { comboTradesOf, isComboTradeOf, marketInstrument, renderComboTrade, renderUserComboTrade, tickerFor, type ComboTradeRow } from '../methods/comboMarketData.ts';
 import { notification } from './frames.ts';
 import type { AnyOrder, BookState, Changes, Topic } from './hubState.ts';
 import { isParitySpec, parityRound, type ParityTopic } from './parityChannels.ts';
@@ -189,6 +189,15 @@ export function renderRound(
         const uid = topic.userId!;
         const mine = (tradesByUser.get(uid) ?? []).filter((t) => selects(spec.sel, t.inst.name, t.inst.currency));
         if (mine.length > 0) deliver(topic, notification(topic.channel, JSON.stringify(mine.map((t) => renderUserTrade(t, uid)))));
+        break;
+      }
+      case 'user.combo_trades': {
+        // the caller's side of each combo trade of the batch (found from the leg trades, as trades.{combo})
+        if (spec.cadence !== cadence) break;
+        const uid = topic.userId!;
+        comboRows ??= comboTradesOf(ex, ch.trades);
+        const mine = comboRows.filter((row) => isComboTradeOf(row, uid) && selects(spec.sel, row.r.id, ex.combos.currencyOf(row.r) as CurrencyCode));
+        if (mine.length > 0) deliver(topic, notification(topic.channel, JSON.stringify(mine.map((row) => renderUserComboTrade(ex, row, uid)))));
         break;
       }
       case 'user.changes': {
