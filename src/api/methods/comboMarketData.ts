@@ -163,6 +163,7 @@ export function renderUserComboTrade(ex: Exchange, row: ComboTradeRow, userId: n
   const currency = ex.comboBooks.inst(row.r).currency;
   let fee = 0;
   for (const t of row.ct.legs) fee += isMaker ? t.makerFee : t.takerFee;
+  const last = row.ct.legs[row.ct.legs.length - 1];
   return {
     ...renderComboTrade(ex, row),
     direction: order.side === BUY ? 'buy' : 'sell',
@@ -171,10 +172,13 @@ export function renderUserComboTrade(ex: Exchange, row: ComboTradeRow, userId: n
     liquidity: isMaker ? 'M' : 'T',
     fee: money(fee, currency),
     fee_currency: currency,
-    state: order.state,
+    // the order's state just after this fill: filled when this was its last fill and it filled
+    // (a combo's leg trades all say `filled`, book.ts/fill.ts, so they cannot tell)
+    state: order.state === 'filled' && last !== undefined && order.tradeIds[order.tradeIds.length - 1] === last.id ? 'filled' : 'open',
     label: order.label,
     post_only: order.postOnly,
     reduce_only: order.reduceOnly,
+    underlying_price: row.ct.legs[0]?.indexPrice ?? ex.indexPrice(currency),
     api: true,
     mmp: false,
     risk_reducing: false,
