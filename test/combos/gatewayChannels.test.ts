@@ -1,4 +1,4 @@
-// The combo channels (issue 34; docs/api-notes.md "Combo market data") are the leader's: a stream
+// The combo channels (issue 34; docs/api-notes.md "Combo market data"), user.combo_trades.* too, are the leader's: a stream
 // gateway's events carry no combo book or combo trade, so it leaves them out of a subscribe's answer
 // (as any channel it does not serve) rather than accepting a channel that would stay silent; the
 // option channels of the same request subscribe. On the engine the same request subscribes all.
@@ -30,6 +30,19 @@ function suite(spec: TargetSpec): void {
       const comboChannels = [`book.${combo}.100ms`, `ticker.${combo}.100ms`, `trades.${combo}.100ms`, 'trades.option_combo.BTC.100ms'];
       const optionChannels = [`book.${option}.100ms`, `trades.${option}.100ms`];
       const answer = await ws.ok('public/subscribe', { channels: [...comboChannels, ...optionChannels] });
+      assert.deepEqual(answer, spec.kind === 'engine' ? [...comboChannels, ...optionChannels] : optionChannels);
+    } finally {
+      await ws.close();
+    }
+  });
+
+  test(spec.kind === 'engine' ? 'the engine subscribes the private combo trades channels' : 'a gateway leaves the private combo trades channels out', async () => {
+    const ws = await WsClient.open(tg.ws);
+    try {
+      await ws.auth('combo-gw@example.com');
+      const comboChannels = [`user.combo_trades.${combo}.raw`, 'user.combo_trades.option_combo.BTC.100ms'];
+      const optionChannels = [`user.trades.${option}.raw`];
+      const answer = await ws.ok('private/subscribe', { channels: [...comboChannels, ...optionChannels] });
       assert.deepEqual(answer, spec.kind === 'engine' ? [...comboChannels, ...optionChannels] : optionChannels);
     } finally {
       await ws.close();
