@@ -6,7 +6,9 @@
 // fill, the order filled and the two leg positions in the portfolio. While the legs are clicked and
 // the combo created no chain row is drawn again (a MutationObserver on the chain). Both themes at
 // 1400 px and 390 px: no horizontal scroll, nothing clipped; screenshots (docs/images copies only
-// when missing or with UPDATE_DOCS_IMAGES=1). No console error (the browser helper checks).
+// when missing or with UPDATE_DOCS_IMAGES=1). No console error (the browser helper checks). Behind
+// a server whose subscribe answer leaves the combo channels out (a stream gateway; the test rewrites
+// the page's socket), the builder reads the combo's book and ticker every second while open.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
@@ -230,5 +232,57 @@ describe('the strategy builder on the chain (issue 34)', { timeout: 300_000 }, (
       }
     }
     assert.deepEqual(problems, []);
+  });
+
+  it('behind a server that leaves the combo channels out (a stream gateway), polls the combo book and ticker every second while shown', opt, async () => {
+    assert.ok(comboId, 'the story made a combo');
+    const ctx = await signedIn(browser, srv.url, TRADER);
+    // the page's socket as a gateway answers it: combo book/ticker channels left out of the subscribe
+    // answer and never notified; the requests the page sends are counted
+    const comboChannel = /^(book|ticker)\.[A-Z]+-[A-Z]+-/;
+    const asked = { book: 0 };
+    await ctx.routeWebSocket(/\/ws\/api\/v2/, (ws) => {
+      const server = ws.connectToServer();
+      ws.onMessage((m) => {
+        if (typeof m === 'string' && JSON.parse(m).method === 'public/get_order_book' && m.includes(comboId)) asked.book++;
+        server.send(m);
+      });
+      server.onMessage((m) => {
+        if (typeof m !== 'string') return ws.send(m);
+        const msg = JSON.parse(m);
+        if (msg.method === 'subscription' && comboChannel.test(msg.params.channel)) return;
+        if (Array.isArray(msg.result) && msg.result.every((c: unknown) => typeof c === 'string')) msg.result = msg.result.filter((c: string) => !comboChannel.test(c));
+        ws.send(JSON.stringify(msg));
+      });
+    });
+    const page = await ctx.newPage();
+    await openChain(page);
+    await page.getByRole('button', { name: 'Strategy builder' }).click();
+    await callCell(page, low, 'ask').click();
+    await callCell(page, high, 'bid').click();
+    const builder = page.getByRole('region', { name: 'Strategy builder' });
+    await builder.getByRole('button', { name: 'Create combo' }).click();
+    const book = builder.getByRole('table', { name: 'Combo book' });
+    await builder.locator('[data-combo-polled]').waitFor();
+    assert.equal(await book.getAttribute('data-ready'), 'true', 'the book read, not waiting');
+    // the ticker read too: the combo's mark
+    await builder.getByLabel('Combo ticker').waitFor();
+    // an offer on the combo shows up on a later read, and grows on the next
+    const price = net / PRICE_UNIT;
+    await ok(srv.url, 'private/sell', { instrument_name: comboId, amount: 0.1, type: 'limit', price }, counter);
+    const level = book.locator(`tr[data-side="ask"][data-price="${price}"]`);
+    await level.waitFor();
+    assert.equal(await level.getAttribute('data-amount'), '0.1');
+    await ok(srv.url, 'private/sell', { instrument_name: comboId, amount: 0.1, type: 'limit', price }, counter);
+    await until('the offer grown', async () => (await level.getAttribute('data-amount')) === '0.2');
+    await page.screenshot({ path: path.join(ARTIFACTS, 'combo-builder-polled.png') });
+    // closed: no more reads
+    await page.getByRole('button', { name: 'Strategy builder' }).click();
+    await builder.waitFor({ state: 'detached' });
+    const atClose = asked.book;
+    assert.ok(atClose >= 2, `read more than once (${atClose})`);
+    await page.waitForTimeout(2500);
+    assert.equal(asked.book, atClose, 'no get_order_book after the builder closed');
+    await ctx.close();
   });
 });

@@ -42,9 +42,18 @@ export function useEpoch(): number {
   return e;
 }
 
-/** Subscribes to `channel` while mounted (null: none). */
-export function useChannel(channel: string | null, handler: (data: unknown) => void): void {
-  useEffect(() => (channel ? live.subscribe(channel, handler) : undefined), [channel]);
+/**
+ * Subscribes to `channel` while mounted (null: none). Returns true once the server's subscribe
+ * answer has left the channel out (a stream gateway does so for the channels it does not carry),
+ * false again when a later answer (after a reconnect) takes it.
+ */
+export function useChannel(channel: string | null, handler: (data: unknown) => void): boolean {
+  const [refused, setRefused] = useState(false);
+  useEffect(() => {
+    setRefused(false);
+    return channel ? live.subscribe(channel, handler, (served) => setRefused(!served)) : undefined;
+  }, [channel]);
+  return refused;
 }
 
 /**

@@ -6,6 +6,8 @@
 
 export type ConnState = 'connecting' | 'open' | 'reconnecting' | 'closed';
 type Handler = (data: unknown) => void;
+/** Told after each subscribe answer that names the channel's fate: false when the server left it out. */
+type ServedListener = (served: boolean) => void;
 
 interface Pending {
   resolve: (v: unknown) => void;
@@ -31,6 +33,7 @@ export class LiveSocket {
   /** Channels a screen asked for in this turn: sent as one subscribe request (a chain asks for ~100). */
   private toSubscribe = new Set<string>();
   private handlers = new Map<string, Set<Handler>>();
+  private servedListeners = new Map<string, Set<ServedListener>>();
   private stateListeners = new Set<(s: ConnState) => void>();
   private backoff = MIN_BACKOFF_MS;
   private token: string | null = null;
@@ -158,8 +161,17 @@ export class LiveSocket {
     else if (token && this.state === 'open') void this.sendSubscribe([...this.handlers.keys()].filter(isPrivate)).catch(() => undefined);
   }
 
-  /** Subscribes `handler` to `channel` (kept across reconnects); returns the unsubscribe. */
-  subscribe(channel: string, handler: Handler): () => void {
+  /**
+   * Subscribes `handler` to `channel` (kept across reconnects); returns the unsubscribe. `onServed`
+   * hears after every subscribe answer for the channel whether the server took it (a stream gateway
+   * leaves out channels it does not carry: the caller can then fall back to polling).
+   */
+  subscribe(channel: string, handler: Handler, onServed?: ServedListener): () => void {
+    if (onServed) {
+      let ls = this.servedListeners.get(channel);
+      if (!ls) this.servedListeners.set(channel, (ls = new Set()));
+      ls.add(onServed);
+    }
     let hs = this.handlers.get(channel);
     const fresh = !hs;
     if (!hs) {
@@ -178,6 +190,11 @@ export class LiveSocket {
       this.toSubscribe.add(channel);
     }
     return () => {
+      if (onServed) {
+        const ls = this.servedListeners.get(channel);
+        ls?.delete(onServed);
+        if (ls?.size === 0) this.servedListeners.delete(channel);
+      }
       const set = this.handlers.get(channel);
       if (!set) return;
       set.delete(handler);
@@ -199,8 +216,13 @@ export class LiveSocket {
     const pub = channels.filter((c) => !isPrivate(c));
     const priv = channels.filter(isPrivate);
     // at most 500 channels per connection (server bound); the screens stay far below
-    if (pub.length > 0) await this.request('public/subscribe', { channels: pub });
-    if (priv.length > 0 && this.token) await this.request('private/subscribe', { channels: priv });
+    if (pub.length > 0) this.tellServed(pub, await this.request('public/subscribe', { channels: pub }));
+    if (priv.length > 0 && this.token) this.tellServed(priv, await this.request('private/subscribe', { channels: priv }));
+  }
+
+  private tellServed(asked: string[], answer: unknown): void {
+    const refused = new Set(leftOut(asked, answer));
+    for (const c of asked) for (const l of this.servedListeners.get(c) ?? []) l(!refused.has(c));
   }
 
   close(): void {
@@ -208,6 +230,16 @@ export class LiveSocket {
     if (this.retryTimer !== undefined) clearTimeout(this.retryTimer);
     this.ws?.close();
   }
+}
+
+/**
+ * The channels a subscribe answer leaves out: the answer lists the channels subscribed (Deribit's
+ * shape); one that is not a list says nothing, so nothing counts as refused.
+ */
+export function leftOut(asked: string[], answer: unknown): string[] {
+  if (!Array.isArray(answer)) return [];
+  const took = new Set(answer);
+  return asked.filter((c) => !took.has(c));
 }
 
 /** Channels of one user, subscribed with private/subscribe: user.*, the block-trade confirmations and an account's block RFQs (the public block_rfq.trades.* is not). */

@@ -1,7 +1,8 @@
 // A combo's market in the strategy builder (issue 34): its order book from `book.{combo}.100ms`
 // (lib/book.ts; a click on a level fills the combo ticket) and its ticker (`ticker.{combo}.100ms`:
-// mark, last, band), the order ticket for the combo (the ordinary private/buy|sell with its name),
-// the user's combo orders and the combo fills. Fills are the user's leg trades carrying this `combo_id`, one row per `combo_trade_id`, at the
+// mark, last, band; from a server that leaves these channels out of its subscribe answer, a stream
+// gateway, public/get_order_book and public/ticker are asked every second instead), the order ticket
+// for the combo (the ordinary private/buy|sell with its name), the user's combo orders and the combo fills. Fills are the user's leg trades carrying this `combo_id`, one row per `combo_trade_id`, at the
 // net price (the sum of ratio x leg price, worked in integer ticks). Combo orders are those this
 // screen placed plus what `get_open_orders_by_instrument`, `get_order_history_by_instrument`,
 // `get_order_state` and
@@ -9,7 +10,7 @@
 // tells nothing, and the fills after an order are then counted as its fills.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import * as fmt from '../lib/format.ts';
-import { Book, type BookMessage } from '../lib/book.ts';
+import { Book, type BookMessage, type Level, type LevelChange } from '../lib/book.ts';
 import { live, priv, useChannel, useEpoch } from '../lib/live.ts';
 import { errorText } from '../lib/rpc.ts';
 import { comboFills, inferFilled, type ComboRecord, type LegTrade } from '../lib/strategy.ts';
@@ -17,6 +18,9 @@ import type { TicketFill } from '../lib/ticketStore.ts';
 import type { Order, Ticker } from '../lib/types.ts';
 import { useFrameRedraw } from './chain.tsx';
 import { OrderTicket } from './ticket.tsx';
+
+/** How often a combo's book and ticker are asked when the server will not stream them. */
+const COMBO_POLL_MS = 1000;
 
 function ComboBook({ id, onLevel }: { id: string; onLevel: (side: 'buy' | 'sell', price: number) => void }) {
   const book = useRef(new Book(id));
@@ -26,15 +30,39 @@ function ComboBook({ id, onLevel }: { id: string; onLevel: (side: 'buy' | 'sell'
     book.current = new Book(id);
     redraw();
   }, [id]);
-  useChannel(channel, (d) => {
+  const bookRefused = useChannel(channel, (d) => {
     if (book.current.apply(d as BookMessage) === 'gap') void live.resnapshot(channel).catch(() => undefined);
     redraw();
   });
   // the combo's ticker: its mark (the net of the legs' marks), band and last trade
   const [t, setT] = useState<Ticker | null>(null);
-  useChannel(`ticker.${id}.100ms`, (d) => {
+  const tickerRefused = useChannel(`ticker.${id}.100ms`, (d) => {
     setT(d as Ticker);
   });
+  // a channel left out of the subscribe answer (a stream gateway carries no combo book): asked every
+  // second while this is shown, each answer taken as a fresh snapshot
+  useEffect(() => {
+    if (!bookRefused && !tickerRefused) return;
+    let alive = true;
+    const poll = () => {
+      if (document.hidden) return; // a tab in the background asks nothing
+      if (bookRefused) {
+        void live.request<{ change_id: number; bids: Level[]; asks: Level[] }>('public/get_order_book', { instrument_name: id, depth: 5 }).then((r) => {
+          if (!alive) return;
+          const level = ([p, a]: Level): LevelChange => ['new', p, a];
+          book.current.apply({ type: 'snapshot', instrument_name: id, change_id: r.change_id, bids: r.bids.map(level), asks: r.asks.map(level) });
+          redraw();
+        }, () => undefined);
+      }
+      if (tickerRefused) void live.request<Ticker>('public/ticker', { instrument_name: id }).then((x) => alive && setT(x), () => undefined);
+    };
+    poll();
+    const every = setInterval(poll, COMBO_POLL_MS);
+    return () => {
+      alive = false;
+      clearInterval(every);
+    };
+  }, [id, bookRefused, tickerRefused]);
   const b = book.current;
   const asks = b.askLadder(5).reverse();
   const bids = b.bidLadder(5);
@@ -67,6 +95,7 @@ function ComboBook({ id, onLevel }: { id: string; onLevel: (side: 'buy' | 'sell'
         </p>
       )}
       {!b.ready && <p class="muted">Waiting for the combo's book…</p>}
+      {bookRefused && b.ready && <p class="muted" data-combo-polled="true">Not streamed here: read every second.</p>}
       {b.ready && asks.length === 0 && bids.length === 0 && <p class="muted">No orders on this combo yet.</p>}
     </div>
   );
