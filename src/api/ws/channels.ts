@@ -2,7 +2,7 @@
 // A name that does not parse, names an unknown instrument or an unsupported variant yields null; the
 // subscribe request is then refused with an error naming it (never a silent empty result).
 import { CURRENCY_CODES, type CurrencyCode } from '../../domain/currency.ts';
-import { RESOLUTIONS } from '../methods/marketData.ts';
+import { RESOLUTIONS } from '../methods/candles.ts';
 import { BOOK_GROUPS, parseParityChannel, type ParitySpec } from './parityChannels.ts';
 import { parseRfqChannel, type RfqSpec } from '../../blockrfq/channels.ts';
 

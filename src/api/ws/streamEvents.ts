@@ -38,7 +38,7 @@ import type { Order, Trade } from '../../engine/types.ts';
 import type { MmpTriggerEvent } from '../../engine/mmp.ts';
 import { renderPosition } from '../methods/account.ts';
 import { expirationEstimate, lockedIndices } from '../methods/market.ts';
-import { RESOLUTIONS, candleAt, foldTradeInto, type Candle } from '../methods/marketData.ts';
+import { RESOLUTIONS, candleAt, foldTradeInto, type Candle } from '../methods/candles.ts';
 import { coin } from '../render.ts';
 import { volatilityIndex } from '../../market/volIndex.ts';
 import { renderAnnouncement } from '../methods/announcements.ts';
