@@ -250,7 +250,7 @@ function calibrate(s: Engine): { revaluationUs: number; sumUs: number } {
   let price = 100_000;
   let both = Infinity;
   let sums = Infinity;
-  let units = { both: 0, sums: 0 };
+  const units = { both: 0, sums: 0 };
   for (let r = 0; r < 3; r++) {
     s.apply({ t: 'index', currency: 'BTC', price: (price += 10), manual: true, by: null });
     const run = () => {
