@@ -39,8 +39,9 @@ const AMOUNT_UNIT = 10 ** AMOUNT_SCALE;
 /**
  * Work units of the recompute, counted in `PmRisk.work`: one scenario of one leg added to (or taken
  * from) an account's sums is 1; one revaluation (a Black-76 price of a series in one scenario) is
- * `revaluation`, measured at 13-14 sums on this code (0.19 us against 0.014 us; bench/pmBench.ts
- * prints both costs in its calibration line).
+ * `revaluation`: measured at 4.5 to 13 sums on this machine (bench/pmBench.ts prints both costs in
+ * its calibration line; 0.12-0.19 us against 0.014-0.028 us), taken near the top so that a step
+ * full of revaluations stays within its share of time.
  */
 export const WORK = Object.freeze({ revaluation: 12 });
 
