@@ -14,7 +14,7 @@
 //
 // The two runs follow each other (the frames have to exist before they are replayed), so a change
 // of the machine's load between them is not evened out as the alternated sections do.
-import { fork, type ChildProcess } from 'node:child_process';
+import { fork } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -24,7 +24,7 @@ import { loadConfig } from '../src/app/config.ts';
 import { startExchange } from '../src/app/services.ts';
 import { fanoutMarket } from './fanoutMarket.ts';
 import { atMost, judgedText, type SectionResult } from './judged.ts';
-import { runIfMain } from './support.ts';
+import { forkBenchClients, runIfMain } from './support.ts';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const CONNECTIONS = Number(process.env.BENCH_FANOUT_CONNECTIONS || 1000);
@@ -56,31 +56,6 @@ interface Delivered {
 }
 
 const wall = () => performance.timeOrigin + performance.now();
-
-/** The bench's client processes (bench/wsBenchClient.ts) and the way to wait for their messages. */
-function clientProcesses(): { clients: ChildProcess[]; from: <T>(pick: (m: any) => T | undefined) => Promise<T[]> } {
-  const clients = Array.from({ length: CLIENT_PROCESSES }, () =>
-    fork(path.join(HERE, 'wsBenchClient.ts'), [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }),
-  );
-  const from = <T>(pick: (m: any) => T | undefined) =>
-    Promise.all(
-      clients.map(
-        (client) =>
-          new Promise<T>((resolve, reject) => {
-            const on = (m: any) => {
-              const v = pick(m);
-              if (v !== undefined) {
-                client.off('message', on);
-                resolve(v);
-              }
-            };
-            client.on('message', on);
-            client.once('exit', (code) => reject(new Error(`bench client exited (${code})`)));
-          }),
-      ),
-    );
-  return { clients, from };
-}
 
 /** The clients' delays merged (0.1 ms buckets, bench/wsBenchClient.ts) into quantiles. */
 function merged(parts: ClientResult[]): Delivered {
@@ -128,7 +103,7 @@ async function strikebookRun(): Promise<{ d: Delivered; rounds: Round[]; cmdsPer
   const app = await startExchange(config, pino({ level: 'silent' }));
   const s = app.services;
   const flow: Array<() => void> = [];
-  const { clients, from } = clientProcesses();
+  const { clients, from, kill } = forkBenchClients(CLIENT_PROCESSES);
   try {
     const { ladders, startFlow } = await fanoutMarket(s, INSTRUMENTS);
     // the commit time of every book change and last trade of a batch (as bench/gatewayBench.ts):
@@ -196,7 +171,7 @@ async function strikebookRun(): Promise<{ d: Delivered; rounds: Round[]; cmdsPer
     return { d: merged(parts), rounds, cmdsPerSec, serverCpu: (cpu.user + cpu.system) / 1e6 };
   } finally {
     for (const stop of flow) stop();
-    for (const c of clients) c.kill('SIGKILL');
+    kill();
     await app.close();
     rmSync(dataDir, { recursive: true, force: true });
   }
@@ -205,7 +180,7 @@ async function strikebookRun(): Promise<{ d: Delivered; rounds: Round[]; cmdsPer
 /** The reference's run: the same rounds on the same schedule from a bare ws server to fresh connections. */
 async function bareRun(rounds: Round[], channels: string[]): Promise<{ d: Delivered; serverCpu: number; lateMs: number }> {
   const server = fork(path.join(HERE, 'bareFanoutServer.ts'), [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  const { clients, from } = clientProcesses();
+  const { clients, from, kill } = forkBenchClients(CLIENT_PROCESSES);
   try {
     const port = await new Promise<number>((resolve, reject) => {
       server.once('message', (m: { port: number }) => resolve(m.port));
@@ -229,7 +204,7 @@ async function bareRun(rounds: Round[], channels: string[]): Promise<{ d: Delive
     const lateMs = Math.max(0, ...starts.map((t, i) => t - (start + rounds[i]!.offsetMs)));
     return { d: merged(await results), serverCpu: cpuSeconds, lateMs };
   } finally {
-    for (const c of clients) c.kill('SIGKILL');
+    kill();
     server.kill('SIGKILL');
   }
 }
