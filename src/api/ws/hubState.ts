@@ -41,15 +41,20 @@ export interface Group {
 /** A round's bytes for one group, written to its members `WRITES_PER_TURN` sockets a turn. */
 export interface Pending {
   bytes: Buffer;
+  /** the members as of the round; those before `next` are written (`flushOwed` may reorder the rest) */
   subs: Subscriber[];
   next: number;
 }
 
 /**
- * Socket writes per event-loop turn. A write to a loopback socket costs ~10 µs of kernel time, so a
- * conflated round to 1,000 connections held the engine thread for 10-15 ms in one turn; written 200
- * a turn, orders and commits run between the slices (each ~2 ms). Raw rounds (after a commit) are
- * written at once: they are small and their order against the commands' answers matters.
+ * Socket writes per piece of fan-out work: a released round is written this many connections at a
+ * time, oldest round first, each further slice in a turn of its own (setImmediate), so orders,
+ * commits and reads run between the slices. Bounded by work (writes), not by the clock: a write
+ * (the connection's buffer check and `socket.write`) cost 1.5-3 us of engine thread on these
+ * machines (bench/fanoutRawBench.ts prints the pieces), so a slice stays near 0.5 ms and under
+ * the 2 ms line of issue 36 with room for a loaded machine; a raw round to 1,000 connections in one
+ * turn held the thread up to 5 ms. A connection owed a round writes it before its own answers
+ * (`Subscriber.owed`), so slicing changes no connection's order.
  */
 export const WRITES_PER_TURN = 200;
 
@@ -57,9 +62,8 @@ export const WRITES_PER_TURN = 200;
 export interface HeldRound {
   /** the last seq of the batch it was rendered with (released when that is durable) */
   seq: number;
-  /** the raw round's writes: made at once when released (their order against answers matters) */
+  /** the raw round's writes, and the conflated rounds' after them: `WRITES_PER_TURN` a turn */
   raw: Pending[];
-  /** conflated rounds' writes: `WRITES_PER_TURN` a turn */
   agg: Pending[];
   /** what `onBatch` asked to run once the batch is durable (the NATS publish) */
   post: (() => void) | null;
