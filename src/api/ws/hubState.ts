@@ -50,11 +50,13 @@ export interface Pending {
  * Socket writes per piece of fan-out work: a released round is written this many connections at a
  * time, oldest round first, each further slice in a turn of its own (setImmediate), so orders,
  * commits and reads run between the slices. Bounded by work (writes), not by the clock: a write
- * (the connection's buffer check and `socket.write`) cost 1.5-3 us of engine thread on these
- * machines (bench/fanoutRawBench.ts prints the pieces), so a slice stays near 0.5 ms and under
- * the 2 ms line of issue 36 with room for a loaded machine; a raw round to 1,000 connections in one
- * turn held the thread up to 5 ms. A connection owed a round writes it before its own answers
- * (`Subscriber.owed`), so slicing changes no connection's order.
+ * (the connection's buffer check and `socket.write` of a raw round's 0.3-1 KB) is a few us of
+ * engine thread; under bench/fanoutRawBench.ts on a 2-core machine at load 15-20 a slice of 200
+ * took 1.5 ms of process CPU (p50; the journal's and GC threads included) and a whole round to
+ * 1,000 connections 5.6-6.8 ms, so 200 keeps a slice under issue 36's 2 ms line with room. A
+ * connection owed a round writes it before its own answers (`Subscriber.owed`), so slicing
+ * changes no connection's order. The cost: each slice after the first waits for a turn of the
+ * loop, which on a heavily loaded machine can let a backlog of rounds build (docs/architecture.md).
  */
 export const WRITES_PER_TURN = 200;
 
