@@ -197,7 +197,8 @@ export function renderRound(
         if (spec.cadence !== cadence) break;
         const uid = topic.userId!;
         comboRows ??= comboTradesOf(ex, ch.trades);
-        const mine = comboRows.filter((row) => isComboTradeOf(row, uid) && selects(spec.sel, row.r.id, ex.combos.currencyOf(row.r) as CurrencyCode));
+        const leg = spec.leg;
+        const mine = comboRows.filter((row) => isComboTradeOf(row, uid) && (leg !== undefined ? row.r.legs.some((l) => l.instrument === leg) : selects(spec.sel, row.r.id, ex.combos.currencyOf(row.r) as CurrencyCode)));
         if (mine.length > 0) deliver(topic, notification(topic.channel, JSON.stringify(mine.map((row) => renderUserComboTrade(ex, row, uid)))));
         break;
       }
