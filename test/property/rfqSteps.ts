@@ -154,7 +154,7 @@ export class RfqStories {
     if (plot === 'multi') {
       steps.push(...quotes(2 + g.int(3)));
       // now and then a two-way maker (its other side may cross its own: 13910), an edit, a cancel
-      if (g.chance(0.3)) steps.splice(1, 0, (ex, st) => this.quote(ex, st, { side: st.side }));
+      if (g.chance(0.3)) steps.splice(1, 0, (ex, st) => this.quote(ex, st, { side: st.side, again: true }));
       if (g.chance(0.25)) steps.push((ex, st) => this.edit(ex, st));
       if (g.chance(0.2)) steps.push((ex, st) => this.cancelOne(ex, st));
       steps.push((ex, st) => this.accept(ex, st, false));
@@ -164,8 +164,8 @@ export class RfqStories {
       if (g.chance(0.2)) steps.push((ex, st) => ({ t: 'rfq_trigger_cancel', userId: st.taker, rfqId: st.rfqId }));
       steps.push((ex, st) => ({ t: 'rfq_cancel', userId: st.taker, rfqId: st.rfqId }));
     } else if (plot === 'short') {
-      // the thin maker quotes best; the others cover the amount at worse prices; its cash leaves;
-      // the acceptance passes it over (or, when its margin still carries it, fills it first)
+      // one maker quotes best (one lot); the others cover the amount at worse prices; the first's
+      // cash leaves; the acceptance passes it over (or, when its margin still carries it, fills it first)
       steps.push(
         (ex, st) => this.quote(ex, st, { maker: st.short, better: true, lots: 1 }),
         ...quotes(2 + g.int(2), { notMaker: s.short }),
@@ -202,7 +202,8 @@ export class RfqStories {
     const r = this.open(ex, s);
     if (r === null) return null;
     const eligible = s.makers.filter((m) => m !== o.notMaker);
-    const fresh = eligible.filter((m) => !s.quoted.has(m));
+    // a maker that has not quoted yet (several makers fill one acceptance), or one that has (two-way)
+    const fresh = eligible.filter((m) => o.again === true ? s.quoted.has(m) : !s.quoted.has(m));
     const maker = o.maker ?? g.pick(fresh.length > 0 ? fresh : eligible);
     if (maker === undefined) return null;
     s.quoted.add(maker);
@@ -361,6 +362,8 @@ interface QuoteStyle {
   maker?: number;
   notMaker?: number;
   side?: 0 | 1;
+  /** by a maker that quoted this RFQ already */
+  again?: boolean;
   /** priced better for the taker than the others (the mark -20% / +10% per leg) */
   better?: boolean;
   /** this many lots of the first leg's instrument */
