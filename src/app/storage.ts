@@ -97,7 +97,7 @@ export async function openStorage(config: Config, log: Logger, onCommandError: (
     const recovered = recover(journal, onCommandError, views);
     logRecovered(recovered);
     // opened after recovery, on the file recovery just read (startJournalWriter's contract)
-    const writer = await startJournalWriter(config.dataDir, () => journal.lastSeq(), retentionOf(config));
+    const writer = await startJournalWriter(config.dataDir, () => journal.lastSeq(), { retention: retentionOf(config) });
     return {
       ...recovered,
       role: 'leader',

@@ -88,7 +88,7 @@ port.on('message', (req: WriterRequest) => {
   if (closing) return;
   // after a failed write nothing more is written, whatever the journal would still accept: the
   // engine thread stops on the failure, and writes handed over before it learned of it must not land
-  if (failure !== null && (req.op === 'append' || req.op === 'snapshot')) {
+  if (failure !== null && (req.op === 'append' || req.op === 'snapshot' || req.op === 'snapshotPart' || req.op === 'snapshotDone')) {
     answer({ ok: false, message: `${req.op} refused, an earlier write failed (${failure}); restart and recover` });
     return;
   }
@@ -102,12 +102,32 @@ port.on('message', (req: WriterRequest) => {
         compact();
         break;
       }
-      case 'snapshot':
+      case 'snapshot': {
+        const t0 = performance.now();
         journal.saveSnapshot(req.seq, req.data);
+        if (process.env.TRACE_JOURNAL) process.stderr.write(`TRACE snapshot write seq ${req.seq} ${req.data.length} chars ${(performance.now() - t0).toFixed(1)} ms\n`);
+        }
         answer({ ok: true });
         committed(req.data.length);
         compact();
         break;
+      case 'snapshotPart': {
+        const t0 = performance.now();
+        journal.saveSnapshotPart(req.seq, req.part, req.data);
+        if (process.env.TRACE_JOURNAL) process.stderr.write(`TRACE snapshot part ${req.part} seq ${req.seq} ${req.data.length} chars ${(performance.now() - t0).toFixed(1)} ms\n`);
+        answer({ ok: true });
+        committed(req.data.length);
+        break;
+      }
+      case 'snapshotDone': {
+        const t0 = performance.now();
+        journal.finishSnapshot(req.seq, req.parts);
+        if (process.env.TRACE_JOURNAL) process.stderr.write(`TRACE snapshot done seq ${req.seq} ${(performance.now() - t0).toFixed(1)} ms\n`);
+        answer({ ok: true });
+        committed(0);
+        compact();
+        break;
+      }
       case 'pragmas':
         answer({ ok: true, pragmas: pragmaState(journal.connections()[0]!) });
         break;
