@@ -52,11 +52,19 @@ function committed(bytes: number): void {
     () => {
       checkpointing = false;
       if (failure !== null || closing) return;
+      // Much committed while it ran (a snapshot's parts, issue 36): the other thread copies that too,
+      // rather than this one with every batch waiting behind the copy and its fsync.
+      if (sinceCheckpoint >= CHECKPOINT_AFTER_WAL_BYTES) {
+        committed(0);
+        return;
+      }
       // The other thread copied the frames committed when it started; the few committed since are
       // copied here. SQLite starts the WAL over from its beginning only when nothing in it is left
       // to copy; under steady load that never happens by itself, and the WAL file would grow.
       try {
+        const t0 = performance.now();
         journal.checkpoint();
+        if (process.env.TRACE_JOURNAL && performance.now() - t0 > 20) process.stderr.write(`TRACE writer checkpoint ${(performance.now() - t0).toFixed(1)} ms\n`);
       } catch (err) {
         failure ??= `WAL checkpoint failed: ${err instanceof Error ? err.message : String(err)}`;
       }
