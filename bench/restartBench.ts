@@ -21,7 +21,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
 import { loadConfig } from '../src/app/config.ts';
+import { MARKET_VIEWS_META } from '../src/app/plannedStop.ts';
 import { startExchange, type Services } from '../src/app/services.ts';
+import { openSqliteJournal } from '../src/journal/sqliteJournal.ts';
 import type { Command } from '../src/engine/commands.ts';
 import { stepTick } from '../src/domain/instrument.ts';
 import { fanoutMarket } from './fanoutMarket.ts';
@@ -113,6 +115,26 @@ export async function buildJournal(dataDir: string): Promise<{ snapshotSeq: numb
     return { snapshotSeq: snap.seq, lastSeq: s.ex.seq, buildS: (performance.now() - t0) / 1000, failed, resting: bids };
   } finally {
     await app.close();
+    asCrashLeftIt(dataDir, SNAPSHOT_AT);
+  }
+}
+
+/**
+ * The journal as a crash at its last record leaves it: the snapshot the planned stop just wrote at
+ * the end (src/app/plannedStop.ts) and the read models saved with it are removed, so that the
+ * latest snapshot is the one at `snapshotSeq` and a restart replays what follows it.
+ */
+function asCrashLeftIt(dataDir: string, snapshotSeq: number): void {
+  const journal = openSqliteJournal(dataDir);
+  try {
+    const db = journal.connections()[0]!;
+    db.transaction(() => {
+      db.prepare('DELETE FROM snapshots WHERE seq > ?').run(snapshotSeq);
+      db.prepare('DELETE FROM snapshot_parts WHERE seq > ?').run(snapshotSeq);
+      db.prepare('DELETE FROM meta WHERE key = ?').run(MARKET_VIEWS_META);
+    }).immediate();
+  } finally {
+    journal.close();
   }
 }
 

@@ -102,18 +102,12 @@ export class BackgroundSnapshots {
 
   private start(seq: number): void {
     const started = performance.now();
-    if (process.env.TRACE_JOURNAL) process.stderr.write(`TRACE snapshot start t=${(started / 1000).toFixed(2)} seq ${seq}\n`);
     const job: SnapshotJob = { dataDir: this.opts.dataDir, databaseUrl: this.opts.databaseUrl, seq };
     const worker = startTsWorker(new URL('./snapshotWorker.ts', import.meta.url), job);
     let outcome: SnapshotOutcome | null = null;
     worker.once('message', (m: SnapshotOutcome) => {
       outcome = m;
-      if (process.env.TRACE_JOURNAL) process.stderr.write(`TRACE snapshot built t=${(performance.now() / 1000).toFixed(2)} in ${(performance.now() - started).toFixed(0)} ms\n`);
-      if (m.ok && m.data !== null) {
-        const t1 = performance.now();
-        this.saving = this.sequencer.saveSnapshot(m.seq, m.data);
-        if (process.env.TRACE_JOURNAL) void this.saving.then(() => process.stderr.write(`TRACE snapshot saved t=${(performance.now() / 1000).toFixed(2)} after ${(performance.now() - t1).toFixed(0)} ms\n`));
-      }
+      if (m.ok && m.data !== null) this.saving = this.sequencer.saveSnapshot(m.seq, m.data);
       // its one answer is in: whatever might still keep the thread alive, it is done
       void worker.terminate();
     });

@@ -180,7 +180,6 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
         onCommitted: (cmds, seconds, followed) => {
           // a standby applies the leader's batches: it wrote no journal batch of its own
           if (!followed) {
-            if (process.env.TRACE_JOURNAL && seconds > 0.05) process.stderr.write(`TRACE slow commit t=${(performance.now() / 1000).toFixed(2)} ${(seconds * 1000).toFixed(0)} ms ${cmds.length} cmds\n`);
             metrics.committed(cmds, seconds);
             services.ha.lastCommitAt = performance.now();
           }

@@ -62,9 +62,7 @@ function committed(bytes: number): void {
       // copied here. SQLite starts the WAL over from its beginning only when nothing in it is left
       // to copy; under steady load that never happens by itself, and the WAL file would grow.
       try {
-        const t0 = performance.now();
         journal.checkpoint();
-        if (process.env.TRACE_JOURNAL && performance.now() - t0 > 20) process.stderr.write(`TRACE writer checkpoint ${(performance.now() - t0).toFixed(1)} ms\n`);
       } catch (err) {
         failure ??= `WAL checkpoint failed: ${err instanceof Error ? err.message : String(err)}`;
       }
@@ -110,27 +108,20 @@ port.on('message', (req: WriterRequest) => {
         compact();
         break;
       }
-      case 'snapshot': {
-        const t0 = performance.now();
+      case 'snapshot':
         journal.saveSnapshot(req.seq, req.data);
-        if (process.env.TRACE_JOURNAL) process.stderr.write(`TRACE snapshot write seq ${req.seq} ${req.data.length} chars ${(performance.now() - t0).toFixed(1)} ms\n`);
-        }
         answer({ ok: true });
         committed(req.data.length);
         compact();
         break;
       case 'snapshotPart': {
-        const t0 = performance.now();
         journal.saveSnapshotPart(req.seq, req.part, req.data);
-        if (process.env.TRACE_JOURNAL) process.stderr.write(`TRACE snapshot part ${req.part} seq ${req.seq} ${req.data.length} chars ${(performance.now() - t0).toFixed(1)} ms\n`);
         answer({ ok: true });
         committed(req.data.length);
         break;
       }
       case 'snapshotDone': {
-        const t0 = performance.now();
         journal.finishSnapshot(req.seq, req.parts);
-        if (process.env.TRACE_JOURNAL) process.stderr.write(`TRACE snapshot done seq ${req.seq} ${(performance.now() - t0).toFixed(1)} ms\n`);
         answer({ ok: true });
         committed(0);
         compact();

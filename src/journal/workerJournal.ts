@@ -97,7 +97,7 @@ export interface JournalWriterOptions {
 
 export async function startJournalWriter(dir: string, lastSeq: () => number, opts: JournalWriterOptions = {}): Promise<WorkerJournalWriter> {
   const { retention } = opts;
-  const partChars = opts.snapshotPartChars ?? (Number(process.env.BENCH_SNAPSHOT_PART_CHARS) || SNAPSHOT_PART_CHARS);
+  const partChars = opts.snapshotPartChars ?? SNAPSHOT_PART_CHARS;
   const thread = threadRequests<WriterRequest, WriterReply & { ok: true }>(startTsWorker(new URL('./journalWorker.ts', import.meta.url), { dir, retention }), 'journal writer');
   // the first message is the worker's own: its connections are open (or it failed to open them)
   await thread.ready;
