@@ -41,7 +41,7 @@ export type ChannelSpec =
   | { k: 'platform_state' }
   | { k: 'user.orders'; sel: Selector; cadence: Cadence }
   | { k: 'user.trades'; sel: Selector; cadence: Cadence }
-  /** user.combo_trades.*: the caller's combo trades (a combo's name, or kind option_combo/any), the leader's only */
+  /** user.combo_trades.*: the caller's combo trades (a combo's name, or kind option_combo/any) */
   | { k: 'user.combo_trades'; sel: Selector; cadence: Cadence }
   | { k: 'user.changes'; sel: Selector; cadence: Cadence }
   | { k: 'user.portfolio'; currency: CurrencyCode | null }
@@ -125,8 +125,8 @@ function selector(parts: string[], known: (name: string) => boolean, combo?: (na
  * issue 31 (parityChannels.ts: grouped books, volatility index, incremental ticker, public-methods
  * state), which the leader's hub serves; a reader that cannot serve them leaves it off. `combo` says
  * whether a name is a combo (issue 34): its `book.*`, `ticker.*`, `trades.*` and `user.combo_trades.*`
- * channels and `trades.option_combo.{currency}.*` are served by the leader's hub only (the stream gateways' events
- * carry no combo book), so a reader without it refuses them.
+ * channels and `trades.option_combo.{currency}.*`; a reader without it refuses them (the leader's
+ * hub and the stream gateways both pass it).
  */
 export function parseChannel(name: string, known: (instrument: string) => boolean, opts: { parity?: boolean; rfq?: boolean; combo?: (name: string) => boolean } = {}): ChannelSpec | null {
   if (typeof name !== 'string' || name.length > 128) return null;
@@ -250,18 +250,24 @@ const CCY = ['BTC', 'ETH', 'any'];
 const IDX = ['btc_usd', 'eth_usd'];
 const INST = ['(instrument_name)'];
 
+const COMBO = ['(combo_name)'];
+
 /**
  * Every channel the WebSocket serves (API.md 6 and issue 17); a test subscribes one of each, on the
- * leader and through a gateway. The combos' channels (`book.`, `ticker.`, `trades.` of a combo's name,
- * `trades.option_combo.{currency}.*` and `user.combo_trades.*`, docs/api-notes.md "Combo market data") are the leader's
- * only, so they are not listed here.
+ * leader and through a gateway. The combos' channels (issue 34, docs/api-notes.md "Combo market
+ * data") are listed with a `{combo_name}` (a combo id, public/get_combo_ids), where Deribit writes
+ * `{instrument_name}` for every kind: a client can tell from the list which families take a combo.
  */
 export const CHANNELS: ChannelInfo[] = [
   { channel: 'book.{instrument_name}.{interval}', access: 'public', params: { instrument_name: INST, interval: IV }, data: 'snapshot, then changes [action, price, amount] chained by prev_change_id' },
   { channel: 'book.{instrument_name}.{group}.{depth}.{interval}', access: 'public', params: { instrument_name: INST, group: [...BOOK_GROUPS.keys()], depth: ['1', '10', '20'], interval: IV }, data: '{timestamp, instrument_name, change_id, bids, asks} truncated to depth; a group sums levels into buckets of that many base ticks (bids down, asks up)' },
   { channel: 'trades.{instrument_name}.{interval}', access: 'public', params: { instrument_name: INST, interval: IV }, data: 'array of public trades' },
-  { channel: 'trades.{kind}.{currency}.{interval}', access: 'public', params: { kind: KIND, currency: CCY, interval: IV }, data: 'array of public trades' },
+  { channel: 'trades.{kind}.{currency}.{interval}', access: 'public', params: { kind: [...KIND, 'option_combo'], currency: CCY, interval: IV }, data: 'array of public trades (option_combo: the combo trades; option and any: the option trades, a combo fill\'s leg trades included)' },
   { channel: 'ticker.{instrument_name}.{interval}', access: 'public', params: { instrument_name: INST, interval: IV }, data: 'ticker object (public/ticker), when it changed' },
+  { channel: 'book.{combo_name}.{interval}', access: 'public', params: { combo_name: COMBO, interval: IV }, data: 'the combo\'s own book: snapshot, then changes [action, net price, amount] chained by prev_change_id (change_id as public/get_order_book)' },
+  { channel: 'book.{combo_name}.{group}.{depth}.{interval}', access: 'public', params: { combo_name: COMBO, group: [...BOOK_GROUPS.keys()], depth: ['1', '10', '20'], interval: IV }, data: '{timestamp, instrument_name, change_id, bids, asks} of the combo\'s book truncated to depth' },
+  { channel: 'ticker.{combo_name}.{interval}', access: 'public', params: { combo_name: COMBO, interval: IV }, data: 'the combo\'s ticker (public/ticker: net mark and band of its legs), when it changed' },
+  { channel: 'trades.{combo_name}.{interval}', access: 'public', params: { combo_name: COMBO, interval: IV }, data: 'array of the combo\'s trades (trade_id COMBO-n, net price, combo_id, combo_trade_id)' },
   { channel: 'quote.{instrument_name}', access: 'public', params: { instrument_name: INST }, data: '{timestamp, instrument_name, best_bid_price, best_bid_amount, best_ask_price, best_ask_amount}' },
   { channel: 'chart.trades.{instrument_name}.{resolution}', access: 'public', params: { instrument_name: INST, resolution: ['1', '3', '5', '10', '15', '30', '60', '120', '180', '360', '720', '1D'] }, data: '{tick, open, high, low, close, volume, cost}' },
   { channel: 'deribit_price_index.{index_name}', access: 'public', params: { index_name: IDX }, data: '{index_name, price, timestamp}' },
@@ -279,6 +285,8 @@ export const CHANNELS: ChannelInfo[] = [
   { channel: 'user.orders.{kind}.{currency}.{interval}', access: 'private', params: { kind: [...KIND, 'option_combo', 'combo'], currency: CCY, interval: IV }, data: 'raw: one order; else an array of orders' },
   { channel: 'user.trades.{instrument_name}.{interval}', access: 'private', params: { instrument_name: INST, interval: IV }, data: 'array of user trades' },
   { channel: 'user.trades.{kind}.{currency}.{interval}', access: 'private', params: { kind: KIND, currency: CCY, interval: IV }, data: 'array of user trades' },
+  { channel: 'user.combo_trades.{combo_name}.{interval}', access: 'private', params: { combo_name: COMBO, interval: IV }, data: 'array of the caller\'s combo trades (its side, fee the sum of its leg fees, legs: its leg trades)' },
+  { channel: 'user.combo_trades.{kind}.{currency}.{interval}', access: 'private', params: { kind: ['option_combo', 'any'], currency: CCY, interval: IV }, data: 'array of the caller\'s combo trades' },
   { channel: 'user.changes.{instrument_name}.{interval}', access: 'private', params: { instrument_name: INST, interval: IV }, data: '{instrument_name, orders, trades, positions}' },
   { channel: 'user.changes.{kind}.{currency}.{interval}', access: 'private', params: { kind: KIND, currency: CCY, interval: IV }, data: '{instrument_name, orders, trades, positions}' },
   { channel: 'user.portfolio.{currency}', access: 'private', params: { currency: ['BTC', 'ETH', 'USDC', 'any'] }, data: 'account summary (private/get_account_summary)' },
