@@ -3,7 +3,7 @@
 // the conflated channels, tickers and portfolios read from the leader, the handling of each event
 // message from NATS (src/gateway/natsStream.ts), and subscribe/unsubscribe.
 import type { Logger } from 'pino';
-import { channelScope, isComboName, isPrivate, parseChannel, selects, type ChannelSpec } from '../api/ws/channels.ts';
+import { channelScope, isComboName, isPrivate, parseChannel, selects, selectsComboTrade, type ChannelSpec } from '../api/ws/channels.ts';
 import { textFrame } from '../api/ws/hub.ts';
 import { ERR } from '../domain/errors.ts';
 import { BookMirror, type BookChange, type BookSnapshot, type L2 } from './bookMirror.ts';
@@ -192,7 +192,7 @@ export async function startStreams(deps: StreamDeps): Promise<Streams> {
         const mine = trades();
         if (mine.length > 0) deliver(t, JSON.stringify(mine));
       } else if (spec.k === 'user.combo_trades') {
-        const mine = (comboTradeUserWindow.get(t.userId) ?? []).filter((x) => selects(spec.sel, x.instrument_name, currencyOf(x.instrument_name) as never));
+        const mine = (comboTradeUserWindow.get(t.userId) ?? []).filter((x) => selectsComboTrade(spec, x.instrument_name, currencyOf(x.instrument_name) as never, legNames(x)));
         if (mine.length > 0) deliver(t, JSON.stringify(mine));
       } else if (spec.k === 'user.changes') {
         // per instrument, orders first then trades (the hub's grouping); the position as it is now
@@ -318,7 +318,7 @@ export async function startStreams(deps: StreamDeps): Promise<Streams> {
         if (mine.length > 0) deliver(t, JSON.stringify(mine));
       } else if (spec.k === 'user.combo_trades') {
         // rendered for this user by the leader (src/api/ws/comboStreamEvents.ts): its side of each combo trade
-        const mine = pick(parsed().combo_trades ?? []);
+        const mine = (parsed().combo_trades ?? []).filter((x) => selectsComboTrade(spec, x.instrument_name, currencyOf(x.instrument_name) as never, legNames(x)));
         if (mine.length > 0) deliver(t, JSON.stringify(mine));
       } else if (spec.k === 'user.changes') {
         const e = parsed();
@@ -567,4 +567,10 @@ export async function startStreams(deps: StreamDeps): Promise<Streams> {
 /** The number of an order id, with or without its currency (`ETH-584864807`: ids other than BTC's carry it). */
 function idNumber(id: string): number {
   return Number(id.slice(id.lastIndexOf('-') + 1));
+}
+
+/** The legs' names of a user combo trade the leader rendered (its `legs`: the user's leg trades, one per leg). */
+function legNames(t: Record<string, unknown>): string[] {
+  const legs = t.legs;
+  return Array.isArray(legs) ? legs.map((l) => (l as { instrument_name?: unknown }).instrument_name).filter((n): n is string => typeof n === 'string') : [];
 }
