@@ -17,10 +17,9 @@ import { TriggerOrder } from '../engine/triggers.ts';
 import { averagePrice, coin, money, orderId, renderOrder, renderUserTrade, tradeIdOf, tradeIv, tradeLiquidation } from './render.ts';
 import { RenderedJson } from './reads/rendered.ts';
 
-/** A number as JSON.stringify writes it (NaN and infinities are null), as a piece of the text:
- *  the join writes a number as `${x}` does. */
-function num(x: number): number | string {
-  return Number.isFinite(x) ? x : 'null';
+/** A number as JSON.stringify writes it (NaN and infinities are null). */
+function num(x: number): string {
+  return Number.isFinite(x) ? `${x}` : 'null';
 }
 
 /** A string as JSON.stringify writes it: text a client chose (labels, ids) may need escapes. */
@@ -35,95 +34,65 @@ function instName(inst: Instrument): string {
   return s;
 }
 
-function moneyOf(minor: number, currency: CurrencyCode): number | string {
+function moneyOf(minor: number, currency: CurrencyCode): string {
   return num(money(minor, currency));
 }
 
-/**
- * The pieces of an answer's text, joined once (`join('')`): strings, numbers and booleans only,
- * which the join writes as a template literal does (never null or undefined: the join would write
- * nothing for them). Built by concatenation, an order's answer was a rope of ~100 strings that
- * counting its bytes copied flat (bench/allocProfile.ts --ws: 2.1 KiB per order on the engine thread
- * for the order and its trades).
- */
-type Pieces = (string | number | boolean)[];
-
 /** JSON.stringify(renderOrder(o)). */
 export function orderJson(o: Order | TriggerOrder): string {
-  const p: Pieces = [];
-  pushOrder(p, o);
-  return p.join('');
-}
-
-function pushOrder(p: Pieces, o: Order | TriggerOrder): void {
-  if (o instanceof TriggerOrder || o.origin !== null) {
-    p.push(JSON.stringify(renderOrder(o)));
-    return;
-  }
+  if (o instanceof TriggerOrder || o.origin !== null) return JSON.stringify(renderOrder(o));
   const inst = o.inst;
   const type = o.type === 'liquidation' ? 'limit' : o.type;
   const amount = lotsToAmount(inst, o.amount);
   const avg = averagePrice(o);
-  p.push(
-    '{"order_id":"', orderId(o), '","order_state":"', o.state, '","order_type":"', type, '","time_in_force":"', o.tif,
-    '","instrument_name":', instName(inst), ',"direction":"', o.side === BUY ? 'buy' : 'sell', '","price":', num(o.type === 'market' ? avg : priceToNumber(o.price)),
-    ',"amount":', num(amount), ',"contracts":', num(amount / inst.contractSize), ',"filled_amount":', num(lotsToAmount(inst, o.filled)), ',"average_price":', num(avg),
-    ',"commission":', moneyOf(o.commission, inst.currency), ',"label":', str(o.label), ',"creation_timestamp":', num(o.created), ',"last_update_timestamp":', num(o.lastUpdate),
-    ',"post_only":', o.postOnly, ',"reduce_only":', o.reduceOnly, ',"api":true,"web":false,"mobile":false,"is_liquidation":', o.isLiquidation,
-    ',"replaced":false,"risk_reducing":false,"mmp":', o.mmp !== null, ',"profit_loss":0',
-  );
-  if (o.type === 'market') p.push(',"original_order_type":"market"');
-  if (o.postOnly) p.push(',"reject_post_only":', o.rejectPostOnly);
-  if (o.cancelReason !== null) p.push(',"cancel_reason":"', o.cancelReason, '"');
-  if (o.advanced !== null) p.push(',"advanced":"', o.advanced, '"');
-  if (o.clientOrderId !== null) p.push(',"client_order_id":', str(o.clientOrderId));
-  if (o.expiresAt > 0) p.push(',"expiration_timestamp":', num(o.expiresAt));
+  let s =
+    `{"order_id":"${orderId(o)}","order_state":"${o.state}","order_type":"${type}","time_in_force":"${o.tif}",` +
+    `"instrument_name":${instName(inst)},"direction":"${o.side === BUY ? 'buy' : 'sell'}","price":${num(o.type === 'market' ? avg : priceToNumber(o.price))},` +
+    `"amount":${num(amount)},"contracts":${num(amount / inst.contractSize)},"filled_amount":${num(lotsToAmount(inst, o.filled))},"average_price":${num(avg)},` +
+    `"commission":${moneyOf(o.commission, inst.currency)},"label":${str(o.label)},"creation_timestamp":${num(o.created)},"last_update_timestamp":${num(o.lastUpdate)},` +
+    `"post_only":${o.postOnly},"reduce_only":${o.reduceOnly},"api":true,"web":false,"mobile":false,"is_liquidation":${o.isLiquidation},` +
+    `"replaced":false,"risk_reducing":false,"mmp":${o.mmp !== null},"profit_loss":0`;
+  if (o.type === 'market') s += ',"original_order_type":"market"';
+  if (o.postOnly) s += `,"reject_post_only":${o.rejectPostOnly}`;
+  if (o.cancelReason !== null) s += `,"cancel_reason":"${o.cancelReason}"`;
+  if (o.advanced !== null) s += `,"advanced":"${o.advanced}"`;
+  if (o.clientOrderId !== null) s += `,"client_order_id":${str(o.clientOrderId)}`;
+  if (o.expiresAt > 0) s += `,"expiration_timestamp":${num(o.expiresAt)}`;
   const m = o.mmp;
   if (m !== null) {
-    p.push(',"mmp_cancelled":', o.cancelReason === 'mmp_trigger');
+    s += `,"mmp_cancelled":${o.cancelReason === 'mmp_trigger'}`;
     if (m.quoteId !== null) {
-      p.push(',"quote":true,"quote_id":', str(m.quoteId), ',"mmp_group":', m.group === null ? 'null' : str(m.group));
-      if (m.quoteSetId !== null) p.push(',"quote_set_id":', str(m.quoteSetId));
+      s += `,"quote":true,"quote_id":${str(m.quoteId)},"mmp_group":${m.group === null ? 'null' : str(m.group)}`;
+      if (m.quoteSetId !== null) s += `,"quote_set_id":${str(m.quoteSetId)}`;
     }
   }
-  p.push('}');
+  return `${s}}`;
 }
 
 /** JSON.stringify(renderUserTrade(t, userId)). */
 export function userTradeJson(t: Trade, userId: number): string {
-  const p: Pieces = [];
-  pushUserTrade(p, t, userId);
-  return p.join('');
-}
-
-function pushUserTrade(p: Pieces, t: Trade, userId: number): void {
   const isMaker = t.makerOrder.userId === userId;
   const order = isMaker ? t.makerOrder : t.takerOrder;
-  if (order.origin !== null || t.block !== undefined || t.combo !== undefined) {
-    p.push(JSON.stringify(renderUserTrade(t, userId)));
-    return;
-  }
+  if (order.origin !== null || t.block !== undefined || t.combo !== undefined) return JSON.stringify(renderUserTrade(t, userId));
   const inst = t.inst;
   const amount = lotsToAmount(inst, t.lots);
   const mark = coin(t.markPrice);
   const iv = tradeIv(t);
   const liq = tradeLiquidation(t);
-  p.push(
-    '{"trade_id":"', tradeIdOf(inst.currency, t.id), '","trade_seq":', num(t.seq), ',"instrument_name":', instName(inst), ',"timestamp":', num(t.ts),
-    ',"direction":"', order.side === BUY ? 'buy' : 'sell',
-    '","tick_direction":', num(t.tickDirection), ',"price":', num(priceToNumber(t.price)), ',"amount":', num(amount), ',"contracts":', num(amount / inst.contractSize),
-    ',"index_price":', num(t.indexPrice), ',"mark_price":', mark === null ? 'null' : num(mark), ',"iv":', iv === null ? 'null' : num(iv),
-    liq === null ? ',"order_id":"' : `,"liquidation":"${liq}","order_id":"`, orderId(order),
-    '","order_type":"', order.type, '","liquidity":"', isMaker ? 'M' : 'T', '","fee":', moneyOf(isMaker ? t.makerFee : t.takerFee, inst.currency),
-    ',"fee_currency":"', inst.currency, '","state":"', isMaker ? t.makerState : t.takerState, '","label":', str(order.label), ',"post_only":', order.postOnly,
-    ',"reduce_only":', order.reduceOnly, ',"underlying_price":', num(t.indexPrice), ',"api":true,"mmp":', order.mmp !== null,
-  );
+  let s =
+    `{"trade_id":"${tradeIdOf(inst.currency, t.id)}","trade_seq":${num(t.seq)},"instrument_name":${instName(inst)},"timestamp":${num(t.ts)},"direction":"${order.side === BUY ? 'buy' : 'sell'}",` +
+    `"tick_direction":${num(t.tickDirection)},"price":${num(priceToNumber(t.price))},"amount":${num(amount)},"contracts":${num(amount / inst.contractSize)},` +
+    `"index_price":${num(t.indexPrice)},"mark_price":${mark === null ? 'null' : num(mark)},"iv":${iv === null ? 'null' : num(iv)},${liq === null ? '' : `"liquidation":"${liq}",`}"order_id":"${orderId(order)}",` +
+    `"order_type":"${order.type}","liquidity":"${isMaker ? 'M' : 'T'}","fee":${moneyOf(isMaker ? t.makerFee : t.takerFee, inst.currency)},` +
+    `"fee_currency":"${inst.currency}","state":"${isMaker ? t.makerState : t.takerState}","label":${str(order.label)},"post_only":${order.postOnly},` +
+    `"reduce_only":${order.reduceOnly},"underlying_price":${num(t.indexPrice)},"api":true,"mmp":${order.mmp !== null}`;
   const m = order.mmp;
   if (m !== null && m.quoteId !== null) {
-    p.push(',"quote_id":', str(m.quoteId));
-    if (m.quoteSetId !== null) p.push(',"quote_set_id":', str(m.quoteSetId));
+    s += `,"quote_id":${str(m.quoteId)}`;
+    if (m.quoteSetId !== null) s += `,"quote_set_id":${str(m.quoteSetId)}`;
   }
-  p.push(',"risk_reducing":false,"matching_id":null,"self_trade":false,"profit_loss":0}');
+  s += `,"risk_reducing":false,"matching_id":null,"self_trade":false,"profit_loss":0`;
+  return `${s}}`;
 }
 
 /**
@@ -142,18 +111,13 @@ export class PlacedJson extends RenderedJson {
 }
 
 export function placedJson(order: Order | TriggerOrder, trades: readonly Trade[], userId: number): PlacedJson {
-  // one join for the order and its trades: the text is flat from the start (Pieces above). It stays
-  // alive until its batch is durable, so a rope's nodes were copied by every scavenge meanwhile.
-  const p: Pieces = ['{"order":'];
-  pushOrder(p, order);
-  p.push(',"trades":[');
-  for (let i = 0; i < trades.length; i++) {
-    if (i > 0) p.push(',');
-    pushUserTrade(p, trades[i]!, userId);
-  }
-  p.push(']}');
-  const placed = new PlacedJson(p.join(''), order.id, order.state);
-  // counted now, while the text is in the cache (a flat one-byte text is only scanned)
+  let s = `{"order":${orderJson(order)},"trades":[`;
+  for (let i = 0; i < trades.length; i++) s += (i === 0 ? '' : ',') + userTradeJson(trades[i]!, userId);
+  const placed = new PlacedJson(`${s}]}`, order.id, order.state);
+  // Counting the bytes now flattens the text: built by concatenation it is a rope of ~100 small
+  // strings (4-5x the flat size), and it stays alive until its batch is durable, so every
+  // scavenge meanwhile copied all of them (scavenges were ~30% of the engine thread under the
+  // WebSocket orders bench). The send flattened it anyway, later.
   void placed.bytes;
   return placed;
 }
