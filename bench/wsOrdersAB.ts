@@ -35,7 +35,8 @@ interface Side {
 function spawnFrom(root: string, port: number, dataDir: string): ChildProcess {
   const pkg = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts: { start: string } };
   const words = pkg.scripts.start.split(/\s+/);
-  const flags = words.slice(1, words.indexOf('--import'));
+  // the node flags between `node` and `--import` ("exec node --import tsx ..." has none)
+  const flags = words.slice(words.indexOf('node') + 1, words.indexOf('--import'));
   return spawn(process.execPath, [...flags, ...benchServerArgs(), '--import', 'tsx', 'src/app/main.ts'], {
     cwd: root,
     stdio: ['ignore', 'ignore', 'inherit'],

@@ -2,10 +2,10 @@
 // client_order_id fingerprints and their bounded memory, what a reduce-only order may still reduce
 // (and what the pre-trade walk may count on from reduce-only makers), tick directions and the
 // position accounting of a fill.
-import { premiumOf, type Instrument } from '../domain/instrument.ts';
+import { premiumOf, tradeFee, type Instrument } from '../domain/instrument.ts';
 import type { Command } from './commands.ts';
 import type { Exchange } from './exchange.ts';
-import { BUY, type Side } from './orderBook.ts';
+import { BUY, type OrderBook, type Side } from './orderBook.ts';
 import type { Order, OrderExposure, Position, Trade, User } from './types.ts';
 
 type PlaceCmd = Extract<Command, { t: 'place' }>;
@@ -128,4 +128,58 @@ export function applyFill(p: Position, inst: Instrument, delta: number, price: n
   const opening = Math.abs(delta) - closing;
   if (opening > 0) p.openCost = Math.sign(delta) * premiumOf(inst, price, opening);
   if (p.size === 0) p.openCost = 0;
+}
+
+/**
+ * The pre-trade walk of the liquidity an order would meet (Trading.place): the self-trade check,
+ * what fill-or-kill may fill and what a market order may cost. One per Trading, reused, with its
+ * visitor made once: the closure place() passed before captured its locals, so V8 kept them in a
+ * heap context allocated for every order, resting or not, and every read of them in place() went
+ * through it. A limit order short of the other side's best price meets nothing and is not walked.
+ */
+export class LiquidityWalk {
+  /** Lots the walk may count on (ReduceOnlyMakers), premium and taker fee of all of them, and
+   *  whether it stopped at the taker's own order. Read after `run`. */
+  fillable = 0;
+  cost = 0;
+  selfTrade = false;
+  private userId = 0;
+  private lots = 0;
+  private inst: Instrument | null = null;
+  private reduceOnlyMakers: ReduceOnlyMakers | null = null;
+
+  constructor(private readonly ex: Exchange) {}
+
+  /** Walks `book` for a taker of `side` (limit NaN: a market order) of `lots` lots of user `userId`. */
+  run(book: OrderBook<Order>, side: Side, limit: number, userId: number, inst: Instrument, lots: number): void {
+    this.fillable = 0;
+    this.cost = 0;
+    this.selfTrade = false;
+    // the walk's own stop (a level beyond the limit), taken before it starts; NaN compares false
+    const best = side === BUY ? book.bestAsk() : book.bestBid();
+    if (Number.isNaN(best) || (side === BUY ? best > limit : best < limit)) return;
+    this.userId = userId;
+    this.lots = lots;
+    this.inst = inst;
+    try {
+      book.walk(side, limit, this.visit);
+    } finally {
+      this.inst = null;
+      this.reduceOnlyMakers = null; // made only when there is liquidity, one per walk
+    }
+  }
+
+  private readonly visit = (maker: Order): boolean => {
+    if (maker.userId === this.userId) {
+      this.selfTrade = true;
+      return false;
+    }
+    const inst = this.inst!;
+    this.reduceOnlyMakers ??= new ReduceOnlyMakers(this.ex, inst);
+    const q = Math.min(maker.remaining, this.lots - this.fillable);
+    this.fillable += this.reduceOnlyMakers.fill(maker, q);
+    // the cost of all it may fill: a reduce-only maker can fill more than it surely will
+    this.cost += premiumOf(inst, maker.price, q) + tradeFee(inst, maker.price, q, inst.takerCommission);
+    return this.fillable < this.lots;
+  };
 }

@@ -11,7 +11,7 @@ import type { MmpTag } from './mmp.ts';
 import { editOrder } from './edit.ts';
 import { BUY, SELL, type OrderBook, type Side } from './orderBook.ts';
 import { settleFill } from './fillSettlement.ts';
-import { ReduceOnlyMakers, nextEightUtc, reduceOnlyOpenLots, reducibleBy, requestPrint, forgetOldestClientOrderIds } from './orderRules.ts';
+import { LiquidityWalk, nextEightUtc, reduceOnlyOpenLots, reducibleBy, requestPrint, forgetOldestClientOrderIds } from './orderRules.ts';
 import { newOrder, type CancelReason, type Order, type OrderExposure, type Trade, type User } from './types.ts';
 
 type PlaceCmd = Extract<Command, { t: 'place' }>;
@@ -40,8 +40,12 @@ export class Trading {
   /** @internal (fillSettlement.ts adds to it) */
   readonly touched: User[] = [];
 
+  /** The pre-trade walk, reused by every place (orderRules.ts). */
+  private readonly liquidity: LiquidityWalk;
+
   constructor(private readonly ex: Exchange) {
     this.risk = new RiskEngine(ex);
+    this.liquidity = new LiquidityWalk(ex);
   }
 
   // ---- entry -----------------------------------------------------------------------------------
@@ -150,25 +154,16 @@ export class Trading {
     const limit = c.type === 'limit' ? price : NaN;
 
     // one walk of the liquidity the order would meet: self-trade check, FOK check, market cost
+    // (LiquidityWalk: no closure here, so that place() keeps its locals off the heap)
     let fillable = 0;
     let fillCost = 0;
-    let selfTrade = false;
     if (!(c.postOnly && c.type === 'limit')) {
-      let reduceOnlyMakers: ReduceOnlyMakers | null = null; // made only when there is liquidity
-      book.walk(side, c.type === 'limit' ? price : NaN, (maker) => {
-        if (maker.userId === user.id) {
-          selfTrade = true;
-          return false;
-        }
-        reduceOnlyMakers ??= new ReduceOnlyMakers(ex, inst);
-        const q = Math.min(maker.remaining, lots - fillable);
-        fillable += reduceOnlyMakers.fill(maker, q);
-        // the cost of all it may fill: a reduce-only maker can fill more than it surely will
-        fillCost += premiumOf(inst, maker.price, q) + tradeFee(inst, maker.price, q, inst.takerCommission);
-        return fillable < lots;
-      });
+      const w = this.liquidity;
+      w.run(book, side, c.type === 'limit' ? price : NaN, user.id, inst, lots);
+      if (w.selfTrade) return reject(ERR.OTHER_REJECT, 'self_trade');
+      fillable = w.fillable;
+      fillCost = w.cost;
     }
-    if (selfTrade) return reject(ERR.OTHER_REJECT, 'self_trade');
 
     // risk: the account must carry the order as if it all rested (buys: premium + fee; sells: the
     // initial margin of the short it would open, API.md 5.3). No fee for sells: a sell's fee is at
