@@ -41,9 +41,16 @@ export async function snapshotAtStop(p: PlannedStopParts): Promise<{ seq: number
     // not fatal: the snapshot alone still spares the replay; the read models rebuild as after a crash
     p.log.error({ err }, 'market read models not saved at stop');
   }
-  const taken = p.sequencer.takeSnapshot();
+  // not fatal either: a stop whose snapshot cannot be written (the database going away under it)
+  // still stops cleanly, and the next start replays from the last snapshot as after a crash
+  const taken = p.sequencer.takeSnapshot({ failureIsFatal: false });
   if (taken === null) return null;
-  await taken.saved;
+  try {
+    await taken.saved;
+  } catch (err) {
+    p.log.error({ err }, 'snapshot at stop not written; the next start replays the journal');
+    return null;
+  }
   p.log.info({ seq: taken.seq, bytes: taken.bytes, ms: Math.round(performance.now() - started) }, 'snapshot at stop');
   return { seq: taken.seq, bytes: taken.bytes };
 }

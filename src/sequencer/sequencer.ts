@@ -359,7 +359,7 @@ export class Sequencer {
    * completes writes in order and refuses a snapshot past its last record). Returns the snapshot's
    * seq and size and its write (resolved once the journal has it), or null when none was written.
    */
-  takeSnapshot(): { seq: number; bytes: number; saved: Promise<void> } | null {
+  takeSnapshot(opts: { failureIsFatal?: boolean } = {}): { seq: number; bytes: number; saved: Promise<void> } | null {
     if (this.failed !== null) return null;
     this.sinceSnapshot = 0;
     const seq = this.lastSeq;
@@ -371,7 +371,7 @@ export class Sequencer {
       return null;
     }
     this.handOver();
-    const saved = this.saveSnapshot(seq, data);
+    const saved = this.saveSnapshot(seq, data, opts.failureIsFatal ?? true);
     return this.failed === null ? { seq, bytes: data.length, saved } : null;
   }
 
@@ -380,18 +380,22 @@ export class Sequencer {
    * refuses one past its last record, so `seq` must be handed over already (it is when durable).
    * Resolves once the journal has it (or has failed, which stops the sequencer).
    */
-  saveSnapshot(seq: number, data: string): Promise<void> {
+  saveSnapshot(seq: number, data: string, failureIsFatal = true): Promise<void> {
     if (this.failed !== null) return Promise.resolve();
     let written: void | Promise<void>;
     try {
       written = this.journal.saveSnapshot(seq, data);
     } catch (err) {
+      // a stopped sequencer (the snapshot of a planned stop) writes nothing after it: the caller
+      // logs the failure and the stop goes on; the journal alone still recovers everything
+      if (!failureIsFatal) return Promise.reject(err instanceof Error ? err : new Error(String(err)));
       // The journal refuses every write after a failed one, so carrying on would only fail later
       // (and until then acknowledge nothing): stop now, like a failed append (DESIGN.md rule 3).
       this.fail(err);
       return Promise.resolve();
     }
-    return written instanceof Promise ? written.catch((err: unknown) => this.fail(err)) : Promise.resolve();
+    if (!(written instanceof Promise)) return Promise.resolve();
+    return failureIsFatal ? written.catch((err: unknown) => this.fail(err)) : written;
   }
 
   /** Hands over what is pending and refuses further commands; resolves once all of it is durable. */

@@ -260,6 +260,21 @@ test('a failing snapshot write is fatal too, after the batch it followed was ack
   await assert.rejects(seq.submit(index(3), () => 3), /journal write failed/);
 });
 
+test('the snapshot of a planned stop (failureIsFatal false) that cannot be written rejects its promise and stops nothing', async () => {
+  const journal = new MemoryJournal();
+  const { seq, fatal } = rig({}, journal);
+  assert.equal(await seq.submit(index(1), () => 1), 1);
+  journal.saveSnapshot = () => {
+    throw new Error('relation "snapshots" does not exist');
+  };
+  const taken = seq.takeSnapshot({ failureIsFatal: false });
+  assert.ok(taken !== null);
+  await assert.rejects(taken.saved, /does not exist/);
+  // with the default the same failure is fatal (the test above): here nothing is
+  assert.equal(fatal.length, 0);
+  assert.equal(await seq.submit(index(2), () => 2), 2);
+});
+
 test('a state that cannot be serialized skips the snapshot without stopping the sequencer', async () => {
   const journal = new MemoryJournal();
   const snapshotErrors: unknown[] = [];
