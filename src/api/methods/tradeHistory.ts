@@ -12,6 +12,8 @@ import { comboOf, comboTradeRows, currencyComboTrades, renderComboTrade, type Co
 import { instrumentOrReject } from './bookReads.ts';
 
 const Sorting = Type.Union([Type.Literal('asc'), Type.Literal('desc'), Type.Literal('default')], { default: 'default' });
+/** The params every trade query ends with, in this order (the docs page and OpenAPI list them so). */
+const TRADE_PAGE = { end_timestamp: Type.Optional(Timestamp), count: Count(10), sorting: Sorting, include_old: Type.Optional(Type.Boolean()) };
 
 interface TradeQuery {
   startTs?: number;
@@ -80,10 +82,7 @@ export const lastTradesByInstrumentMethod = defineMethod({
     start_seq: Type.Optional(Type.Integer({ minimum: 0 })),
     end_seq: Type.Optional(Type.Integer({ minimum: 0 })),
     start_timestamp: Type.Optional(Timestamp),
-    end_timestamp: Type.Optional(Timestamp),
-    count: Count(10),
-    sorting: Sorting,
-    include_old: Type.Optional(Type.Boolean()),
+    ...TRADE_PAGE,
   }),
   handler(ctx, p) {
     const ex = ctx.services.ex;
@@ -99,10 +98,7 @@ export const lastTradesByInstrumentAndTimeMethod = defineMethod({
   params: Type.Object({
     instrument_name: InstrumentName,
     start_timestamp: Timestamp,
-    end_timestamp: Type.Optional(Timestamp),
-    count: Count(10),
-    sorting: Sorting,
-    include_old: Type.Optional(Type.Boolean()),
+    ...TRADE_PAGE,
   }),
   handler(ctx, p) {
     const ex = ctx.services.ex;
@@ -119,10 +115,7 @@ export const lastTradesByCurrencyMethod = defineMethod({
     start_id: Type.Optional(Type.String({ maxLength: 32 })),
     end_id: Type.Optional(Type.String({ maxLength: 32 })),
     start_timestamp: Type.Optional(Timestamp),
-    end_timestamp: Type.Optional(Timestamp),
-    count: Count(10),
-    sorting: Sorting,
-    include_old: Type.Optional(Type.Boolean()),
+    ...TRADE_PAGE,
   }),
   handler(ctx, p) {
     const ex = ctx.services.ex;
@@ -141,10 +134,7 @@ export const lastTradesByCurrencyAndTimeMethod = defineMethod({
     currency: CurrencyParam,
     kind: KindParam,
     start_timestamp: Timestamp,
-    end_timestamp: Type.Optional(Timestamp),
-    count: Count(10),
-    sorting: Sorting,
-    include_old: Type.Optional(Type.Boolean()),
+    ...TRADE_PAGE,
   }),
   handler(ctx, p) {
     const ex = ctx.services.ex;
