@@ -1,7 +1,7 @@
 // How a gateway routes the stream's event messages (src/gateway/natsStream.ts) to its channels and
 // renders them: book changes to the book, depth and quote channels, the 100 ms tick of the
 // conflated channels, tickers and portfolios read from the leader, public and private events.
-import { selects } from '../api/ws/channels.ts';
+import { selects, selectsComboTrade } from '../api/ws/channels.ts';
 import type { BookChange } from './bookMirror.ts';
 import type { Topic } from './clientConn.ts';
 import { PORTFOLIO_CURRENCIES, currencyOf, quoteOf, takesTrades, volKey, type PrivateEvent } from './channelData.ts';
@@ -93,7 +93,7 @@ export function startRouting(core: StreamCore, deps: Pick<StreamDeps, 'prefix' |
         const mine = trades();
         if (mine.length > 0) deliver(t, JSON.stringify(mine));
       } else if (spec.k === 'user.combo_trades') {
-        const mine = (comboTradeUserWindow.get(t.userId) ?? []).filter((x) => selects(spec.sel, x.instrument_name, currencyOf(x.instrument_name) as never));
+        const mine = (comboTradeUserWindow.get(t.userId) ?? []).filter((x) => selectsComboTrade(spec, x.instrument_name, currencyOf(x.instrument_name) as never, legNames(x)));
         if (mine.length > 0) deliver(t, JSON.stringify(mine));
       } else if (spec.k === 'user.changes') {
         // per instrument, orders first then trades (the hub's grouping); the position as it is now
@@ -219,7 +219,7 @@ export function startRouting(core: StreamCore, deps: Pick<StreamDeps, 'prefix' |
         if (mine.length > 0) deliver(t, JSON.stringify(mine));
       } else if (spec.k === 'user.combo_trades') {
         // rendered for this user by the leader (src/api/ws/comboStreamEvents.ts): its side of each combo trade
-        const mine = pick(parsed().combo_trades ?? []);
+        const mine = (parsed().combo_trades ?? []).filter((x) => selectsComboTrade(spec, x.instrument_name, currencyOf(x.instrument_name) as never, legNames(x)));
         if (mine.length > 0) deliver(t, JSON.stringify(mine));
       } else if (spec.k === 'user.changes') {
         const e = parsed();
@@ -350,4 +350,10 @@ export function startRouting(core: StreamCore, deps: Pick<StreamDeps, 'prefix' |
 /** The number of an order id, with or without its currency (`ETH-584864807`: ids other than BTC's carry it). */
 function idNumber(id: string): number {
   return Number(id.slice(id.lastIndexOf('-') + 1));
+}
+
+/** The legs' names of a user combo trade the leader rendered (its `legs`: the user's leg trades, one per leg). */
+function legNames(t: Record<string, unknown>): string[] {
+  const legs = t.legs;
+  return Array.isArray(legs) ? legs.map((l) => (l as { instrument_name?: unknown }).instrument_name).filter((n): n is string => typeof n === 'string') : [];
 }

@@ -80,7 +80,8 @@ function suite(spec: TargetSpec): void {
   test("a combo's book change, trade and ticker arrive with the leader's frames; leg and combo trades each on their own channels", async () => {
     const id = await newCombo(2);
     const PUBLIC = [`book.${id}.raw`, `trades.${id}.raw`, 'trades.option_combo.BTC.raw', 'trades.option_combo.any.100ms', `ticker.${id}.100ms`, 'trades.option.BTC.raw', 'trades.any.any.100ms', `trades.${option}.raw`];
-    const PRIVATE = [`user.combo_trades.${id}.raw`, 'user.combo_trades.any.any.100ms'];
+    // the leg form of user.combo_trades too (a leg's name: the trades of its combos)
+    const PRIVATE = [`user.combo_trades.${id}.raw`, 'user.combo_trades.any.any.100ms', `user.combo_trades.${option}.raw`, `user.combo_trades.${put}.100ms`];
     const sides = { leader: tg.srv.url, target: tg.ws } as const;
     const conns: Record<string, Record<string, WsClient>> = { leader: {}, target: {} };
     try {
@@ -111,7 +112,9 @@ function suite(spec: TargetSpec): void {
         data(c, `ticker.${id}.100ms`).some((d) => d.last_price === price) &&
         data(c, `trades.${option}.raw`).length > 0 &&
         data(c, `user.combo_trades.${id}.raw`).length > 0 &&
-        data(c, 'user.combo_trades.any.any.100ms').length > 0;
+        data(c, 'user.combo_trades.any.any.100ms').length > 0 &&
+        data(c, `user.combo_trades.${option}.raw`).length > 0 &&
+        data(c, `user.combo_trades.${put}.100ms`).length > 0;
       for (const c of [lead, via]) await c.until(() => settled(c), 5000, 'the fill on every channel');
 
       // the book: the snapshot (but its timestamp: the moment each read it) and every change equal
@@ -157,6 +160,7 @@ function suite(spec: TargetSpec): void {
       assert.equal(mine[0].direction, 'buy');
       assert.equal(mine[0].liquidity, 'T');
       assert.equal(mine[0].legs.length, 2);
+      for (const ch of [`user.combo_trades.${option}.raw`, `user.combo_trades.${put}.100ms`]) assert.deepEqual(data(via, ch).flat(), mine, `${ch}: the combo trade of that leg`);
       // given the leader time to send the other user anything (the taker's came through already)
       await new Promise((r) => setTimeout(r, 300));
       for (const side of ['leader', 'target']) for (const ch of PRIVATE) assert.deepEqual(data(conns[side]![OTHER]!, ch), [], `${side}: ${ch} of another user`);

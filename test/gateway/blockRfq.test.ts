@@ -29,6 +29,11 @@ test('through a gateway process: every block_rfq.* channel as on the leader, pri
   for (const e of [TAKER, MAKER, MAKER2, OTHER]) tokens[e] = await userToken(srv.url, admin, e, { currency: 'BTC', amount: 10 });
   const idOf = async (email: string): Promise<number> => (await ok(srv.url, 'private/get_block_rfq_user_info', {}, tokens[email])).users[0].user_id;
   for (const m of [MAKER, MAKER2]) await ok(srv.url, 'private/set_block_rfq_maker', { user_id: await idOf(m), is_maker: true }, admin);
+  // three more makers, never connected: an anonymous RFQ must reach at least 5 makers (Deribit's rule)
+  for (const e of ['gwrfq-maker3@example.com', 'gwrfq-maker4@example.com', 'gwrfq-maker5@example.com']) {
+    tokens[e] = await userToken(srv.url, admin, e, { currency: 'BTC', amount: 10 });
+    await ok(srv.url, 'private/set_block_rfq_maker', { user_id: await idOf(e), is_maker: true }, admin);
+  }
   const call = await atmCall(srv.url);
   const cheap = await cheapCall(srv.url);
   const gw = await spawnGateway({ STRIKEBOOK_LEADER_URL: srv.url, NATS_URL: ns.url, STRIKEBOOK_NATS_STREAM: ns.stream, STRIKEBOOK_NATS_SUBJECT_PREFIX: ns.prefix });

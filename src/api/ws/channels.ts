@@ -41,8 +41,11 @@ export type ChannelSpec =
   | { k: 'platform_state' }
   | { k: 'user.orders'; sel: Selector; cadence: Cadence }
   | { k: 'user.trades'; sel: Selector; cadence: Cadence }
-  /** user.combo_trades.*: the caller's combo trades (a combo's name, or kind option_combo/any) */
-  | { k: 'user.combo_trades'; sel: Selector; cadence: Cadence }
+  /**
+   * user.combo_trades.*: the caller's combo trades (a combo's name, a leg's name, or kind
+   * option_combo/any); `leg`: the trades of every combo with that instrument as a leg
+   */
+  | { k: 'user.combo_trades'; sel: Selector; cadence: Cadence; leg?: string }
   | { k: 'user.changes'; sel: Selector; cadence: Cadence }
   | { k: 'user.portfolio'; currency: CurrencyCode | null }
   /** user.mmp_trigger.{index_name}: the caller's MMP triggers of that index (any group) */
@@ -204,7 +207,7 @@ export function parseChannel(name: string, known: (instrument: string) => boolea
         const c = p.length === 3 ? indexCurrency(p[2]) : null;
         return c ? { k: 'user.mmp_trigger', currency: c, indexName: p[2] } : null;
       }
-      if (p[1] === 'combo_trades') return opts.combo === undefined ? null : comboTradesChannel(p.slice(2), opts.combo);
+      if (p[1] === 'combo_trades') return opts.combo === undefined ? null : comboTradesChannel(p.slice(2), known, opts.combo);
       if (p[1] !== 'orders' && p[1] !== 'trades' && p[1] !== 'changes') return null;
       const s = selector(p.slice(2), known, undefined, p[1] === 'orders');
       return s ? { k: `user.${p[1]}`, ...s } : null;
@@ -215,18 +218,30 @@ export function parseChannel(name: string, known: (instrument: string) => boolea
 }
 
 /**
- * `user.combo_trades.{combo}.{interval}` or `user.combo_trades.{kind}.{currency}.{interval}`: kind
- * `option_combo` or `any` (Strikebook has no future combos, so both select every combo of the currency).
+ * `user.combo_trades.{instrument_name}.{interval}` or `user.combo_trades.{kind}.{currency}.{interval}`.
+ * The instrument is a combo (its trades) or, as in Deribit's own example (`user.combo_trades.BTC-PERPETUAL.100ms`
+ * brings a trade of `BTC-FS-2SEP22_PERP`), a listed instrument: the trades of every combo it is a leg
+ * of. Kind `option_combo` or `any` (Strikebook has no future combos, so both select every combo of the currency).
  */
-function comboTradesChannel(parts: string[], combo: (name: string) => boolean): ChannelSpec | null {
+function comboTradesChannel(parts: string[], known: (name: string) => boolean, combo: (name: string) => boolean): ChannelSpec | null {
   if (parts.length === 2) {
     const cadence = cadenceOf(parts[1]);
-    return cadence && combo(parts[0]) ? { k: 'user.combo_trades', sel: { instrument: parts[0], currency: null, combo: true }, cadence } : null;
+    if (!cadence) return null;
+    if (combo(parts[0])) return { k: 'user.combo_trades', sel: { instrument: parts[0], currency: null, combo: true }, cadence };
+    return known(parts[0]) ? { k: 'user.combo_trades', sel: { instrument: null, currency: null, combo: true }, cadence, leg: parts[0] } : null;
   }
   if (parts.length !== 3 || (parts[0] !== 'option_combo' && parts[0] !== 'any')) return null;
   const cadence = cadenceOf(parts[2]);
   const currency = currencyOf(parts[1]);
   return cadence && currency !== undefined ? { k: 'user.combo_trades', sel: { instrument: null, currency, combo: true }, cadence } : null;
+}
+
+/**
+ * Whether a `user.combo_trades.*` channel selects a combo trade: by the combo's name or currency, or
+ * in the leg form by one of the combo's legs (`legs`: their instrument names).
+ */
+export function selectsComboTrade(spec: Extract<ChannelSpec, { k: 'user.combo_trades' }>, combo: string, currency: CurrencyCode, legs: readonly string[]): boolean {
+  return spec.leg !== undefined ? legs.includes(spec.leg) : selects(spec.sel, combo, currency);
 }
 
 export function selects(sel: Selector, instrument: string, currency: CurrencyCode): boolean {
@@ -286,6 +301,7 @@ export const CHANNELS: ChannelInfo[] = [
   { channel: 'user.trades.{instrument_name}.{interval}', access: 'private', params: { instrument_name: INST, interval: IV }, data: 'array of user trades' },
   { channel: 'user.trades.{kind}.{currency}.{interval}', access: 'private', params: { kind: KIND, currency: CCY, interval: IV }, data: 'array of user trades' },
   { channel: 'user.combo_trades.{combo_name}.{interval}', access: 'private', params: { combo_name: COMBO, interval: IV }, data: 'array of the caller\'s combo trades (its side, fee the sum of its leg fees, legs: its leg trades)' },
+  { channel: 'user.combo_trades.{instrument_name}.{interval}', access: 'private', params: { instrument_name: INST, interval: IV }, data: 'array of the caller\'s trades of every combo with that instrument as a leg (Deribit\'s example subscribes a leg)' },
   { channel: 'user.combo_trades.{kind}.{currency}.{interval}', access: 'private', params: { kind: ['option_combo', 'any'], currency: CCY, interval: IV }, data: 'array of the caller\'s combo trades' },
   { channel: 'user.changes.{instrument_name}.{interval}', access: 'private', params: { instrument_name: INST, interval: IV }, data: '{instrument_name, orders, trades, positions}' },
   { channel: 'user.changes.{kind}.{currency}.{interval}', access: 'private', params: { kind: KIND, currency: CCY, interval: IV }, data: '{instrument_name, orders, trades, positions}' },
