@@ -5,23 +5,25 @@
 // the price, so a replay fires the same orders in the same order (docs/api-notes.md, "Trigger
 // orders").
 //
-// Untriggered orders wait in queues per price source (index per currency, mark and last price per
-// instrument): a min-heap of those that fire when the price rises to their level and a max-heap of
-// those that fire when it falls to it, ties broken by order id. A price move looks at the top of
-// each heap only, so it costs O(what fires), not a scan. Trailing stops move their level with the
-// price, which a heap cannot follow cheaply: they are kept in a set per source and each move looks
-// at all of them (bounded by the per-user limit).
+// Untriggered orders wait in queues per price source (triggerIndex.ts: index per currency, mark and
+// last price per instrument): a min-heap of those that fire when the price rises to their level and
+// a max-heap of those that fire when it falls to it, ties broken by order id. A price move looks at
+// the top of each heap only, so it costs O(what fires), not a scan. Trailing stops move their level
+// with the price, which a heap cannot follow cheaply: they are kept in a set per source and each
+// move looks at all of them (bounded by the per-user limit). Placements and new levels are checked
+// in triggerChecks.ts.
 import type { CurrencyCode } from '../domain/currency.ts';
 import { ERR, isReject, reject, type Reject } from '../domain/errors.ts';
-import { PRICE_SCALE, isOnTick, type Instrument } from '../domain/instrument.ts';
+import { isOnTick, type Instrument } from '../domain/instrument.ts';
 import type { Command } from './commands.ts';
 import type { Exchange } from './exchange.ts';
 import { forgetOldestClientOrderIds } from './orderRules.ts';
-import { IndexedHeap } from './triggerQueue.ts';
+import { TriggerIndex, UNIT, queueKey } from './triggerIndex.ts';
+import { checkTriggerPlace, triggerLevels, type TriggerLevels } from './triggerChecks.ts';
 import type { Side } from './orderBook.ts';
 import { cancelOwnMakers } from './selfTrade.ts';
 import type { Order, Trade } from './types.ts';
-import { TriggerOrder, firedCmd, selectsType, triggerPrint, type CancelTypeFilter, type TriggerCancelReason, type TriggerHistoryEntry, type TriggerSource, type TriggerSpec } from './triggerOrder.ts';
+import { TriggerOrder, firedCmd, selectsType, triggerPrint, type CancelTypeFilter, type TriggerCancelReason, type TriggerHistoryEntry, type TriggerSpec } from './triggerOrder.ts';
 
 // the trigger order and its types moved to triggerOrder.ts; importers of triggers.ts keep them
 export { TriggerOrder, selectsType } from './triggerOrder.ts';
@@ -37,24 +39,6 @@ export const DEFAULT_MAX_UNTRIGGERED_PER_USER = 200;
 export const TRIGGER_CLOSED_KEPT = 1000;
 export const TRIGGER_HISTORY_KEPT = 1000;
 
-const UNIT = 10 ** PRICE_SCALE;
-
-interface Queues {
-  source: TriggerSource;
-  currency: CurrencyCode;
-  instId: number;
-  up: IndexedHeap<TriggerOrder>;
-  down: IndexedHeap<TriggerOrder>;
-  trailing: Set<TriggerOrder>;
-}
-
-const upFirst = (a: TriggerOrder, b: TriggerOrder) => a.level < b.level || (a.level === b.level && a.id < b.id);
-const downFirst = (a: TriggerOrder, b: TriggerOrder) => a.level > b.level || (a.level === b.level && a.id < b.id);
-
-function queueKey(source: TriggerSource, inst: Instrument): string {
-  return source === 'index_price' ? `i:${inst.currency}` : `${source === 'mark_price' ? 'm' : 'l'}:${inst.id}`;
-}
-
 export interface TriggerPlaceResult {
   order: TriggerOrder;
   trades: Trade[];
@@ -65,40 +49,25 @@ export class Triggers {
   readonly byUser = new Map<number, Map<number, TriggerOrder>>();
   readonly history = new Map<number, TriggerHistoryEntry[]>();
   nextHistoryId = 1;
-  // ---- derived (rebuilt on restore) ----
-  private readonly queues = new Map<string, Queues>();
-  /** Mark-price queues per currency: a mark refresh looks at these only. */
-  private readonly markKeys = new Map<CurrencyCode, Set<string>>();
-  /** Untriggered orders per instrument (settlement and halts cancel them). */
-  private readonly byInst = new Map<number, Set<TriggerOrder>>();
-  private readonly untriggered = new Map<number, number>();
-  /** Untriggered good_til_day orders (expired by the `expire_orders` command). */
-  private readonly gtd = new Set<TriggerOrder>();
-  /** Queues whose price moved in the current command, in the order they moved. */
-  private readonly dirty: string[] = [];
-  private readonly dirtySet = new Set<string>();
+  /** The untriggered orders' queues and counts: derived, rebuilt on restore. */
+  private readonly index: TriggerIndex;
 
-  constructor(private readonly ex: Exchange) {}
+  constructor(private readonly ex: Exchange) {
+    this.index = new TriggerIndex(ex);
+  }
 
   // ---- price moves (hooks; the check runs at the end of the command) --------------------------
 
   indexMoved(currency: CurrencyCode): void {
-    this.markDirty(`i:${currency}`);
+    this.index.indexMoved(currency);
   }
 
   marksMoved(currency: CurrencyCode): void {
-    const keys = this.markKeys.get(currency);
-    if (keys !== undefined) for (const k of keys) this.markDirty(k);
+    this.index.marksMoved(currency);
   }
 
   lastMoved(instId: number): void {
-    if (this.queues.size !== 0) this.markDirty(`l:${instId}`);
-  }
-
-  private markDirty(key: string): void {
-    if (!this.queues.has(key) || this.dirtySet.has(key)) return;
-    this.dirtySet.add(key);
-    this.dirty.push(key);
+    this.index.lastMoved(instId);
   }
 
   /**
@@ -107,58 +76,18 @@ export class Triggers {
    * queue, so this ends.
    */
   run(): void {
-    while (this.dirty.length > 0) {
-      const key = this.dirty.shift()!;
-      this.dirtySet.delete(key);
-      const q = this.queues.get(key);
-      if (q === undefined) continue;
-      const fired = this.reached(q);
+    // a fired order's trades may mark its last-price queue again: looked at after those before it
+    for (let fired = this.index.nextReached(); fired !== undefined; fired = this.index.nextReached()) {
       if (fired.length === 0) continue;
-      this.dropIfEmpty(key, q);
       fired.sort((a, b) => a.id - b.id);
       for (const t of fired) this.fire(t);
     }
   }
 
-  private refPrice(q: Queues): number {
-    const ex = this.ex;
-    if (q.source === 'index_price') return ex.index[q.currency]?.price ?? NaN;
-    const m = ex.markets.get(q.instId);
-    if (m === undefined) return NaN;
-    if (q.source === 'mark_price') return m.markCoin;
-    return m.lastPrice === null ? NaN : m.lastPrice / UNIT;
-  }
-
-  /** Takes out of `q` every order its reference price has reached (trailing levels follow it first). */
-  private reached(q: Queues): TriggerOrder[] {
-    const x = this.refPrice(q);
-    const out: TriggerOrder[] = [];
-    if (!Number.isFinite(x)) return out;
-    for (let t = q.up.peek(); t !== undefined && x >= t.level; t = q.up.peek()) out.push(q.up.pop()!);
-    for (let t = q.down.peek(); t !== undefined && x <= t.level; t = q.down.peek()) out.push(q.down.pop()!);
-    for (const t of q.trailing) {
-      if (t.firesUp) {
-        if (x < t.peak) {
-          t.peak = x;
-          t.level = x + t.offset;
-        }
-        if (x >= t.level) out.push(t);
-      } else {
-        if (x > t.peak) {
-          t.peak = x;
-          t.level = x - t.offset;
-        }
-        if (x <= t.level) out.push(t);
-      }
-    }
-    for (const t of out) if (t.trailing) q.trailing.delete(t);
-    return out;
-  }
-
   /** Places the order a reached trigger stands for; a refusal (funds, reduce-only, a closed book) is its end state. */
   private fire(t: TriggerOrder): void {
     const ex = this.ex;
-    this.forgetUntriggered(t);
+    this.index.forget(t);
     t.lastUpdate = ex.now;
     // self-trade prevention covers the order it places as it covers a placed one (cancel_maker:
     // the own resting orders it would meet go first; reject_taker refuses it in Trading.place)
@@ -182,7 +111,7 @@ export class Triggers {
   // ---- entry -----------------------------------------------------------------------------------
 
   untriggeredCount(userId: number): number {
-    return this.untriggered.get(userId) ?? 0;
+    return this.index.untriggeredCount(userId);
   }
 
   get maxPerUser(): number {
@@ -220,62 +149,11 @@ export class Triggers {
   }
 
   /**
-   * Whether a trigger placement is accepted, and at which levels; reads only. A refusal here is the
-   * answer place() would give to a request without client_order_id (Exchange.refusalOf: such a
-   * placement is answered without being journaled; a later time can only refuse more, an expiry
-   * having passed). With a client_order_id a retry may be answered with the first order instead.
+   * Whether a trigger placement is accepted, and at which levels; reads only (triggerChecks.ts). A
+   * refusal here is the answer place() would give to a request without client_order_id.
    */
-  check(c: PlaceCmd & { trig: TriggerSpec }): { inst: Instrument; levels: { level: number; offset: number; peak: number } } | Reject {
-    const ex = this.ex;
-    const user = ex.users.get(c.userId);
-    if (!user) return reject(ERR.UNAUTHORIZED);
-    if (c.advanced !== null) return reject(ERR.INVALID_ARGUMENTS, 'advanced_not_supported_for_trigger_orders', 'advanced');
-    // market-maker protection is for resting quotes; a stop that becomes one would escape the group's limits
-    if (c.mmp === true) return reject(ERR.INVALID_ARGUMENTS, 'mmp_not_supported_for_trigger_orders', 'mmp');
-    const inst = ex.instruments.get(c.instrument);
-    if (!inst || inst.state === 'delivered') return reject(ERR.INVALID_INSTRUMENT, undefined, 'instrument_name');
-    if (inst.state !== 'open' || inst.halted || inst.expiry <= ex.now) return reject(ERR.BOOK_CLOSED, inst.halted ? 'instrument_halted' : 'instrument_not_open');
-    if (!(c.lots > 0)) return reject(ERR.INVALID_AMOUNT, 'amount_not_positive', 'amount');
-    if (c.lots < inst.lotScaled) return reject(ERR.QTY_TOO_LOW, 'below_min_trade_amount', 'amount');
-    if (c.lots % inst.lotScaled !== 0) return reject(ERR.INVALID_AMOUNT, 'not_multiple_of_min_trade_amount', 'amount');
-    const limitType = c.trig.type === 'stop_limit' || c.trig.type === 'take_limit';
-    if (limitType !== (c.type === 'limit')) return reject(ERR.INVALID_ARGUMENTS, 'order_type_mismatch', 'type');
-    if (limitType) {
-      // the price band moves with the mark: it is checked when the order fires, not now
-      if (c.price === null) return reject(ERR.INVALID_PRICE, 'price_required', 'price');
-      if (!(c.price > 0)) return reject(ERR.INVALID_PRICE, 'price_not_positive', 'price');
-      if (!isOnTick(inst, c.price)) return reject(ERR.PRICE_WRONG_TICK, undefined, 'price');
-    }
-    if (this.untriggeredCount(user.id) >= this.maxPerUser) return reject(ERR.INVALID_ARGUMENTS, 'no_more_triggers', undefined, String(this.maxPerUser));
-
-    const probe = new TriggerOrder(0, user.id, inst, firedCmd(c), c.trig.type, c.trig.source, 0, 0, 0, ex.now);
-    const levels = this.levels(probe, inst, c.trig);
-    if (isReject(levels)) return levels;
-    return { inst, levels };
-  }
-
-  /**
-   * The level (and for trailing stops offset and peak) of a trigger from its spec, refused when it
-   * would fire at once (Deribit refuses those too: a stop buy must be above the current price).
-   */
-  private levels(t: TriggerOrder, inst: Instrument, spec: { price: number | null; offset: number | null }): { level: number; offset: number; peak: number } | Reject {
-    const q = { source: t.source, currency: inst.currency, instId: inst.id } as Queues;
-    const x = this.refPrice(q);
-    if (t.trailing) {
-      if (spec.offset === null || !(spec.offset > 0) || !Number.isSafeInteger(spec.offset)) return reject(ERR.INVALID_ARGUMENTS, 'invalid_trigger_offset', 'trigger_offset');
-      if (!Number.isFinite(x)) return reject(ERR.INVALID_ARGUMENTS, 'no_reference_price', 'trigger');
-      const offset = spec.offset / UNIT;
-      return { level: t.firesUp ? x + offset : x - offset, offset, peak: x };
-    }
-    if (spec.price === null || !(spec.price > 0) || !Number.isSafeInteger(spec.price)) return reject(ERR.INVALID_ARGUMENTS, 'invalid_trigger_price', 'trigger_price');
-    if (t.source !== 'index_price' && !isOnTick(inst, spec.price)) return reject(ERR.PRICE_WRONG_TICK, 'trigger_price_wrong_tick', 'trigger_price');
-    const level = spec.price / UNIT;
-    // no last trade yet: a last-price trigger waits for the first one, whatever its level
-    if (Number.isFinite(x)) {
-      if (t.firesUp && x >= level) return reject(ERR.INVALID_ARGUMENTS, 'trigger_price_too_low', 'trigger_price', String(x));
-      if (!t.firesUp && x <= level) return reject(ERR.INVALID_ARGUMENTS, 'trigger_price_too_high', 'trigger_price', String(x));
-    }
-    return { level, offset: 0, peak: 0 };
+  check(c: PlaceCmd & { trig: TriggerSpec }): { inst: Instrument; levels: TriggerLevels } | Reject {
+    return checkTriggerPlace(this.ex, this, c);
   }
 
   /**
@@ -304,7 +182,7 @@ export class Triggers {
     if (t.trailing && trigPrice !== null) return reject(ERR.INVALID_ARGUMENTS, 'trailing_stop_has_no_trigger_price', 'trigger_price');
     if (!t.trailing && trigOffset !== null) return reject(ERR.INVALID_ARGUMENTS, 'trigger_offset_only_for_trailing_stop', 'trigger_offset');
     if (trigPrice !== null) {
-      const l = this.levels(t, inst, { price: trigPrice, offset: null });
+      const l = triggerLevels(ex, t, inst, { price: trigPrice, offset: null });
       if (isReject(l)) return l;
       level = l.level;
     }
@@ -314,17 +192,17 @@ export class Triggers {
       offset = trigOffset / UNIT;
       level = t.firesUp ? peak + offset : peak - offset;
     }
-    this.unqueue(t);
+    this.index.unqueue(t);
     t.cmd = { ...t.cmd, lots: c.lots, price, postOnly: c.postOnly ?? t.cmd.postOnly, rejectPostOnly: c.rejectPostOnly ?? t.cmd.rejectPostOnly };
     t.level = level;
     t.offset = offset;
     t.peak = peak;
     t.lastUpdate = ex.now;
-    this.enqueue(t);
+    this.index.enqueue(t);
     this.record(t, 'edit', null, null);
     ex.observer?.order(t);
     // a trailing stop whose new offset is already passed fires now, like one the price reached
-    if (t.trailing) this.markDirty(queueKey(t.source, inst));
+    if (t.trailing) this.index.markDirty(queueKey(t.source, inst));
     return { order: t, trades: [] };
   }
 
@@ -339,7 +217,7 @@ export class Triggers {
   }
 
   cancel(t: TriggerOrder, reason: TriggerCancelReason): TriggerOrder {
-    this.forgetUntriggered(t);
+    this.index.forget(t);
     t.state = 'cancelled';
     t.cancelReason = reason;
     t.lastUpdate = this.ex.now;
@@ -380,7 +258,7 @@ export class Triggers {
   }
 
   cancelInstrument(inst: Instrument, reason: TriggerCancelReason): TriggerOrder[] {
-    const set = this.byInst.get(inst.id);
+    const set = this.index.byInst.get(inst.id);
     if (set === undefined) return [];
     const victims = [...set].sort((a, b) => a.id - b.id);
     for (const t of victims) this.cancel(t, reason);
@@ -390,7 +268,7 @@ export class Triggers {
   /** Earliest expiry of an untriggered good_til_day order, or Infinity. */
   nextExpiry(): number {
     let t = Infinity;
-    for (const o of this.gtd) if (o.expiresAt < t) t = o.expiresAt;
+    for (const o of this.index.gtd) if (o.expiresAt < t) t = o.expiresAt;
     return t;
   }
 
@@ -398,7 +276,7 @@ export class Triggers {
   expire(): TriggerOrder[] {
     const now = this.ex.now;
     const victims: TriggerOrder[] = [];
-    for (const t of this.gtd) if (t.expiresAt <= now) victims.push(t);
+    for (const t of this.index.gtd) if (t.expiresAt <= now) victims.push(t);
     victims.sort((a, b) => a.id - b.id);
     for (const t of victims) this.cancel(t, 'good_til_day');
     return victims;
@@ -407,7 +285,7 @@ export class Triggers {
   /** After a settlement: the untriggered orders of every instrument no longer open are cancelled. */
   cancelClosedInstruments(reason: TriggerCancelReason): void {
     const closed: Instrument[] = [];
-    for (const set of this.byInst.values()) {
+    for (const set of this.index.byInst.values()) {
       const inst = set.values().next().value?.inst;
       if (inst !== undefined && inst.state !== 'open') closed.push(inst);
     }
@@ -421,61 +299,7 @@ export class Triggers {
     let mine = this.byUser.get(t.userId);
     if (mine === undefined) this.byUser.set(t.userId, (mine = new Map()));
     mine.set(t.id, t);
-    this.enqueue(t);
-    this.untriggered.set(t.userId, this.untriggeredCount(t.userId) + 1);
-    let set = this.byInst.get(t.inst.id);
-    if (set === undefined) this.byInst.set(t.inst.id, (set = new Set()));
-    set.add(t);
-    if (t.cmd.tif === 'good_til_day') this.gtd.add(t);
-  }
-
-  private enqueue(t: TriggerOrder): void {
-    const key = queueKey(t.source, t.inst);
-    let q = this.queues.get(key);
-    if (q === undefined) {
-      q = { source: t.source, currency: t.inst.currency, instId: t.inst.id, up: new IndexedHeap(upFirst), down: new IndexedHeap(downFirst), trailing: new Set() };
-      this.queues.set(key, q);
-      if (t.source === 'mark_price') {
-        let keys = this.markKeys.get(t.inst.currency);
-        if (keys === undefined) this.markKeys.set(t.inst.currency, (keys = new Set()));
-        keys.add(key);
-      }
-    }
-    if (t.trailing) q.trailing.add(t);
-    else if (t.firesUp) q.up.push(t);
-    else q.down.push(t);
-  }
-
-  private unqueue(t: TriggerOrder): void {
-    const key = queueKey(t.source, t.inst);
-    const q = this.queues.get(key);
-    if (q === undefined) return;
-    if (t.trailing) q.trailing.delete(t);
-    else if (t.firesUp) q.up.remove(t);
-    else q.down.remove(t);
-    this.dropIfEmpty(key, q);
-  }
-
-  private dropIfEmpty(key: string, q: Queues): void {
-    if (q.up.size !== 0 || q.down.size !== 0 || q.trailing.size !== 0) return;
-    this.queues.delete(key);
-    if (q.source === 'mark_price') {
-      const keys = this.markKeys.get(q.currency)!;
-      keys.delete(key);
-      if (keys.size === 0) this.markKeys.delete(q.currency);
-    }
-  }
-
-  /** Out of the queues and counts (fired or cancelled). */
-  private forgetUntriggered(t: TriggerOrder): void {
-    this.unqueue(t);
-    this.untriggered.set(t.userId, this.untriggeredCount(t.userId) - 1);
-    this.gtd.delete(t);
-    const set = this.byInst.get(t.inst.id);
-    if (set !== undefined) {
-      set.delete(t);
-      if (set.size === 0) this.byInst.delete(t.inst.id);
-    }
+    this.index.add(t);
   }
 
   private record(t: TriggerOrder, request: string, orderId: number | null, reason: string | null): void {

@@ -32,7 +32,8 @@
 // - The leader is followed (src/gateway/leaderLocator.ts): a standby's 10040, a refused or stalled
 //   forward sends the gateway looking for it, and upstreams at the old server are moved (a client
 //   the old leader knew is closed with 1012, "service restart").
-// - Modules: clientConn.ts (a client connection), streams.ts (channels, books, the tick),
+// - Modules: clientConn.ts (a client connection), streams.ts (subscriptions), streamCore.ts (topics,
+//   fan-out, books), streamRouting.ts (the stream's events to the channels, the tick),
 //   natsStream.ts (the NATS reader, its state in /health and /metrics), credentials.ts (whose private
 //   data a connection streams, and the recheck), httpSide.ts and paths.ts
 //   (the HTTP listener and what it forwards), firstMessages.ts, channelData.ts, bookMirror.ts.

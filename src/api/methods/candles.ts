@@ -1,4 +1,4 @@
-// Candles of public trades: `get_tradingview_chart_data` (marketData.ts), the `chart.trades`
+// Candles of public trades: `get_tradingview_chart_data` (marketHistory.ts), the `chart.trades`
 // channel (src/api/ws) and the stream events' running candles (src/api/ws/streamEvents.ts) fold
 // trades the same way, here.
 import { lotsToAmount, priceToNumber, type Instrument } from '../../domain/instrument.ts';

@@ -23,7 +23,7 @@ function instrumentOrReject(s: Services, name: string): Instrument {
   return inst;
 }
 
-/** The Deribit order book object (see marketData.ts, which also serves the ticker); a fresh copy
+/** The Deribit order book object (see bookReads.ts, which also makes the ticker); a fresh copy
  * of the cached one, so a caller may change it. */
 export function renderOrderBook(s: Services, inst: Instrument, depth: number): Record<string, unknown> {
   return { ...orderBookOf(s.ex, inst, depth) };

@@ -11,6 +11,7 @@ import { priv, useChannel, useLoad } from '../lib/live.ts';
 import { useStackLabels } from '../lib/stack.ts';
 import { bestOf, legAmounts, legsText, upsert, structureText, type Dir, type RfqLevel, type RfqView } from '../lib/rfq.ts';
 import { Message, act } from './accounts.tsx';
+import { Field } from '../components/field.tsx';
 
 type Msg = { ok: boolean; text: string } | null;
 interface LegDraft {
@@ -102,10 +103,7 @@ function CreateRfq({ currency, onCreated }: { currency: string; onCreated: (r: R
       >
         {legs.map((l, i) => (
           <div class="rfq-leg" key={i}>
-            <label class="rfq-inst">
-              Leg {i + 1} instrument
-              <input list="rfq-instruments" value={l.instrument} placeholder={`${currency}-…`} onInput={(e) => setLeg(i, { instrument: e.currentTarget.value.trim() })} />
-            </label>
+            <Field class="rfq-inst" caption={`Leg ${i + 1} instrument`} list="rfq-instruments" value={l.instrument} placeholder={`${currency}-…`} trim onValue={(v) => setLeg(i, { instrument: v })} />
             <label>
               Leg {i + 1} direction
               <select value={l.direction} onChange={(e) => setLeg(i, { direction: e.currentTarget.value as Dir })}>
@@ -113,10 +111,7 @@ function CreateRfq({ currency, onCreated }: { currency: string; onCreated: (r: R
                 <option value="sell">sell</option>
               </select>
             </label>
-            <label class="rfq-ratio">
-              Leg {i + 1} ratio
-              <input inputMode="numeric" value={l.ratio} onInput={(e) => setLeg(i, { ratio: e.currentTarget.value.trim() })} />
-            </label>
+            <Field class="rfq-ratio" caption={`Leg ${i + 1} ratio`} inputMode="numeric" value={l.ratio} trim onValue={(v) => setLeg(i, { ratio: v })} />
             {legs.length > 1 && (
               <button type="button" aria-label={`Remove leg ${i + 1}`} onClick={() => setLegs((x) => x.filter((_, j) => j !== i))}>
                 Remove
@@ -128,14 +123,8 @@ function CreateRfq({ currency, onCreated }: { currency: string; onCreated: (r: R
           <button type="button" disabled={legs.length >= MAX_LEGS} onClick={() => setLegs((x) => [...x, newLeg()])}>
             Add leg
           </button>
-          <label class="rfq-ratio">
-            Amount
-            <input inputMode="decimal" value={amount} onInput={(e) => setAmount(e.currentTarget.value.trim())} />
-          </label>
-          <label class="rfq-ratio">
-            Label
-            <input value={label} maxLength={64} onInput={(e) => setLabel(e.currentTarget.value)} />
-          </label>
+          <Field class="rfq-ratio" caption="Amount" inputMode="decimal" value={amount} trim onValue={setAmount} />
+          <Field class="rfq-ratio" caption="Label" value={label} maxLength={64} onValue={setLabel} />
         </div>
         <fieldset class="rfq-makers">
           <legend>Makers</legend>

@@ -9,6 +9,7 @@ import * as fmt from '../lib/format.ts';
 import { useStackLabels } from '../lib/stack.ts';
 import { priv, useLoad } from '../lib/live.ts';
 import { CURRENCIES, Message, act, decimalsOf } from './accounts.tsx';
+import { Field } from '../components/field.tsx';
 
 type Msg = { ok: boolean; text: string } | null;
 interface Entry {
@@ -132,14 +133,8 @@ function AddressBook({ currency, n, onChange }: { currency: string; n: number; o
         </table>
       )}
       <form class="inline" aria-label="Add an address" style="margin-top:8px" onSubmit={(e) => (e.preventDefault(), void add())}>
-        <label>
-          Address
-          <input size={24} value={address} onInput={(e) => setAddress(e.currentTarget.value.trim())} />
-        </label>
-        <label>
-          Label
-          <input size={12} value={label} onInput={(e) => setLabel(e.currentTarget.value)} />
-        </label>
+        <Field caption="Address" size={24} value={address} trim onValue={setAddress} />
+        <Field caption="Label" size={12} value={label} onValue={setLabel} />
         <button type="submit" disabled={address === ''}>
           Add address
         </button>
@@ -174,10 +169,7 @@ function Withdrawals({ currency, n, onChange }: { currency: string; n: number; o
             ))}
           </select>
         </label>
-        <label>
-          Amount
-          <input inputMode="decimal" size={10} value={amount} onInput={(e) => setAmount(e.currentTarget.value.trim())} />
-        </label>
+        <Field caption="Amount" inputMode="decimal" size={10} value={amount} trim onValue={setAmount} />
         <button type="submit" disabled={address === '' || !(Number(amount) > 0)}>
           Withdraw
         </button>
