@@ -174,6 +174,12 @@ describe('the block RFQ screen (issue 34)', { timeout: 600_000 }, () => {
   });
 
   it('hides an anonymous taker from the maker, and the taker cancels its RFQ', opt, async () => {
+    // an anonymous RFQ must reach 5 makers (Deribit's rule, src/blockrfq): four more, marked by the operator
+    for (let i = 1; i <= 4; i++) {
+      const extra = await userToken(srv.url, admin, `web-rfq-maker-${i}@example.com`, { currency: 'BTC', amount: 1 });
+      const id = (await ok(srv.url, 'private/get_block_rfq_user_info', {}, extra)).users[0].user_id;
+      await ok(srv.url, 'private/set_block_rfq_maker', { user_id: id, is_maker: true }, admin);
+    }
     const makerCtx = await signedIn(browser, srv.url, MAKER);
     const mp = await makerCtx.newPage();
     await mp.goto(`${srv.url}/rfq`);
