@@ -8,6 +8,7 @@
 // Combo orders are kept here (not in the users' order maps) and snapshotted with this part; the
 // account views list them beside the ordinary ones (docs/api-notes.md "Combo orders"), and a resting
 // one holds margin and cash of its account (orderMargin.ts), released as it fills or closes.
+import type { CurrencyCode } from '../domain/currency.ts';
 import { ERR, reject, type Reject } from '../domain/errors.ts';
 import type { Instrument } from '../domain/instrument.ts';
 import type { Command } from '../engine/commands.ts';
@@ -45,6 +46,15 @@ export interface ComboTrade {
   legs: Trade[];
 }
 
+/** A user's open lots in one combo: bid (buy orders) and ask (sell orders), combo lots. */
+export interface SideLots {
+  bid: number;
+  ask: number;
+}
+
+const NO_HOLD: ComboHold = Object.freeze({ im: 0, pmIm: 0, cash: 0 });
+const NO_SIDE_LOTS: ReadonlyMap<string, SideLots> = new Map();
+
 export interface ComboPlaceResult {
   order: Order;
   /** the leg trades of the caller's fills */
@@ -69,6 +79,11 @@ export class ComboBooks {
   readonly holds: ComboHolds;
   /** derived: the instrument object of each combo, for orders and rendering */
   private readonly insts = new Map<string, Instrument>();
+  /** derived: each combo's leg instruments */
+  private readonly legInstruments = new Map<string, Instrument[]>();
+  /** derived: open combo lots per user and combo, each side; and the lots each open order counts for there */
+  private readonly sideLots = new Map<number, Map<string, SideLots>>();
+  private readonly counted = new Map<Order, number>();
   private closedCount = 0;
 
   constructor(private readonly ex: Exchange) {
@@ -198,7 +213,7 @@ export class ComboBooks {
       for (const o of own) this.closeOrder(o, 'self_trade_prevention');
     }
     // the margin of the whole order as if filled at its price: the margin of the leg positions after it
-    const insts = r.legs.map((l) => ex.instruments.get(l.instrument)!);
+    const insts = this.legInsts(r);
     const ratios = r.legs.map((l) => l.ratio);
     const legPrices = splitPrice(quotes, price);
     if (legPrices === null) return reject(ERR.INVALID_PRICE, 'combo_price_not_splittable', 'price');
@@ -206,9 +221,11 @@ export class ComboBooks {
     const refused = fillRefusal(ex, user, inst.currency, whole, legFees(whole, false));
     if (refused !== null) return refused;
     // what the part the book cannot fill now would hold resting (orderMargin.ts: at least its debit)
-    // must fit the funds available too
+    // must fit the funds available too; an order that never rests computes no hold
     const resting = mayRest ? lots - Math.min(lots, fillable) : 0;
-    if (resting > 0 && !restingFits(ex, user, inst.currency, comboHold(ex, r, { side, price } as Order, resting).im)) return reject(ERR.NOT_ENOUGH_FUNDS, 'not_enough_funds');
+    const pre = { quotes, prices: legPrices };
+    let hold = resting > 0 ? comboHold(ex, r, { side, price }, resting, pre) : null;
+    if (hold !== null && !restingFits(ex, user, r, side, resting, hold)) return reject(ERR.NOT_ENOUGH_FUNDS, 'not_enough_funds');
 
     const order = newOrder(ex.nextOrderId++, user.id, side, price, lots, lots, inst, c.type, c.tif, c.postOnly, c.rejectPostOnly, false, c.label, null, ex.now, c.tif === 'good_til_day' ? nextEightUtc(ex.now) : 0, null, false);
     this.orders.set(order.id, order);
@@ -217,11 +234,22 @@ export class ComboBooks {
       return { order, trades: [], comboTrades: [] };
     }
     const comboTrades = c.postOnly ? [] : this.match(r, order, book, quotes, insts, ratios, user);
+    if (order.remaining > 0 && mayRest && order.state === 'open' && (comboTrades.length > 0 || order.remaining !== resting)) {
+      // the book was not what the check above saw (makers cancelled during matching leave more to
+      // rest, and the fills moved the account): what rests now is checked against the account now,
+      // so no resting remainder takes the funds available below zero. Refused: the remainder is
+      // cancelled (risk_mitigation), the fills stand.
+      hold = comboHold(ex, r, order, order.remaining, pre);
+      if (!restingFits(ex, user, r, side, order.remaining, hold)) {
+        this.close(order, 'cancelled', 'risk_mitigation');
+        return { order, trades: comboTrades.flatMap((t) => t.legs), comboTrades };
+      }
+    }
     if (order.remaining > 0) {
       if (mayRest && order.state === 'open') {
         book.add(order);
         this.changed(r.id);
-        this.opened(order);
+        this.opened(order, hold ?? undefined);
         ex.observer?.order(order);
       } else this.close(order, 'cancelled', null);
     } else this.close(order, 'filled', null);
@@ -229,7 +257,7 @@ export class ComboBooks {
   }
 
   /** Fills the taker against the book, maker by maker, each fill every leg or none. */
-  private match(r: ComboRecord, taker: Order, book: OrderBook<Order>, quotes: LegQuote[], insts: Instrument[], ratios: number[], takerUser: User): ComboTrade[] {
+  private match(r: ComboRecord, taker: Order, book: OrderBook<Order>, quotes: LegQuote[], insts: readonly Instrument[], ratios: number[], takerUser: User): ComboTrade[] {
     const ex = this.ex;
     const out: ComboTrade[] = [];
     while (taker.remaining > 0) {
@@ -254,7 +282,7 @@ export class ComboBooks {
       const tFees = legFees(tf, false);
       if (fillRefusal(ex, takerUser, taker.inst.currency, tf, tFees) !== null) break;
       // the maker's own hold of what fills is released by the fill: counted once, as its fill
-      if (fillRefusal(ex, makerUser, m.inst.currency, mf, mFees, this.holds.released(m, qty)) !== null) {
+      if (fillRefusal(ex, makerUser, m.inst.currency, mf, mFees, { order: m, qty, hold: this.holds.released(m, qty) }) !== null) {
         this.closeOrder(m, 'risk_mitigation');
         continue;
       }
@@ -280,6 +308,7 @@ export class ComboBooks {
         this.close(m, 'filled', null);
       } else {
         book.reduce(m, qty);
+        this.reduced(m);
         ex.observer?.order(m);
       }
       this.changed(r.id);
@@ -346,22 +375,67 @@ export class ComboBooks {
   }
 
   /** What the user's open combo orders in a currency hold (initial margin, cash), minor units; `fresh`: not from the cache (checks). */
-  heldBy(userId: number, currency: string, fresh = false): ComboHold {
+  heldBy(userId: number, currency: CurrencyCode, fresh = false): ComboHold {
     const set = this.openByUser.get(userId);
-    if (set === undefined || set.size === 0) return { im: 0, cash: 0 };
-    return this.holds.sum(set, currency, fresh);
+    if (set === undefined || set.size === 0) return NO_HOLD;
+    return this.holds.sum(userId, set, currency, fresh);
   }
 
-  private opened(o: Order): void {
+  /** The leg instruments of a combo, in leg order (derived, cached per combo). */
+  legInsts(r: ComboRecord): readonly Instrument[] {
+    let a = this.legInstruments.get(r.id);
+    if (a === undefined) this.legInstruments.set(r.id, (a = r.legs.map((l) => this.ex.instruments.get(l.instrument)!)));
+    return a;
+  }
+
+  /**
+   * A user's open combo lots per combo, bid and ask (derived): what the portfolio-margin scenario
+   * engine counts as if filled (src/risk/portfolio/pmRisk.ts). Empty map: none.
+   */
+  sideLotsOf(userId: number): ReadonlyMap<string, SideLots> {
+    return this.sideLots.get(userId) ?? NO_SIDE_LOTS;
+  }
+
+  /** Moves the user's open lots of `o`'s combo by `lots` on its side and tells the scenario engine. */
+  private countLots(o: Order, lots: number): void {
+    if (lots === 0) return;
+    let byCombo = this.sideLots.get(o.userId);
+    if (byCombo === undefined) this.sideLots.set(o.userId, (byCombo = new Map()));
+    let s = byCombo.get(o.inst.name);
+    if (s === undefined) byCombo.set(o.inst.name, (s = { bid: 0, ask: 0 }));
+    if (o.side === BUY) s.bid += lots;
+    else s.ask += lots;
+    if (s.bid === 0 && s.ask === 0) byCombo.delete(o.inst.name);
+    if (byCombo.size === 0) this.sideLots.delete(o.userId);
+    const user = this.ex.users.get(o.userId);
+    if (user !== undefined) this.ex.trading.risk.comboChanged(user, o.inst.currency, o.inst.name);
+  }
+
+  private opened(o: Order, hold?: ComboHold): void {
     let set = this.openByUser.get(o.userId);
     if (set === undefined) this.openByUser.set(o.userId, (set = new Set()));
     set.add(o);
+    this.counted.set(o, o.remaining);
+    this.holds.rested(o, hold);
+    this.countLots(o, o.remaining);
+  }
+
+  /** A resting order's remaining amount went down (a partial fill as maker). */
+  private reduced(o: Order): void {
+    const before = this.counted.get(o) ?? 0;
+    this.counted.set(o, o.remaining);
+    this.holds.reduced(o);
+    this.countLots(o, o.remaining - before);
   }
 
   private closed(o: Order): void {
     const set = this.openByUser.get(o.userId);
-    set?.delete(o);
-    if (set !== undefined && set.size === 0) this.openByUser.delete(o.userId);
+    if (set === undefined || !set.delete(o)) return;
+    if (set.size === 0) this.openByUser.delete(o.userId);
+    const before = this.counted.get(o) ?? 0;
+    this.counted.delete(o);
+    this.holds.gone(o);
+    this.countLots(o, -before);
   }
 
   /**
@@ -505,12 +579,20 @@ function byKey<T>(a: [string, T], b: [string, T]): number {
 }
 
 /**
- * Whether the funds available carry `im` more held by a resting combo order. Cross models recompute
- * the pool with the currency's requirement raised (a shortfall counts at 1 + haircut, so
+ * Whether the account carries `lots` more of `side` resting in combo `r`, holding `hold`: its debit
+ * out of the free cash, and what it adds to the initial margin out of the funds available. Standard
+ * margin adds the hold's `im`; portfolio margin what the scenario engine's figure with the combo's
+ * open lots raised adds, plus the hold's `pmIm` (RiskEngine.comboRestIM). Cross models recompute the
+ * pool with the currency's requirement raised (a shortfall counts at 1 + haircut, so
  * `available - im` would be lenient there).
  */
-function restingFits(ex: Exchange, user: User, currency: Instrument['currency'], im: number): boolean {
+function restingFits(ex: Exchange, user: User, r: ComboRecord, side: Side, lots: number, hold: ComboHold): boolean {
   const risk = ex.trading.risk;
+  const currency = ex.comboBooks.inst(r).currency;
+  if (!Number.isFinite(hold.im + hold.pmIm + hold.cash)) return false;
+  if (hold.cash > 0 && risk.freeCash(user, currency) < hold.cash) return false;
+  const im = risk.comboRestIM(user, currency, r.id, side, lots, hold);
   if (risk.isCross(user)) return risk.crossInitialAfter(user, currency, 0, im) >= 0;
-  return risk.available(user, currency) >= im;
+  // as an ordinary order on portfolio margin (pmCovers): one that adds nothing is carried
+  return risk.available(user, currency) >= im || (im <= 0 && risk.isPm(user));
 }
