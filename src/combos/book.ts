@@ -233,7 +233,7 @@ export class ComboBooks {
       this.close(order, 'cancelled', null);
       return { order, trades: [], comboTrades: [] };
     }
-    const comboTrades = c.postOnly ? [] : this.match(r, order, book, quotes, insts, ratios, user);
+    const comboTrades = c.postOnly ? [] : this.match(r, order, book, quotes, insts, ratios, user, legPrices);
     if (order.remaining > 0 && mayRest && order.state === 'open' && (comboTrades.length > 0 || order.remaining !== resting)) {
       // the book was not what the check above saw (makers cancelled during matching leave more to
       // rest, and the fills moved the account): what rests now is checked against the account now,
@@ -257,7 +257,7 @@ export class ComboBooks {
   }
 
   /** Fills the taker against the book, maker by maker, each fill every leg or none. */
-  private match(r: ComboRecord, taker: Order, book: OrderBook<Order>, quotes: LegQuote[], insts: readonly Instrument[], ratios: number[], takerUser: User): ComboTrade[] {
+  private match(r: ComboRecord, taker: Order, book: OrderBook<Order>, quotes: LegQuote[], insts: readonly Instrument[], ratios: number[], takerUser: User, takerSplit: number[]): ComboTrade[] {
     const ex = this.ex;
     const out: ComboTrade[] = [];
     while (taker.remaining > 0) {
@@ -271,7 +271,8 @@ export class ComboBooks {
       if (m.userId === taker.userId) break; // cancelled before matching unless the taker's price was moved
       const makerUser = ex.users.get(m.userId)!;
       const qty = Math.min(m.remaining, taker.remaining);
-      const prices = splitPrice(quotes, m.price);
+      // a maker at the taker's own price: the split placement made (one split per price and quotes)
+      const prices = m.price === taker.price ? takerSplit : splitPrice(quotes, m.price);
       if (prices === null) {
         this.closeOrder(m, 'risk_mitigation');
         continue;
@@ -280,7 +281,10 @@ export class ComboBooks {
       const tf = legFills(insts, ratios, prices, taker.side, qty);
       const mFees = legFees(mf, true);
       const tFees = legFees(tf, false);
-      if (fillRefusal(ex, takerUser, taker.inst.currency, tf, tFees) !== null) break;
+      // the taker's whole order at its own price is the fill the placement checked, on the same
+      // account (nothing of it moved since but its own makers cancelled, which only frees funds)
+      const checkedAtPlacement = taker.filled === 0 && qty === taker.amount && prices === takerSplit;
+      if (!checkedAtPlacement && fillRefusal(ex, takerUser, taker.inst.currency, tf, tFees) !== null) break;
       // the maker's own hold of what fills is released by the fill: counted once, as its fill
       if (fillRefusal(ex, makerUser, m.inst.currency, mf, mFees, { order: m, qty, hold: this.holds.released(m, qty) }) !== null) {
         this.closeOrder(m, 'risk_mitigation');

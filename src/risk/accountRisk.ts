@@ -3,7 +3,7 @@
 import { CURRENCIES, CURRENCY_CODES, type CurrencyCode } from '../domain/currency.ts';
 import { AMOUNT_SCALE, type Instrument } from '../domain/instrument.ts';
 import type { Exchange } from '../engine/exchange.ts';
-import type { OrderExposure, Position, User } from '../engine/types.ts';
+import type { Order, OrderExposure, Position, User } from '../engine/types.ts';
 import { shortInitialMargin, shortMaintenanceMargin, toMinorDown, toMinorUp } from './margin.ts';
 import { crossMaxWithdrawal, crossSums, type CrossSums } from './crossPool.ts';
 import { PmRisk, type PmFigures } from './portfolio/pmRisk.ts';
@@ -195,6 +195,19 @@ export class RiskEngine {
     if (!this.isPm(user)) return hold.im;
     const after = this.pm.withChanges(user, currency, [], { id: comboId, side, lots });
     return after.initialMarginWithOrders - this.pm.figures(user, currency).initialMarginWithOrders + hold.pmIm;
+  }
+
+  /**
+   * The initial margin one open combo order holds (get_order_margin_by_ids): standard margin, its
+   * hold; portfolio margin, what its lots add to the scenario figure (the figure less the figure
+   * without them) plus its loss at mark and fees.
+   */
+  comboOrderIM(user: User, o: Order): number {
+    const h = this.ex.comboBooks.holds.of(o);
+    if (!this.isPm(user)) return h.im;
+    const c = o.inst.currency;
+    const without = this.pm.withChanges(user, c, [], { id: o.inst.name, side: o.side as 0 | 1, lots: -o.remaining });
+    return this.pm.figures(user, c).initialMarginWithOrders - without.initialMarginWithOrders + h.pmIm;
   }
 
   /** Call after an account's open lots in a combo changed (src/combos/book.ts): the scenario sums follow. */
