@@ -223,8 +223,7 @@ export class ComboBooks {
     // what the part the book cannot fill now would hold resting (orderMargin.ts: at least its debit)
     // must fit the funds available too; an order that never rests computes no hold
     const resting = mayRest ? lots - Math.min(lots, fillable) : 0;
-    const pre = { quotes, prices: legPrices };
-    let hold = resting > 0 ? comboHold(ex, r, { side, price }, resting, pre) : null;
+    let hold = resting > 0 ? comboHold(ex, r, { side, price }, resting) : null;
     if (hold !== null && !restingFits(ex, user, r, side, resting, hold)) return reject(ERR.NOT_ENOUGH_FUNDS, 'not_enough_funds');
 
     const order = newOrder(ex.nextOrderId++, user.id, side, price, lots, lots, inst, c.type, c.tif, c.postOnly, c.rejectPostOnly, false, c.label, null, ex.now, c.tif === 'good_til_day' ? nextEightUtc(ex.now) : 0, null, false);
@@ -239,7 +238,7 @@ export class ComboBooks {
       // rest, and the fills moved the account): what rests now is checked against the account now,
       // so no resting remainder takes the funds available below zero. Refused: the remainder is
       // cancelled (risk_mitigation), the fills stand.
-      hold = comboHold(ex, r, order, order.remaining, pre);
+      hold = comboHold(ex, r, order, order.remaining);
       if (!restingFits(ex, user, r, side, order.remaining, hold)) {
         this.close(order, 'cancelled', 'risk_mitigation');
         return { order, trades: comboTrades.flatMap((t) => t.legs), comboTrades };
@@ -368,6 +367,25 @@ export class ComboBooks {
   cancelUser(userId: number, currency: string, reason: CancelReason): Order[] {
     const victims = this.openOf(userId).filter((o) => o.inst.currency === currency);
     for (const o of victims) this.closeOrder(o, reason);
+    return victims;
+  }
+
+  /**
+   * Cancels the user's open combo orders in `currency` that set cash aside, newest first, until its
+   * free cash is no longer below zero (a settlement took the cash they were accepted against:
+   * `risk_mitigation`, as ordinary open buys, src/engine/settlement.ts).
+   */
+  cancelUnfunded(userId: number, currency: CurrencyCode): Order[] {
+    const user = this.ex.users.get(userId);
+    if (user === undefined) return [];
+    const risk = this.ex.trading.risk;
+    const victims: Order[] = [];
+    for (const o of this.openOf(userId).reverse()) {
+      if (risk.freeCash(user, currency) >= 0) break;
+      if (o.inst.currency !== currency || !(this.holds.of(o).cash > 0)) continue;
+      this.closeOrder(o, 'risk_mitigation');
+      victims.push(o);
+    }
     return victims;
   }
 

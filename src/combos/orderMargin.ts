@@ -2,7 +2,7 @@
 // orders and margin"). A combo order rests in its combo's book, not in the legs' exposures, so the
 // ordinary open-order margin (src/risk/accountRisk.ts exposureIM) never sees it; without this an
 // account could rest any number of combo orders it could not carry. Each open combo order holds,
-// for its remaining amount at its own price split into leg prices (legPrices.ts):
+// for its remaining amount at its own price:
 //   - free cash: the net premium plus fees the fill would pay (the debit), set aside as an ordinary
 //     buy's premium is (freeCash), never below zero;
 //   - standard margin (`im`): the larger of that debit (an ordinary resting buy holds its premium and
@@ -24,7 +24,6 @@ import { premiumOf, tradeFee } from '../domain/instrument.ts';
 import type { Exchange } from '../engine/exchange.ts';
 import type { Order, Position } from '../engine/types.ts';
 import type { ComboRecord } from './combos.ts';
-import { comboBand, legQuotes, splitPrice, type LegQuote } from './legPrices.ts';
 
 export interface ComboHold {
   /** standard margin's initial margin held, minor units (NaN: a leg has no mark) */
@@ -38,30 +37,23 @@ export interface ComboHold {
 const ZERO: ComboHold = Object.freeze({ im: 0, pmIm: 0, cash: 0 });
 const UNKNOWN: ComboHold = Object.freeze({ im: NaN, pmIm: NaN, cash: NaN });
 
-/** What the placement already computed: the leg quotes and the split of the order's price (reused, not recomputed). */
-export interface HoldInputs {
-  quotes: readonly LegQuote[];
-  prices: readonly number[];
-}
+/** A price high enough that no leg's fee cap applies: the commission-only fee, an upper bound of any fee. */
+const UNCAPPED = 1e9;
 
 /** One scratch position (valuation reads only inst and size): no allocation per leg. */
 const scratch: Position = { inst: null as unknown as Position['inst'], size: 0, openCost: 0, realizedPnl: 0 };
 
-/** The hold of `lots` combo lots of `o` (its side and price) now. Reads only. */
-export function comboHold(ex: Exchange, r: ComboRecord, o: Pick<Order, 'side' | 'price'>, lots: number, pre?: HoldInputs): ComboHold {
+/**
+ * The hold of `lots` combo lots of `o` (its side and price) now. Reads only. The cash it sets aside
+ * moves with no mark: a resting order fills at its own price (the net premium of the legs' split is
+ * exactly the combo price, whatever the split), and its fee is at most the commission-only fee of
+ * its legs, the cheaper direction free (a leg's fee cap at 12.5% of its price only lowers it). So
+ * no index move can take free cash below zero (an ordinary resting buy's reservation is fixed too).
+ */
+export function comboHold(ex: Exchange, r: ComboRecord, o: Pick<Order, 'side' | 'price'>, lots: number): ComboHold {
   if (lots <= 0) return ZERO;
-  let prices = pre?.prices;
-  if (prices === undefined) {
-    const quotes = legQuotes(ex, r.legs);
-    if (quotes === null) return UNKNOWN;
-    // a price the band left behind (marks moved) cannot fill there: it is held at the band's edge
-    const band = comboBand(quotes);
-    const price = Math.min(band.max, Math.max(band.min, o.price));
-    prices = splitPrice(quotes, price) ?? quotes.map((q) => Math.min(q.max, Math.max(q.min, Math.round(q.mark))));
-  }
   const insts = ex.comboBooks.legInsts(r);
   const risk = ex.trading.risk;
-  let cash = 0;
   let value = 0;
   let shortIM = 0;
   let bought = 0;
@@ -71,11 +63,7 @@ export function comboHold(ex: Exchange, r: ComboRecord, o: Pick<Order, 'side' | 
     const ratio = r.legs[i]!.ratio;
     const buys = (ratio > 0) === (o.side === 0);
     const legLots = Math.abs(ratio) * lots;
-    const price = prices[i]!;
-    const premium = premiumOf(inst, price, legLots);
-    cash += buys ? -premium : premium;
-    // the taker fee (legFees' rule: the cheaper direction's legs are free, below)
-    const fee = tradeFee(inst, price, legLots, inst.takerCommission);
+    const fee = tradeFee(inst, UNCAPPED, legLots, inst.takerCommission);
     if (buys) bought += fee;
     else sold += fee;
     scratch.inst = inst;
@@ -83,7 +71,9 @@ export function comboHold(ex: Exchange, r: ComboRecord, o: Pick<Order, 'side' | 
     value += risk.positionValue(scratch);
     shortIM += risk.positionIM(scratch);
   }
-  cash -= bought > 0 && sold > 0 ? Math.max(bought, sold) : bought + sold;
+  // the net premium: sum(ratio x leg price) = the combo price, and premiums are linear in the price
+  const premium = premiumOf(insts[0]!, o.price, lots);
+  const cash = (o.side === 0 ? -premium : premium) - (bought > 0 && sold > 0 ? Math.max(bought, sold) : bought + sold);
   if (!Number.isFinite(cash + value + shortIM)) return UNKNOWN;
   const debit = Math.max(0, -cash);
   return { im: Math.max(debit, shortIM - cash - value), pmIm: Math.max(0, -(cash + value)), cash: debit };
