@@ -291,3 +291,26 @@ describe('the part that rests after matching', () => {
     conserved(h);
   });
 });
+
+describe('the cash a resting combo order sets aside', () => {
+  it('moves with no mark: a straddle bought at the bottom of its band stays funded when the index leaves the price behind (free cash never below zero)', () => {
+    const { h } = setup();
+    const strd = h.apply({ t: 'create_combo', userId: 1, legs: [{ instrument: C100.name, ratio: 1 }, { instrument: P100.name, ratio: 1 }] }) as ComboRecord;
+    const low = comboBand(legQuotes(h.ex, strd.legs)!).min;
+    assert.ok(low > 0, 'a bought straddle pays');
+    const one = holdOf(h, strd, 'buy', low, '1');
+    const u = h.user('0');
+    h.deposit(u, 'BTC', Math.max(one.im, one.cash));
+    const r = place(h, u, 'buy', strd.id, low, '1') as ComboPlaceResult;
+    assert.equal(r.order.state, 'open');
+    const free = h.ex.trading.risk.freeCash(h.u(u), 'BTC');
+    assert.ok(free >= 0);
+    // a move either way lifts the straddle's band above the order's price, which is all it can pay
+    for (const price of [110_000, 125_000, 80_000, 100_000]) {
+      h.apply({ t: 'index', currency: 'BTC', price, manual: true, by: null });
+      assert.ok(h.ex.trading.risk.freeCash(h.u(u), 'BTC') >= 0, `free cash below zero at index ${price}`);
+      assert.equal(h.ex.trading.risk.freeCash(h.u(u), 'BTC'), free, `free cash unmoved at index ${price}`);
+    }
+    conserved(h);
+  });
+});
