@@ -7,7 +7,8 @@ import { restore } from '../engine/snapshot.ts';
 import type { AsyncJournal, Journal, JournalRecord, RawRecord } from '../journal/journal.ts';
 import { applyCommand } from '../sequencer/sequencer.ts';
 import { decodeCommand } from '../journal/commandCodec.ts';
-import type { MarketViews } from '../views/marketViews.ts';
+import { MarketViews } from '../views/marketViews.ts';
+import { MARKET_VIEWS_META } from './plannedStop.ts';
 
 export interface Recovered {
   ex: Exchange;
@@ -19,8 +20,10 @@ export interface Recovered {
 
 type OnCommandError = (err: unknown, cmd: Sequenced) => void;
 
-function fromSnapshot(snap: { data: string } | null, views?: MarketViews): Exchange {
+function fromSnapshot(snap: { seq: number; data: string } | null, views?: MarketViews, savedViews?: string | null): Exchange {
   const ex = snap ? restore(snap.data) : new Exchange();
+  // the read models saved at a planned stop, only beside the snapshot of their own seq (src/app/plannedStop.ts)
+  if (views !== undefined && snap !== null && savedViews != null && MarketViews.savedSeq(savedViews) === snap.seq) views.load(savedViews);
   views?.attach(ex);
   return ex;
 }
@@ -52,14 +55,14 @@ export function replayJournal(ex: Exchange, journal: Journal, afterSeq: number, 
 
 export function recover(journal: Journal, onError?: OnCommandError, views?: MarketViews): Recovered {
   const snap = journal.latestSnapshot();
-  const ex = fromSnapshot(snap, views);
+  const ex = fromSnapshot(snap, views, views !== undefined && snap !== null ? journal.getMeta(MARKET_VIEWS_META) : null);
   const replayed = replayJournal(ex, journal, snap ? snap.seq : 0, onError);
   return { ex, replayed, snapshotBytes: snap?.data.length ?? null };
 }
 
 export async function recoverAsync(journal: AsyncJournal, onError?: OnCommandError, views?: MarketViews): Promise<Recovered> {
   const snap = await journal.latestSnapshot();
-  const ex = fromSnapshot(snap, views);
+  const ex = fromSnapshot(snap, views, views !== undefined && snap !== null ? await journal.getMeta(MARKET_VIEWS_META) : null);
   let replayed = 0;
   for await (const rec of journal.readAfter(snap ? snap.seq : 0)) {
     applyCommand(ex, decodeCommand(rec.cmd, rec.seq, rec.ts), onError);

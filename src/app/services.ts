@@ -27,6 +27,7 @@ import { startIndexFeeds } from './indexFeeds.ts';
 import { startDemoMaker } from './demoMaker.ts';
 import { createMetrics, type EngineWork, type Metrics } from './metrics.ts';
 import { BackgroundSnapshots } from './backgroundSnapshots.ts';
+import { snapshotAtStop } from './plannedStop.ts';
 import { MarketViews } from '../views/marketViews.ts';
 import { openStorage, type JournalHandles, type OpenedStorage } from './storage.ts';
 import { DEFAULT_READ_LIMITS, configureReads } from '../api/reads/sharedReads.ts';
@@ -284,7 +285,15 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
             sequencer,
             // the last batches' events, if NATS takes them soon (a backlog left is lost: docs/operations.md);
             // a snapshot being built is saved if it finishes soon, before the journal closes
-            after: [async () => await nats?.close(), () => snapshots.close(), () => storage.close()],
+            // then the snapshot of the planned stop, with the read models: a restart replays nothing
+            after: [
+              async () => await nats?.close(),
+              () => snapshots.close(),
+              async () => {
+                await snapshotAtStop({ sequencer, views, meta: storage.meta, log }).catch((err: unknown) => log.error({ err }, 'snapshot at stop failed; the next start replays the journal'));
+              },
+              () => storage.close(),
+            ],
           },
           opts,
         );

@@ -93,11 +93,21 @@ export async function openStorage(config: Config, log: Logger, onCommandError: (
   }
 
   const journal = openSqliteJournal(config.dataDir);
+  // The writer thread (and its checkpointer thread) start while this thread recovers: each boots
+  // node and tsx and opens its connection, ~0.3-1 s that a restart otherwise waits for after the
+  // replay (issue 36, restart to serving). The file exists and is migrated (opened just above, as
+  // startJournalWriter requires); the writer writes nothing before the sequencer hands it a batch.
+  const writerStarting = startJournalWriter(config.dataDir, () => journal.lastSeq(), { retention: retentionOf(config) });
   try {
-    const recovered = recover(journal, onCommandError, views);
+    let recovered: Recovered;
+    try {
+      recovered = recover(journal, onCommandError, views);
+    } catch (err) {
+      await writerStarting.then((w) => w.close(), () => undefined);
+      throw err;
+    }
     logRecovered(recovered);
-    // opened after recovery, on the file recovery just read (startJournalWriter's contract)
-    const writer = await startJournalWriter(config.dataDir, () => journal.lastSeq(), retentionOf(config));
+    const writer = await writerStarting;
     return {
       ...recovered,
       role: 'leader',

@@ -14,6 +14,8 @@ type Cmd<T extends RfqCommand['t']> = Extract<RfqCommand, { t: T }>;
 /** The largest ratio of a leg and legs of an RFQ. */
 export const MAX_RATIO = 1000;
 export const MAX_RFQ_LEGS = 20;
+/** The makers an anonymous RFQ must reach (Deribit's rule for `disclosed: false`). */
+export const MIN_ANONYMOUS_MAKERS = 5;
 
 export function applyRfq(ex: Exchange, c: RfqCommand): unknown {
   switch (c.t) {
@@ -71,6 +73,13 @@ function create(ex: Exchange, c: Cmd<'rfq_create'>): Rfq | Reject {
   if (c.makers !== null) {
     if (c.makers.length === 0) return reject(ERR.INVALID_ARGUMENTS, 'no_makers', 'makers');
     for (const m of c.makers) if (!st.makers.has(m) || m === c.userId) return reject(ERR.INVALID_ARGUMENTS, 'not_a_block_rfq_maker', 'makers');
+  }
+  // anonymity needs a crowd (Deribit: disclosed false only with at least 5 makers): the makers it
+  // reaches, each counted once (a list naming one maker five times reaches one), every maker but
+  // the taker when none are named
+  if (!c.disclosed && c.minAnonymousMakers !== undefined) {
+    const reach = c.makers !== null ? new Set(c.makers).size : [...st.makers].filter((m) => m !== c.userId).length;
+    if (reach < c.minAnonymousMakers) return reject(ERR.INVALID_ARGUMENTS, 'too_few_makers_for_anonymous_block_rfq', 'disclosed');
   }
   if (!(Number.isSafeInteger(c.ttlMs) && c.ttlMs > 0)) return reject(ERR.INVALID_ARGUMENTS, 'invalid_ttl');
   const r: Rfq = {

@@ -11,7 +11,7 @@ import { blockRules } from '../api/methods/blockTrades.ts';
 import { Count, CurrencyOrAny, InstrumentName, caller, unwrap } from '../api/methods/common.ts';
 import { defineMethod } from '../api/rpc/registry.ts';
 import type { BlockRules } from '../blocktrades/types.ts';
-import { MAX_RFQ_LEGS, visibleTo } from './engine.ts';
+import { MAX_RFQ_LEGS, MIN_ANONYMOUS_MAKERS, visibleTo } from './engine.ts';
 import { identityOf, renderPublicTrade, renderQuote, renderRfq, renderRfqBlockTrade } from './render.ts';
 import type { Rfq, RfqFill, RfqHedge, RfqLeg, RfqQuote } from './types.ts';
 
@@ -188,7 +188,7 @@ export const blockRfqMethods = [
         );
       }
       return s.seq.submit(
-        { t: 'rfq_create', userId: c.userId, legs, lots, makers, disclosed: p.disclosed ?? true, label: p.label ?? '', ttlMs: s.config.blockRfqTtlMs ?? RFQ_TTL_DEFAULT_MS, ...(hedge !== null ? { hedge, rules: rfqRules(s) } : {}) },
+        { t: 'rfq_create', userId: c.userId, legs, lots, makers, disclosed: p.disclosed ?? true, label: p.label ?? '', ttlMs: s.config.blockRfqTtlMs ?? RFQ_TTL_DEFAULT_MS, minAnonymousMakers: MIN_ANONYMOUS_MAKERS, ...(hedge !== null ? { hedge, rules: rfqRules(s) } : {}) },
         (r) => renderRfq(s.ex, unwrap(r) as Rfq, c.userId),
       );
     },

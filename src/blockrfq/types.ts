@@ -126,7 +126,11 @@ export interface RfqPublicTrade {
 export type RfqCommand =
   /** An operator marks an account as a block RFQ maker, or unmarks it. */
   | { t: 'rfq_set_maker'; by: number; userId: number; maker: boolean }
-  | { t: 'rfq_create'; userId: number; legs: RfqLeg[]; lots: number; makers: number[] | null; disclosed: boolean; label: string; ttlMs: number; hedge?: RfqHedge | null; rules?: BlockRules }
+  /**
+   * `minAnonymousMakers`: an anonymous RFQ (`disclosed` false) must reach at least this many makers
+   * (Deribit's rule: 5); absent in commands journaled before the rule, which replay as they ran
+   */
+  | { t: 'rfq_create'; userId: number; legs: RfqLeg[]; lots: number; makers: number[] | null; disclosed: boolean; label: string; ttlMs: number; hedge?: RfqHedge | null; rules?: BlockRules; minAnonymousMakers?: number }
   | { t: 'rfq_cancel'; userId: number; rfqId: number }
   /** add (quoteId null) or edit a quote; `rules` are the block band and minimums in force */
   | { t: 'rfq_quote'; userId: number; rfqId: number; quoteId: number | null; side: 0 | 1; lots: number; legPrices: number[]; aon: boolean; expiresAt: number | null; label: string; rules: BlockRules; hedgePrice?: number | null }

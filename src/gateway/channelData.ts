@@ -2,6 +2,7 @@
 // quotes of a mirrored book, the leader's wording for refused channels, and the private event shape
 // of the stream (src/api/ws/streamEvents.ts).
 import type { L2 } from './bookMirror.ts';
+import { isComboName, selects, type Selector } from '../api/ws/channels.ts';
 
 /** Channel kinds whose first message on subscribe comes from the leader (src/gateway/firstMessages.ts). */
 export const FIRST_FROM_LEADER = new Set(['ticker', 'quote', 'chart', 'platform_state', 'expiration_price', 'vol_index', 'incremental_ticker', 'public_methods_state']);
@@ -12,6 +13,13 @@ export function notification(channel: string, dataJson: string): Buffer {
 
 export function currencyOf(instrument: string): string {
   return instrument.slice(0, instrument.indexOf('-'));
+}
+
+/** Whether a `trades.*` channel takes the stream's trades of `instrument`: a combo's trades go to
+ *  combo channels only (`trades.<combo>`, `trades.option_combo.*`), leg trades to the others, as the
+ *  leader's hub (roundRender.ts) sends them. */
+export function takesTrades(sel: Selector, instrument: string): boolean {
+  return (sel.combo === true) === isComboName(instrument) && selects(sel, instrument, currencyOf(instrument) as never);
 }
 
 /** `quote.*` data of a mirrored book (0 where a side is empty, as the leader's), and its key. */
@@ -49,6 +57,8 @@ export interface PrivateEvent {
   block_rfq_maker?: Array<{ currency: string; data: unknown }>;
   block_rfq_taker?: Array<{ currency: string; data: unknown }>;
   block_rfq_quotes?: Array<{ currency: string; data: unknown }>;
+  /** user.combo_trades data of the batch: the user's side of each of its combo trades */
+  combo_trades?: Array<Record<string, unknown> & { instrument_name: string }>;
 }
 
 /** A volatility index message without its timestamp: a value equal to the last one is not sent (as the hub). */

@@ -16,6 +16,10 @@
 //   (subscribe, then unsubscribe at once), so it is the leader's own first message.
 //   The block RFQ channels (block_rfq.maker/.maker.quotes/.taker/.trades) come rendered per user
 //   from the leader (src/blockrfq/channels.ts rfqStreamEvents): the gateway only picks the currency.
+//   Combos (issue 34) as options: a combo's book is mirrored (its own change ids), its ticker read,
+//   its combo trades and each user's side of them (user.combo_trades) come rendered from the leader
+//   (src/api/ws/comboStreamEvents.ts); combo names from get_combo_ids, the stream's `public.combos`,
+//   or the leader again for a name not known yet (LeaderReads.refreshCombos).
 //   user.portfolio is read from the leader (private/get_account_summary, on the subscriber's own
 //   connection) on the tick after an event that may have moved it: the user's orders, trades or
 //   money, the currency's index or vol, or a command that moves every account (control.accounts).

@@ -3,7 +3,7 @@
 // the conflated channels, tickers and portfolios read from the leader, the handling of each event
 // message from NATS (src/gateway/natsStream.ts), and subscribe/unsubscribe.
 import type { Logger } from 'pino';
-import { channelScope, isPrivate, parseChannel, selects, type ChannelSpec } from '../api/ws/channels.ts';
+import { channelScope, isComboName, isPrivate, parseChannel, selects, selectsComboTrade, type ChannelSpec } from '../api/ws/channels.ts';
 import { textFrame } from '../api/ws/hub.ts';
 import { ERR } from '../domain/errors.ts';
 import { BookMirror, type BookChange, type BookSnapshot, type L2 } from './bookMirror.ts';
@@ -12,7 +12,7 @@ import type { LeaderLocator } from './leaderLocator.ts';
 import { FirstMessages } from './firstMessages.ts';
 import { LeaderReads } from './leaderReads.ts';
 import { subscriberOf, type WhoIs } from './credentials.ts';
-import { FIRST_FROM_LEADER, PORTFOLIO_CURRENCIES, currencyOf, notification, quoteKey, quoteOf, volKey, type PrivateEvent } from './channelData.ts';
+import { FIRST_FROM_LEADER, PORTFOLIO_CURRENCIES, currencyOf, notification, quoteKey, quoteOf, takesTrades, volKey, type PrivateEvent } from './channelData.ts';
 import { changedFields } from '../api/ws/parityChannels.ts';
 
 
@@ -148,6 +148,8 @@ export async function startStreams(deps: StreamDeps): Promise<Streams> {
   const tradeWindow: Array<{ inst: string; text: string; trades: unknown[] }> = [];
   const orderWindow = new Map<number, Map<string, Record<string, unknown>>>();
   const tradeUserWindow = new Map<number, Array<Record<string, unknown> & { instrument_name: string }>>();
+  /** per user, the combo trades of the window (user.combo_trades.* at 100ms/agg2) */
+  const comboTradeUserWindow = new Map<number, Array<Record<string, unknown> & { instrument_name: string }>>();
   /** per user, the latest position of each instrument traded in the window */
   const positionWindow = new Map<number, Map<string, Record<string, unknown>>>();
   /** instruments whose ticker may have moved since the last tick (and has subscribers) */
@@ -172,7 +174,7 @@ export async function startStreams(deps: StreamDeps): Promise<Streams> {
       for (const t of topics.values()) {
         const spec = t.spec;
         if (spec.k !== 'trades' || spec.cadence !== 'agg') continue;
-        const sel = tradeWindow.filter((w) => selects(spec.sel, w.inst, currencyOf(w.inst) as never)).flatMap((w) => w.trades);
+        const sel = tradeWindow.filter((w) => takesTrades(spec.sel, w.inst)).flatMap((w) => w.trades);
         if (sel.length > 0) deliver(t, JSON.stringify(sel));
       }
       tradeWindow.length = 0;
@@ -188,6 +190,9 @@ export async function startStreams(deps: StreamDeps): Promise<Streams> {
         if (mine.length > 0) deliver(t, JSON.stringify(mine));
       } else if (spec.k === 'user.trades') {
         const mine = trades();
+        if (mine.length > 0) deliver(t, JSON.stringify(mine));
+      } else if (spec.k === 'user.combo_trades') {
+        const mine = (comboTradeUserWindow.get(t.userId) ?? []).filter((x) => selectsComboTrade(spec, x.instrument_name, currencyOf(x.instrument_name) as never, legNames(x)));
         if (mine.length > 0) deliver(t, JSON.stringify(mine));
       } else if (spec.k === 'user.changes') {
         // per instrument, orders first then trades (the hub's grouping); the position as it is now
@@ -219,6 +224,7 @@ export async function startStreams(deps: StreamDeps): Promise<Streams> {
     chartWindow.clear();
     orderWindow.clear();
     tradeUserWindow.clear();
+    comboTradeUserWindow.clear();
     positionWindow.clear();
     flush();
   }, tickMs);
@@ -310,6 +316,10 @@ export async function startStreams(deps: StreamDeps): Promise<Streams> {
       else if (spec.k === 'user.trades') {
         const mine = pick(parsed().trades);
         if (mine.length > 0) deliver(t, JSON.stringify(mine));
+      } else if (spec.k === 'user.combo_trades') {
+        // rendered for this user by the leader (src/api/ws/comboStreamEvents.ts): its side of each combo trade
+        const mine = (parsed().combo_trades ?? []).filter((x) => selectsComboTrade(spec, x.instrument_name, currencyOf(x.instrument_name) as never, legNames(x)));
+        if (mine.length > 0) deliver(t, JSON.stringify(mine));
       } else if (spec.k === 'user.changes') {
         const e = parsed();
         const insts = new Set([...pick(e.orders), ...pick(e.trades)].map((x) => x.instrument_name));
@@ -347,6 +357,11 @@ export async function startStreams(deps: StreamDeps): Promise<Streams> {
       let tw = tradeUserWindow.get(uid);
       if (!tw) tradeUserWindow.set(uid, (tw = []));
       tw.push(...e.trades);
+      if (e.combo_trades !== undefined && e.combo_trades.length > 0) {
+        let cw = comboTradeUserWindow.get(uid);
+        if (!cw) comboTradeUserWindow.set(uid, (cw = []));
+        cw.push(...e.combo_trades);
+      }
       let pw = positionWindow.get(uid);
       if (!pw) positionWindow.set(uid, (pw = new Map()));
       for (const x of e.positions) pw.set(x.instrument_name, x);
@@ -364,7 +379,7 @@ export async function startStreams(deps: StreamDeps): Promise<Streams> {
       let parsed: unknown[] | null = null;
       for (const t of topics.values()) {
         const spec = t.spec;
-        if (spec.k !== 'trades' || !selects(spec.sel, inst, currencyOf(inst) as never)) continue;
+        if (spec.k !== 'trades' || !takesTrades(spec.sel, inst)) continue;
         if (spec.cadence === 'raw') deliver(t, text);
         else parsed ??= JSON.parse(text) as unknown[];
       }
@@ -418,7 +433,8 @@ export async function startStreams(deps: StreamDeps): Promise<Streams> {
         trades ??= JSON.parse(text) as Array<{ currency: string; data: unknown }>;
         for (const e of trades) if (want === null || e.currency === want) deliver(t, JSON.stringify(e.data));
       }
-    } else if (rest === 'control.accounts') portfolioDue(null, null);
+    } else if (rest === 'public.combos') reads.addCombos(JSON.parse(text) as string[]);
+    else if (rest === 'control.accounts') portfolioDue(null, null);
     else if (rest.startsWith('private.')) onPrivate(Number(rest.slice(8)), text);
     else if (rest === 'control.gap') {
       log.warn({ gap: text }, 'the leader dropped events; re-reading every book');
@@ -456,8 +472,12 @@ export async function startStreams(deps: StreamDeps): Promise<Streams> {
     const who = await subscriberOf(c, params, priv, whoIs);
     if ('code' in who) return c.send(envelope(id, failure(who.code, who.reason)));
     const { user, token } = who;
-    const parse = (n: string) => parseChannel(n, (i) => reads.known.has(i), { parity: true, rfq: true });
-    if ((channels as string[]).some((n) => parse(n) === null) && performance.now() - reads.knownAt > 5000) await reads.refreshKnown().catch(() => undefined);
+    // combos too (issue 34): their book, ticker and trades channels come from the stream as the options'
+    const parse = (n: string) => parseChannel(n, (i) => reads.known.has(i), { parity: true, rfq: true, combo: (i) => reads.combos.has(i) });
+    const unknown = (channels as string[]).filter((n) => parse(n) === null);
+    if (unknown.length > 0 && performance.now() - reads.knownAt > 5000) await reads.refreshKnown().catch(() => undefined);
+    // a combo made a moment ago (its name not yet on the stream): the leader is asked
+    else if (unknown.some((n) => n.split('.').some((part) => isComboName(part) && !reads.combos.has(part)))) await reads.refreshCombos().catch(() => undefined);
     // as Deribit and the leader: a channel not served is left out of the answer and the rest subscribe
     const specs: Array<[string, ChannelSpec]> = [];
     for (const n of channels as string[]) {
@@ -547,4 +567,10 @@ export async function startStreams(deps: StreamDeps): Promise<Streams> {
 /** The number of an order id, with or without its currency (`ETH-584864807`: ids other than BTC's carry it). */
 function idNumber(id: string): number {
   return Number(id.slice(id.lastIndexOf('-') + 1));
+}
+
+/** The legs' names of a user combo trade the leader rendered (its `legs`: the user's leg trades, one per leg). */
+function legNames(t: Record<string, unknown>): string[] {
+  const legs = t.legs;
+  return Array.isArray(legs) ? legs.map((l) => (l as { instrument_name?: unknown }).instrument_name).filter((n): n is string => typeof n === 'string') : [];
 }

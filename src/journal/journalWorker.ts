@@ -52,6 +52,12 @@ function committed(bytes: number): void {
     () => {
       checkpointing = false;
       if (failure !== null || closing) return;
+      // Much committed while it ran (a snapshot's parts, issue 36): the other thread copies that too,
+      // rather than this one with every batch waiting behind the copy and its fsync.
+      if (sinceCheckpoint >= CHECKPOINT_AFTER_WAL_BYTES) {
+        committed(0);
+        return;
+      }
       // The other thread copied the frames committed when it started; the few committed since are
       // copied here. SQLite starts the WAL over from its beginning only when nothing in it is left
       // to copy; under steady load that never happens by itself, and the WAL file would grow.
@@ -88,7 +94,7 @@ port.on('message', (req: WriterRequest) => {
   if (closing) return;
   // after a failed write nothing more is written, whatever the journal would still accept: the
   // engine thread stops on the failure, and writes handed over before it learned of it must not land
-  if (failure !== null && (req.op === 'append' || req.op === 'snapshot')) {
+  if (failure !== null && (req.op === 'append' || req.op === 'snapshot' || req.op === 'snapshotPart' || req.op === 'snapshotDone')) {
     answer({ ok: false, message: `${req.op} refused, an earlier write failed (${failure}); restart and recover` });
     return;
   }
@@ -108,6 +114,19 @@ port.on('message', (req: WriterRequest) => {
         committed(req.data.length);
         compact();
         break;
+      case 'snapshotPart': {
+        journal.saveSnapshotPart(req.seq, req.part, req.data);
+        answer({ ok: true });
+        committed(req.data.length);
+        break;
+      }
+      case 'snapshotDone': {
+        journal.finishSnapshot(req.seq, req.parts);
+        answer({ ok: true });
+        committed(0);
+        compact();
+        break;
+      }
       case 'pragmas':
         answer({ ok: true, pragmas: pragmaState(journal.connections()[0]!) });
         break;

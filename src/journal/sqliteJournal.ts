@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import type { Journal, JournalRecord, RawRecord } from './journal.ts';
+import { RejectedWrite, SNAPSHOTS_KEPT, migrateSnapshotParts, snapshotStore } from './sqliteSnapshots.ts';
 
 export type SqliteDatabase = Database.Database;
 
@@ -28,6 +29,13 @@ export interface SqliteJournal extends Journal {
    * append's.
    */
   checkpoint(): CheckpointResult;
+  /**
+   * One part of a snapshot written in parts (src/journal/sqliteSnapshots.ts), in a transaction of
+   * its own; the snapshot is read by nobody until finishSnapshot() names its parts.
+   */
+  saveSnapshotPart(seq: number, part: number, data: string): void;
+  /** The snapshot at `seq`, whose `parts` parts are all written, becomes the latest. */
+  finishSnapshot(seq: number, parts: number): void;
 }
 
 /** What `PRAGMA wal_checkpoint` reports: WAL frames in all (`log`) and copied (`checkpointed`). */
@@ -61,8 +69,8 @@ export interface PragmaState {
 
 export const DB_FILE_NAME = 'strikebook.db';
 const SYNCHRONOUS_FULL = 2;
-const SCHEMA_VERSION = 1;
-const SNAPSHOTS_KEPT = 2;
+/** 2: snapshots may be stored in parts (src/journal/sqliteSnapshots.ts). */
+const SCHEMA_VERSION = 2;
 // The WAL file never shrinks on its own; after a checkpoint, cut it back to this size so one large
 // snapshot does not leave a large file behind for good.
 const WAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024;
@@ -77,14 +85,6 @@ export function pragmaState(db: SqliteDatabase): PragmaState {
     journalMode: String(db.prepare('SELECT journal_mode FROM pragma_journal_mode').pluck().get()),
     synchronous: Number(db.prepare('SELECT synchronous FROM pragma_synchronous').pluck().get()),
   };
-}
-
-/**
- * A write refused before anything reached the database, or rolled back cleanly: the connection is
- * in a known state, so it does not make the journal refuse later writes.
- */
-class RejectedWrite extends Error {
-  override name = 'RejectedWrite';
 }
 
 /**
@@ -153,6 +153,7 @@ function migrate(db: SqliteDatabase): void {
       CREATE TABLE IF NOT EXISTS snapshots (seq INTEGER PRIMARY KEY, data TEXT NOT NULL) STRICT;
       CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
     `);
+    migrateSnapshotParts(db);
     db.pragma(`user_version = ${SCHEMA_VERSION}`);
   }).immediate();
 }
@@ -195,17 +196,9 @@ export function openSqliteJournal(dir: string, opts: SqliteJournalOptions = {}):
 
   const maxSeq = db.prepare<[], number>('SELECT COALESCE(MAX(seq), 0) FROM journal').pluck();
   const insertRecord = db.prepare<[number, number, string]>('INSERT INTO journal (seq, ts, cmd) VALUES (?, ?, ?)');
-  const upsertSnapshot = db.prepare<[number, string]>(
-    'INSERT INTO snapshots (seq, data) VALUES (?, ?) ON CONFLICT (seq) DO UPDATE SET data = excluded.data',
-  );
-  const pruneSnapshots = db.prepare<[number]>(
-    'DELETE FROM snapshots WHERE seq NOT IN (SELECT seq FROM snapshots ORDER BY seq DESC LIMIT ?)',
-  );
-  const selectLatestSnapshot = db.prepare<[], { seq: number; data: string }>(
-    'SELECT seq, data FROM snapshots ORDER BY seq DESC LIMIT 1',
-  );
   // COALESCE makes the row always present; `?? 0` only satisfies the type.
   const lastSeqInDb = (): number => maxSeq.get() ?? 0;
+  const snapshots = snapshotStore(db, lastSeqInDb);
   const selectMeta = db.prepare<[string], string>('SELECT value FROM meta WHERE key = ?').pluck();
   const upsertMeta = db.prepare<[string, string]>(
     'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
@@ -246,13 +239,6 @@ export function openSqliteJournal(dir: string, opts: SqliteJournalOptions = {}):
         at += rows;
       }
     }
-  });
-  const snapshotTx = db.transaction((seq: number, data: string) => {
-    const last = lastSeqInDb();
-    // A snapshot past the journal would hold state no durable record explains (DESIGN.md rule 4).
-    if (seq > last) throw new RejectedWrite(`journal: snapshot seq ${seq} is past the last journaled seq ${last}`);
-    upsertSnapshot.run(seq, data);
-    pruneSnapshots.run(SNAPSHOTS_KEPT);
   });
 
   // retention: records up to the second-to-last snapshot may go (when two are kept)
@@ -363,7 +349,22 @@ export function openSqliteJournal(dir: string, opts: SqliteJournalOptions = {}):
       write('saveSnapshot', () => {
         if (!Number.isSafeInteger(seq) || seq < 0) throw new RejectedWrite(`journal: snapshot seq must be a non-negative safe integer, got ${seq}`);
         if (typeof data !== 'string') throw new RejectedWrite('journal: snapshot data must be a string');
-        snapshotTx.immediate(seq, data);
+        snapshots.save(seq, data);
+      });
+    },
+
+    saveSnapshotPart(seq: number, part: number, data: string): void {
+      write('saveSnapshotPart', () => {
+        if (!Number.isSafeInteger(seq) || seq < 0 || !Number.isSafeInteger(part) || part < 0) throw new RejectedWrite(`journal: snapshot part ${part} of seq ${seq} is not a valid position`);
+        if (typeof data !== 'string') throw new RejectedWrite('journal: snapshot data must be a string');
+        snapshots.savePart(seq, part, data);
+      });
+    },
+
+    finishSnapshot(seq: number, parts: number): void {
+      write('finishSnapshot', () => {
+        if (!Number.isSafeInteger(seq) || seq < 0 || !Number.isSafeInteger(parts) || parts < 1) throw new RejectedWrite(`journal: snapshot ${seq} of ${parts} parts is not valid`);
+        snapshots.finish(seq, parts);
       });
     },
 
@@ -392,7 +393,7 @@ export function openSqliteJournal(dir: string, opts: SqliteJournalOptions = {}):
 
     latestSnapshot(): { seq: number; data: string } | null {
       ensureOpen();
-      return selectLatestSnapshot.get() ?? null;
+      return snapshots.latest();
     },
 
     getMeta(key: string): string | null {

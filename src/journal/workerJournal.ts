@@ -15,9 +15,19 @@ import type { PragmaState } from './sqliteJournal.ts';
  */
 export const CHECKPOINT_AFTER_WAL_BYTES = 4 * 1024 * 1024;
 
+/**
+ * A snapshot longer than this (UTF-16 code units; about as many bytes for its ASCII text) is
+ * written in parts of this size, each its own transaction, with the order batches in between
+ * (src/journal/sqliteSnapshots.ts): a batch waits behind one part's write and fsync, a few ms, not
+ * behind the whole snapshot (issue 36). Larger parts: fewer commits; smaller: shorter waits.
+ */
+export const SNAPSHOT_PART_CHARS = 1024 * 1024;
+
 export type WriterRequest =
   | { op: 'append'; batch: PackedRecords }
   | { op: 'snapshot'; seq: number; data: string }
+  | { op: 'snapshotPart'; seq: number; part: number; data: string }
+  | { op: 'snapshotDone'; seq: number; parts: number }
   | { op: 'pragmas' }
   | { op: 'checkpointerPragmas' }
   | { op: 'close' };
@@ -77,18 +87,51 @@ export interface WorkerJournalWriter extends JournalWriter {
  * first, for recovery) and resolves once its connection is open with the durability settings.
  * `lastSeq` answers from the caller's own connection.
  */
-export async function startJournalWriter(dir: string, lastSeq: () => number, retention?: JournalRetention): Promise<WorkerJournalWriter> {
+export interface JournalWriterOptions {
+  retention?: JournalRetention;
+  /** Snapshot part size (SNAPSHOT_PART_CHARS by default). */
+  snapshotPartChars?: number;
+  /** Called after each snapshot part is written (tests: a crash between parts). */
+  onSnapshotPart?: (seq: number, part: number, parts: number) => void;
+}
+
+export async function startJournalWriter(dir: string, lastSeq: () => number, opts: JournalWriterOptions = {}): Promise<WorkerJournalWriter> {
+  const { retention } = opts;
+  const partChars = opts.snapshotPartChars ?? SNAPSHOT_PART_CHARS;
   const thread = threadRequests<WriterRequest, WriterReply & { ok: true }>(startTsWorker(new URL('./journalWorker.ts', import.meta.url), { dir, retention }), 'journal writer');
   // the first message is the worker's own: its connections are open (or it failed to open them)
   await thread.ready;
   const request = thread.request;
+  /** The snapshots being written, one after the other: the parts of two never interleave. */
+  let snapshotting: Promise<void> = Promise.resolve();
+
+  /**
+   * Part by part, each handed over only once the one before is written: whatever batches the
+   * sequencer hands over meanwhile are queued ahead of the next part (the thread answers in order),
+   * so no batch waits behind more than one part. A snapshot that fits in one part is one request.
+   */
+  async function writeSnapshot(seq: number, data: string): Promise<void> {
+    const parts = Math.ceil(data.length / partChars);
+    if (parts <= 1) {
+      await request({ op: 'snapshot', seq, data });
+      return;
+    }
+    for (let part = 0; part < parts; part++) {
+      await request({ op: 'snapshotPart', seq, part, data: data.slice(part * partChars, (part + 1) * partChars) });
+      opts.onSnapshotPart?.(seq, part, parts);
+    }
+    await request({ op: 'snapshotDone', seq, parts });
+  }
 
   return {
     async append(records) {
       await request({ op: 'append', batch: packRecords(records) });
     },
-    async saveSnapshot(seq, data) {
-      await request({ op: 'snapshot', seq, data });
+    saveSnapshot(seq, data) {
+      const written = snapshotting.then(() => writeSnapshot(seq, data));
+      // a failed one rejects its own caller; the next one meets the broken thread by itself
+      snapshotting = written.catch(() => undefined);
+      return written;
     },
     lastSeq,
     async pragmas() {
@@ -99,6 +142,7 @@ export async function startJournalWriter(dir: string, lastSeq: () => number, ret
       const reply = await request({ op: 'checkpointerPragmas' });
       return reply.pragmas!;
     },
-    close: () => thread.close({ op: 'close' }),
+    // a snapshot being written is finished first: its later parts would meet a closed thread
+    close: () => snapshotting.then(() => thread.close({ op: 'close' })),
   };
 }

@@ -357,9 +357,9 @@ export class Sequencer {
    * Snapshots the state as of the last applied command. The open batch is handed over first, so
    * the journal holds every record the snapshot covers before the snapshot itself (the journal
    * completes writes in order and refuses a snapshot past its last record). Returns the snapshot's
-   * seq and size, or null when none was written.
+   * seq and size and its write (resolved once the journal has it), or null when none was written.
    */
-  takeSnapshot(): { seq: number; bytes: number } | null {
+  takeSnapshot(): { seq: number; bytes: number; saved: Promise<void> } | null {
     if (this.failed !== null) return null;
     this.sinceSnapshot = 0;
     const seq = this.lastSeq;
@@ -371,8 +371,8 @@ export class Sequencer {
       return null;
     }
     this.handOver();
-    void this.saveSnapshot(seq, data);
-    return this.failed === null ? { seq, bytes: data.length } : null;
+    const saved = this.saveSnapshot(seq, data);
+    return this.failed === null ? { seq, bytes: data.length, saved } : null;
   }
 
   /**

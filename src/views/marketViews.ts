@@ -4,6 +4,7 @@
 // during recovery's replay, so a restart rebuilds them from the journal: volumes from the public
 // trades the engine holds plus the replayed commands, mark history from the replayed commands (the
 // points before the latest snapshot are not in the journal any more, see docs/architecture.md).
+// A planned stop saves them beside its snapshot (save/load below), so that they survive it whole.
 import type { CurrencyCode } from '../domain/currency.ts';
 import type { Sequenced } from '../engine/commands.ts';
 import type { Exchange } from '../engine/exchange.ts';
@@ -36,6 +37,18 @@ export interface TradeVolumes {
 
 const VOL_CURRENCIES: CurrencyCode[] = ['BTC', 'ETH'];
 
+/** MarketViews.save's text: every field of the class, Maps as entry arrays. */
+interface SavedViews {
+  v: 1;
+  seq: number;
+  lastMinute: number;
+  lastTradeId: number;
+  marks: [number, number[]][];
+  volumes: [CurrencyCode, [number, number, number][]][];
+  indexCloses: [CurrencyCode, number[]][];
+  volIndex: [CurrencyCode, number[]][];
+}
+
 /** Drops the leading records (of `width` numbers, the first a timestamp) older than `cutoff`. */
 function trim(arr: number[], width: number, cutoff: number): void {
   if (arr.length === 0 || arr[0] >= cutoff) return;
@@ -55,6 +68,48 @@ export class MarketViews {
   private readonly indexCloses = new Map<CurrencyCode, number[]>();
   /** currency -> flat [minute start, open, high, low, close, ...] of the volatility index */
   private readonly volIndex = new Map<CurrencyCode, number[]>();
+
+  /**
+   * The read models as text, for a snapshot taken at a planned stop (src/app/plannedStop.ts): a
+   * restart from that snapshot replays nothing, so nothing would rebuild them. Tagged with the
+   * seq of the state they were observed up to; recovery loads them only beside the snapshot of
+   * that very seq (src/app/recovery.ts).
+   */
+  save(seq: number): string {
+    const state: SavedViews = {
+      v: 1,
+      seq,
+      lastMinute: this.lastMinute,
+      lastTradeId: this.lastTradeId,
+      marks: [...this.marks],
+      volumes: [...this.volumes].map(([c, byMinute]) => [c, [...byMinute].map(([minute, b]) => [minute, b.calls, b.puts])]),
+      indexCloses: [...this.indexCloses],
+      volIndex: [...this.volIndex],
+    };
+    return JSON.stringify(state);
+  }
+
+  /** The seq a saved text was taken at, or null when it is not one this version reads. */
+  static savedSeq(text: string): number | null {
+    const state = JSON.parse(text) as Partial<SavedViews>;
+    return state.v === 1 && typeof state.seq === 'number' ? state.seq : null;
+  }
+
+  /** Replaces the read models with a saved state (before the replay of what followed it). */
+  load(text: string): void {
+    const state = JSON.parse(text) as SavedViews;
+    if (state.v !== 1) throw new Error(`market views: saved format ${String(state.v)} is not one this server reads`);
+    this.lastMinute = state.lastMinute;
+    this.lastTradeId = state.lastTradeId;
+    this.marks.clear();
+    for (const [id, arr] of state.marks) this.marks.set(id, arr);
+    this.volumes.clear();
+    for (const [c, rows] of state.volumes) this.volumes.set(c, new Map(rows.map(([minute, calls, puts]) => [minute, { calls, puts }])));
+    this.indexCloses.clear();
+    for (const [c, arr] of state.indexCloses) this.indexCloses.set(c, arr);
+    this.volIndex.clear();
+    for (const [c, arr] of state.volIndex) this.volIndex.set(c, arr);
+  }
 
   /** Attach to an engine: every applied command is observed from now on. */
   attach(ex: Exchange): void {

@@ -39,3 +39,14 @@ describe('access_token among the params', () => {
     assert.equal(params.access_token, undefined);
   });
 });
+
+describe('validators compiled at first use', () => {
+  it('every method\'s schema compiles, for queries and bodies (a broken one would otherwise surface at its first call only)', async () => {
+    const { allMethods } = await import('../../src/api/methods/index.ts');
+    for (const def of allMethods) {
+      const v = compileValidators(def.params);
+      assert.equal(typeof v.query, 'function', def.name);
+      assert.equal(typeof v.body, 'function', def.name);
+    }
+  });
+});

@@ -11,6 +11,8 @@ const TAKER = 'rfq-taker@example.com';
 const MAKER = 'rfq-maker@example.com';
 const MAKER2 = 'rfq-maker2@example.com';
 const POOR = 'rfq-poor@example.com';
+/** two more makers, marked once the anonymous RFQ's rule is checked (Deribit: at least 5 makers) */
+const EXTRA = ['rfq-maker3@example.com', 'rfq-maker4@example.com'];
 
 describe('block RFQs over HTTP and WebSocket', () => {
   let server: TestServer;
@@ -21,6 +23,7 @@ describe('block RFQs over HTTP and WebSocket', () => {
   let maker2: string;
   let other: string;
   let poor: string;
+  let extra: string[];
   let call: Market;
   let cheap: Market;
   let ws: WsClient;
@@ -50,6 +53,8 @@ describe('block RFQs over HTTP and WebSocket', () => {
     maker2 = await userToken(url, admin, MAKER2, { currency: 'BTC', amount: 10 });
     other = await userToken(url, admin, 'rfq-other@example.com', { currency: 'BTC', amount: 10 });
     poor = await userToken(url, admin, POOR, { currency: 'BTC', amount: 0.001 });
+    extra = [];
+    for (const e of EXTRA) extra.push(await userToken(url, admin, e, { currency: 'BTC', amount: 10 }));
     call = await atmCall(url);
     cheap = await cheapCall(url);
     for (const t of [maker, maker2, poor]) await ok(url, 'private/set_block_rfq_maker', { user_id: await idOf(t), is_maker: true }, admin);
@@ -74,6 +79,26 @@ describe('block RFQs over HTTP and WebSocket', () => {
     assert.equal(info.parent.identity, MAKER);
     assert.equal(info.parent.is_maker, true);
     assert.equal(info.users[0].taker_rating, null);
+  });
+
+  it('refuses an anonymous RFQ that reaches fewer than 5 makers (11029, data.param disclosed), as Deribit does', async () => {
+    const refused = async (params: Record<string, unknown>, why: string) => {
+      const r = await rpc(url, 'private/create_block_rfq', { legs: structure(), disclosed: false, ...params }, taker);
+      assert.equal(r.body.error?.code, 11029, `${why}: ${JSON.stringify(r.body)}`);
+      assert.equal(r.body.error.data.reason, 'too_few_makers_for_anonymous_block_rfq');
+      assert.equal(r.body.error.data.param, 'disclosed');
+    };
+    await refused({}, 'every maker, 3 of them');
+    await refused({ makers: [MAKER, MAKER2] }, 'two named makers');
+    await refused({ makers: [MAKER, MAKER, MAKER, MAKER, MAKER] }, 'one maker named five times');
+    assert.equal((await ok(url, 'private/get_block_rfqs', { role: 'taker' }, taker)).block_rfqs.length, 0, 'nothing was created');
+    // disclosed, the same RFQ goes to one maker (the second: the first's view is checked for the
+    // taker's name below)
+    const named = await ok(url, 'private/create_block_rfq', { legs: structure(), makers: [MAKER2] }, taker);
+    assert.equal(named.disclosed, true);
+    await ok(url, 'private/cancel_block_rfq', { block_rfq_id: named.block_rfq_id }, taker);
+    // five makers: anonymous RFQs to every maker pass from here on
+    for (const t of extra) await ok(url, 'private/set_block_rfq_maker', { user_id: await idOf(t), is_maker: true }, admin);
   });
 
   it('creates an RFQ (ratios from the leg amounts), hides the undisclosed taker from makers, refuses quotes of non-makers', async () => {

@@ -106,3 +106,56 @@ describe('block RFQs in the engine', () => {
     assert.equal(stateHash(copy), stateHash(h.ex));
   });
 });
+
+describe('anonymous block RFQs (disclosed: false) need 5 makers, as on Deribit', () => {
+  /** An admin, a taker and `n` makers; `create` sends an RFQ with the rule the API carries. */
+  function crowd(n: number) {
+    const h = Harness.market([CALL, PUT]);
+    const admin = (h.apply({ t: 'create_user', email: 'admin@test.io', passwordHash: 'x', role: 'admin', inviteCode: null, by: null }) as { id: number }).id;
+    const taker = h.user('10');
+    const makers: number[] = [];
+    for (let i = 0; i < n; i++) {
+      makers.push(h.user('10'));
+      assert.equal(h.apply({ t: 'rfq_set_maker', by: admin, userId: makers[i]!, maker: true }), true);
+    }
+    const create = (o: Partial<Extract<Command, { t: 'rfq_create' }>> = {}) =>
+      h.apply({ t: 'rfq_create', userId: taker, legs: [{ instrument: CALL.name, side: 0, ratio: 1 }], lots: amt('0.1'), makers: null, disclosed: false, label: '', ttlMs: 300_000, minAnonymousMakers: 5, ...o });
+    return { h, admin, taker, makers, create };
+  }
+  const refusedForCrowd = (r: unknown) => isReject(r) && r.code === 11029 && r.reason === 'too_few_makers_for_anonymous_block_rfq' && r.param === 'disclosed';
+
+  it('refuses an anonymous RFQ to every maker while fewer than 5 exist, and to fewer than 5 named ones; nothing is created', () => {
+    const { h, makers, create } = crowd(4);
+    const before = stateOf(h);
+    assert.ok(refusedForCrowd(create()), 'every maker, but only 4 of them');
+    assert.ok(refusedForCrowd(create({ makers: makers.slice(0, 3) })), '3 named makers');
+    assert.equal(stateOf(h), before, 'no RFQ, no id used');
+    // disclosed, the same RFQs are fine
+    assert.ok(!isReject(create({ disclosed: true })));
+    assert.ok(!isReject(create({ disclosed: true, makers: [makers[0]!] })));
+  });
+
+  it('counts each maker once: one maker named five times is one maker (a naive length check passes it)', () => {
+    const { create, makers } = crowd(5);
+    const m = makers[0]!;
+    assert.ok(refusedForCrowd(create({ makers: [m, m, m, m, m] })));
+    assert.ok(!isReject(create({ makers })), 'five distinct makers');
+  });
+
+  it('does not count the taker among the makers of an RFQ to every maker', () => {
+    const { h, admin, taker, create } = crowd(4);
+    // the taker is a maker too: 5 makers exist, but the RFQ reaches only the 4 others
+    assert.equal(h.apply({ t: 'rfq_set_maker', by: admin, userId: taker, maker: true }), true);
+    assert.ok(refusedForCrowd(create()));
+    const fifth = h.user('10');
+    h.apply({ t: 'rfq_set_maker', by: admin, userId: fifth, maker: true });
+    const r = create() as Rfq;
+    assert.ok(!isReject(r), JSON.stringify(r));
+    assert.equal(r.disclosed, false);
+  });
+
+  it('a command journaled before the rule (no minAnonymousMakers) replays as it ran', () => {
+    const { create } = crowd(1);
+    assert.ok(!isReject(create({ minAnonymousMakers: undefined })));
+  });
+});

@@ -1,12 +1,14 @@
 // The private combo trades channels (issue 34): user.combo_trades.{combo}.{interval} and
 // user.combo_trades.{kind}.{currency}.{interval} send each user its own side of its combo trades, as
 // Deribit's user trade (the combo's name, net price, the user's combo order, the sum of its leg fees,
-// its leg trades as `legs`), with every field get_user_trades_by_instrument documents; a third user's
-// subscription gets nothing, and an unknown combo or kind is left out of the subscribe answer.
+// its leg trades as `legs`), with every field get_user_trades_by_instrument documents; the leg-name form
+// user.combo_trades.{leg}.{interval} sends the trades of the combos of that leg (and not of others); a
+// third user's subscription gets nothing, and an unknown combo, instrument or kind is left out of the
+// subscribe answer.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { DERIBIT_METHODS_PATH, diffKey, readDeribitMethods, shapeDiffs } from '../helpers/deribitMethods.ts';
-import { atmCall, twinPut } from '../helpers/market.ts';
+import { atmCall, cheapCall, twinPut } from '../helpers/market.ts';
 import { adminToken, ok, startServer, userToken, type TestServer } from '../helpers/server.ts';
 import { WsClient } from '../helpers/ws.ts';
 
@@ -35,6 +37,8 @@ describe('user.combo_trades channels', () => {
   let combo: string;
   let price: number;
   let legs: string[];
+  /** a listed instrument that is no leg of the combo */
+  let notALeg: string;
 
   before(async () => {
     server = await startServer();
@@ -45,6 +49,8 @@ describe('user.combo_trades channels', () => {
     const call = await atmCall(server.url);
     const put = await twinPut(server.url, call);
     legs = [call.name, put.name];
+    notALeg = (await cheapCall(server.url)).name;
+    assert.ok(!legs.includes(notALeg));
     combo = (await ok(server.url, 'private/create_combo', { trades: [{ instrument_name: call.name, direction: 'buy', amount: 1 }, { instrument_name: put.name, direction: 'buy', amount: 1 }] }, maker)).id;
     const t = await ok(server.url, 'public/ticker', { instrument_name: combo });
     price = Math.min(t.max_price, Math.max(t.min_price, Math.round(t.mark_price * 1e4) / 1e4));
@@ -55,12 +61,15 @@ describe('user.combo_trades channels', () => {
   });
 
   it("sends each user exactly its own side, and another user's subscription nothing", async (t) => {
-    const channels = [`user.combo_trades.${combo}.raw`, `user.combo_trades.${combo}.100ms`, 'user.combo_trades.option_combo.BTC.raw', 'user.combo_trades.any.any.100ms'];
-    const refused = ['user.combo_trades.BTC-CS-1JAN27-1_2.raw', 'user.combo_trades.option.BTC.raw', 'user.combo_trades.option_combo.XYZ.raw', `user.combo_trades.${combo}.1s`];
+    // the leg-name form (Deribit's own example subscribes a leg, user.combo_trades.BTC-PERPETUAL.100ms,
+    // and gets the trade of a combo of it): each leg of the combo brings its combo trade
+    const channels = [`user.combo_trades.${combo}.raw`, `user.combo_trades.${combo}.100ms`, 'user.combo_trades.option_combo.BTC.raw', 'user.combo_trades.any.any.100ms', `user.combo_trades.${legs[0]}.raw`, `user.combo_trades.${legs[1]}.100ms`];
+    const refused = ['user.combo_trades.BTC-CS-1JAN27-1_2.raw', 'user.combo_trades.BTC-1JAN27-1-C.raw', 'user.combo_trades.option.BTC.raw', 'user.combo_trades.option_combo.XYZ.raw', `user.combo_trades.${combo}.1s`, `user.combo_trades.${legs[0]}.1s`];
     const socket = async (email: string) => {
       const ws = await WsClient.open(server.url);
       await ws.auth(email);
-      assert.deepEqual(await ws.ok('private/subscribe', { channels: [...channels, ...refused] }), channels, 'the unknown combo, kind, currency and interval are left out');
+      const quiet = `user.combo_trades.${notALeg}.raw`;
+      assert.deepEqual(await ws.ok('private/subscribe', { channels: [...channels, quiet, ...refused] }), [...channels, quiet], 'the unknown combo, instrument, kind, currency and interval are left out');
       return ws;
     };
     const [mws, tws, ows] = [await socket('uct-maker@example.com'), await socket('uct-taker@example.com'), await socket('uct-other@example.com')];
@@ -111,6 +120,8 @@ describe('user.combo_trades channels', () => {
       // the third user's subscriptions: nothing (checked after both sides' arrived, on the same ticks)
       await ows.ok('public/test');
       for (const c of channels) assert.deepEqual(ows.on(c), [], `${c} of a user with no combo trade`);
+      // a leg of no combo that traded: nothing, for anyone
+      for (const ws of [mws, tws, ows]) assert.deepEqual(ws.on(`user.combo_trades.${notALeg}.raw`), [], 'an instrument that is no leg of the traded combo');
     } finally {
       for (const ws of [mws, tws, ows]) await ws.close();
     }

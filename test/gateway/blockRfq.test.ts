@@ -29,6 +29,11 @@ test('through a gateway process: every block_rfq.* channel as on the leader, pri
   for (const e of [TAKER, MAKER, MAKER2, OTHER]) tokens[e] = await userToken(srv.url, admin, e, { currency: 'BTC', amount: 10 });
   const idOf = async (email: string): Promise<number> => (await ok(srv.url, 'private/get_block_rfq_user_info', {}, tokens[email])).users[0].user_id;
   for (const m of [MAKER, MAKER2]) await ok(srv.url, 'private/set_block_rfq_maker', { user_id: await idOf(m), is_maker: true }, admin);
+  // three more makers, never connected: an anonymous RFQ must reach at least 5 makers (Deribit's rule)
+  for (const e of ['gwrfq-maker3@example.com', 'gwrfq-maker4@example.com', 'gwrfq-maker5@example.com']) {
+    tokens[e] = await userToken(srv.url, admin, e, { currency: 'BTC', amount: 10 });
+    await ok(srv.url, 'private/set_block_rfq_maker', { user_id: await idOf(e), is_maker: true }, admin);
+  }
   const call = await atmCall(srv.url);
   const cheap = await cheapCall(srv.url);
   const gw = await spawnGateway({ STRIKEBOOK_LEADER_URL: srv.url, NATS_URL: ns.url, STRIKEBOOK_NATS_STREAM: ns.stream, STRIKEBOOK_NATS_SUBJECT_PREFIX: ns.prefix });
@@ -125,12 +130,12 @@ test('through a gateway process: every block_rfq.* channel as on the leader, pri
   assert.equal(g('anon', 'block_rfq.trades.any').length, 1);
 
   // ---- combos: a combo's orders and leg trades travel on user.orders / user.trades / user.changes,
-  // through the gateway as on the leader; user.combo_trades.* is the leader's only (docs/api-notes.md
-  // "Combo market data": a gateway's stream events carry no combo trade), left out of a gateway's answer
-  const COMBO = ['user.orders.any.any.raw', 'user.trades.any.any.raw', 'user.changes.any.any.raw'];
+  // and each side's combo trade on user.combo_trades.* (docs/api-notes.md "Combo market data"),
+  // through the gateway as on the leader
+  const COMBO = ['user.orders.any.any.raw', 'user.trades.any.any.raw', 'user.changes.any.any.raw', 'user.combo_trades.any.any.raw'];
   for (const who of [MAKER2, OTHER]) {
-    assert.deepEqual(await conns.direct![who]!.ok('private/subscribe', { channels: [...COMBO, 'user.combo_trades.any.any.raw'] }), [...COMBO, 'user.combo_trades.any.any.raw'], 'direct: the leader serves user.combo_trades');
-    assert.deepEqual(await conns.gateway![who]!.ok('private/subscribe', { channels: [...COMBO, 'user.combo_trades.any.any.raw'] }), COMBO, 'gateway: user.combo_trades left out');
+    assert.deepEqual(await conns.direct![who]!.ok('private/subscribe', { channels: COMBO }), COMBO, 'direct: the leader serves them');
+    assert.deepEqual(await conns.gateway![who]!.ok('private/subscribe', { channels: COMBO }), COMBO, 'gateway: so does the gateway');
   }
   const put = await twinPut(srv.url, call);
   const combo = await gwc[MAKER2]!.ok('private/create_combo', { trades: [{ instrument_name: call.name, direction: 'buy', amount: 1 }, { instrument_name: put.name, direction: 'buy', amount: 1 }] });
@@ -145,7 +150,9 @@ test('through a gateway process: every block_rfq.* channel as on the leader, pri
     const legTrades = (all(gwc[who]!, 'user.trades.any.any.raw') as any[]).flat();
     assert.equal(legTrades.length, 2, `${who}: both legs traded`);
     assert.ok(legTrades.every((x) => x.combo_id === combo.id), 'leg trades carry the combo id');
-    await until(`${who}: its combo trade on the leader's user.combo_trades`, () => all(conns.direct![who]!, 'user.combo_trades.any.any.raw').length > 0);
-    assert.equal((all(conns.direct![who]!, 'user.combo_trades.any.any.raw') as any[]).flat()[0].instrument_name, combo.id);
+    const mine = (all(gwc[who]!, 'user.combo_trades.any.any.raw') as any[]).flat();
+    assert.equal(mine.length, 1, `${who}: its side of the combo trade through the gateway`);
+    assert.equal(mine[0].instrument_name, combo.id);
+    assert.equal(mine[0].direction, who === MAKER2 ? 'buy' : 'sell');
   }
 });

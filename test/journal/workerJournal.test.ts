@@ -113,3 +113,60 @@ test('a batch packed for the writer thread unpacks to the same records (any text
     { seq: 2, ts: 3, cmd: '{"a":"\u00e9\ud83d\ude00"}' },
   ]);
 });
+
+test('a snapshot in parts: a batch handed over during it is written after the part in progress, not after the whole snapshot', async () => {
+  const dir = path.join(root, 'parts');
+  const reader = openSqliteJournal(dir);
+  const written: number[] = [];
+  // the batches handed over while the snapshot is written, and how many parts were written when each became durable
+  const during: Array<Promise<number>> = [];
+  let seq = 1;
+  const writer = await startJournalWriter(dir, () => reader.lastSeq(), {
+    snapshotPartChars: 1_000,
+    onSnapshotPart: (_seq, part) => {
+      written.push(part);
+      // one batch after every other part, as the sequencer hands them over while orders arrive
+      if (part % 2 === 0) during.push(writer.append([rec(++seq)]).then(() => written.length));
+    },
+  });
+  try {
+    await writer.append([rec(1)]);
+    const data = 'abcdefghij'.repeat(1_000); // 10 parts
+    const saved = writer.saveSnapshot(1, data);
+    // handed over together with it: queued ahead of its first part
+    const first = writer.append([rec(++seq)]).then(() => written.length);
+    assert.equal(await first, 0, 'the batch handed over with the snapshot was written before any part');
+    await saved;
+    // counted, not timed: each batch is durable once the part before it is, never behind the rest
+    assert.deepEqual(await Promise.all(during), [1, 3, 5, 7, 9]);
+    assert.deepEqual(written, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    assert.deepEqual(reader.latestSnapshot(), { seq: 1, data });
+    assert.equal(reader.lastSeq(), seq);
+    const parts = reader.connections()[0]!.prepare('SELECT COUNT(*) FROM snapshot_parts WHERE seq = 1').pluck().get();
+    assert.equal(parts, 10);
+  } finally {
+    await writer.close();
+    reader.close();
+  }
+});
+
+test('close waits for a snapshot being written in parts, and a later snapshot replaces the parts of the pruned ones', async () => {
+  const dir = path.join(root, 'parts-close');
+  const reader = openSqliteJournal(dir);
+  let writer = await startJournalWriter(dir, () => reader.lastSeq(), { snapshotPartChars: 100 });
+  await writer.append([rec(1), rec(2), rec(3)]);
+  void writer.saveSnapshot(1, '1'.repeat(1_000));
+  await writer.close();
+  assert.equal(reader.latestSnapshot()?.seq, 1, 'finished before the thread closed');
+  writer = await startJournalWriter(dir, () => reader.lastSeq(), { snapshotPartChars: 100 });
+  try {
+    await writer.saveSnapshot(2, '2'.repeat(1_000));
+    await writer.saveSnapshot(3, '3'.repeat(250));
+    const seqs = reader.connections()[0]!.prepare('SELECT DISTINCT seq FROM snapshot_parts ORDER BY seq').pluck().all();
+    assert.deepEqual(seqs, [2, 3], 'two snapshots kept, with their parts only');
+    assert.deepEqual(reader.latestSnapshot(), { seq: 3, data: '3'.repeat(250) });
+  } finally {
+    await writer.close();
+    reader.close();
+  }
+});

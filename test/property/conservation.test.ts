@@ -23,7 +23,8 @@ import { mulberry32 as prng } from '../../src/market/indexFeed.ts';
 import { accountsCommand, type Rand } from './accountsSteps.ts';
 import { MARGIN_MODELS, type MarginModel } from '../../src/risk/portfolio/state.ts';
 import { comboHold } from '../../src/combos/orderMargin.ts';
-import type { RfqHedge } from '../../src/blockrfq/types.ts';
+import { RfqStories } from './rfqSteps.ts';
+import { RFQ_STATS, checkRfqFill, rfqCoverage, type RfqStats } from './rfqChecks.ts';
 
 // four seeds of 250,000 commands: a million per run, liquidations, expiries and index jumps of up
 // to +-50% mixed in (issue 13)
@@ -83,9 +84,21 @@ class Generator {
   private seriesCount = 0;
 
   private readonly rand: Rand = { r: () => this.r(), int: (n) => this.int(n), pick: (a) => this.pick(a), chance: (p) => this.chance(p) };
+  /** Block RFQ stories (rfqSteps.ts), on a PRNG of their own. */
+  private readonly rfq: RfqStories;
 
   constructor(seed: number) {
     this.r = prng(seed);
+    const r2 = prng(seed ^ 0x5f0c);
+    const g: Rand = { r: r2, int: (n) => Math.floor(r2() * n), pick: (a) => a[Math.floor(r2() * a.length)], chance: (p) => r2() < p };
+    this.rfq = new RfqStories(g, {
+      ts: () => this.ts,
+      active: () => this.active,
+      currencies: CURRENCIES,
+      user: () => (g.chance(0.15) ? g.pick(THIN) : 1 + g.int(USERS)),
+      thin: THIN,
+      makers: RFQ_MAKERS,
+    });
   }
 
   private int(n: number): number {
@@ -213,69 +226,6 @@ class Generator {
     };
   }
 
-  /** A block RFQ command (issue 34): create, quote or edit, accept (fill-or-kill or trigger), cancels, expiry. */
-  private rfqCommand(ex: Exchange): Command {
-    const open = [...ex.blockRfqs.rfqs.values()].filter((r) => r.state === 'open');
-    const y = this.r();
-    if (open.length === 0 || y < 0.2) {
-      const currency = this.pick(CURRENCIES);
-      const choices = this.active.filter((sp) => sp.currency === currency);
-      const names = new Set<string>();
-      const n = 1 + this.int(3);
-      for (let i = 0; i < n; i++) names.add(this.pick(choices).name);
-      const first = ex.instruments.get([...names][0]!)!;
-      // a hedge leg now and then (another instrument: this venue lists options only), its amount
-      // not a multiple of the RFQ's so that parts round down to its grid
-      const spare = choices.find((sp) => !names.has(sp.name));
-      let hedge: RfqHedge | null = null;
-      if (spare !== undefined && this.chance(0.3)) {
-        const hi = ex.instruments.get(spare.name)!;
-        const mark = ex.markets.get(hi.id)!.markCoin;
-        hedge = { instrument: hi.name, side: this.pick([BUY, SELL] as const), lots: (1 + this.int(7)) * hi.lotScaled, price: Math.max(hi.tick, roundToTick(hi, (Number.isFinite(mark) ? mark * 1e4 : 100) * (0.8 + 0.4 * this.r()), 'nearest')) };
-      }
-      return {
-        t: 'rfq_create', userId: this.chance(0.5) ? this.user() : this.pick(THIN), legs: [...names].map((instrument) => ({ instrument, side: this.pick([BUY, SELL] as const), ratio: 1 + this.int(3) })),
-        lots: (2 + this.int(5)) * first.lotScaled, makers: this.chance(0.7) ? null : [this.pick(RFQ_MAKERS)], disclosed: this.chance(0.5), label: '', ttlMs: 600_000 + this.int(1_800_000),
-        ...(hedge !== null ? { hedge, rules: { bandPct: 50, minAmount: {} } } : {}),
-      };
-    }
-    const r = this.pick(open);
-    if (y < 0.6) {
-      const maker = this.chance(0.05) ? this.user() : this.pick(RFQ_MAKERS);
-      const legPrices = r.legs.map((l) => {
-        const inst = ex.instruments.get(l.instrument)!;
-        const mark = ex.markets.get(inst.id)!.markCoin;
-        return Math.max(inst.tick, roundToTick(inst, (Number.isFinite(mark) ? mark * 1e4 : 100) * (0.6 + 0.8 * this.r()), 'nearest'));
-      });
-      const mine = [...ex.blockRfqs.quotes.values()].filter((q) => q.rfqId === r.id && q.maker === maker && q.state === 'open');
-      const edit = mine.length > 0 && this.chance(0.3) ? this.pick(mine) : null;
-      // part of the amount (several makers' quotes fill one acceptance), all of it, or too much
-      const lot = ex.instruments.get(r.legs[0]!.instrument)!.lotScaled;
-      const y2 = this.r();
-      const lots = y2 < 0.4 ? r.lots : y2 < 0.85 ? Math.max(lot, Math.floor(r.lots / 2 / lot) * lot) : r.lots * 2;
-      let hedgePrice: number | undefined;
-      if (r.hedge !== undefined && this.chance(0.5)) {
-        const hi = ex.instruments.get(r.hedge.instrument)!;
-        hedgePrice = Math.max(hi.tick, r.hedge.price + (this.int(5) - 2) * hi.tick);
-      }
-      return {
-        t: 'rfq_quote', userId: maker, rfqId: r.id, quoteId: edit?.id ?? null, side: edit?.side ?? this.pick([BUY, SELL] as const), lots,
-        legPrices, aon: this.chance(0.5), expiresAt: this.chance(0.5) ? null : this.ts + this.int(60_000), label: '', rules: { bandPct: 50, minAmount: {} },
-        ...(hedgePrice !== undefined ? { hedgePrice } : {}),
-      };
-    }
-    if (y < 0.85) {
-      const side = this.pick([BUY, SELL] as const);
-      const quotes = [...ex.blockRfqs.quotes.values()].filter((q) => q.rfqId === r.id && q.state === 'open' && q.side !== side);
-      const limit = quotes.length > 0 && this.chance(0.7) ? this.pick(quotes).price : side === BUY ? 1e7 : -1e7;
-      return { t: 'rfq_accept', userId: this.chance(0.95) ? r.taker : this.user(), rfqId: r.id, side, lots: this.chance(0.8) ? r.lots : Math.max(1, Math.floor(r.lots / 2)), price: limit, gtc: this.chance(0.2), rules: { bandPct: 50, minAmount: {} } };
-    }
-    if (y < 0.9) return { t: 'rfq_quote_cancel', userId: this.pick(RFQ_MAKERS), quoteId: null, rfqId: this.chance(0.5) ? r.id : null, label: null, all: true };
-    if (y < 0.94) return { t: 'rfq_cancel', userId: r.taker, rfqId: r.id };
-    if (y < 0.97) return { t: 'rfq_trigger_cancel', userId: r.taker, rfqId: r.id };
-    return { t: 'rfq_expire' };
-  }
-
   /**
    * Combos (src/combos/): a new combo of 2 legs of one currency (ratios 1-2, either sign; at most 8
    * active, 40 in all), or an order on a known one at a price around its net mark (sometimes outside
@@ -347,6 +297,9 @@ class Generator {
       this.queued.push(this.listSeries(currency, expiry + 2 * SERIES_EVERY_MS));
       return { t: 'settle', currency, expiry };
     }
+    // the block RFQ story under way takes its steps a few commands apart
+    const told = this.rfq.step(ex);
+    if (told !== null) return told;
     const x = this.r();
     if (x < 0.01) {
       const ladder = this.reduceOnlyBehindOrdinary(ex);
@@ -355,7 +308,7 @@ class Generator {
         return ladder[0]!;
       }
     }
-    if (x >= 0.54 && x < 0.55) return this.rfqCommand(ex);
+    if (x >= 0.54 && x < 0.55) return this.rfq.slot(ex);
     if (x >= 0.52 && x < 0.54) return this.comboCommand(ex);
     if (x >= 0.55 && x < 0.57) return this.blockTrade(ex);
     if (x >= 0.57 && x < 0.62) return this.mmpCommand(ex);
@@ -780,29 +733,6 @@ function checkBlockTrade(ex: Exchange, cmd: Sequenced, res: unknown, where: stri
   }
 }
 
-/** An RFQ fill leaves neither party below initial margin, with every leg traded (src/blockrfq/fill.ts). */
-function checkRfqFill(ex: Exchange, cmd: Sequenced, res: unknown, where: string, stats: { rfqFills: number; rfqMultiFills: number; rfqHedges: number }): void {
-  if ((cmd.t !== 'rfq_accept' && cmd.t !== 'rfq_quote') || isReject(res)) return;
-  const r = ex.blockRfqs.rfqs.get(cmd.rfqId);
-  if (r === undefined || r.state !== 'filled' || r.fills.length === 0 || r.fills[0]!.ts !== ex.now) return;
-  stats.rfqFills++;
-  if (r.fills.length > 1) stats.rfqMultiFills++;
-  // the acceptance's whole amount traded, split over its makers' parts, each with every leg (and
-  // the hedge leg when its share reached one lot)
-  const accepted = cmd.t === 'rfq_accept' ? cmd.lots : r.trigger?.lots;
-  if (accepted !== undefined) assert.equal(r.fills.reduce((a, f) => a + f.lots, 0), accepted, `${where}: an RFQ acceptance filled in full`);
-  for (const f of r.fills) {
-    const rec = ex.blockTrades.byId.get(f.blockTradeId)!;
-    const hedged = (f.hedgeLots ?? 0) > 0;
-    if (hedged) stats.rfqHedges++;
-    assert.equal(rec.tradeIds.length, r.legs.length + (hedged ? 1 : 0), `${where}: every leg of the RFQ traded`);
-    for (const id of [rec.maker, rec.taker]) {
-      const a = ex.trading.risk.account(ex.users.get(id)!, rec.currency);
-      assert.ok(a.available >= 0, `${where}: an RFQ fill left account ${id} with equity ${a.equity} below initial margin ${a.initialMargin}`);
-    }
-  }
-}
-
 function run(ex: Exchange, cmd: Sequenced, where: string): unknown {
   try {
     return ex.apply(cmd);
@@ -824,7 +754,7 @@ function stream(SEED: number, limits: ExchangeLimits): void {
   }
   checkInvariants(ex, 'after setup');
 
-  const stats = { placed: 0, trades: 0, rejects: 0, snapshots: 0, liquidationTrades: 0, settlements: 0, withdrawals: 0, moves: 0, userTransfers: 0, subaccounts: 0, blockTrades: 0, blockRequests: 0, rfqFills: 0, comboTrades: 0, pmTrades: 0, pmLiquidationTrades: 0, modelChanges: 0, crossSmTrades: 0, rfqMultiFills: 0, rfqHedges: 0 };
+  const stats = { placed: 0, trades: 0, rejects: 0, snapshots: 0, liquidationTrades: 0, settlements: 0, withdrawals: 0, moves: 0, userTransfers: 0, subaccounts: 0, blockTrades: 0, blockRequests: 0, comboTrades: 0, pmTrades: 0, pmLiquidationTrades: 0, modelChanges: 0, crossSmTrades: 0, ...RFQ_STATS };
   const rejectKinds = new Map<string, number>();
   const reasons = new Set<CancelReason>();
   let shadow: Exchange | null = null;
@@ -918,6 +848,8 @@ function coverage(ex: Exchange, stats: Record<string, number>, reasons: Set<Canc
   assert.ok(stats.pmLiquidationTrades > 0, 'no PM account was liquidated');
   assert.ok(stats.modelChanges > 10, `only ${stats.modelChanges} margin model changes`);
   assert.ok(stats.crossSmTrades > 50, `only ${stats.crossSmTrades} trades of cross_sm accounts`);
+  // block RFQs (issue 34; rfqChecks.ts)
+  rfqCoverage(stats as unknown as RfqStats);
   // defaults happened and went through the waterfall
   const kinds = new Map<string, number>();
   for (const e of ex.insurance.log.entries()) kinds.set(e.type, (kinds.get(e.type) ?? 0) + 1);
@@ -933,7 +865,7 @@ function finish(ex: Exchange, SEED: number, log: Sequenced[], stats: Record<stri
   for (const u of ex.users.values()) for (const e of u.log.entries()) kinds.set(`user:${e.type}`, (kinds.get(`user:${e.type}`) ?? 0) + 1);
   if (process.env.STRIKEBOOK_PROP_VERBOSE) console.log([...rejectKinds].sort((a, b) => b[1] - a[1]));
   const secs = ((Date.now() - started) / 1000).toFixed(1);
-  console.log(`conservation: seed ${SEED}, ${log.length} commands (+${log.length} replayed), ${stats.placed} orders accepted, ${stats.trades} trades (${stats.liquidationTrades} by liquidations), ${stats.rejects} rejects, ${stats.settlements} settlements, ${stats.withdrawals} withdrawals, PM: ${stats.pmTrades} trades, ${stats.pmLiquidationTrades} by liquidations, cross_sm: ${stats.crossSmTrades} trades, ${stats.modelChanges} model changes, ${stats.snapshots} snapshot round trips, ${stats.rfqFills} block RFQ fills (${stats.rfqMultiFills} by several quotes, ${stats.rfqHedges} hedge legs), ${stats.blockTrades} block trades (${stats.blockRequests} held for approval), ${stats.comboTrades} combo fills, ${secs} s; account log entries ${JSON.stringify(Object.fromEntries([...kinds].sort()))}`);
+  console.log(`conservation: seed ${SEED}, ${log.length} commands (+${log.length} replayed), ${stats.placed} orders accepted, ${stats.trades} trades (${stats.liquidationTrades} by liquidations), ${stats.rejects} rejects, ${stats.settlements} settlements, ${stats.withdrawals} withdrawals, PM: ${stats.pmTrades} trades, ${stats.pmLiquidationTrades} by liquidations, cross_sm: ${stats.crossSmTrades} trades, ${stats.modelChanges} model changes, ${stats.snapshots} snapshot round trips, ${stats.rfqFills} block RFQ fills (${stats.rfqMultiFills} by several quotes, ${stats.rfqHedgeFills} with a hedge leg, ${stats.rfqMixedFills} all-or-none with any-part-of, ${stats.rfqTriggerFills} by a trigger, ${stats.rfqAnonymousFills} anonymous, ${stats.rfqPassedOver} passing a quote over; ${stats.rfqMarginRefusals} refused for margin, ${stats.rfqLateAccepts} accepted too late, ${stats.rfqExpiries} expiries, ${stats.rfqAnonymousRefused} anonymous with too few makers), ${stats.blockTrades} block trades (${stats.blockRequests} held for approval), ${stats.comboTrades} combo fills, ${secs} s; account log entries ${JSON.stringify(Object.fromEntries([...kinds].sort()))}`);
 }
 
 describe('snapshots', () => {

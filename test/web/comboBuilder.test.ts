@@ -7,8 +7,8 @@
 // the combo created no chain row is drawn again (a MutationObserver on the chain). Both themes at
 // 1400 px and 390 px: no horizontal scroll, nothing clipped; screenshots (docs/images copies only
 // when missing or with UPDATE_DOCS_IMAGES=1). No console error (the browser helper checks). Behind
-// a server whose subscribe answer leaves the combo channels out (a stream gateway; the test rewrites
-// the page's socket), the builder reads the combo's book and ticker every second while open.
+// a server whose subscribe answer leaves the combo channels out (a stream gateway before they were
+// carried on the stream; the test rewrites the page's socket), the builder reads the combo's book and ticker every second while open.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
@@ -234,10 +234,10 @@ describe('the strategy builder on the chain (issue 34)', { timeout: 300_000 }, (
     assert.deepEqual(problems, []);
   });
 
-  it('behind a server that leaves the combo channels out (a stream gateway), polls the combo book and ticker every second while shown', opt, async () => {
+  it('behind a server that leaves the combo channels out (an older stream gateway), polls the combo book and ticker every second while shown', opt, async () => {
     assert.ok(comboId, 'the story made a combo');
     const ctx = await signedIn(browser, srv.url, TRADER);
-    // the page's socket as a gateway answers it: combo book/ticker channels left out of the subscribe
+    // the page's socket as an older gateway answers it: combo book/ticker channels left out of the subscribe
     // answer and never notified; the requests the page sends are counted
     const comboChannel = /^(book|ticker)\.[A-Z]+-[A-Z]+-/;
     const asked = { book: 0 };

@@ -1,7 +1,7 @@
 // The web app's shared WebSocket (web/src/lib/ws.ts): a connection whose set-up gets no answer (a
 // server that accepts the socket but never answers public/set_heartbeat) is closed after the set-up
-// limit and opened again, instead of leaving every screen "Connecting" for good; and a channel a subscribe answer leaves out (a
-// stream gateway's combo channels) is told to its subscriber, who can then poll instead.
+// limit and opened again, instead of leaving every screen "Connecting" for good; and a channel a subscribe answer leaves out (as an
+// older stream gateway's combo channels were) is told to its subscriber, who can then poll instead.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import WebSocket, { WebSocketServer } from 'ws';
@@ -57,7 +57,7 @@ test('a channel left out of the subscribe answer is told to its subscriber as re
       }),
   );
   const port = (wss.address() as { port: number }).port;
-  // a gateway's answer: the combo channels are left out of the list subscribed
+  // an older gateway's answer: the combo channels are left out of the list subscribed
   wss.on('connection', (sock) => {
     sock.on('message', (raw) => {
       const req = JSON.parse(raw.toString()) as { id: number; method: string; params: { channels?: string[] } };

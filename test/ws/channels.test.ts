@@ -4,7 +4,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { adminToken, login, ok, userToken, type TestServer } from '../helpers/server.ts';
-import { atmCall, nearMark, type Market } from '../helpers/market.ts';
+import { atmCall, nearMark, twinPut, type Market } from '../helpers/market.ts';
 import { WsClient } from '../helpers/ws.ts';
 import { startTarget, wsTargets, type Target, type TargetSpec } from '../helpers/targets.ts';
 
@@ -127,9 +127,9 @@ function suite(spec: TargetSpec): void {
     await ws.close();
   });
 
-  /** A channel name from a get_channels template: the first value of each parameter. */
-  function instantiate(template: string, params: Record<string, string[]>, instrument: string): string {
-    return template.replace(/\{(\w+)\}/g, (_, k: string) => (k === 'instrument_name' ? instrument : params[k][0]));
+  /** A channel name from a get_channels template: the first value of each parameter (an instrument or a combo: the test's). */
+  function instantiate(template: string, params: Record<string, string[]>, instrument: string, combo: string): string {
+    return template.replace(/\{(\w+)\}/g, (_, k: string) => (k === 'instrument_name' ? instrument : k === 'combo_name' ? combo : params[k][0]));
   }
 
   test('public/get_channels lists every channel of API.md 6 and issue 17, each one subscribable, over HTTP and WebSocket and in OpenAPI', async () => {
@@ -141,17 +141,25 @@ function suite(spec: TargetSpec): void {
       'user.orders.{kind}.{currency}.{interval}', 'user.trades.{instrument_name}.{interval}', 'user.trades.{kind}.{currency}.{interval}', 'user.portfolio.{currency}',
       'user.changes.{kind}.{currency}.{interval}', 'user.changes.{instrument_name}.{interval}', 'quote.{instrument_name}', 'chart.trades.{instrument_name}.{resolution}',
       'estimated_expiration_price.{index_name}', 'instrument.state.{kind}.{currency}', 'platform_state', 'user.mmp_trigger.{index_name}',
+      // issue 34's combos, as Deribit's list has them (a combo's name where Deribit writes instrument_name)
+      'book.{combo_name}.{interval}', 'book.{combo_name}.{group}.{depth}.{interval}', 'ticker.{combo_name}.{interval}', 'trades.{combo_name}.{interval}',
+      'user.combo_trades.{combo_name}.{interval}', 'user.combo_trades.{kind}.{currency}.{interval}',
     ]) assert.ok(names.includes(want), `${want} is listed`);
+    assert.ok(listed.find((c: any) => c.channel === 'trades.{kind}.{currency}.{interval}').params.kind.includes('option_combo'), 'trades.option_combo.{currency}.{interval}');
+    assert.deepEqual(await ok(srv.url, 'public/get_channels', { access: 'public' }), listed.filter((c: any) => c.access === 'public'));
+    // a combo for the {combo_name} families: made after the gateway started (it learns it from the stream)
+    const put = await twinPut(srv.url, m);
+    const combo = (await ok(srv.url, 'private/create_combo', { trades: [{ instrument_name: m.name, direction: 'buy', amount: 1 }, { instrument_name: put.name, direction: 'buy', amount: 1 }] }, tokA)).id;
     const ws = await WsClient.open(tg.ws);
     await ws.auth('alice@example.com');
     assert.deepEqual(await ws.ok('public/get_channels'), listed, 'the same over the WebSocket');
     assert.deepEqual(await ws.ok('public/get_channels', { access: 'private' }), listed.filter((c: any) => c.access === 'private'));
     // every family, with every value of every parameter, is accepted by subscribe, through a gateway too
     for (const c of listed) {
-      const variants = new Set<string>([instantiate(c.channel, c.params, m.name)]);
+      const variants = new Set<string>([instantiate(c.channel, c.params, m.name, combo)]);
       for (const [k, values] of Object.entries(c.params as Record<string, string[]>)) {
-        if (k === 'instrument_name') continue;
-        for (const v of values) variants.add(instantiate(c.channel, { ...c.params, [k]: [v] }, m.name));
+        if (k === 'instrument_name' || k === 'combo_name') continue;
+        for (const v of values) variants.add(instantiate(c.channel, { ...c.params, [k]: [v] }, m.name, combo));
       }
       const chans = [...variants];
       assert.deepEqual(await ws.ok(c.access === 'private' ? 'private/subscribe' : 'public/subscribe', { channels: chans }), chans, c.channel);
@@ -176,7 +184,8 @@ function suite(spec: TargetSpec): void {
     const index = (await ok(srv.url, 'public/get_index_price', { index_name: 'btc_usd' })).index_price;
     await ok(srv.url, 'private/set_index_price', { index_name: 'btc_usd', price: index + 250 }, admin);
     await ws.until(() => ws.on('markprice.options.btc_usd').length > 0 && ws.on('deribit_price_index.btc_usd').length > 0, 5000, 'marks');
-    const summaries = await ok(srv.url, 'public/get_book_summary_by_currency', { currency: 'BTC' });
+    // the options' summaries (an earlier test made a combo: kind left out lists it too)
+    const summaries = await ok(srv.url, 'public/get_book_summary_by_currency', { currency: 'BTC', kind: 'option' });
     const marks = ws.on('markprice.options.btc_usd').at(-1)!.data;
     assert.equal(marks.length, summaries.length, 'one entry per open BTC option');
     for (const s of summaries) {

@@ -21,7 +21,20 @@ export interface Validators {
  */
 export function compileValidators(schema: TObject): Validators {
   const withToken = { ...schema, properties: { ...schema.properties, access_token: {} } };
-  return { query: coercing.compile(withToken), body: strict.compile(withToken) };
+  // Compiled at a method's first call, not at start (issue 36, restart to serving): compiling
+  // every method's two validators was ~2 s of CPU of each start on these machines (ajv's code
+  // generation, the largest piece of a start's profile), most of them for methods or forms (query
+  // or body) a given server never serves. The first call of a method pays its compile once.
+  let query: ValidateFunction | null = null;
+  let body: ValidateFunction | null = null;
+  return {
+    get query() {
+      return (query ??= coercing.compile(withToken));
+    },
+    get body() {
+      return (body ??= strict.compile(withToken));
+    },
+  };
 }
 
 /**

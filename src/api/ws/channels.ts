@@ -41,8 +41,11 @@ export type ChannelSpec =
   | { k: 'platform_state' }
   | { k: 'user.orders'; sel: Selector; cadence: Cadence }
   | { k: 'user.trades'; sel: Selector; cadence: Cadence }
-  /** user.combo_trades.*: the caller's combo trades (a combo's name, or kind option_combo/any), the leader's only */
-  | { k: 'user.combo_trades'; sel: Selector; cadence: Cadence }
+  /**
+   * user.combo_trades.*: the caller's combo trades (a combo's name, a leg's name, or kind
+   * option_combo/any); `leg`: the trades of every combo with that instrument as a leg
+   */
+  | { k: 'user.combo_trades'; sel: Selector; cadence: Cadence; leg?: string }
   | { k: 'user.changes'; sel: Selector; cadence: Cadence }
   | { k: 'user.portfolio'; currency: CurrencyCode | null }
   /** user.mmp_trigger.{index_name}: the caller's MMP triggers of that index (any group) */
@@ -125,8 +128,8 @@ function selector(parts: string[], known: (name: string) => boolean, combo?: (na
  * issue 31 (parityChannels.ts: grouped books, volatility index, incremental ticker, public-methods
  * state), which the leader's hub serves; a reader that cannot serve them leaves it off. `combo` says
  * whether a name is a combo (issue 34): its `book.*`, `ticker.*`, `trades.*` and `user.combo_trades.*`
- * channels and `trades.option_combo.{currency}.*` are served by the leader's hub only (the stream gateways' events
- * carry no combo book), so a reader without it refuses them.
+ * channels and `trades.option_combo.{currency}.*`; a reader without it refuses them (the leader's
+ * hub and the stream gateways both pass it).
  */
 export function parseChannel(name: string, known: (instrument: string) => boolean, opts: { parity?: boolean; rfq?: boolean; combo?: (name: string) => boolean } = {}): ChannelSpec | null {
   if (typeof name !== 'string' || name.length > 128) return null;
@@ -204,7 +207,7 @@ export function parseChannel(name: string, known: (instrument: string) => boolea
         const c = p.length === 3 ? indexCurrency(p[2]) : null;
         return c ? { k: 'user.mmp_trigger', currency: c, indexName: p[2] } : null;
       }
-      if (p[1] === 'combo_trades') return opts.combo === undefined ? null : comboTradesChannel(p.slice(2), opts.combo);
+      if (p[1] === 'combo_trades') return opts.combo === undefined ? null : comboTradesChannel(p.slice(2), known, opts.combo);
       if (p[1] !== 'orders' && p[1] !== 'trades' && p[1] !== 'changes') return null;
       const s = selector(p.slice(2), known, undefined, p[1] === 'orders');
       return s ? { k: `user.${p[1]}`, ...s } : null;
@@ -215,18 +218,30 @@ export function parseChannel(name: string, known: (instrument: string) => boolea
 }
 
 /**
- * `user.combo_trades.{combo}.{interval}` or `user.combo_trades.{kind}.{currency}.{interval}`: kind
- * `option_combo` or `any` (Strikebook has no future combos, so both select every combo of the currency).
+ * `user.combo_trades.{instrument_name}.{interval}` or `user.combo_trades.{kind}.{currency}.{interval}`.
+ * The instrument is a combo (its trades) or, as in Deribit's own example (`user.combo_trades.BTC-PERPETUAL.100ms`
+ * brings a trade of `BTC-FS-2SEP22_PERP`), a listed instrument: the trades of every combo it is a leg
+ * of. Kind `option_combo` or `any` (Strikebook has no future combos, so both select every combo of the currency).
  */
-function comboTradesChannel(parts: string[], combo: (name: string) => boolean): ChannelSpec | null {
+function comboTradesChannel(parts: string[], known: (name: string) => boolean, combo: (name: string) => boolean): ChannelSpec | null {
   if (parts.length === 2) {
     const cadence = cadenceOf(parts[1]);
-    return cadence && combo(parts[0]) ? { k: 'user.combo_trades', sel: { instrument: parts[0], currency: null, combo: true }, cadence } : null;
+    if (!cadence) return null;
+    if (combo(parts[0])) return { k: 'user.combo_trades', sel: { instrument: parts[0], currency: null, combo: true }, cadence };
+    return known(parts[0]) ? { k: 'user.combo_trades', sel: { instrument: null, currency: null, combo: true }, cadence, leg: parts[0] } : null;
   }
   if (parts.length !== 3 || (parts[0] !== 'option_combo' && parts[0] !== 'any')) return null;
   const cadence = cadenceOf(parts[2]);
   const currency = currencyOf(parts[1]);
   return cadence && currency !== undefined ? { k: 'user.combo_trades', sel: { instrument: null, currency, combo: true }, cadence } : null;
+}
+
+/**
+ * Whether a `user.combo_trades.*` channel selects a combo trade: by the combo's name or currency, or
+ * in the leg form by one of the combo's legs (`legs`: their instrument names).
+ */
+export function selectsComboTrade(spec: Extract<ChannelSpec, { k: 'user.combo_trades' }>, combo: string, currency: CurrencyCode, legs: readonly string[]): boolean {
+  return spec.leg !== undefined ? legs.includes(spec.leg) : selects(spec.sel, combo, currency);
 }
 
 export function selects(sel: Selector, instrument: string, currency: CurrencyCode): boolean {
@@ -250,18 +265,24 @@ const CCY = ['BTC', 'ETH', 'any'];
 const IDX = ['btc_usd', 'eth_usd'];
 const INST = ['(instrument_name)'];
 
+const COMBO = ['(combo_name)'];
+
 /**
  * Every channel the WebSocket serves (API.md 6 and issue 17); a test subscribes one of each, on the
- * leader and through a gateway. The combos' channels (`book.`, `ticker.`, `trades.` of a combo's name,
- * `trades.option_combo.{currency}.*` and `user.combo_trades.*`, docs/api-notes.md "Combo market data") are the leader's
- * only, so they are not listed here.
+ * leader and through a gateway. The combos' channels (issue 34, docs/api-notes.md "Combo market
+ * data") are listed with a `{combo_name}` (a combo id, public/get_combo_ids), where Deribit writes
+ * `{instrument_name}` for every kind: a client can tell from the list which families take a combo.
  */
 export const CHANNELS: ChannelInfo[] = [
   { channel: 'book.{instrument_name}.{interval}', access: 'public', params: { instrument_name: INST, interval: IV }, data: 'snapshot, then changes [action, price, amount] chained by prev_change_id' },
   { channel: 'book.{instrument_name}.{group}.{depth}.{interval}', access: 'public', params: { instrument_name: INST, group: [...BOOK_GROUPS.keys()], depth: ['1', '10', '20'], interval: IV }, data: '{timestamp, instrument_name, change_id, bids, asks} truncated to depth; a group sums levels into buckets of that many base ticks (bids down, asks up)' },
   { channel: 'trades.{instrument_name}.{interval}', access: 'public', params: { instrument_name: INST, interval: IV }, data: 'array of public trades' },
-  { channel: 'trades.{kind}.{currency}.{interval}', access: 'public', params: { kind: KIND, currency: CCY, interval: IV }, data: 'array of public trades' },
+  { channel: 'trades.{kind}.{currency}.{interval}', access: 'public', params: { kind: [...KIND, 'option_combo'], currency: CCY, interval: IV }, data: 'array of public trades (option_combo: the combo trades; option and any: the option trades, a combo fill\'s leg trades included)' },
   { channel: 'ticker.{instrument_name}.{interval}', access: 'public', params: { instrument_name: INST, interval: IV }, data: 'ticker object (public/ticker), when it changed' },
+  { channel: 'book.{combo_name}.{interval}', access: 'public', params: { combo_name: COMBO, interval: IV }, data: 'the combo\'s own book: snapshot, then changes [action, net price, amount] chained by prev_change_id (change_id as public/get_order_book)' },
+  { channel: 'book.{combo_name}.{group}.{depth}.{interval}', access: 'public', params: { combo_name: COMBO, group: [...BOOK_GROUPS.keys()], depth: ['1', '10', '20'], interval: IV }, data: '{timestamp, instrument_name, change_id, bids, asks} of the combo\'s book truncated to depth' },
+  { channel: 'ticker.{combo_name}.{interval}', access: 'public', params: { combo_name: COMBO, interval: IV }, data: 'the combo\'s ticker (public/ticker: net mark and band of its legs), when it changed' },
+  { channel: 'trades.{combo_name}.{interval}', access: 'public', params: { combo_name: COMBO, interval: IV }, data: 'array of the combo\'s trades (trade_id COMBO-n, net price, combo_id, combo_trade_id)' },
   { channel: 'quote.{instrument_name}', access: 'public', params: { instrument_name: INST }, data: '{timestamp, instrument_name, best_bid_price, best_bid_amount, best_ask_price, best_ask_amount}' },
   { channel: 'chart.trades.{instrument_name}.{resolution}', access: 'public', params: { instrument_name: INST, resolution: ['1', '3', '5', '10', '15', '30', '60', '120', '180', '360', '720', '1D'] }, data: '{tick, open, high, low, close, volume, cost}' },
   { channel: 'deribit_price_index.{index_name}', access: 'public', params: { index_name: IDX }, data: '{index_name, price, timestamp}' },
@@ -279,6 +300,9 @@ export const CHANNELS: ChannelInfo[] = [
   { channel: 'user.orders.{kind}.{currency}.{interval}', access: 'private', params: { kind: [...KIND, 'option_combo', 'combo'], currency: CCY, interval: IV }, data: 'raw: one order; else an array of orders' },
   { channel: 'user.trades.{instrument_name}.{interval}', access: 'private', params: { instrument_name: INST, interval: IV }, data: 'array of user trades' },
   { channel: 'user.trades.{kind}.{currency}.{interval}', access: 'private', params: { kind: KIND, currency: CCY, interval: IV }, data: 'array of user trades' },
+  { channel: 'user.combo_trades.{combo_name}.{interval}', access: 'private', params: { combo_name: COMBO, interval: IV }, data: 'array of the caller\'s combo trades (its side, fee the sum of its leg fees, legs: its leg trades)' },
+  { channel: 'user.combo_trades.{instrument_name}.{interval}', access: 'private', params: { instrument_name: INST, interval: IV }, data: 'array of the caller\'s trades of every combo with that instrument as a leg (Deribit\'s example subscribes a leg)' },
+  { channel: 'user.combo_trades.{kind}.{currency}.{interval}', access: 'private', params: { kind: ['option_combo', 'any'], currency: CCY, interval: IV }, data: 'array of the caller\'s combo trades' },
   { channel: 'user.changes.{instrument_name}.{interval}', access: 'private', params: { instrument_name: INST, interval: IV }, data: '{instrument_name, orders, trades, positions}' },
   { channel: 'user.changes.{kind}.{currency}.{interval}', access: 'private', params: { kind: KIND, currency: CCY, interval: IV }, data: '{instrument_name, orders, trades, positions}' },
   { channel: 'user.portfolio.{currency}', access: 'private', params: { currency: ['BTC', 'ETH', 'USDC', 'any'] }, data: 'account summary (private/get_account_summary)' },

@@ -12,7 +12,7 @@ import { quoteOf, tickerOf } from '../methods/marketData.ts';
 import { expirationEstimate } from '../methods/market.ts';
 import { coin, renderOrder, renderPublicTrade, renderUserTrade } from '../render.ts';
 import { PRICE_INDICES, depthView, quoteKey } from './bookViews.ts';
-import { selects, type Cadence } from './channels.ts';
+import { selects, selectsComboTrade, type Cadence } from './channels.ts';
 import { comboTradesOf, isComboTradeOf, marketInstrument, renderComboTrade, renderUserComboTrade, tickerFor, type ComboTradeRow } from '../methods/comboMarketData.ts';
 import { notification } from './frames.ts';
 import type { AnyOrder, BookState, Changes, Topic } from './hubState.ts';
@@ -197,7 +197,7 @@ export function renderRound(
         if (spec.cadence !== cadence) break;
         const uid = topic.userId!;
         comboRows ??= comboTradesOf(ex, ch.trades);
-        const mine = comboRows.filter((row) => isComboTradeOf(row, uid) && selects(spec.sel, row.r.id, ex.combos.currencyOf(row.r) as CurrencyCode));
+        const mine = comboRows.filter((row) => isComboTradeOf(row, uid) && selectsComboTrade(spec, row.r.id, ex.combos.currencyOf(row.r) as CurrencyCode, row.r.legs.map((l) => l.instrument)));
         if (mine.length > 0) deliver(topic, notification(topic.channel, JSON.stringify(mine.map((row) => renderUserComboTrade(ex, row, uid)))));
         break;
       }

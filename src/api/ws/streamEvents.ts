@@ -15,6 +15,8 @@
 //   <p>.public.vol_index.<currency> `deribit_volatility_index.*` data, when an index/vol command committed
 //   <p>.public.announcements        [`announcements` data]: the announcements the batch published
 //   <p>.public.block_rfq_trades     [{currency, data}]: `block_rfq.trades.*` data, each RFQ trade of the batch
+//   <p>.public.book.<combo>, <p>.public.trades.<combo>, <p>.public.combos: a combo's book changes,
+//                                   its combo trades, the combos created (src/api/ws/comboStreamEvents.ts)
 //   <p>.private.<user id>           { orders, trades, positions, mmp } of one user in the batch: the
 //                                   order objects at the end of the batch, the user's trades, the
 //                                   positions in the instruments they traded (user.changes), MMP
@@ -22,7 +24,8 @@
 //                                   `lock` (user.lock: currencies locked or unlocked), `block_trade_confirmations`,
 //                                   `block_rfq_maker` / `block_rfq_taker` / `block_rfq_quotes` ([{currency,
 //                                   data}]: what the user's block_rfq.maker.any / .taker.any /
-//                                   .maker.quotes.any get from the batch); also sent (maybe empty) when the user's money moved,
+//                                   .maker.quotes.any get from the batch), `combo_trades` (the user's
+//                                   side of its combo trades: user.combo_trades.*); also sent (maybe empty) when the user's money moved,
 //                                   which is what makes a gateway refresh user.portfolio
 //   <p>.control.accounts            {}: a command that may move any account (settlement, ...)
 //                                   committed: gateways refresh every user.portfolio
@@ -46,6 +49,7 @@ import { renderAccess } from '../methods/accessLog.ts';
 import { rfqStreamEvents, type RfqUserEvents } from '../../blockrfq/channels.ts';
 import { CURRENCY_CODES } from '../../domain/currency.ts';
 import { renderOrder, renderPublicTrade, renderUserTrade } from '../render.ts';
+import { ComboStreamEvents } from './comboStreamEvents.ts';
 
 /** What one durable batch touched (collected by the hub's engine observer). */
 export interface BatchTouched {
@@ -100,6 +104,8 @@ export class StreamEvents {
   private lockedAccounts: Set<string>;
   /** The newest block RFQ change published (BlockRfqs.eventSeq). */
   private rfqSeen: number;
+  /** Combo books, combo trades and new combos (issue 34). */
+  private readonly combos: ComboStreamEvents;
 
   constructor(
     private readonly ex: Exchange,
@@ -111,6 +117,7 @@ export class StreamEvents {
     this.accessLast = ex.nextAccessId - 1;
     this.lockedAccounts = new Set(ex.liquidating);
     this.rfqSeen = ex.blockRfqs.eventSeq;
+    this.combos = new ComboStreamEvents(ex, prefix);
   }
 
   private levelsOf(inst: Instrument, changeId: number): L2 {
@@ -152,6 +159,7 @@ export class StreamEvents {
       a.push(t);
     }
     for (const [inst, ts] of tradesByInst) out.push({ subject: `${this.prefix}.public.trades.${inst.name}`, data: JSON.stringify(ts.map(renderPublicTrade)) });
+    const comboTrades = this.combos.render(batch.trades, out);
     for (const c of batch.currencies) {
       const idx = ex.index[c];
       if (idx) out.push({ subject: `${this.prefix}.public.index.${c}`, data: JSON.stringify({ index_name: INDEX_NAMES[c], price: idx.price, timestamp: idx.ts }) });
@@ -188,6 +196,7 @@ export class StreamEvents {
     const rfq = rfqStreamEvents(ex, this.rfqSeen);
     this.rfqSeen = ex.blockRfqs.eventSeq;
     for (const u of rfq.users.keys()) entry(u);
+    for (const u of comboTrades.keys()) entry(u);
     if (rfq.trades.length > 0) out.push({ subject: `${this.prefix}.public.block_rfq_trades`, data: JSON.stringify(rfq.trades) });
     for (const t of batch.trades) {
       entry(t.makerOrder.userId).trades.push(t);
@@ -210,6 +219,7 @@ export class StreamEvents {
         ...(locks.has(uid) ? { lock: locks.get(uid) } : {}),
         ...(blocksByUser.has(uid) ? { block_trade_confirmations: blocksByUser.get(uid) } : {}),
         ...rfqFields(rfq.users.get(uid)),
+        ...(comboTrades.has(uid) ? { combo_trades: comboTrades.get(uid) } : {}),
       };
       out.push({ subject: `${this.prefix}.private.${uid}`, data: JSON.stringify(data) });
     }

@@ -44,7 +44,7 @@ export function useEpoch(): number {
 
 /**
  * Subscribes to `channel` while mounted (null: none). Returns true once the server's subscribe
- * answer has left the channel out (a stream gateway does so for the channels it does not carry),
+ * answer has left the channel out (a server does so for the channels it does not carry),
  * false again when a later answer (after a reconnect) takes it.
  */
 export function useChannel(channel: string | null, handler: (data: unknown) => void): boolean {

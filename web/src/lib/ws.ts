@@ -163,8 +163,9 @@ export class LiveSocket {
 
   /**
    * Subscribes `handler` to `channel` (kept across reconnects); returns the unsubscribe. `onServed`
-   * hears after every subscribe answer for the channel whether the server took it (a stream gateway
-   * leaves out channels it does not carry: the caller can then fall back to polling).
+   * hears after every subscribe answer for the channel whether the server took it (a server leaves
+   * out channels it does not carry, as gateways before the combo stream events did with the combo
+   * channels: the caller can then fall back to polling).
    */
   subscribe(channel: string, handler: Handler, onServed?: ServedListener): () => void {
     if (onServed) {

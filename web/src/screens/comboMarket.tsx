@@ -1,7 +1,8 @@
 // A combo's market in the strategy builder (issue 34): its order book from `book.{combo}.100ms`
 // (lib/book.ts; a click on a level fills the combo ticket) and its ticker (`ticker.{combo}.100ms`:
-// mark, last, band; from a server that leaves these channels out of its subscribe answer, a stream
-// gateway, public/get_order_book and public/ticker are asked every second instead), the order ticket
+// mark, last, band; live through a stream gateway too. From a server that leaves these channels out
+// of its subscribe answer (a gateway older than the combo stream events), public/get_order_book and
+// public/ticker are asked every second instead), the order ticket
 // for the combo (the ordinary private/buy|sell with its name), the user's combo orders and the combo fills. Fills are the user's leg trades carrying this `combo_id`, one row per `combo_trade_id`, at the
 // net price (the sum of ratio x leg price, worked in integer ticks). Combo orders are those this
 // screen placed plus what `get_open_orders_by_instrument`, `get_order_history_by_instrument`,
@@ -39,7 +40,7 @@ function ComboBook({ id, onLevel }: { id: string; onLevel: (side: 'buy' | 'sell'
   const tickerRefused = useChannel(`ticker.${id}.100ms`, (d) => {
     setT(d as Ticker);
   });
-  // a channel left out of the subscribe answer (a stream gateway carries no combo book): asked every
+  // a channel left out of the subscribe answer (an older stream gateway carried no combo book): asked every
   // second while this is shown, each answer taken as a fresh snapshot
   useEffect(() => {
     if (!bookRefused && !tickerRefused) return;

@@ -153,7 +153,7 @@ function CreateRfq({ currency, onCreated }: { currency: string; onCreated: (r: R
             ))}
           {!allMakers && makers?.length === 0 && <span class="muted">No account is a maker yet.</span>}
         </fieldset>
-        <label class="check" title="Makers see your name (and you theirs); anonymous hides both">
+        <label class="check" title="Makers see your name (and you theirs); anonymous hides both, and needs at least 5 makers">
           <input type="checkbox" checked={disclosed} onChange={(e) => setDisclosed(e.currentTarget.checked)} /> Disclosed
         </label>
         {amounts && problem === null && <p class="muted">Legs: {legs.map((l, i) => `${l.direction} ${amounts[i]} ${l.instrument}`).join(', ')}</p>}
