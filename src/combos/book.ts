@@ -20,7 +20,10 @@ import { addTradeId, newOrder, type CancelReason, type Order, type Trade, type U
 import type { ComboRecord } from './combos.ts';
 import { applyLegTrade, fillRefusal, legFees, legFills } from './fill.ts';
 import { comboBand, legQuotes, splitPrice, type LegQuote } from './legPrices.ts';
-import { ComboHolds, comboHold, type ComboHold } from './orderMargin.ts';
+import { ComboHolds, comboHold, restingFits, type ComboHold } from './orderMargin.ts';
+import { OpenComboOrders, type SideLots } from './openOrders.ts';
+
+export type { SideLots } from './openOrders.ts';
 
 type PlaceCmd = Extract<Command, { t: 'place' }>;
 type EditCmd = Extract<Command, { t: 'edit' }>;
@@ -46,14 +49,7 @@ export interface ComboTrade {
   legs: Trade[];
 }
 
-/** A user's open lots in one combo: bid (buy orders) and ask (sell orders), combo lots. */
-export interface SideLots {
-  bid: number;
-  ask: number;
-}
-
 const NO_HOLD: ComboHold = Object.freeze({ im: 0, pmIm: 0, cash: 0 });
-const NO_SIDE_LOTS: ReadonlyMap<string, SideLots> = new Map();
 
 export interface ComboPlaceResult {
   order: Order;
@@ -73,21 +69,19 @@ export class ComboBooks {
    */
   readonly changeIds = new Map<string, number>();
   nextTradeId = 1;
-  /** open combo orders per user (derived: restored from the books) */
-  private readonly openByUser = new Map<number, Set<Order>>();
+  /** open combo orders per user, and their lots per combo (derived: restored from the books) */
+  private readonly open: OpenComboOrders;
   /** what each open combo order holds of its account (derived, cached per order) */
   readonly holds: ComboHolds;
   /** derived: the instrument object of each combo, for orders and rendering */
   private readonly insts = new Map<string, Instrument>();
   /** derived: each combo's leg instruments */
   private readonly legInstruments = new Map<string, Instrument[]>();
-  /** derived: open combo lots per user and combo, each side; and the lots each open order counts for there */
-  private readonly sideLots = new Map<number, Map<string, SideLots>>();
-  private readonly counted = new Map<Order, number>();
   private closedCount = 0;
 
   constructor(private readonly ex: Exchange) {
     this.holds = new ComboHolds(ex);
+    this.open = new OpenComboOrders(ex, this.holds);
   }
 
   isEmpty(): boolean {
@@ -187,7 +181,7 @@ export class ComboBooks {
     } else price = side === BUY ? band.max : band.min; // a market order: up to the band's edge
     const mayRest = c.type === 'limit' && (c.tif === 'good_til_cancelled' || c.tif === 'good_til_day');
     const book = this.book(r.id);
-    if (mayRest && (this.openByUser.get(user.id)?.size ?? 0) >= Math.min(ex.limits.maxOpenOrdersPerInstrument, ex.limits.maxOpenOrdersPerUser)) {
+    if (mayRest && (this.open.byUser.get(user.id)?.size ?? 0) >= Math.min(ex.limits.maxOpenOrdersPerInstrument, ex.limits.maxOpenOrdersPerUser)) {
       return reject(ERR.INVALID_ARGUMENTS, 'max_open_orders_per_instrument');
     }
     if (c.postOnly && c.type === 'limit') {
@@ -391,14 +385,14 @@ export class ComboBooks {
 
   /** Open combo orders of a user, oldest first. */
   openOf(userId: number): Order[] {
-    const set = this.openByUser.get(userId);
+    const set = this.open.byUser.get(userId);
     if (set === undefined || set.size === 0) return [];
     return [...set].sort((a, b) => a.id - b.id);
   }
 
   /** What the user's open combo orders in a currency hold (initial margin, cash), minor units; `fresh`: not from the cache (checks). */
   heldBy(userId: number, currency: CurrencyCode, fresh = false): ComboHold {
-    const set = this.openByUser.get(userId);
+    const set = this.open.byUser.get(userId);
     if (set === undefined || set.size === 0) return NO_HOLD;
     return this.holds.sum(userId, set, currency, fresh);
   }
@@ -410,54 +404,21 @@ export class ComboBooks {
     return a;
   }
 
-  /**
-   * A user's open combo lots per combo, bid and ask (derived): what the portfolio-margin scenario
-   * engine counts as if filled (src/risk/portfolio/pmRisk.ts). Empty map: none.
-   */
+  /** A user's open combo lots per combo, bid and ask (derived; src/combos/openOrders.ts). */
   sideLotsOf(userId: number): ReadonlyMap<string, SideLots> {
-    return this.sideLots.get(userId) ?? NO_SIDE_LOTS;
-  }
-
-  /** Moves the user's open lots of `o`'s combo by `lots` on its side and tells the scenario engine. */
-  private countLots(o: Order, lots: number): void {
-    if (lots === 0) return;
-    let byCombo = this.sideLots.get(o.userId);
-    if (byCombo === undefined) this.sideLots.set(o.userId, (byCombo = new Map()));
-    let s = byCombo.get(o.inst.name);
-    if (s === undefined) byCombo.set(o.inst.name, (s = { bid: 0, ask: 0 }));
-    if (o.side === BUY) s.bid += lots;
-    else s.ask += lots;
-    if (s.bid === 0 && s.ask === 0) byCombo.delete(o.inst.name);
-    if (byCombo.size === 0) this.sideLots.delete(o.userId);
-    const user = this.ex.users.get(o.userId);
-    if (user !== undefined) this.ex.trading.risk.comboChanged(user, o.inst.currency, o.inst.name);
+    return this.open.sideLotsOf(userId);
   }
 
   private opened(o: Order, hold?: ComboHold): void {
-    let set = this.openByUser.get(o.userId);
-    if (set === undefined) this.openByUser.set(o.userId, (set = new Set()));
-    set.add(o);
-    this.counted.set(o, o.remaining);
-    this.holds.rested(o, hold);
-    this.countLots(o, o.remaining);
+    this.open.opened(o, hold);
   }
 
-  /** A resting order's remaining amount went down (a partial fill as maker). */
   private reduced(o: Order): void {
-    const before = this.counted.get(o) ?? 0;
-    this.counted.set(o, o.remaining);
-    this.holds.reduced(o);
-    this.countLots(o, o.remaining - before);
+    this.open.reduced(o);
   }
 
   private closed(o: Order): void {
-    const set = this.openByUser.get(o.userId);
-    if (set === undefined || !set.delete(o)) return;
-    if (set.size === 0) this.openByUser.delete(o.userId);
-    const before = this.counted.get(o) ?? 0;
-    this.counted.delete(o);
-    this.holds.gone(o);
-    this.countLots(o, -before);
+    this.open.closed(o);
   }
 
   /**
@@ -512,7 +473,7 @@ export class ComboBooks {
   }
 
   hasOpen(): boolean {
-    return this.openByUser.size > 0;
+    return this.open.byUser.size > 0;
   }
 
   private close(o: Order, state: 'filled' | 'cancelled', reason: CancelReason | null): void {
@@ -536,7 +497,7 @@ export class ComboBooks {
 
   toJson(): unknown {
     const cod: number[] = [];
-    for (const set of this.openByUser.values()) for (const o of set) if (o.cod) cod.push(o.id);
+    for (const set of this.open.byUser.values()) for (const o of set) if (o.cod) cod.push(o.id);
     cod.sort((a, b) => a - b);
     const ord = (o: Order) => [o.id, o.userId, o.side, o.price, o.remaining, o.amount, o.inst.name, o.type, o.tif, o.postOnly, o.rejectPostOnly, o.label, o.created, o.expiresAt, o.filled, o.filledNotional, o.commission, o.state, o.cancelReason, o.lastUpdate, o.tradeIds];
     return {
@@ -598,23 +559,4 @@ export class ComboBooks {
 
 function byKey<T>(a: [string, T], b: [string, T]): number {
   return a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0;
-}
-
-/**
- * Whether the account carries `lots` more of `side` resting in combo `r`, holding `hold`: its debit
- * out of the free cash, and what it adds to the initial margin out of the funds available. Standard
- * margin adds the hold's `im`; portfolio margin what the scenario engine's figure with the combo's
- * open lots raised adds, plus the hold's `pmIm` (RiskEngine.comboRestIM). Cross models recompute the
- * pool with the currency's requirement raised (a shortfall counts at 1 + haircut, so
- * `available - im` would be lenient there).
- */
-function restingFits(ex: Exchange, user: User, r: ComboRecord, side: Side, lots: number, hold: ComboHold): boolean {
-  const risk = ex.trading.risk;
-  const currency = ex.comboBooks.inst(r).currency;
-  if (!Number.isFinite(hold.im + hold.pmIm + hold.cash)) return false;
-  if (hold.cash > 0 && risk.freeCash(user, currency) < hold.cash) return false;
-  const im = risk.comboRestIM(user, currency, r.id, side, lots, hold);
-  if (risk.isCross(user)) return risk.crossInitialAfter(user, currency, 0, im) >= 0;
-  // as an ordinary order on portfolio margin (pmCovers): one that adds nothing is carried
-  return risk.available(user, currency) >= im || (im <= 0 && risk.isPm(user));
 }

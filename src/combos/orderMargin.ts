@@ -22,7 +22,7 @@
 import type { CurrencyCode } from '../domain/currency.ts';
 import { premiumOf, tradeFee } from '../domain/instrument.ts';
 import type { Exchange } from '../engine/exchange.ts';
-import type { Order, Position } from '../engine/types.ts';
+import type { Order, Position, User } from '../engine/types.ts';
 import type { ComboRecord } from './combos.ts';
 
 export interface ComboHold {
@@ -200,4 +200,23 @@ export class ComboHolds {
     }
     return total;
   }
+}
+
+/**
+ * Whether the account carries `lots` more of `side` resting in combo `r`, holding `hold`: its debit
+ * out of the free cash, and what it adds to the initial margin out of the funds available. Standard
+ * margin adds the hold's `im`; portfolio margin what the scenario engine's figure with the combo's
+ * open lots raised adds, plus the hold's `pmIm` (RiskEngine.comboRestIM). Cross models recompute the
+ * pool with the currency's requirement raised (a shortfall counts at 1 + haircut, so
+ * `available - im` would be lenient there).
+ */
+export function restingFits(ex: Exchange, user: User, r: ComboRecord, side: 0 | 1, lots: number, hold: ComboHold): boolean {
+  const risk = ex.trading.risk;
+  const currency = ex.comboBooks.inst(r).currency;
+  if (!Number.isFinite(hold.im + hold.pmIm + hold.cash)) return false;
+  if (hold.cash > 0 && risk.freeCash(user, currency) < hold.cash) return false;
+  const im = risk.comboRestIM(user, currency, r.id, side, lots, hold);
+  if (risk.isCross(user)) return risk.crossInitialAfter(user, currency, 0, im) >= 0;
+  // as an ordinary order on portfolio margin (pmCovers): one that adds nothing is carried
+  return risk.available(user, currency) >= im || (im <= 0 && risk.isPm(user));
 }
