@@ -14,7 +14,7 @@
 //
 // The two runs follow each other (the frames have to exist before they are replayed), so a change
 // of the machine's load between them is not evened out as the alternated sections do.
-import { fork, type ChildProcess } from 'node:child_process';
+import { fork } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -24,7 +24,7 @@ import { loadConfig } from '../src/app/config.ts';
 import { startExchange } from '../src/app/services.ts';
 import { fanoutMarket } from './fanoutMarket.ts';
 import { atMost, judgedText, type SectionResult } from './judged.ts';
-import { runIfMain } from './support.ts';
+import { forkBenchClients, runIfMain } from './support.ts';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const CONNECTIONS = Number(process.env.BENCH_FANOUT_CONNECTIONS || 1000);
@@ -35,6 +35,8 @@ const FLOW_MS = Number(process.env.BENCH_FANOUT_FLOW_MS || 50);
 const WARMUP_MS = 2_000;
 const MEASURE_MS = Number(process.env.BENCH_FANOUT_MEASURE_MS || 8_000);
 const TARGET_P99_RATIO = 1.5;
+/** issue 36's line for a piece of engine work */
+const STALL_MS = 2;
 
 interface ClientResult {
   deliveries: number;
@@ -56,31 +58,6 @@ interface Delivered {
 }
 
 const wall = () => performance.timeOrigin + performance.now();
-
-/** The bench's client processes (bench/wsBenchClient.ts) and the way to wait for their messages. */
-function clientProcesses(): { clients: ChildProcess[]; from: <T>(pick: (m: any) => T | undefined) => Promise<T[]> } {
-  const clients = Array.from({ length: CLIENT_PROCESSES }, () =>
-    fork(path.join(HERE, 'wsBenchClient.ts'), [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }),
-  );
-  const from = <T>(pick: (m: any) => T | undefined) =>
-    Promise.all(
-      clients.map(
-        (client) =>
-          new Promise<T>((resolve, reject) => {
-            const on = (m: any) => {
-              const v = pick(m);
-              if (v !== undefined) {
-                client.off('message', on);
-                resolve(v);
-              }
-            };
-            client.on('message', on);
-            client.once('exit', (code) => reject(new Error(`bench client exited (${code})`)));
-          }),
-      ),
-    );
-  return { clients, from };
-}
 
 /** The clients' delays merged (0.1 ms buckets, bench/wsBenchClient.ts) into quantiles. */
 function merged(parts: ClientResult[]): Delivered {
@@ -108,8 +85,19 @@ interface Round {
   payloads: string[];
 }
 
-/** Strikebook's run: the delays, its CPU, and the rounds its captured connection received. */
-async function strikebookRun(): Promise<{ d: Delivered; rounds: Round[]; cmdsPerSec: number; serverCpu: number }> {
+/** The engine thread's fan-out pieces in the window (strikebook_engine_work_seconds{work="stream_fanout"}:
+ *  a batch's render at its seal, the first slice of its writes at its commit, each later slice), ms. */
+interface FanoutPieces {
+  durations: number[];
+  /** the process's CPU in each piece (the journal's and GC helpers' threads included), ms: on a
+   *  loaded machine a piece's wall time includes the time the thread waited for a core */
+  cpu: number[];
+  /** sockets written per slice of writes */
+  writes: number[];
+}
+
+/** Strikebook's run: the delays, its CPU, its fan-out pieces, and the rounds its captured connection received. */
+async function strikebookRun(): Promise<{ d: Delivered; rounds: Round[]; cmdsPerSec: number; serverCpu: number; pieces: FanoutPieces }> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'strikebook-fanoutraw-'));
   const config = loadConfig({
     PORT: '0',
@@ -128,7 +116,7 @@ async function strikebookRun(): Promise<{ d: Delivered; rounds: Round[]; cmdsPer
   const app = await startExchange(config, pino({ level: 'silent' }));
   const s = app.services;
   const flow: Array<() => void> = [];
-  const { clients, from } = clientProcesses();
+  const { clients, from, kill } = forkBenchClients(CLIENT_PROCESSES);
   try {
     const { ladders, startFlow } = await fanoutMarket(s, INSTRUMENTS);
     // the commit time of every book change and last trade of a batch (as bench/gatewayBench.ts):
@@ -166,14 +154,39 @@ async function strikebookRun(): Promise<{ d: Delivered; rounds: Round[]; cmdsPer
     clients.forEach((c, i) => c.send({ url, connections: CONNECTIONS / CLIENT_PROCESSES, channels, accessToken, capture: i === 0 }));
     await ready;
 
+    // every fan-out piece the engine-work metric times, and the writes of each slice, in the window
+    const pieces: FanoutPieces = { durations: [], cpu: [], writes: [] };
+    let measuring = false;
+    const work = s.metrics.work.bind(s.metrics);
+    s.metrics.work = (kind, seconds) => {
+      if (measuring && kind === 'stream_fanout') pieces.durations.push(seconds * 1000);
+      work(kind, seconds);
+    };
+    // the same pieces' CPU: the hub's entry points that services.ts times as stream_fanout
+    const hubPieces = app.ws.hub as unknown as Record<'onSealed' | 'onCommitted' | 'drainTurn', (...a: unknown[]) => void>;
+    for (const name of ['onSealed', 'onCommitted', 'drainTurn'] as const) {
+      const inner = hubPieces[name].bind(app.ws.hub);
+      hubPieces[name] = (...a: unknown[]) => {
+        const cpu0 = process.cpuUsage();
+        inner(...a);
+        const cpu = process.cpuUsage(cpu0);
+        if (measuring) pieces.cpu.push((cpu.user + cpu.system) / 1000);
+      };
+    }
+    app.ws.hub.onPiece = (writes) => {
+      if (measuring) pieces.writes.push(writes);
+    };
+
     flow.push(startFlow(FLOW_MS));
     await new Promise((r) => setTimeout(r, WARMUP_MS));
+    measuring = true;
     const start = wall();
     const cpu0 = process.cpuUsage();
     const cmds0 = s.ex.seq;
     for (const c of clients) c.send({ window: [start, start + MEASURE_MS] });
     await new Promise((r) => setTimeout(r, MEASURE_MS));
     const cpu = process.cpuUsage(cpu0);
+    measuring = false;
     const cmdsPerSec = (s.ex.seq - cmds0) / (MEASURE_MS / 1000);
     for (const stop of flow) stop();
     await new Promise((r) => setTimeout(r, 500));
@@ -193,10 +206,10 @@ async function strikebookRun(): Promise<{ d: Delivered; rounds: Round[]; cmdsPer
         last.payloads.push(payload);
       } else rounds.push({ offsetMs: at - start, keys: [key], payloads: [payload] });
     }
-    return { d: merged(parts), rounds, cmdsPerSec, serverCpu: (cpu.user + cpu.system) / 1e6 };
+    return { d: merged(parts), rounds, cmdsPerSec, serverCpu: (cpu.user + cpu.system) / 1e6, pieces };
   } finally {
     for (const stop of flow) stop();
-    for (const c of clients) c.kill('SIGKILL');
+    kill();
     await app.close();
     rmSync(dataDir, { recursive: true, force: true });
   }
@@ -205,7 +218,7 @@ async function strikebookRun(): Promise<{ d: Delivered; rounds: Round[]; cmdsPer
 /** The reference's run: the same rounds on the same schedule from a bare ws server to fresh connections. */
 async function bareRun(rounds: Round[], channels: string[]): Promise<{ d: Delivered; serverCpu: number; lateMs: number }> {
   const server = fork(path.join(HERE, 'bareFanoutServer.ts'), [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  const { clients, from } = clientProcesses();
+  const { clients, from, kill } = forkBenchClients(CLIENT_PROCESSES);
   try {
     const port = await new Promise<number>((resolve, reject) => {
       server.once('message', (m: { port: number }) => resolve(m.port));
@@ -229,7 +242,7 @@ async function bareRun(rounds: Round[], channels: string[]): Promise<{ d: Delive
     const lateMs = Math.max(0, ...starts.map((t, i) => t - (start + rounds[i]!.offsetMs)));
     return { d: merged(await results), serverCpu: cpuSeconds, lateMs };
   } finally {
-    for (const c of clients) c.kill('SIGKILL');
+    kill();
     server.kill('SIGKILL');
   }
 }
@@ -248,6 +261,11 @@ export async function runFanoutRawBench(): Promise<SectionResult> {
   // a fan-out that loses or invents messages is a failure whatever its delays
   if (sb.d.unmatched > 0 || bare.d.unmatched > 0) judged.pass = false;
   const frames = sb.rounds.reduce((n, r) => n + r.payloads.length, 0);
+  const spread = (v: number[]) => {
+    const o = [...v].sort((a, b) => a - b);
+    const at = (q: number) => (o.length === 0 ? NaN : o[Math.min(o.length - 1, Math.floor(q * o.length))]!).toFixed(2);
+    return `${o.filter((x) => x > STALL_MS).length} over ${STALL_MS} ms, p50 ${at(0.5)} ms, p99 ${at(0.99)} ms, longest ${at(1)} ms`;
+  };
   return {
     ok: judged.pass,
     judged: [judged],
@@ -255,6 +273,8 @@ export async function runFanoutRawBench(): Promise<SectionResult> {
       `${CONNECTIONS} connections (${CLIENT_PROCESSES} client processes) on book.X.raw + trades.X.raw, ${INSTRUMENTS} instruments, order flow ${Math.round(sb.cmdsPerSec)} commands/s; ${MEASURE_MS / 1000} s each, Strikebook first, then the reference`,
       row('Strikebook (commit -> arrival)', sb.d, `${perDelivery(sb.serverCpu, sb.d)} (order flow and journal included)`),
       row('bare ws server (round start -> arrival)', bare.d, perDelivery(bare.serverCpu, bare.d)),
+      `engine work stream_fanout (seal renders, commits' first slices, later slices; not judged here: the open loop judges it): ${sb.pieces.durations.length} pieces, ${spread(sb.pieces.durations)}; ` +
+        `their process CPU ${spread(sb.pieces.cpu)}; ${sb.pieces.writes.length} slices of writes, at most ${Math.max(0, ...sb.pieces.writes)} sockets each`,
       `the reference replayed ${sb.rounds.length} rounds, ${frames} frames per connection (${frames * CONNECTIONS} deliveries), on Strikebook's schedule (a round began at most ${bare.lateMs.toFixed(1)} ms after it was due)`,
       judgedText(judged),
     ],

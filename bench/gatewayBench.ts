@@ -10,7 +10,7 @@
 // contended; the per-delivery costs are what the sizing model of docs/operations.md uses.
 //
 // Runs alone: `node --import tsx bench/gatewayBench.ts` (needs NATS at NATS_URL or 127.0.0.1:4222).
-import { fork, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -24,6 +24,7 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { loadConfig } from '../src/app/config.ts';
 import { startExchange } from '../src/app/services.ts';
 import { fanoutMarket } from './fanoutMarket.ts';
+import { forkBenchClients } from './support.ts';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(HERE, '..');
@@ -105,7 +106,8 @@ async function run(label: string, gateways: number): Promise<RunResult> {
   const s = app.services;
   const flow: Array<() => void> = [];
   const gws: Array<{ url: string; proc: ChildProcess }> = [];
-  const clients: ChildProcess[] = [];
+  let clients: ChildProcess[] = [];
+  let killClients = () => {};
   try {
     const { ladders, startFlow } = await fanoutMarket(s, INSTRUMENTS);
 
@@ -139,24 +141,9 @@ async function run(label: string, gateways: number): Promise<RunResult> {
     for (let g = 0; g < Math.max(0, gateways); g++) gws.push(await spawnGateway({ STRIKEBOOK_LEADER_URL: app.url, ...natsEnv }));
     const targets = gateways === 0 ? [app.url] : gws.map((g) => g.url);
     const nClients = gateways < 0 ? 0 : CLIENT_PROCESSES;
-    for (let i = 0; i < nClients; i++) clients.push(fork(path.join(HERE, 'wsBenchClient.ts'), [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
-    const fromClients = <T>(pick: (m: any) => T | undefined) =>
-      Promise.all(
-        clients.map(
-          (client) =>
-            new Promise<T>((resolve, reject) => {
-              const on = (m: any) => {
-                const v = pick(m);
-                if (v !== undefined) {
-                  client.off('message', on);
-                  resolve(v);
-                }
-              };
-              client.on('message', on);
-              client.once('exit', (code) => reject(new Error(`bench client exited (${code})`)));
-            }),
-        ),
-      );
+    const forked = forkBenchClients(nClients);
+    ({ clients, kill: killClients } = forked);
+    const fromClients = forked.from;
     // raw channels need an authenticated connection: the bench clients use an administrator's token
     const post = async (method: string, body: Record<string, unknown>) => ((await (await fetch(`${app.url}/api/v2/${method}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })).json()) as { result: any }).result;
     await post('private/create_admin', { email: 'bench-admin@example.com', password: 'bench-password-1', bootstrap_token: 'bench-bootstrap-token-0123456789' });
@@ -210,7 +197,7 @@ async function run(label: string, gateways: number): Promise<RunResult> {
     };
   } finally {
     for (const stop of flow) stop();
-    for (const c of clients) c.kill('SIGKILL');
+    killClients();
     for (const g of gws) g.proc.kill('SIGTERM');
     await app.close();
     rmSync(dataDir, { recursive: true, force: true });

@@ -1,6 +1,6 @@
 // Shared pieces of the HTTP benchmarks: child processes for the server under test and the bare
 // node:http reference, waiting for them, and a JSON-RPC call for setup.
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, fork, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
@@ -273,4 +273,63 @@ export function runIfMain(moduleUrl: string, run: () => Promise<{ lines: string[
 export function benchSeconds(def: number): number {
   const s = Number(process.env.BENCH_SECONDS);
   return s > 0 ? s : def;
+}
+
+/** The client processes of the WebSocket fan-out benches (bench/wsBenchClient.ts) and their messages. */
+export interface BenchClients {
+  clients: ChildProcess[];
+  /**
+   * Resolves, per client, with the first message `pick` maps to a value (in client order); rejects
+   * if a client goes away before sending it.
+   */
+  from<T>(pick: (m: any) => T | undefined): Promise<T[]>;
+  /** The same message to every client. */
+  broadcast(msg: object): void;
+  /** Ends every client still running (SIGKILL); for a `finally`. */
+  kill(): void;
+}
+
+/**
+ * Forks `count` bench clients (bench/wsBenchClient.ts; BENCH_CLIENT_ARGS: node flags for them,
+ * e.g. "--cpu-prof --cpu-prof-dir=prof"). A client that went away is told by its `close` event, not
+ * `exit`: the parent may see a child's exit before it has read the messages the child wrote just
+ * before it (a 0.6 MB result under a busy parent loop), and the full-size raw fan-out section failed
+ * so ("bench client exited (0)") while the client had sent its result (issue 36). `close` comes
+ * only once the IPC channel is drained, so every message sent is read first.
+ */
+export function forkBenchClients(count: number): BenchClients {
+  const execArgv = [...(process.env.BENCH_CLIENT_ARGS?.split(/\s+/).filter(Boolean) ?? []), '--import', 'tsx'];
+  const clientFile = path.join(ROOT, 'bench', 'wsBenchClient.ts');
+  const clients = Array.from({ length: count }, () => fork(clientFile, [], { execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
+  const from = <T>(pick: (m: any) => T | undefined): Promise<T[]> =>
+    Promise.all(
+      clients.map(
+        (client) =>
+          new Promise<T>((resolve, reject) => {
+            const on = (m: any) => {
+              const v = pick(m);
+              if (v === undefined) return;
+              client.off('message', on);
+              client.off('close', gone);
+              resolve(v);
+            };
+            const gone = (code: number | null, signal: NodeJS.Signals | null) => {
+              client.off('message', on);
+              reject(new Error(`bench client exited (${signal ?? code}) before answering`));
+            };
+            client.on('message', on);
+            client.once('close', gone);
+          }),
+      ),
+    );
+  return {
+    clients,
+    from,
+    broadcast(msg) {
+      for (const c of clients) c.send(msg);
+    },
+    kill() {
+      for (const c of clients) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+    },
+  };
 }

@@ -19,17 +19,15 @@
 // The server runs in this process (in-process sequencer and journal on disk, order flow submitted
 // to the sequencer directly, so the load is the fan-out and not HTTP order entry); the clients run in
 // two child processes (bench/wsBenchClient.ts), whose CPU is printed beside the delays.
-import { fork } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import pino from 'pino';
 import { loadConfig } from '../src/app/config.ts';
 import { startExchange } from '../src/app/services.ts';
 import { fanoutMarket } from './fanoutMarket.ts';
+import { forkBenchClients } from './support.ts';
 
-const HERE = path.dirname(fileURLToPath(import.meta.url));
 export const WS_CONNECTIONS = 1000;
 export const WS_INSTRUMENTS = 10;
 /** Client processes (the connections are split between them). */
@@ -58,6 +56,7 @@ export async function runWsBench(): Promise<{ lines: string[]; ok: boolean }> {
   const app = await startExchange(config, pino({ level: 'silent' }));
   const s = app.services;
   const flow: Array<() => void> = [];
+  let killClients = () => {};
   try {
     const { ladders, startFlow } = await fanoutMarket(s, WS_INSTRUMENTS);
 
@@ -105,30 +104,8 @@ export async function runWsBench(): Promise<{ lines: string[]; ok: boolean }> {
       max: number;
       cpu: number;
     }
-    const clients = Array.from({ length: CLIENT_PROCESSES }, () =>
-      // BENCH_CLIENT_ARGS: node flags for the client processes (e.g. "--cpu-prof --cpu-prof-dir=prof")
-      fork(path.join(HERE, 'wsBenchClient.ts'), [], { execArgv: [...(process.env.BENCH_CLIENT_ARGS?.split(/\s+/).filter(Boolean) ?? []), '--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }),
-    );
-    const fromClients = <T>(pick: (m: any) => T | undefined) =>
-      Promise.all(
-        clients.map(
-          (client) =>
-            new Promise<T>((resolve, reject) => {
-              const on = (m: any) => {
-                const v = pick(m);
-                if (v !== undefined) {
-                  client.off('message', on);
-                  resolve(v);
-                }
-              };
-              client.on('message', on);
-              client.once('exit', (code) => reject(new Error(`bench client exited (${code})`)));
-            }),
-        ),
-      );
-    const broadcast = (msg: unknown) => {
-      for (const c of clients) c.send(msg as object);
-    };
+    const { from: fromClients, broadcast, kill } = forkBenchClients(CLIENT_PROCESSES);
+    killClients = kill;
     const channels = ladders.flatMap((l) => [`book.${l.inst.name}.100ms`, `trades.${l.inst.name}.100ms`]);
     const ready = fromClients((m) => (m.ready ? true : undefined));
     broadcast({ url: app.url.replace(/^http/, 'ws') + '/ws/api/v2', connections: WS_CONNECTIONS / CLIENT_PROCESSES, channels });
@@ -199,6 +176,7 @@ export async function runWsBench(): Promise<{ lines: string[]; ok: boolean }> {
     };
   } finally {
     for (const stop of flow) stop();
+    killClients();
     await app.close();
     rmSync(dataDir, { recursive: true, force: true });
   }

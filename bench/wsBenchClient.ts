@@ -287,9 +287,11 @@ async function start(msg: Start): Promise<void> {
         if (at[1] !== undefined) hist2[Math.min(HIST_BUCKETS - 1, Math.floor(Math.max(0, recvAt[i]! - at[1]) * 10))]++;
       }
       const frames = captured.map(([k, text]) => [`${channels[keyChannel[k]!]}|${keyId[k]}`, text]);
-      process.send!({ result: { deliveries: n, unmatched, outside, hist, hist2, max, cpu, captured: frames } });
+      // exit once the result is written: it is large (the histograms, and the captured payloads,
+      // 0.6 MB), the parent reads it only as fast as its loop allows, and an exit with the write
+      // pending lost it (the full-size raw fan-out section failed so: "bench client exited (0)")
+      process.send!({ result: { deliveries: n, unmatched, outside, hist, hist2, max, cpu, captured: frames } }, () => process.exit(0));
       for (const c of conns) c.close();
-      setTimeout(() => process.exit(0), 50);
     }
   });
 }

@@ -256,6 +256,9 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
       credentialSweepMs: config.wsCredentialSweepMs ?? DEFAULT_WS_OPTIONS.credentialSweepMs,
     });
     const wsTransport = ws;
+    // a released round's writes after its first piece (in onCommitted, timed above) run a slice per
+    // turn: each slice is a piece of the same engine work
+    ws.hub.onSlice = (seconds) => metrics.work('stream_fanout', seconds);
     // only the leader publishes; a standby renders what it follows, for a takeover (src/app/natsEvents.ts)
     nats = startNatsEvents(config, log, ex, ws.hub, () => sequencer.isStandby);
     const address = await http.listen({ port: config.port, host: config.host });

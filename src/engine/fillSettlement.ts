@@ -125,7 +125,9 @@ function logFill(tr: Trading, ex: Exchange, user: User, order: Order, cur: Curre
     position: user.positions.get(order.inst.id)?.size ?? 0,
     index: ex.indexPrice(cur),
     mark: ex.markets.get(order.inst.id)!.markCoin,
-    equity: balance + tr.risk.positions(user, cur).value,
+    // the value alone: positions() would also compute a portfolio-margin account's requirement,
+    // rebuilding its scenario sums inside the fill (a maker's, after a tick) for a figure not logged
+    equity: balance + tr.risk.positionsValue(user, cur, false),
   });
 }
 

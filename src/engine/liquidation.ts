@@ -21,6 +21,7 @@ import { ceilDiv, pow10 } from '../domain/decimal.ts';
 import { ERR, reject, type Reject } from '../domain/errors.ts';
 import { lotFraction, premiumOf, tradeFee, type Instrument } from '../domain/instrument.ts';
 import { contractsOf, type AccountRisk } from '../risk/accountRisk.ts';
+import { PM_STEP_UNITS } from '../risk/portfolio/pmRisk.ts';
 import { coverDeficit, post, takeOverAll, takeOverLongsForCash } from './defaults.ts';
 import type { Exchange } from './exchange.ts';
 import { BUY, SELL } from './orderBook.ts';
@@ -81,10 +82,16 @@ export function liquidationCandidates(ex: Exchange): { userId: number; currency:
  * The same, one account at a time (null after each user found healthy), so that the caller can
  * spread the scan over several turns of the event loop: after an index move every position is
  * valued again, which for thousands of positions is milliseconds of work (src/app/services.ts gives
- * each turn a time budget).
+ * each turn a time budget). An account on portfolio margin has its scenario sums rebuilt first, at
+ * most PM_STEP_UNITS of work between two yields (nulls in the middle of a large account), so that no
+ * step holds the engine long whatever one account holds (issue 35).
  */
 export function* scanForLiquidation(ex: Exchange): Generator<{ userId: number; currency: CurrencyCode } | null> {
   const seen = new Set<string>();
+  const risk = ex.trading.risk;
+  const pm = risk.pm;
+  // the recompute work done since the last yield
+  let stepStart = pm.work;
   for (const u of ex.users.values()) {
     let currencies: Set<CurrencyCode> | null = null;
     for (const c of CURRENCY_CODES) {
@@ -98,14 +105,26 @@ export function* scanForLiquidation(ex: Exchange): Generator<{ userId: number; c
       currencies.add(p.inst.currency);
     }
     if (currencies !== null) {
+      // cross_pm reads every currency's scenario figures (the pool), segregated_pm those it checks:
+      // all complete in one pass before the checks (a tick between two slices makes a currency
+      // done earlier stale again: it is rebuilt in slices too, not inside the check)
+      if (risk.isPm(u)) {
+        const needed = risk.isCross(u) ? CURRENCY_CODES : [...currencies];
+        while (!needed.every((c) => pm.refresh(u, c, PM_STEP_UNITS - (pm.work - stepStart)))) {
+          yield null;
+          stepStart = pm.work;
+        }
+      }
       for (const c of currencies) {
-        if (belowMaintenance(ex.trading.risk.account(u, c))) {
+        if (belowMaintenance(risk.account(u, c))) {
           seen.add(liquidationKey(u.id, c));
           yield { userId: u.id, currency: c };
+          stepStart = pm.work;
         }
       }
     }
     yield null;
+    stepStart = pm.work;
   }
   for (const key of [...ex.liquidating]) {
     if (seen.has(key)) continue;

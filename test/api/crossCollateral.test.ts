@@ -1,12 +1,25 @@
 // Cross standard margin over HTTP (issue 35): an account on cross_sm whose BTC carries an ETH short
 // order. get_account_summary shows Deribit's cross-collateral fields and the pooled figures, and the
 // portfolio get_subaccounts lists for the account shows the same pooled figures (a currency's own
-// figure, its equity less the pooled surplus, would be below zero there).
+// figure, its equity less the pooled surplus, would be below zero there). pme/simulate and
+// simulate_portfolio answer the pooled projection under portfolio margin, over HTTP and WebSocket.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { atmCall, type Market } from '../helpers/market.ts';
 import { assertError } from '../helpers/envelope.ts';
 import { adminToken, ok, rpc, startServer, userToken, type TestServer } from '../helpers/server.ts';
+import { WsClient } from '../helpers/ws.ts';
+
+/** The same shape and values, numbers within 10^-6 (the valuation instant moves with the engine's clock). */
+function near(actual: unknown, expected: unknown, at = '$'): void {
+  if (typeof expected === 'number' && typeof actual === 'number') {
+    assert.ok(Math.abs(actual - expected) <= 1e-6 * Math.max(1, Math.abs(expected)), `${at}: ${actual} vs ${expected}`);
+  } else if (expected !== null && typeof expected === 'object') {
+    assert.ok(actual !== null && typeof actual === 'object', `${at}: ${JSON.stringify(actual)}`);
+    assert.deepEqual(Object.keys(actual).sort(), Object.keys(expected).sort(), at);
+    for (const k of Object.keys(expected)) near((actual as Record<string, unknown>)[k], (expected as Record<string, unknown>)[k], `${at}.${k}`);
+  } else assert.equal(actual, expected, at);
+}
 
 describe('cross_sm over the API: the account summary and the subaccounts portfolio', () => {
   let srv: TestServer;
@@ -47,5 +60,40 @@ describe('cross_sm over the API: the account summary and the subaccounts portfol
     const btc = await ok(srv.url, 'private/get_account_summary', { currency: 'BTC' }, desk);
     assert.equal(row.portfolio.btc.initial_margin, btc.initial_margin);
     assert.ok(btc.initial_margin > 0);
+  });
+
+  it('pme/simulate and simulate_portfolio answer the pooled view across currencies, over HTTP and WebSocket', async () => {
+    // the first test left the desk on cross_sm with a resting ETH sell its BTC carries
+    const what = { currency: 'ETH', simulated_positions: { [ethCall.name]: -5 } };
+    const pme = await ok(srv.url, 'private/pme/simulate', what, desk);
+    assert.equal(pme.margin_model, 'cross_sm');
+    assert.equal(pme.cross.collateral_currency, 'ETH');
+    assert.deepEqual(pme.cross.currencies.map((c: any) => c.currency), ['BTC', 'ETH', 'USDC']);
+    // the BTC collateral in the pool: 2 BTC, nothing required of it (no BTC positions)
+    const btc = pme.cross.currencies[0];
+    assert.deepEqual([btc.equity, btc.maintenance_margin, btc.initial_margin], [2, 0, 0]);
+    // the ETH book (the resting sell as if filled, and the what-if) under its scenarios, pooled: the
+    // ETH requirement stands in the pool as the table gives it, and 2 BTC at 25 ETH cover it
+    const eth = pme.cross.currencies[1];
+    assert.ok(Math.abs(eth.initial_margin - pme.initial_margin) < 1e-9, `${eth.initial_margin} vs ${pme.initial_margin}`);
+    assert.ok(pme.initial_margin > 0);
+    assert.ok(Math.abs(pme.cross.margin_balance - 50) < 1e-6, `${pme.cross.margin_balance}`);
+    assert.ok(pme.cross_initial_margin > 0 && pme.cross.available_funds > 0);
+    assert.ok(Math.abs(pme.cross.margin_balance - pme.cross_initial_margin - pme.cross.available_funds) < 2e-8);
+    // a segregated view would show the ETH book against ETH's own equity (none): not what a cross account has
+    const sim = await ok(srv.url, 'private/simulate_portfolio', what, desk);
+    assert.equal(sim.projected_initial_margin, pme.cross_initial_margin);
+    assert.equal(sim.projected_maintenance_margin, pme.cross_maintenance_margin);
+    assert.equal(sim.margin_model, 'cross_sm');
+    // the same answers over WebSocket (the engine's clock moved on a little: the options' time to
+    // expiry with it, so figures agree to a few minor units)
+    const ws = await WsClient.open(srv.url);
+    try {
+      await ws.auth('cross-desk@example.com');
+      near(await ws.ok('private/pme/simulate', what), pme);
+      near(await ws.ok('private/simulate_portfolio', what), sim);
+    } finally {
+      await ws.close();
+    }
   });
 });

@@ -1,7 +1,7 @@
 // Portfolio margin in the web app (issue 35): the portfolio shows the account's margin model, the
 // scenario table of private/pme/simulate as a heat map (9 price moves x 3 vol scenarios, the worst
 // cell marked, the same figures as the API) and a what-if simulator whose margins are
-// private/simulate_portfolio's. Screenshots in both themes at 1280 and 390x844 go to test-artifacts/web/ (copies in docs/images/).
+// private/simulate_portfolio's; on a cross model (cross_sm here) the pooled figures beside it. Screenshots in both themes at 1280 and 390x844 go to test-artifacts/web/ (copies in docs/images/).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
@@ -14,6 +14,8 @@ import { BOOTSTRAP, ROOT, login, ok, startServer, userToken, type TestServer } f
 
 const ADMIN = { email: 'admin@example.com', password: 'admin-password-1' };
 const TRADER = { email: 'pm-trader@example.com', password: 'user-password-1' };
+/** On cross_sm: the heat map shows its pooled figures too (across currencies, under portfolio margin). */
+const CROSS = { email: 'pm-cross@example.com', password: 'user-password-1' };
 
 describe('portfolio margin in the portfolio (issue 35)', { timeout: 300_000 }, () => {
   const skip = browserSkipReason();
@@ -21,6 +23,7 @@ describe('portfolio margin in the portfolio (issue 35)', { timeout: 300_000 }, (
   let browser: Browser;
   let trader: string;
   let putName: string;
+  let crossToken: string;
 
   before(async () => {
     if (skip) return;
@@ -38,6 +41,13 @@ describe('portfolio margin in the portfolio (issue 35)', { timeout: 300_000 }, (
     await ok(srv.url, 'private/buy', { instrument_name: call.name, amount: 1, price }, cp);
     await ok(srv.url, 'private/sell', { instrument_name: call.name, amount: 1, price }, trader);
     putName = (await twinPut(srv.url, call)).name;
+    // the cross account: every currency pooled at index, so ETH's index is needed; the same short call
+    await ok(srv.url, 'private/set_index_price', { index_name: 'eth_usd', price: 4000 }, admin);
+    const cross = await userToken(srv.url, admin, CROSS.email, { currency: 'BTC', amount: 10 });
+    await ok(srv.url, 'private/change_margin_model', { margin_model: 'cross_sm' }, cross);
+    await ok(srv.url, 'private/buy', { instrument_name: call.name, amount: 1, price }, cp);
+    await ok(srv.url, 'private/sell', { instrument_name: call.name, amount: 1, price }, cross);
+    crossToken = cross;
     browser = await launchBrowser();
   });
   after(async () => {
@@ -97,6 +107,35 @@ describe('portfolio margin in the portfolio (issue 35)', { timeout: 300_000 }, (
     assert.equal(await page.locator('td.worst').count(), 0);
     assert.deepEqual(errors, []);
     await ctx.close();
+  });
+
+  it('shows the pooled figures of a cross_sm account beside its scenario table (as for cross_pm)', opt, async () => {
+    const ctx = await signedIn(browser, srv.url, CROSS, { width: 1280, height: 900 });
+    const page = await ctx.newPage();
+    const errors = watchErrors(page);
+    await page.goto(`${srv.url}/portfolio`);
+    await page.locator('.margin-model[data-model="cross_sm"]').waitFor();
+    assert.match(await page.locator('.margin-model').innerText(), /Standard margin, cross collateral/);
+    await page.getByRole('table', { name: 'Scenario P&L (BTC)' }).locator('td.worst').waitFor();
+    const pooled = page.locator('[data-field="cross-figures"]');
+    await pooled.waitFor();
+    const api = await ok(srv.url, 'private/pme/simulate', { currency: 'BTC' }, crossToken);
+    assert.ok(api.cross_maintenance_margin > 0);
+    assert.equal(await page.locator('[data-field="cross_mm"]').innerText(), fmt.coin(api.cross_maintenance_margin, 8));
+    assert.equal(await page.locator('[data-field="cross_im"]').innerText(), fmt.coin(api.cross_initial_margin, 8));
+    assert.match(await pooled.innerText(), /Pooled across currencies, as on portfolio margin/);
+    await page.getByRole('heading', { name: 'Portfolio margin scenarios' }).evaluate((e) => e.scrollIntoView({ block: 'start' }));
+    mkdirSync(path.join(ROOT, 'test-artifacts/web'), { recursive: true });
+    await page.screenshot({ path: path.join(ROOT, 'test-artifacts/web/portfolio-margin-cross-sm-dark-1280.png') });
+    // the segregated account shows no pooled line
+    assert.deepEqual(errors, []);
+    await ctx.close();
+    const seg = await signedIn(browser, srv.url, TRADER, { width: 1280, height: 900 });
+    const segPage = await seg.newPage();
+    await segPage.goto(`${srv.url}/portfolio`);
+    await segPage.getByRole('table', { name: 'Scenario P&L (BTC)' }).locator('td.worst').waitFor();
+    assert.equal(await segPage.locator('[data-field="cross-figures"]').count(), 0);
+    await seg.close();
   });
 
   it('takes screenshots of the heat map and the what-if in both themes at 1280 and 390x844', opt, async () => {

@@ -125,7 +125,7 @@ test('a connection that changes its channels moves to the group of its new set a
   assert.equal(srv.app.ws.hub.groupCount, 0);
 });
 
-test('a round to many connections is written a slice a turn, all of it before a later subscribe answers', async () => {
+test('a round to many connections is written a slice a turn; a later subscribe first gets what is owed to its own connection', async () => {
   const X = m.name;
   const book = `book.${X}.100ms`;
   const hub = srv.app.ws.hub;
@@ -134,11 +134,14 @@ test('a round to many connections is written a slice a turn, all of it before a 
   const written = () => subs.filter((s) => s.writes.length > 0).length;
   let atRoundEnd = -1;
   let afterSubscribe = -1;
+  let lastWasWritten = false;
   hub.onRound = (cadence) => {
     if (cadence !== 'agg' || atRoundEnd >= 0 || written() === 0) return;
     // the round's first turn has ended: only the first slice is written
     atRoundEnd = written();
-    // a subscribe now (its answer would follow) first writes everything queued
+    lastWasWritten = subs[449]!.writes.length > 0;
+    // a subscribe now (its answer would follow) first writes what is queued for its connection,
+    // and only that: the other connections keep their place in the slices
     hub.subscribe(subs[449]!, `trades.${X}.100ms`, hub.parse(`trades.${X}.100ms`)!, null);
     afterSubscribe = written();
   };
@@ -149,9 +152,12 @@ test('a round to many connections is written a slice a turn, all of it before a 
     hub.onRound = null;
   }
   assert.ok(atRoundEnd > 0 && atRoundEnd < 450, `first turn wrote ${atRoundEnd} of 450`);
-  assert.equal(afterSubscribe, 450, 'the subscribe wrote the rest of the round first');
+  assert.equal(lastWasWritten, false, 'the last subscriber was not in the first slice');
+  assert.equal(afterSubscribe, atRoundEnd + 1, "the subscribe wrote its own connection's round, no other");
+  await until(() => written() === 450, 'the rest of the round, in later turns');
   const bytes = subs[0]!.writes[0]!;
   assert.ok(subs.every((s) => s.writes[0] === bytes), 'the same Buffer to all 450');
+  assert.equal(subs[449]!.writes.filter((w) => w === bytes).length, 1, 'written once to the subscriber that took it early');
   assert.equal(frames(bytes)[0]!.data.type, 'change');
   await unsubscribe(subs[449]!, [`trades.${X}.100ms`]);
   for (const s of subs) await unsubscribe(s, [book]);

@@ -88,17 +88,20 @@ function simulate(ctx: CallContext, p: { currency: string; add_positions: boolea
 }
 
 /**
- * The pooled cross-currency figures with the simulated book standing for its currency; null off
- * cross_pm (a cross_sm account's other currencies are standard margin: the projection under
- * portfolio margin is then this currency's book alone, as for a segregated account).
+ * The pooled cross-currency figures with the simulated book standing for its currency; null off the
+ * cross models. The projection is under portfolio margin in every currency: on cross_pm the other
+ * currencies' figures as they stand, on cross_sm as they would be on cross_pm (their scenario
+ * figures, not their standard ones: a pool of one currency's scenario margin and the others'
+ * standard margin is no model's requirement).
  */
 function crossOf(ex: Exchange, s: Simulation): CrossView | null {
-  if (!ex.trading.risk.isCrossPm(s.user)) return null;
+  const risk = ex.trading.risk;
+  if (!risk.isCross(s.user)) return null;
   const f = { maintenanceMargin: s.pm.maintenanceMargin, initialMargin: s.pm.initialMargin, initialMarginWithOrders: s.pm.initialMargin };
-  return crossView(ex, s.user, s.currency, { currency: s.currency, figures: f });
+  return risk.asIf(s.user, 'cross_pm', () => crossView(ex, s.user, s.currency, { currency: s.currency, figures: f }));
 }
 
-/** pme/simulate on cross_pm: `cross` (crossView.ts) and the pooled initial and maintenance margin. */
+/** pme/simulate on a cross model: `cross` (crossView.ts) and the pooled initial and maintenance margin. */
 function crossFields(ex: Exchange, s: Simulation): Record<string, unknown> {
   const x = crossOf(ex, s);
   if (x === null) return {};
@@ -114,14 +117,14 @@ export const portfolioMarginMethods: ReturnType<typeof defineMethod>[] = [
     name: 'private/simulate_portfolio',
     scope: 'account:read',
     summary:
-      "The account summary with projected_initial_margin and projected_maintenance_margin under portfolio margin for the caller's book in `currency` (add_positions, default true) plus `simulated_positions` ({instrument_name: amount}, negative for shorts, at most 100). Read-only: the account keeps its margin model.",
+      "The account summary with projected_initial_margin and projected_maintenance_margin under portfolio margin for the caller's book in `currency` (add_positions, default true) plus `simulated_positions` ({instrument_name: amount}, negative for shorts, at most 100); on the cross models (cross_pm, cross_sm) the projection is pooled across currencies (every currency under portfolio margin, in `currency`). Read-only: the account keeps its margin model.",
     params: Params,
     handler(ctx, p) {
       return ctx.services.seq.read(() => {
         const s = simulate(ctx, p);
         // the account as it stands (its own model); the projection is under portfolio margin
         const summary = accountSummary(ctx.services.ex, s.user, s.currency, false);
-        // cross_pm: the projection is the pooled requirement with this currency's book simulated
+        // cross models: the projection is the pooled requirement with this currency's book simulated
         const x = crossOf(ctx.services.ex, s);
         return {
           ...summary,
@@ -139,7 +142,7 @@ export const portfolioMarginMethods: ReturnType<typeof defineMethod>[] = [
     name: 'private/pme/simulate',
     scope: 'account:read',
     summary:
-      "The full portfolio-margin scenario table of the caller's book in `currency` plus `simulated_positions`: every scenario's P&L (price move x vol move, then the extended table), the worst one, the contingencies, the resulting initial and maintenance margin, and the parameters used; on cross_pm also `cross` (every currency's part of the pooled requirement, in `currency`) and cross_initial_margin / cross_maintenance_margin. Read-only.",
+      "The full portfolio-margin scenario table of the caller's book in `currency` plus `simulated_positions`: every scenario's P&L (price move x vol move, then the extended table), the worst one, the contingencies, the resulting initial and maintenance margin, and the parameters used; on the cross models (cross_pm, cross_sm) also `cross` (every currency's part of the pooled requirement under portfolio margin, in `currency`) and cross_initial_margin / cross_maintenance_margin. Read-only.",
     params: Params,
     handler(ctx, p) {
       return ctx.services.seq.read(() => {

@@ -63,6 +63,9 @@ export class Connection implements Subscriber {
   loggedOut = false;
   closed = false;
   private corkDepth = 0;
+  /** Writes the hub owes this connection (`Subscriber.owed`), and the hub that owes them. */
+  owed = 0;
+  hub: { flushOwed(sub: Subscriber): void } | null = null;
   /** Tickets: requests are numbered as they arrive and answered in that order (pipelining). */
   nextTicket = 0;
   private nextAnswer = 0;
@@ -97,9 +100,17 @@ export class Connection implements Subscriber {
   /** Sends a text message: framed here and written as any other frame (`textFrameOf`). */
   send(text: string): void {
     if (this.closed) return;
-    this.sendFrame(textFrameOf(text));
+    this.reply(textFrameOf(text));
   }
 
+  /** Writes a frame of the connection's own (an answer, a snapshot), after every stream round the
+   *  hub still owes it: the hub writes a round a slice of connections per turn. */
+  reply(frame: Buffer): void {
+    if (this.owed > 0) this.hub?.flushOwed(this);
+    this.sendFrame(frame);
+  }
+
+  /** The hub's write (and the one under `reply`). */
   sendFrame(frame: Buffer): void {
     if (this.closed || this.ws.readyState !== this.ws.OPEN) return;
     // bufferedAmount counts the socket's unsent bytes, these direct writes included
@@ -160,8 +171,8 @@ export class Connection implements Subscriber {
 
   private emit(data: string | Buffer | null, after: Buffer[] | undefined): void {
     if (typeof data === 'string') this.send(data);
-    else if (data !== null) this.sendFrame(data);
-    if (after) for (const b of after) this.sendFrame(textFrame(b));
+    else if (data !== null) this.reply(data);
+    if (after) for (const b of after) this.reply(textFrame(b));
   }
 
   cork(): void {

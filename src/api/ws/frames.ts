@@ -6,6 +6,12 @@ export interface Subscriber {
   readonly id: number;
   /** Queues a complete WebSocket frame on the connection (the connection enforces its buffer bound). */
   sendFrame(frame: Buffer): void;
+  /**
+   * Writes of released rounds the hub still owes it (kept by the hub; absent: none). A round is
+   * written a slice of connections per turn, so a connection can be owed a round while its own
+   * answers are due: it asks the hub for them first (`StreamHub.flushOwed`), keeping its order.
+   */
+  owed?: number;
 }
 
 export function notification(channel: string, dataJson: string): Buffer {

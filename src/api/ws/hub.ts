@@ -20,7 +20,10 @@
 // same set of channels form a group; a publish round joins a group's frames once into one Buffer and
 // writes that to each member: one write per connection per round and no allocation per subscriber
 // (1,000 connections on the same 20 channels were 20,000 stream writes and buffered-chunk records a
-// round, now 1,000 writes of one shared Buffer).
+// round, now 1,000 writes of one shared Buffer). A released round is written `WRITES_PER_TURN`
+// connections per piece, each further piece in a turn of its own, so no piece holds the engine thread
+// long (issue 36: none over 2 ms); a connection still owed a round gets it before its own answers
+// (`flushOwed`), so the slicing reorders nothing on any one connection.
 import type { Services } from '../../app/services.ts';
 import type { Instrument } from '../../domain/instrument.ts';
 import type { Sequenced } from '../../engine/commands.ts';
@@ -84,6 +87,11 @@ export class StreamHub {
   private deliveries = 0;
   /** CPU time (µs) of the writes made after their round's first turn; counted only while `onRound` is set */
   queuedWriteCpu = 0;
+  /** Times each piece of writes made in a turn of its own (src/app/services.ts: engine-work metric
+   *  `stream_fanout`; the first piece runs in `onCommitted`, timed there). */
+  onSlice: ((seconds: number) => void) | null = null;
+  /** Observer of every piece of writes (tests): how many sockets it wrote. */
+  onPiece: ((writes: number) => void) | null = null;
 
   constructor(
     private readonly s: Services,
@@ -127,8 +135,8 @@ export class StreamHub {
    * for this subscriber (book snapshot), if any. Must run with no batch pending (inside seq.read).
    */
   subscribe(sub: Subscriber, channel: string, spec: ChannelSpec, userId: number | null): Buffer | Buffer[] | null {
-    // the answer (and its snapshot) goes after every message queued before it
-    this.drain(Infinity);
+    // the answer (and its snapshot) goes after every message queued for this connection before it
+    this.flushOwed(sub);
     const key = isPrivate(spec) ? `${userId}\u0000${channel}` : channel;
     let topic = this.topics.get(key);
     if (!topic) {
@@ -179,8 +187,8 @@ export class StreamHub {
   }
 
   unsubscribe(sub: Subscriber, channel: string, spec: ChannelSpec, userId: number | null): void {
-    // nothing of the channel may follow the answer
-    this.drain(Infinity);
+    // nothing of the channel may follow the answer: what is queued for this connection goes first
+    this.flushOwed(sub);
     const key = isPrivate(spec) ? `${userId}\u0000${channel}` : channel;
     const topic = this.topics.get(key);
     if (!topic || !topic.subs.delete(sub)) return;
@@ -304,14 +312,9 @@ export class StreamHub {
     if (held.raw.length === 0 && held.agg.length === 0) return;
     const startedAt = this.onRound !== null ? performance.timeOrigin + performance.now() : 0;
     const cpu0 = this.onRound !== null ? process.cpuUsage() : null;
-    if (held.raw.length > 0) {
-      for (const p of held.raw) this.outbox.push(p);
-      this.drain(Infinity);
-    }
-    if (held.agg.length > 0) {
-      for (const p of held.agg) this.outbox.push(p);
-      this.drain(WRITES_PER_TURN);
-    }
+    for (const p of held.raw) this.enqueue(p);
+    for (const p of held.agg) this.enqueue(p);
+    this.drain(WRITES_PER_TURN);
     if (this.onRound !== null) {
       const end = performance.timeOrigin + performance.now();
       const cpu = process.cpuUsage(cpu0!);
@@ -367,36 +370,73 @@ export class StreamHub {
       const bytes = g.round.length === 1 ? g.round[0]! : Buffer.concat(g.round);
       g.round = [];
       // the members as of this round (one array per group, not an object per subscriber)
-      (held === null ? this.outbox : cadence === 'raw' ? held.raw : held.agg).push({ bytes, subs: Array.from(g.subs), next: 0 });
+      const p: Pending = { bytes, subs: Array.from(g.subs), next: 0 };
+      if (held === null) this.enqueue(p);
+      else (cadence === 'raw' ? held.raw : held.agg).push(p);
     }
-    if (held === null) this.drain(cadence === 'raw' ? Infinity : WRITES_PER_TURN);
+    if (held === null) this.drain(WRITES_PER_TURN);
   }
 
-  /** Makes up to `limit` queued writes, oldest first; what is left is written in the next turns. */
+  /** Queues a round's writes behind the earlier ones; each member is owed one more write. */
+  private enqueue(p: Pending): void {
+    for (const sub of p.subs) sub.owed = (sub.owed ?? 0) + 1;
+    this.outbox.push(p);
+  }
+
+  /**
+   * Makes now every queued write owed to `sub`, oldest first: its own answer (or a subscribe's
+   * snapshot) is about to be written and must follow them. The other connections' writes stay
+   * queued; only the order among connections changes (`sub` is moved to the front of what is left).
+   */
+  flushOwed(sub: Subscriber): void {
+    for (let k = 0; k < this.outbox.length && (sub.owed ?? 0) > 0; k++) {
+      const p = this.outbox[k]!;
+      const i = p.subs.indexOf(sub, p.next);
+      if (i < 0) continue;
+      p.subs[i] = p.subs[p.next]!;
+      p.subs[p.next] = sub;
+      p.next++;
+      sub.owed!--;
+      sub.sendFrame(p.bytes);
+    }
+  }
+
+  /** Makes up to `limit` queued writes, oldest first; what is left is written in the next turns,
+   *  `limit` a turn. */
   private drain(limit: number): void {
     let left = limit;
     while (this.outbox.length > 0 && left > 0) {
       const p = this.outbox[0]!;
       const end = Math.min(p.subs.length, p.next + left);
-      for (let i = p.next; i < end; i++) p.subs[i]!.sendFrame(p.bytes);
+      for (let i = p.next; i < end; i++) {
+        const sub = p.subs[i]!;
+        sub.owed!--;
+        sub.sendFrame(p.bytes);
+      }
       left -= end - p.next;
       p.next = end;
       if (end === p.subs.length) this.outbox.shift();
     }
+    if (left < limit) this.onPiece?.(limit - left);
     if (this.outbox.length === 0) {
       if (this.draining !== null) clearImmediate(this.draining);
       this.draining = null;
     } else if (this.draining === null) {
-      this.draining = setImmediate(() => {
-        this.draining = null;
-        const cpu0 = this.onRound !== null ? process.cpuUsage() : null;
-        this.drain(WRITES_PER_TURN);
-        if (cpu0 !== null) {
-          const cpu = process.cpuUsage(cpu0);
-          this.queuedWriteCpu += cpu.user + cpu.system;
-        }
-      });
+      this.draining = setImmediate(() => this.drainTurn());
     }
+  }
+
+  /** A further piece of queued writes, in a turn of its own. */
+  private drainTurn(): void {
+    this.draining = null;
+    const started = this.onSlice !== null ? performance.now() : 0;
+    const cpu0 = this.onRound !== null ? process.cpuUsage() : null;
+    this.drain(WRITES_PER_TURN);
+    if (cpu0 !== null) {
+      const cpu = process.cpuUsage(cpu0);
+      this.queuedWriteCpu += cpu.user + cpu.system;
+    }
+    if (this.onSlice !== null) this.onSlice((performance.now() - started) / 1000);
   }
 
   private publish(cadence: Cadence, ch: Changes, dueAt: number, held: HeldRound | null): void {

@@ -41,15 +41,22 @@ export interface Group {
 /** A round's bytes for one group, written to its members `WRITES_PER_TURN` sockets a turn. */
 export interface Pending {
   bytes: Buffer;
+  /** the members as of the round; those before `next` are written (`flushOwed` may reorder the rest) */
   subs: Subscriber[];
   next: number;
 }
 
 /**
- * Socket writes per event-loop turn. A write to a loopback socket costs ~10 µs of kernel time, so a
- * conflated round to 1,000 connections held the engine thread for 10-15 ms in one turn; written 200
- * a turn, orders and commits run between the slices (each ~2 ms). Raw rounds (after a commit) are
- * written at once: they are small and their order against the commands' answers matters.
+ * Socket writes per piece of fan-out work: a released round is written this many connections at a
+ * time, oldest round first, each further slice in a turn of its own (setImmediate), so orders,
+ * commits and reads run between the slices. Bounded by work (writes), not by the clock: a write
+ * (the connection's buffer check and `socket.write` of a raw round's 0.3-1 KB) is a few us of
+ * engine thread; under bench/fanoutRawBench.ts on a 2-core machine at load 15-20 a slice of 200
+ * took 1.5 ms of process CPU (p50; the journal's and GC threads included) and a whole round to
+ * 1,000 connections 5.6-6.8 ms, so 200 keeps a slice under issue 36's 2 ms line with room. A
+ * connection owed a round writes it before its own answers (`Subscriber.owed`), so slicing
+ * changes no connection's order. The cost: each slice after the first waits for a turn of the
+ * loop, which on a heavily loaded machine can let a backlog of rounds build (docs/architecture.md).
  */
 export const WRITES_PER_TURN = 200;
 
@@ -57,9 +64,8 @@ export const WRITES_PER_TURN = 200;
 export interface HeldRound {
   /** the last seq of the batch it was rendered with (released when that is durable) */
   seq: number;
-  /** the raw round's writes: made at once when released (their order against answers matters) */
+  /** the raw round's writes, and the conflated rounds' after them: `WRITES_PER_TURN` a turn */
   raw: Pending[];
-  /** conflated rounds' writes: `WRITES_PER_TURN` a turn */
   agg: Pending[];
   /** what `onBatch` asked to run once the batch is durable (the NATS publish) */
   post: (() => void) | null;

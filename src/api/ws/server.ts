@@ -340,6 +340,7 @@ export function attachWebSocket(s: Services, server: Server, methods: MethodDef[
     }
     wss.handleUpgrade(req, socket, head, (ws) => {
       const c = new Connection(ws, socket, ip, opts.maxBufferedBytes, overflow);
+      c.hub = hub;
       conns.add(c);
       ws.on('message', (data, isBinary) => {
         if (c.closed) return;

@@ -106,11 +106,18 @@ export function crossMaxOutflow(parts: readonly CrossPart[], c: CurrencyCode, cI
   } else if (covered(hi)) {
     lo = hi;
     hi = Math.max(hi * 2, hi + 1);
-    while (covered(hi)) hi *= 2;
+    // past 2^53 minor units (a balance of billions at index in a 6-decimal currency) floats skip
+    // integers: the search stops at the last exactly representable amount instead of looping
+    while (covered(hi)) {
+      if (hi >= Number.MAX_SAFE_INTEGER) return Number.MAX_SAFE_INTEGER;
+      hi = Math.min(hi * 2, Number.MAX_SAFE_INTEGER);
+    }
   }
   // covered(lo), and hi not covered unless hi = lo = 0
   while (lo < hi) {
-    const mid = Math.ceil((lo + hi) / 2);
+    const mid = lo + Math.ceil((hi - lo) / 2);
+    // beyond exact integers mid can round back onto lo or past hi: lo, covered, stands
+    if (!(mid > lo && mid <= hi)) break;
     if (covered(mid)) lo = mid;
     else hi = mid - 1;
   }

@@ -15,24 +15,61 @@
 // figures differ from private/pme/simulate (which rounds each scenario's total once) by at most a
 // minor unit per leg, always towards more margin.
 //
+// Sliced (issue 35: no engine turn over 2 ms from PM work): after an index tick every account's sums
+// are stale. `refresh` rebuilds them a bounded amount of work at a time (work units: positions x
+// scenarios, see WORK below; never wall time: the engine reads no clock), the liquidation scan
+// calling it between its yields (src/engine/liquidation.ts), so that an account of thousands of
+// legs, or the first accounts of an epoch that revalue every series, spread over several turns.
+// A rebuild in progress is the same integers as a full one whatever happens between its slices:
+// a leg it has added moves by the difference as in valid sums, a leg it has not reached yet is read
+// when reached, and a new epoch (index, marks, parameters) starts it again.
+//
 // Resting combo orders (issue 34) count as open orders do, as if filled, the worse side: per combo,
 // the account's bid lots and ask lots, and one vector per combo lot (the legs' vectors times their
 // ratios), so a combo order that hedges the book adds little and one that adds risk adds its
 // scenario loss. Each combo is a unit of its own (its worse side per scenario, as each instrument's
-// ordinary orders are): a spread's legs offset each other inside the combo, never across units.
+// ordinary orders are): a spread's legs offset each other inside the combo, never across units. A
+// rebuild adds the combos once every leg is in (a few per account: not counted in its work units).
 import { CURRENCIES, type CurrencyCode } from '../../domain/currency.ts';
 import { ceilDiv } from '../../domain/decimal.ts';
 import { AMOUNT_SCALE, type Instrument } from '../../domain/instrument.ts';
 import { black76Greeks, coinPrice, yearFraction } from '../../domain/pricing.ts';
 import type { Exchange } from '../../engine/exchange.ts';
 import type { User } from '../../engine/types.ts';
-import type { SideLots } from '../../combos/book.ts';
-import { priceMoves, type PortfolioMarginParams } from './params.ts';
+import type { SideLots } from '../../combos/openOrders.ts';
+import { MAX_EXTENDED_MOVES, PM_PARAM_BOUNDS, priceMoves, type PortfolioMarginParams } from './params.ts';
 import { pnlMinor, shockedVol, up } from './scenarios.ts';
 
 const MS_PER_DAY = 24 * 3600 * 1000;
 const VOLS = ['up', 'same', 'down'] as const;
 const AMOUNT_UNIT = 10 ** AMOUNT_SCALE;
+
+/**
+ * Work units of the recompute, counted in `PmRisk.work`: one scenario of one leg added to (or taken
+ * from) an account's sums is 1; one revaluation (a Black-76 price of a series in one scenario) is
+ * `revaluation`: measured at 4.5 to 13 sums on this machine (bench/pmBench.ts prints both costs in
+ * its calibration line; 0.12-0.19 us against 0.014-0.028 us), taken near the top so that a step
+ * full of revaluations stays within its share of time.
+ */
+export const WORK = Object.freeze({ revaluation: 12 });
+
+/** The most recompute work one step of the liquidation scan does (work units): ~0.3 ms of CPU here
+ * (bench/pmBench.ts), so that a turn of the scan (steps until SCAN_SLICE_MS, src/app/services.ts)
+ * stays well under 2 ms. Above one leg's cost with its series revalued under the largest table the
+ * parameters allow (maxLegUnits: 41 x 3 + 16 scenarios), so every step makes progress. */
+export const PM_STEP_UNITS = 20_000;
+
+/** The most one leg can cost (its series revalued, its sums) under the largest table the parameters
+ *  allow: below PM_STEP_UNITS, so that a step of the scan always makes progress. */
+export function maxLegUnits(): number {
+  const scenarios = PM_PARAM_BOUNDS.priceBuckets[1] * 3 + MAX_EXTENDED_MOVES;
+  return scenarios + vectorUnits(scenarios);
+}
+
+/** A series vector's revaluations: every scenario, its base price and its delta. */
+function vectorUnits(scenarios: number): number {
+  return WORK.revaluation * (scenarios + 2);
+}
 
 /** Per-contract coin P&L of one series in every scenario, valid for the inputs it was made from. */
 interface SeriesVector {
@@ -90,6 +127,9 @@ interface Sums {
   dCombo: number;
   /** Legs without a value (no index or mark): every figure is NaN, as standard margin's. */
   unpriced: number;
+  /** A rebuild in progress (`refresh`): the instruments to add, in order, from `next`, and their ids
+   *  (a leg that changes while waiting is read when reached). null once complete. */
+  pending: { queue: Instrument[]; next: number; waiting: Set<number> } | null;
 }
 
 export interface PmFigures {
@@ -106,6 +146,9 @@ export class PmRisk {
   private readonly sums = new WeakMap<User, Map<CurrencyCode, Sums>>();
   /** Scenario count of the parameters in force, and where the extended ones start. */
   private shape = { generation: -1, standard: 0, total: 0, moves: [] as number[] };
+  /** Recompute work done so far, in work units (WORK): series revalued and legs summed. A running
+   *  count the liquidation scan budgets its steps by and tests read; never part of any figure. */
+  work = 0;
 
   constructor(private readonly ex: Exchange) {}
 
@@ -122,6 +165,15 @@ export class PmRisk {
     return this.shape;
   }
 
+  /** Whether the series' vector must be computed before use (its inputs moved). */
+  private vectorStale(inst: Instrument): boolean {
+    const m = this.ex.markets.get(inst.id);
+    const idx = this.ex.index[inst.currency];
+    if (m === undefined || idx === undefined || !(idx.price > 0) || !Number.isFinite(m.markIv)) return false;
+    const c = this.series.get(inst.id);
+    return !(c !== undefined && c.index === idx.price && c.ts === idx.ts && c.iv === m.markIv && c.generation === this.ex.pm.generation);
+  }
+
   /** The scenario vector of a series, from the cache when its inputs did not move. */
   seriesVector(inst: Instrument): SeriesVector | null {
     const m = this.ex.markets.get(inst.id);
@@ -131,6 +183,7 @@ export class PmRisk {
     const c = this.series.get(inst.id);
     if (c !== undefined && c.index === idx.price && c.ts === idx.ts && c.iv === m.markIv && c.generation === g) return c;
     const p = this.params;
+    this.work += vectorUnits(this.layout().total);
     const { standard, total, moves } = this.layout();
     const F = idx.price;
     const T = Math.max(yearFraction(idx.ts, inst.expiry), 0);
@@ -183,6 +236,7 @@ export class PmRisk {
       combos: new Map(),
       dCombo: 0,
       unpriced: 0,
+      pending: null,
     };
   }
 
@@ -202,6 +256,7 @@ export class PmRisk {
     const buy = (leg.buy * inst.lotScaled) / AMOUNT_UNIT;
     const sell = (leg.sell * inst.lotScaled) / AMOUNT_UNIT;
     const du = v.du;
+    this.work += du.length;
     const withOrders = buy !== 0 || sell !== 0;
     for (let i = 0; i < du.length; i++) {
       const x = du[i]!;
@@ -274,55 +329,120 @@ export class PmRisk {
     s.dCombo += sign * Math.round(Math.max(bid, ask) * Math.abs(v.delta) * 10 ** d);
   }
 
-  /** Full sums over the account's positions and open orders (resting combo orders too) in one currency. */
+  /** Full sums over the account's positions and open orders in one currency; `comboChange`: a combo's open lots moved. */
   private build(user: User, currency: CurrencyCode, comboChange?: ComboChange): Sums {
-    const s = this.empty(currency);
-    const seen = new Set<number>();
-    for (const p of user.positions.values()) this.addInitial(s, user, p.inst, currency, seen);
-    for (const e of user.exposures.values()) this.addInitial(s, user, e.inst, currency, seen);
-    for (const [id, lots] of this.ex.comboBooks.sideLotsOf(user.id)) {
-      if (this.ex.comboBooks.inst(this.ex.combos.byId.get(id)!).currency !== currency) continue;
-      const copy = { bid: lots.bid, ask: lots.ask };
-      if (comboChange !== undefined && comboChange.id === id) {
-        if (comboChange.side === 0) copy.bid += comboChange.lots;
-        else copy.ask += comboChange.lots;
-      }
-      s.combos.set(id, copy);
-      this.applyCombo(s, id, copy, 1);
+    const s = this.start(user, currency);
+    this.advance(user, s, Infinity);
+    if (comboChange !== undefined && comboChange.lots !== 0) {
+      const old = s.combos.get(comboChange.id) ?? { bid: 0, ask: 0 };
+      const now = { bid: old.bid + (comboChange.side === 0 ? comboChange.lots : 0), ask: old.ask + (comboChange.side === 0 ? 0 : comboChange.lots) };
+      this.applyCombo(s, comboChange.id, old, -1);
+      this.applyCombo(s, comboChange.id, now, 1);
+      s.combos.set(comboChange.id, now);
     }
     return s;
   }
 
-  private addInitial(s: Sums, user: User, inst: Instrument, currency: CurrencyCode, seen: Set<number>): void {
-    if (inst.currency !== currency || seen.has(inst.id)) return;
-    seen.add(inst.id);
-    const leg = this.legOf(user, inst);
-    if (leg === null) return;
-    s.legs.set(inst.id, leg);
-    this.apply(s, leg, 1);
+  /** Adds the account's open combo lots in the sums' currency (once every leg is in). */
+  private addCombos(user: User, s: Sums): void {
+    for (const [id, lots] of this.ex.comboBooks.sideLotsOf(user.id)) {
+      if (this.ex.comboBooks.inst(this.ex.combos.byId.get(id)!).currency !== s.currency) continue;
+      const copy = { bid: lots.bid, ask: lots.ask };
+      s.combos.set(id, copy);
+      this.applyCombo(s, id, copy, 1);
+    }
+  }
+
+  /** Empty sums with every instrument the account holds or quotes in `currency` queued (none added yet). */
+  private start(user: User, currency: CurrencyCode): Sums {
+    const s = this.empty(currency);
+    const waiting = new Set<number>();
+    const queue: Instrument[] = [];
+    const add = (inst: Instrument) => {
+      if (inst.currency !== currency || waiting.has(inst.id)) return;
+      waiting.add(inst.id);
+      queue.push(inst);
+    };
+    for (const p of user.positions.values()) add(p.inst);
+    for (const e of user.exposures.values()) add(e.inst);
+    s.pending = { queue, next: 0, waiting };
+    return s;
+  }
+
+  /**
+   * Adds queued legs while the next one's cost (its sums, and its series' revaluation when stale)
+   * keeps the work of this call within `budget` units. True once every leg is in (the sums complete).
+   */
+  private advance(user: User, s: Sums, budget: number): boolean {
+    const q = s.pending;
+    if (q === null) return true;
+    const from = this.work;
+    const scenarios = this.layout().total;
+    while (q.next < q.queue.length) {
+      const inst = q.queue[q.next]!;
+      const cost = scenarios + (this.vectorStale(inst) ? vectorUnits(scenarios) : 0);
+      if (this.work - from + cost > budget) return false;
+      q.next++;
+      q.waiting.delete(inst.id);
+      const leg = this.legOf(user, inst);
+      if (leg === null) continue;
+      s.legs.set(inst.id, leg);
+      this.apply(s, leg, 1);
+    }
+    this.addCombos(user, s);
+    s.pending = null;
+    return true;
   }
 
   private valid(s: Sums | undefined): s is Sums {
     return s !== undefined && s.marginVersion === this.ex.marginVersion && s.generation === this.ex.pm.generation;
   }
 
-  private current(user: User, currency: CurrencyCode): Sums {
+  /** The account's sums in `currency` as stored (valid or not, complete or not), made on first use. */
+  private slot(user: User): Map<CurrencyCode, Sums> {
     let byCurrency = this.sums.get(user);
     if (byCurrency === undefined) {
       byCurrency = new Map();
       this.sums.set(user, byCurrency);
     }
-    const s = byCurrency.get(currency);
-    if (this.valid(s)) return s;
-    const fresh = this.build(user, currency);
-    byCurrency.set(currency, fresh);
-    return fresh;
+    return byCurrency;
+  }
+
+  private current(user: User, currency: CurrencyCode): Sums {
+    const byCurrency = this.slot(user);
+    let s = byCurrency.get(currency);
+    if (!this.valid(s)) {
+      s = this.start(user, currency);
+      byCurrency.set(currency, s);
+    }
+    // a rebuild the scan left halfway is finished here: what it added stays valid
+    this.advance(user, s, Infinity);
+    return s;
+  }
+
+  /**
+   * Brings the account's sums in `currency` up to date with at most `budget` work units. True when
+   * they are complete; false when work remains for the next call (none done when the next leg alone
+   * costs more than `budget`: a call with PM_STEP_UNITS always makes progress, maxLegUnits() being
+   * below it). The liquidation scan's slicing (src/engine/liquidation.ts).
+   */
+  refresh(user: User, currency: CurrencyCode, budget: number): boolean {
+    const byCurrency = this.slot(user);
+    let s = byCurrency.get(currency);
+    if (!this.valid(s)) {
+      s = this.start(user, currency);
+      byCurrency.set(currency, s);
+    }
+    return this.advance(user, s, budget);
   }
 
   /** Call after an account's position or open orders in `inst` changed: moves the sums by the difference. */
   legChanged(user: User, inst: Instrument): void {
     const s = this.sums.get(user)?.get(inst.currency);
     if (!this.valid(s)) return; // rebuilt when next used
+    // a rebuild in progress reads this leg when it reaches it (a leg it added, or one the account
+    // took since it started, moves as in complete sums)
+    if (s.pending?.waiting.has(inst.id) === true) return;
     const old = s.legs.get(inst.id);
     if (old !== undefined) this.apply(s, old, -1);
     const leg = this.legOf(user, inst);
@@ -341,6 +461,7 @@ export class PmRisk {
   comboChanged(user: User, currency: CurrencyCode, comboId: string): void {
     const s = this.sums.get(user)?.get(currency);
     if (!this.valid(s)) return; // rebuilt when next used
+    if (s.pending !== null) return; // a rebuild in progress reads the combos once its legs are in
     const old = s.combos.get(comboId);
     if (old !== undefined) this.applyCombo(s, comboId, old, -1);
     const now = this.ex.comboBooks.sideLotsOf(user.id).get(comboId);

@@ -176,3 +176,17 @@ describe('cross_pm liquidation', () => {
     assert.ok(liquidated > 0, `${liquidated} liquidated`);
   });
 });
+
+describe('cross pool: withdrawal limits of very large balances', () => {
+  // 100,000 BTC at 100,000 USD is 10^16 USDC minor units, past 2^53: the limit's search used to halve
+  // an interval floats could no longer halve, and the engine looped for good inside the switch
+  it('answers a switch to cross_pm of a 100,000 BTC account (the USDC limit past exact integers)', { timeout: 20_000 }, () => {
+    const h = Harness.market([spec('BTC', EXP_MAR, 100000, 'call')]);
+    const a = h.user('100000');
+    switched(h, a, 'cross_pm');
+    // every currency's limit answers (USDC: nothing held, nothing to withdraw)
+    assert.equal(h.ex.trading.risk.account(h.u(a), 'USDC').availableWithdrawal, 0);
+    const btc = h.ex.trading.risk.account(h.u(a), 'BTC').availableWithdrawal;
+    assert.ok(btc > 0 && btc <= sat('100000'), String(btc));
+  });
+});

@@ -70,7 +70,10 @@ export function MarginModel({ n }: { n: number }) {
 
 export function ScenarioHeatMap({ n }: { n: number }) {
   const [currency, setCurrency] = useState<string>('BTC');
-  const { data, error } = useLoad(() => priv<PmeSimulation>('private/pme/simulate', { currency }), [n, currency]);
+  const loaded = useLoad(() => priv<PmeSimulation>('private/pme/simulate', { currency }), [n, currency]);
+  const error = loaded.error;
+  // the previous currency's table stays loaded until the new one answers: never shown under this one's tab
+  const data = loaded.data?.currency === currency ? loaded.data : undefined;
   const standard = (data?.scenarios ?? []).filter((s) => s.table === 'standard');
   const moves = [...new Set(standard.map((s) => s.price_move))];
   const scale = Math.max(0, ...standard.map((s) => Math.abs(s.pnl)));
@@ -123,7 +126,14 @@ export function ScenarioHeatMap({ n }: { n: number }) {
           Worst loss <span data-field="worst_loss">{fmt.coin(data.worst_loss, 8)}</span> ({worst?.table === 'extended' ? 'extended table, ' : ''}
           {worst ? `${pct(worst.price_move)}, vol ${worst.vol_move}` : '–'}) + contingencies {fmt.coin(data.contingencies.total, 8)} = MM{' '}
           <span data-field="pm_mm">{fmt.coin(data.maintenance_margin, 8)}</span>, IM <span data-field="pm_im">{fmt.coin(data.initial_margin, 8)}</span> {currency}
-          {data.cross_maintenance_margin !== undefined && ` · cross: MM ${fmt.coin(data.cross_maintenance_margin, 8)}, IM ${fmt.coin(data.cross_initial_margin, 8)}`}
+        </p>
+      )}
+      {data?.cross_maintenance_margin !== undefined && (
+        // the cross models (cross_pm, cross_sm) pool every currency: the requirement in this currency
+        // with the others' collateral and requirements at index, each currency under portfolio margin
+        <p class="muted heat-legend" data-field="cross-figures">
+          Pooled across currencies{data.margin_model === 'cross_sm' ? ', as on portfolio margin' : ''}: MM{' '}
+          <span data-field="cross_mm">{fmt.coin(data.cross_maintenance_margin, 8)}</span>, IM <span data-field="cross_im">{fmt.coin(data.cross_initial_margin ?? 0, 8)}</span> {currency}
         </p>
       )}
     </div>
