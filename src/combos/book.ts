@@ -8,6 +8,7 @@
 // Combo orders are kept here (not in the users' order maps) and snapshotted with this part; the
 // account views list them beside the ordinary ones (docs/api-notes.md "Combo orders"), and a resting
 // one holds margin and cash of its account (orderMargin.ts), released as it fills or closes.
+import type { CurrencyCode } from '../domain/currency.ts';
 import { ERR, reject, type Reject } from '../domain/errors.ts';
 import type { Instrument } from '../domain/instrument.ts';
 import type { Command } from '../engine/commands.ts';
@@ -19,7 +20,10 @@ import { addTradeId, newOrder, type CancelReason, type Order, type Trade, type U
 import type { ComboRecord } from './combos.ts';
 import { applyLegTrade, fillRefusal, legFees, legFills } from './fill.ts';
 import { comboBand, legQuotes, splitPrice, type LegQuote } from './legPrices.ts';
-import { ComboHolds, comboHold, type ComboHold } from './orderMargin.ts';
+import { ComboHolds, comboHold, restingFits, type ComboHold } from './orderMargin.ts';
+import { OpenComboOrders, type SideLots } from './openOrders.ts';
+
+export type { SideLots } from './openOrders.ts';
 
 type PlaceCmd = Extract<Command, { t: 'place' }>;
 type EditCmd = Extract<Command, { t: 'edit' }>;
@@ -45,6 +49,8 @@ export interface ComboTrade {
   legs: Trade[];
 }
 
+const NO_HOLD: ComboHold = Object.freeze({ im: 0, pmIm: 0, cash: 0 });
+
 export interface ComboPlaceResult {
   order: Order;
   /** the leg trades of the caller's fills */
@@ -63,16 +69,19 @@ export class ComboBooks {
    */
   readonly changeIds = new Map<string, number>();
   nextTradeId = 1;
-  /** open combo orders per user (derived: restored from the books) */
-  private readonly openByUser = new Map<number, Set<Order>>();
+  /** open combo orders per user, and their lots per combo (derived: restored from the books) */
+  private readonly open: OpenComboOrders;
   /** what each open combo order holds of its account (derived, cached per order) */
   readonly holds: ComboHolds;
   /** derived: the instrument object of each combo, for orders and rendering */
   private readonly insts = new Map<string, Instrument>();
+  /** derived: each combo's leg instruments */
+  private readonly legInstruments = new Map<string, Instrument[]>();
   private closedCount = 0;
 
   constructor(private readonly ex: Exchange) {
     this.holds = new ComboHolds(ex);
+    this.open = new OpenComboOrders(ex, this.holds);
   }
 
   isEmpty(): boolean {
@@ -172,7 +181,7 @@ export class ComboBooks {
     } else price = side === BUY ? band.max : band.min; // a market order: up to the band's edge
     const mayRest = c.type === 'limit' && (c.tif === 'good_til_cancelled' || c.tif === 'good_til_day');
     const book = this.book(r.id);
-    if (mayRest && (this.openByUser.get(user.id)?.size ?? 0) >= Math.min(ex.limits.maxOpenOrdersPerInstrument, ex.limits.maxOpenOrdersPerUser)) {
+    if (mayRest && (this.open.byUser.get(user.id)?.size ?? 0) >= Math.min(ex.limits.maxOpenOrdersPerInstrument, ex.limits.maxOpenOrdersPerUser)) {
       return reject(ERR.INVALID_ARGUMENTS, 'max_open_orders_per_instrument');
     }
     if (c.postOnly && c.type === 'limit') {
@@ -198,7 +207,7 @@ export class ComboBooks {
       for (const o of own) this.closeOrder(o, 'self_trade_prevention');
     }
     // the margin of the whole order as if filled at its price: the margin of the leg positions after it
-    const insts = r.legs.map((l) => ex.instruments.get(l.instrument)!);
+    const insts = this.legInsts(r);
     const ratios = r.legs.map((l) => l.ratio);
     const legPrices = splitPrice(quotes, price);
     if (legPrices === null) return reject(ERR.INVALID_PRICE, 'combo_price_not_splittable', 'price');
@@ -206,9 +215,10 @@ export class ComboBooks {
     const refused = fillRefusal(ex, user, inst.currency, whole, legFees(whole, false));
     if (refused !== null) return refused;
     // what the part the book cannot fill now would hold resting (orderMargin.ts: at least its debit)
-    // must fit the funds available too
+    // must fit the funds available too; an order that never rests computes no hold
     const resting = mayRest ? lots - Math.min(lots, fillable) : 0;
-    if (resting > 0 && !restingFits(ex, user, inst.currency, comboHold(ex, r, { side, price } as Order, resting).im)) return reject(ERR.NOT_ENOUGH_FUNDS, 'not_enough_funds');
+    let hold = resting > 0 ? comboHold(ex, r, { side, price }, resting) : null;
+    if (hold !== null && !restingFits(ex, user, r, side, resting, hold)) return reject(ERR.NOT_ENOUGH_FUNDS, 'not_enough_funds');
 
     const order = newOrder(ex.nextOrderId++, user.id, side, price, lots, lots, inst, c.type, c.tif, c.postOnly, c.rejectPostOnly, false, c.label, null, ex.now, c.tif === 'good_til_day' ? nextEightUtc(ex.now) : 0, null, false);
     this.orders.set(order.id, order);
@@ -216,12 +226,23 @@ export class ComboBooks {
       this.close(order, 'cancelled', null);
       return { order, trades: [], comboTrades: [] };
     }
-    const comboTrades = c.postOnly ? [] : this.match(r, order, book, quotes, insts, ratios, user);
+    const comboTrades = c.postOnly ? [] : this.match(r, order, book, quotes, insts, ratios, user, legPrices);
+    if (order.remaining > 0 && mayRest && order.state === 'open' && (comboTrades.length > 0 || order.remaining !== resting)) {
+      // the book was not what the check above saw (makers cancelled during matching leave more to
+      // rest, and the fills moved the account): what rests now is checked against the account now,
+      // so no resting remainder takes the funds available below zero. Refused: the remainder is
+      // cancelled (risk_mitigation), the fills stand.
+      hold = comboHold(ex, r, order, order.remaining);
+      if (!restingFits(ex, user, r, side, order.remaining, hold)) {
+        this.close(order, 'cancelled', 'risk_mitigation');
+        return { order, trades: comboTrades.flatMap((t) => t.legs), comboTrades };
+      }
+    }
     if (order.remaining > 0) {
       if (mayRest && order.state === 'open') {
         book.add(order);
         this.changed(r.id);
-        this.opened(order);
+        this.opened(order, hold ?? undefined);
         ex.observer?.order(order);
       } else this.close(order, 'cancelled', null);
     } else this.close(order, 'filled', null);
@@ -229,7 +250,7 @@ export class ComboBooks {
   }
 
   /** Fills the taker against the book, maker by maker, each fill every leg or none. */
-  private match(r: ComboRecord, taker: Order, book: OrderBook<Order>, quotes: LegQuote[], insts: Instrument[], ratios: number[], takerUser: User): ComboTrade[] {
+  private match(r: ComboRecord, taker: Order, book: OrderBook<Order>, quotes: LegQuote[], insts: readonly Instrument[], ratios: number[], takerUser: User, takerSplit: number[]): ComboTrade[] {
     const ex = this.ex;
     const out: ComboTrade[] = [];
     while (taker.remaining > 0) {
@@ -243,7 +264,8 @@ export class ComboBooks {
       if (m.userId === taker.userId) break; // cancelled before matching unless the taker's price was moved
       const makerUser = ex.users.get(m.userId)!;
       const qty = Math.min(m.remaining, taker.remaining);
-      const prices = splitPrice(quotes, m.price);
+      // a maker at the taker's own price: the split placement made (one split per price and quotes)
+      const prices = m.price === taker.price ? takerSplit : splitPrice(quotes, m.price);
       if (prices === null) {
         this.closeOrder(m, 'risk_mitigation');
         continue;
@@ -252,9 +274,12 @@ export class ComboBooks {
       const tf = legFills(insts, ratios, prices, taker.side, qty);
       const mFees = legFees(mf, true);
       const tFees = legFees(tf, false);
-      if (fillRefusal(ex, takerUser, taker.inst.currency, tf, tFees) !== null) break;
+      // the taker's whole order at its own price is the fill the placement checked, on the same
+      // account (nothing of it moved since but its own makers cancelled, which only frees funds)
+      const checkedAtPlacement = taker.filled === 0 && qty === taker.amount && prices === takerSplit;
+      if (!checkedAtPlacement && fillRefusal(ex, takerUser, taker.inst.currency, tf, tFees) !== null) break;
       // the maker's own hold of what fills is released by the fill: counted once, as its fill
-      if (fillRefusal(ex, makerUser, m.inst.currency, mf, mFees, this.holds.released(m, qty)) !== null) {
+      if (fillRefusal(ex, makerUser, m.inst.currency, mf, mFees, { order: m, qty, hold: this.holds.released(m, qty) }) !== null) {
         this.closeOrder(m, 'risk_mitigation');
         continue;
       }
@@ -280,6 +305,7 @@ export class ComboBooks {
         this.close(m, 'filled', null);
       } else {
         book.reduce(m, qty);
+        this.reduced(m);
         ex.observer?.order(m);
       }
       this.changed(r.id);
@@ -338,30 +364,61 @@ export class ComboBooks {
     return victims;
   }
 
+  /**
+   * Cancels the user's open combo orders in `currency` that set cash aside, newest first, until its
+   * free cash is no longer below zero (a settlement took the cash they were accepted against:
+   * `risk_mitigation`, as ordinary open buys, src/engine/settlement.ts).
+   */
+  cancelUnfunded(userId: number, currency: CurrencyCode): Order[] {
+    const user = this.ex.users.get(userId);
+    if (user === undefined) return [];
+    const risk = this.ex.trading.risk;
+    const victims: Order[] = [];
+    for (const o of this.openOf(userId).reverse()) {
+      if (risk.freeCash(user, currency) >= 0) break;
+      if (o.inst.currency !== currency || !(this.holds.of(o).cash > 0)) continue;
+      this.closeOrder(o, 'risk_mitigation');
+      victims.push(o);
+    }
+    return victims;
+  }
+
   /** Open combo orders of a user, oldest first. */
   openOf(userId: number): Order[] {
-    const set = this.openByUser.get(userId);
+    const set = this.open.byUser.get(userId);
     if (set === undefined || set.size === 0) return [];
     return [...set].sort((a, b) => a.id - b.id);
   }
 
   /** What the user's open combo orders in a currency hold (initial margin, cash), minor units; `fresh`: not from the cache (checks). */
-  heldBy(userId: number, currency: string, fresh = false): ComboHold {
-    const set = this.openByUser.get(userId);
-    if (set === undefined || set.size === 0) return { im: 0, cash: 0 };
-    return this.holds.sum(set, currency, fresh);
+  heldBy(userId: number, currency: CurrencyCode, fresh = false): ComboHold {
+    const set = this.open.byUser.get(userId);
+    if (set === undefined || set.size === 0) return NO_HOLD;
+    return this.holds.sum(userId, set, currency, fresh);
   }
 
-  private opened(o: Order): void {
-    let set = this.openByUser.get(o.userId);
-    if (set === undefined) this.openByUser.set(o.userId, (set = new Set()));
-    set.add(o);
+  /** The leg instruments of a combo, in leg order (derived, cached per combo). */
+  legInsts(r: ComboRecord): readonly Instrument[] {
+    let a = this.legInstruments.get(r.id);
+    if (a === undefined) this.legInstruments.set(r.id, (a = r.legs.map((l) => this.ex.instruments.get(l.instrument)!)));
+    return a;
+  }
+
+  /** A user's open combo lots per combo, bid and ask (derived; src/combos/openOrders.ts). */
+  sideLotsOf(userId: number): ReadonlyMap<string, SideLots> {
+    return this.open.sideLotsOf(userId);
+  }
+
+  private opened(o: Order, hold?: ComboHold): void {
+    this.open.opened(o, hold);
+  }
+
+  private reduced(o: Order): void {
+    this.open.reduced(o);
   }
 
   private closed(o: Order): void {
-    const set = this.openByUser.get(o.userId);
-    set?.delete(o);
-    if (set !== undefined && set.size === 0) this.openByUser.delete(o.userId);
+    this.open.closed(o);
   }
 
   /**
@@ -416,7 +473,7 @@ export class ComboBooks {
   }
 
   hasOpen(): boolean {
-    return this.openByUser.size > 0;
+    return this.open.byUser.size > 0;
   }
 
   private close(o: Order, state: 'filled' | 'cancelled', reason: CancelReason | null): void {
@@ -440,7 +497,7 @@ export class ComboBooks {
 
   toJson(): unknown {
     const cod: number[] = [];
-    for (const set of this.openByUser.values()) for (const o of set) if (o.cod) cod.push(o.id);
+    for (const set of this.open.byUser.values()) for (const o of set) if (o.cod) cod.push(o.id);
     cod.sort((a, b) => a - b);
     const ord = (o: Order) => [o.id, o.userId, o.side, o.price, o.remaining, o.amount, o.inst.name, o.type, o.tif, o.postOnly, o.rejectPostOnly, o.label, o.created, o.expiresAt, o.filled, o.filledNotional, o.commission, o.state, o.cancelReason, o.lastUpdate, o.tradeIds];
     return {
@@ -502,15 +559,4 @@ export class ComboBooks {
 
 function byKey<T>(a: [string, T], b: [string, T]): number {
   return a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0;
-}
-
-/**
- * Whether the funds available carry `im` more held by a resting combo order. Cross models recompute
- * the pool with the currency's requirement raised (a shortfall counts at 1 + haircut, so
- * `available - im` would be lenient there).
- */
-function restingFits(ex: Exchange, user: User, currency: Instrument['currency'], im: number): boolean {
-  const risk = ex.trading.risk;
-  if (risk.isCross(user)) return risk.crossInitialAfter(user, currency, 0, im) >= 0;
-  return risk.available(user, currency) >= im;
 }

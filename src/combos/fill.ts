@@ -8,13 +8,14 @@
 import type { CurrencyCode } from '../domain/currency.ts';
 import { ERR, reject, type Reject } from '../domain/errors.ts';
 import { premiumOf, tradeFee, type Instrument } from '../domain/instrument.ts';
-import { filledOrder, movePosition, pmRequirementChange } from '../blocktrades/execute.ts';
+import { filledOrder, movePosition } from '../blocktrades/execute.ts';
 import { optionsRefusal } from '../engine/disabledProducts.ts';
 import type { Exchange } from '../engine/exchange.ts';
 import { RECENT_TRADES_KEPT } from '../engine/fillSettlement.ts';
 import { appendEntry } from '../engine/ledger.ts';
 import { applyFill, recordUserTrade } from '../engine/orderRules.ts';
 import { addTradeId, type Order, type Position, type Trade, type User } from '../engine/types.ts';
+import type { ComboHold } from './orderMargin.ts';
 
 const PUBLIC_TRADES_KEPT = 10_000;
 const NO_RELEASE = { im: 0, cash: 0 };
@@ -51,13 +52,21 @@ export function legFees(fills: readonly LegFill[], maker: boolean): number[] {
   return fees;
 }
 
+/** The resting combo order a fill comes out of: `qty` of its lots fill, releasing `hold` (orderMargin.ts ComboHolds.released). */
+export interface OwnRelease {
+  order: Order;
+  qty: number;
+  hold: ComboHold;
+}
+
 /**
  * Why `user` may not take these leg fills (with these fees), or null: its margin after every leg
  * together must leave `available` at or above zero and the premium it pays must come out of free
- * cash, as for an order and a block trade (src/blocktrades/execute.ts sideRefusal). `released`: what
- * the filling combo order itself holds of these lots (orderMargin.ts), which the fill frees. Reads only.
+ * cash, as for an order and a block trade (src/blocktrades/execute.ts sideRefusal). `own`: the
+ * filling resting combo order, whose hold of these lots (and, on portfolio margin, whose lots as if
+ * filled in the scenario figures) the fill frees. Reads only.
  */
-export function fillRefusal(ex: Exchange, user: User, currency: CurrencyCode, fills: readonly LegFill[], fees: readonly number[], released: { im: number; cash: number } = NO_RELEASE): Reject | null {
+export function fillRefusal(ex: Exchange, user: User, currency: CurrencyCode, fills: readonly LegFill[], fees: readonly number[], own: OwnRelease | null = null): Reject | null {
   const disabled = optionsRefusal(ex, user.id, false);
   if (disabled !== null) return disabled;
   const blocked = ex.trading.riskBlocked(user, currency);
@@ -79,7 +88,15 @@ export function fillRefusal(ex: Exchange, user: User, currency: CurrencyCode, fi
     const e = user.exposures.get(f.inst.id);
     if (e !== undefined && e.openOrders.size > 0) change -= risk.exposureIM(e, after.size) - risk.exposureIM(e, p.size);
   });
-  if (risk.isPm(user)) change = valueChange - pmRequirementChange(ex, user, currency, afters);
+  const pm = risk.isPm(user);
+  if (pm) {
+    // the scenario figures after: the legs' positions moved, the filling order's lots no longer open
+    // (from the running sums, changed and put back; a check per fill stays cheap)
+    const moved = fills.map((f) => ({ inst: f.inst, lots: f.side === 0 ? f.lots : -f.lots }));
+    const combo = own === null ? null : { id: own.order.inst.name, side: own.order.side as 0 | 1, lots: -own.qty };
+    change = valueChange - (risk.pm.withChanges(user, currency, moved, combo).initialMarginWithOrders - risk.pm.figures(user, currency).initialMarginWithOrders);
+  }
+  const released = own === null ? NO_RELEASE : { im: pm ? own.hold.pmIm : own.hold.im, cash: own.hold.cash };
   // cross models: the currency's equity and requirement moved within the pool (the haircut makes
   // the pool's move differ from the currency's own); the filling order's own hold is released
   const available = risk.isCross(user) ? risk.crossInitialAfter(user, currency, cash + valueChange, valueChange - change - released.im) : risk.available(user, currency) + released.im + cash + change;

@@ -60,10 +60,9 @@ export function splitPrice(q: readonly LegQuote[], price: number): number[] | nu
   const p = q.map((l) => Math.min(l.max, Math.max(l.min, Math.round(l.mark))));
   // |ratio| x mark, at least 1 per unit of ratio so that legs marked at zero take a share too
   const weight = q.map((l) => Math.abs(l.ratio) * Math.max(1, Math.round(l.mark)));
-  const net = () => p.reduce((s, x, i) => s + q[i]!.ratio * x, 0);
   const fixed = new Array<boolean>(n).fill(false);
   for (let round = 0; round <= n; round++) {
-    const d = price - net();
+    const d = price - netOf(q, p);
     if (d === 0) break;
     let w = 0;
     for (let i = 0; i < n; i++) if (!fixed[i]) w += weight[i]!;
@@ -83,10 +82,11 @@ export function splitPrice(q: readonly LegQuote[], price: number): number[] | nu
     }
     if (!clamped) break;
   }
-  // the remainder, one unit at a time, to the largest legs first
+  // the remainder, one unit at a time, to the largest legs first (most splits have none: sorted only then)
+  if (netOf(q, p) === price) return p;
   const order = [...q.keys()].sort((a, b) => weight[b]! - weight[a]! || a - b);
   for (let guard = 0; guard < 100_000; guard++) {
-    const r = price - net();
+    const r = price - netOf(q, p);
     if (r === 0) return p;
     let moved = false;
     for (const i of order) {
@@ -102,6 +102,13 @@ export function splitPrice(q: readonly LegQuote[], price: number): number[] | nu
     if (!moved) return pairFix(q, p, r) ? p : null;
   }
   return null;
+}
+
+/** sum(ratio x leg price): the net price of leg prices `p`. */
+function netOf(q: readonly LegQuote[], p: readonly number[]): number {
+  let s = 0;
+  for (let i = 0; i < p.length; i++) s += q[i]!.ratio * p[i]!;
+  return s;
 }
 
 /** Pairs of legs to search for a remainder no single leg can take (a leg of ratio 1 at its band's edge). */

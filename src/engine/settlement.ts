@@ -106,7 +106,7 @@ export function deliveryFeeMinor(contractsScaled: number, payoffCoin: number, de
 
 /** Cancels a user's open buys in `currency`, newest first, until the cash they promise fits the balance. */
 function cancelUnfundedBuys(ex: Exchange, user: User, currency: CurrencyCode): void {
-  if (user.openOrderCount === 0 || ex.trading.risk.freeCash(user, currency) >= 0) return;
+  if ((user.openOrderCount === 0 && ex.comboBooks.openOf(user.id).length === 0) || ex.trading.risk.freeCash(user, currency) >= 0) return;
   const buys: Order[] = [];
   for (const e of user.exposures.values()) {
     if (e.inst.currency !== currency || e.buyReserved === 0) continue;
@@ -117,6 +117,8 @@ function cancelUnfundedBuys(ex: Exchange, user: User, currency: CurrencyCode): v
     if (ex.trading.risk.freeCash(user, currency) >= 0) break;
     ex.trading.cancelOrders(user.id, [o.id], 'risk_mitigation');
   }
+  // resting combo orders set their debit aside too (src/combos/orderMargin.ts): newest first as well
+  if (ex.trading.risk.freeCash(user, currency) < 0) ex.comboBooks.cancelUnfunded(user.id, currency);
 }
 
 /** Settles every instrument of `currency` expiring at `expiry`. One command, all or nothing. */

@@ -3,7 +3,7 @@
 import { CURRENCIES, CURRENCY_CODES, type CurrencyCode } from '../domain/currency.ts';
 import { AMOUNT_SCALE, type Instrument } from '../domain/instrument.ts';
 import type { Exchange } from '../engine/exchange.ts';
-import type { OrderExposure, Position, User } from '../engine/types.ts';
+import type { Order, OrderExposure, Position, User } from '../engine/types.ts';
 import { shortInitialMargin, shortMaintenanceMargin, toMinorDown, toMinorUp } from './margin.ts';
 import { crossMaxWithdrawal, crossSums, type CrossSums } from './crossPool.ts';
 import { PmRisk, type PmFigures } from './portfolio/pmRisk.ts';
@@ -134,7 +134,7 @@ export class RiskEngine {
     if (this.isCrossPm(user)) {
       // `requirements` adds the resting combo orders' hold to the figures now: the same on the after side
       const f = this.pm.withOrders(user, inst, buyLots, sellLots);
-      const after = { ...f, initialMarginWithOrders: f.initialMarginWithOrders + this.ex.comboBooks.heldBy(user.id, inst.currency).im };
+      const after = { ...f, initialMarginWithOrders: f.initialMarginWithOrders + this.comboHeld(user, inst.currency, false) };
       return this.crossSums(user, inst.currency).initialWithOrders - this.crossSums(user, inst.currency, after).initialWithOrders;
     }
     return this.pm.withOrders(user, inst, buyLots, sellLots).initialMarginWithOrders - this.pm.figures(user, inst.currency).initialMarginWithOrders;
@@ -173,6 +173,46 @@ export class RiskEngine {
     const now = this.requirements(user, currency, false);
     const after = { ...now, initialMarginWithOrders: now.initialMarginWithOrders + requirementChange };
     return this.crossSums(user, currency, after, false, equityChange).initialWithOrders;
+  }
+
+  /**
+   * What the account's resting combo orders hold in its initial margin outside the scenario engine
+   * (src/combos/orderMargin.ts): standard margin's hold, or on portfolio margin the fills' loss at
+   * mark and fees (the legs' risk is in the scenario figures, pmRisk.ts).
+   */
+  comboHeld(user: User, currency: CurrencyCode, fresh: boolean): number {
+    const h = this.ex.comboBooks.heldBy(user.id, currency, fresh);
+    return this.isPm(user) ? h.pmIm : h.im;
+  }
+
+  /**
+   * What `lots` more of `side` resting in combo `comboId` would add to the account's own requirement
+   * in `currency` (its initial margin with orders): standard margin, the order's hold; portfolio
+   * margin, the scenario figure with the combo's open lots raised, less the figure now, plus the
+   * hold's loss at mark and fees. `hold`: the order's (orderMargin.ts comboHold).
+   */
+  comboRestIM(user: User, currency: CurrencyCode, comboId: string, side: 0 | 1, lots: number, hold: { im: number; pmIm: number }): number {
+    if (!this.isPm(user)) return hold.im;
+    const after = this.pm.withChanges(user, currency, [], { id: comboId, side, lots });
+    return after.initialMarginWithOrders - this.pm.figures(user, currency).initialMarginWithOrders + hold.pmIm;
+  }
+
+  /**
+   * The initial margin one open combo order holds (get_order_margin_by_ids): standard margin, its
+   * hold; portfolio margin, what its lots add to the scenario figure (the figure less the figure
+   * without them) plus its loss at mark and fees.
+   */
+  comboOrderIM(user: User, o: Order): number {
+    const h = this.ex.comboBooks.holds.of(o);
+    if (!this.isPm(user)) return h.im;
+    const c = o.inst.currency;
+    const without = this.pm.withChanges(user, c, [], { id: o.inst.name, side: o.side as 0 | 1, lots: -o.remaining });
+    return this.pm.figures(user, c).initialMarginWithOrders - without.initialMarginWithOrders + h.pmIm;
+  }
+
+  /** Call after an account's open lots in a combo changed (src/combos/book.ts): the scenario sums follow. */
+  comboChanged(user: User, currency: CurrencyCode, comboId: string): void {
+    this.pm.comboChanged(user, currency, comboId);
   }
 
   /** Call after an exposure's open lots or reservation, or the position in its instrument, changed. */
@@ -238,8 +278,9 @@ export class RiskEngine {
    * weighs against each currency's equity. `fresh`: from full sums, touching no running total.
    */
   requirements(user: User, currency: CurrencyCode, fresh: boolean): PmFigures {
-    // resting combo orders hold their own figure (src/combos/orderMargin.ts) on every model
-    const combos = this.ex.comboBooks.heldBy(user.id, currency, fresh).im;
+    // resting combo orders hold their own figure (src/combos/orderMargin.ts) on every model (on
+    // portfolio margin their legs are in the scenario figures too)
+    const combos = this.comboHeld(user, currency, fresh);
     if (this.isPm(user)) {
       const f = fresh ? this.pm.freshFigures(user, currency) : this.pm.figures(user, currency);
       return combos === 0 ? f : { ...f, initialMarginWithOrders: f.initialMarginWithOrders + combos };
@@ -323,12 +364,13 @@ export class RiskEngine {
       const x = this.crossSums(user, currency);
       return x.initial - x.initialWithOrders;
     }
-    return this.regularOrdersIM(user, currency) + this.ex.comboBooks.heldBy(user.id, currency).im;
+    return this.regularOrdersIM(user, currency) + this.comboHeld(user, currency, false);
   }
 
   /**
-   * The orders' part without resting combo orders: those rest in their combo's book, not in the legs'
-   * exposures, and hold what src/combos/orderMargin.ts says, on either margin model (added by ordersIM).
+   * The orders' part without the combo orders' own holds: those rest in their combo's book, not in
+   * the legs' exposures, and hold what src/combos/orderMargin.ts says (added by ordersIM); on
+   * portfolio margin their legs are in the scenario figures, so in this part.
    */
   private regularOrdersIM(user: User, currency: CurrencyCode): number {
     if (this.isPm(user)) {
@@ -354,7 +396,7 @@ export class RiskEngine {
       const x = this.crossSums(user, currency, undefined, true);
       return x.initial - x.initialWithOrders;
     }
-    return this.sumRegularOrdersIM(user, currency) + this.ex.comboBooks.heldBy(user.id, currency, true).im;
+    return this.sumRegularOrdersIM(user, currency) + this.comboHeld(user, currency, true);
   }
 
   private sumRegularOrdersIM(user: User, currency: CurrencyCode): number {

@@ -248,3 +248,69 @@ describe('replay', () => {
     assert.equal(code(place(h, a, 'buy', cs.id, p, '100')), 10009, 'far beyond the funds');
   });
 });
+
+describe('the part that rests after matching', () => {
+  it('makers cancelled during matching leave more to rest than was checked: the remainder is checked before it rests, and available funds never go below zero', () => {
+    const { h, cs } = setup();
+    const price = netMark(h, cs);
+    // a maker whose fill will be refused: options disabled for it after its order rests
+    const maker = h.user('10');
+    const m = place(h, maker, 'sell', cs.id, price, '1') as ComboPlaceResult;
+    assert.equal(m.order.state, 'open');
+    assert.equal(h.apply({ t: 'set_disabled_trading_products', userId: maker, products: ['options'] }), 'ok');
+    // the taker is short the spread's long leg: buying the spread closes it, so its fill needs little
+    // (the short's margin is released), while resting the spread from flat holds its full debit
+    const taker = h.user('10');
+    const buyer = h.user('10');
+    const c100 = Math.ceil((h.ex.markets.get(h.inst(C100.name).id)!.markCoin * 1e4) / 5) * 5;
+    h.ok(buyer, 'buy', C100.name, (c100 / 1e4).toFixed(4), '1');
+    h.ok(taker, 'sell', C100.name, (c100 / 1e4).toFixed(4), '1');
+    const hold = holdOf(h, cs, 'buy', price, '1');
+    // leave the taker available funds one minor unit short of the hold (its free cash stays above the debit)
+    const before = account(h, taker);
+    assert.ok(!isReject(h.apply({ t: 'withdraw', userId: taker, currency: 'BTC', amount: before.available - (hold.im - 1) })));
+    assert.equal(account(h, taker).available, hold.im - 1);
+    assert.ok(h.ex.trading.risk.freeCash(h.u(taker), 'BTC') >= hold.cash, 'the debit fits the free cash: only the margin binds');
+    // the check before matching counts the maker's lot as fillable: nothing would rest, so it passes
+    const t = place(h, taker, 'buy', cs.id, price, '1') as ComboPlaceResult;
+    assert.ok(!isReject(t), `accepted: the whole fill fits (${isReject(t) ? t.reason : ''})`);
+    assert.equal(m.order.state, 'cancelled');
+    assert.equal(m.order.cancelReason, 'risk_mitigation', 'the maker could not carry its fill');
+    // the whole order would now rest, holding one minor unit more than the account has
+    assert.equal(t.order.filled, 0);
+    assert.ok(account(h, taker).available >= 0, `available funds ${account(h, taker).available} never below zero`);
+    assert.equal(t.order.state, 'cancelled', 'the remainder did not rest');
+    assert.equal(t.order.cancelReason, 'risk_mitigation');
+    assert.equal(h.ex.comboBooks.openOf(taker).length, 0);
+    assert.equal(account(h, taker).available, hold.im - 1, 'nothing held');
+    // with one minor unit more the same order rests (the check is exact, not a blanket refusal)
+    h.deposit(taker, 'BTC', 1);
+    const again = place(h, taker, 'buy', cs.id, price, '1') as ComboPlaceResult;
+    assert.equal(again.order.state, 'open');
+    assert.equal(account(h, taker).available, 0);
+    conserved(h);
+  });
+});
+
+describe('the cash a resting combo order sets aside', () => {
+  it('moves with no mark: a straddle bought at the bottom of its band stays funded when the index leaves the price behind (free cash never below zero)', () => {
+    const { h } = setup();
+    const strd = h.apply({ t: 'create_combo', userId: 1, legs: [{ instrument: C100.name, ratio: 1 }, { instrument: P100.name, ratio: 1 }] }) as ComboRecord;
+    const low = comboBand(legQuotes(h.ex, strd.legs)!).min;
+    assert.ok(low > 0, 'a bought straddle pays');
+    const one = holdOf(h, strd, 'buy', low, '1');
+    const u = h.user('0');
+    h.deposit(u, 'BTC', Math.max(one.im, one.cash));
+    const r = place(h, u, 'buy', strd.id, low, '1') as ComboPlaceResult;
+    assert.equal(r.order.state, 'open');
+    const free = h.ex.trading.risk.freeCash(h.u(u), 'BTC');
+    assert.ok(free >= 0);
+    // a move either way lifts the straddle's band above the order's price, which is all it can pay
+    for (const price of [110_000, 125_000, 80_000, 100_000]) {
+      h.apply({ t: 'index', currency: 'BTC', price, manual: true, by: null });
+      assert.ok(h.ex.trading.risk.freeCash(h.u(u), 'BTC') >= 0, `free cash below zero at index ${price}`);
+      assert.equal(h.ex.trading.risk.freeCash(h.u(u), 'BTC'), free, `free cash unmoved at index ${price}`);
+    }
+    conserved(h);
+  });
+});

@@ -107,8 +107,8 @@ export const orderMethods = [
         });
         // a trigger order holds no margin until it fires (docs/api-notes.md "Trigger orders")
         const margins = orderMargins(s, user, orders.filter((o): o is Order => !(o instanceof TriggerOrder) && !s.ex.combos.byId.has(o.inst.name)));
-        // a combo order: what src/combos/orderMargin.ts holds for it (0 once closed)
-        for (const o of orders) if (!(o instanceof TriggerOrder) && s.ex.combos.byId.has(o.inst.name)) margins.set(o, o.state === 'open' ? s.ex.comboBooks.holds.of(o).im : 0);
+        // a combo order: what src/combos/orderMargin.ts holds for it, or on portfolio margin what it adds to the scenario figure (0 once closed)
+        for (const o of orders) if (!(o instanceof TriggerOrder) && s.ex.combos.byId.has(o.inst.name)) margins.set(o, o.state === 'open' ? s.ex.trading.risk.comboOrderIM(user, o as Order) : 0);
         return orders.map((o) => ({ order_id: orderId(o), initial_margin: money(margins.get(o as Order) ?? 0, o.inst.currency), initial_margin_currency: o.inst.currency }));
       });
     },

@@ -23,12 +23,20 @@
 // A rebuild in progress is the same integers as a full one whatever happens between its slices:
 // a leg it has added moves by the difference as in valid sums, a leg it has not reached yet is read
 // when reached, and a new epoch (index, marks, parameters) starts it again.
+//
+// Resting combo orders (issue 34) count as open orders do, as if filled, the worse side: per combo,
+// the account's bid lots and ask lots, and one vector per combo lot (the legs' vectors times their
+// ratios), so a combo order that hedges the book adds little and one that adds risk adds its
+// scenario loss. Each combo is a unit of its own (its worse side per scenario, as each instrument's
+// ordinary orders are): a spread's legs offset each other inside the combo, never across units. A
+// rebuild adds the combos once every leg is in (a few per account: not counted in its work units).
 import { CURRENCIES, type CurrencyCode } from '../../domain/currency.ts';
 import { ceilDiv } from '../../domain/decimal.ts';
 import { AMOUNT_SCALE, type Instrument } from '../../domain/instrument.ts';
 import { black76Greeks, coinPrice, yearFraction } from '../../domain/pricing.ts';
 import type { Exchange } from '../../engine/exchange.ts';
 import type { User } from '../../engine/types.ts';
+import type { SideLots } from '../../combos/openOrders.ts';
 import { MAX_EXTENDED_MOVES, PM_PARAM_BOUNDS, priceMoves, type PortfolioMarginParams } from './params.ts';
 import { pnlMinor, shockedVol, up } from './scenarios.ts';
 
@@ -86,6 +94,17 @@ interface Leg {
   sell: number;
 }
 
+/** Per-combo-lot coin P&L of a combo (its legs' vectors times their ratios), valid while its legs' vectors are. */
+interface ComboVector {
+  legs: SeriesVector[];
+  du: Float64Array;
+  /** Coin delta per combo lot. */
+  delta: number;
+  /** Per leg: its instrument, ratio and strike key (the short-option contingency). */
+  insts: Instrument[];
+  ratios: number[];
+}
+
 interface Sums {
   currency: CurrencyCode;
   marginVersion: number;
@@ -103,6 +122,9 @@ interface Sums {
   dBuys: number;
   dSells: number;
   legs: Map<number, Leg>;
+  /** Open combo lots per combo as added to the sums (copies), and their delta: sum of max(bid, ask) x |delta| (minor units). */
+  combos: Map<string, SideLots>;
+  dCombo: number;
   /** Legs without a value (no index or mark): every figure is NaN, as standard margin's. */
   unpriced: number;
   /** A rebuild in progress (`refresh`): the instruments to add, in order, from `next`, and their ids
@@ -120,6 +142,7 @@ export interface PmFigures {
 
 export class PmRisk {
   private readonly series = new Map<number, SeriesVector>();
+  private readonly comboVectors = new Map<string, ComboVector>();
   private readonly sums = new WeakMap<User, Map<CurrencyCode, Sums>>();
   /** Scenario count of the parameters in force, and where the extended ones start. */
   private shape = { generation: -1, standard: 0, total: 0, moves: [] as number[] };
@@ -210,6 +233,8 @@ export class PmRisk {
       dBuys: 0,
       dSells: 0,
       legs: new Map(),
+      combos: new Map(),
+      dCombo: 0,
       unpriced: 0,
       pending: null,
     };
@@ -241,29 +266,91 @@ export class PmRisk {
       // the position's P&L and the worse side's, rounded once, less the position's alone
       if (withOrders) s.ord[i] += sign * (pnlMinor(pos * x + Math.min(buy * x, -sell * x), d) - p);
     }
-    let k = s.strikes.get(v.strikeKey);
-    if (k === undefined) {
-      k = { pos: 0, withSells: 0 };
-      s.strikes.set(v.strikeKey, k);
-    }
-    s.shortPos -= Math.max(0, -k.pos);
-    s.shortWithSells -= Math.max(0, -k.withSells);
-    k.pos += sign * leg.pos * inst.lotScaled;
-    k.withSells += sign * (leg.pos - leg.sell) * inst.lotScaled;
-    s.shortPos += Math.max(0, -k.pos);
-    s.shortWithSells += Math.max(0, -k.withSells);
-    if (k.pos === 0 && k.withSells === 0) s.strikes.delete(v.strikeKey);
+    moveStrike(s, v.strikeKey, sign * leg.pos * inst.lotScaled, sign * (leg.pos - leg.sell) * inst.lotScaled);
     const scale = 10 ** d;
     s.dPos += sign * Math.round(pos * v.delta * scale);
     s.dBuys += sign * Math.round(buy * v.delta * scale);
     s.dSells += sign * Math.round(-sell * v.delta * scale);
   }
 
-  /** Full sums over the account's positions and open orders in one currency. */
-  private build(user: User, currency: CurrencyCode): Sums {
+  /** The per-combo-lot vector of a combo, from the cache while its legs' vectors did not move; null: a leg has no value. */
+  private comboVector(comboId: string): ComboVector | null {
+    const c = this.comboVectors.get(comboId);
+    if (c !== undefined) {
+      let fresh = true;
+      for (let i = 0; i < c.insts.length && fresh; i++) fresh = this.seriesVector(c.insts[i]!) === c.legs[i];
+      if (fresh) return c;
+    }
+    const r = this.ex.combos.byId.get(comboId);
+    if (r === undefined) return null;
+    const insts = c?.insts ?? [...this.ex.comboBooks.legInsts(r)];
+    const ratios = c?.ratios ?? r.legs.map((l) => l.ratio);
+    const legs: SeriesVector[] = [];
+    for (const inst of insts) {
+      const v = this.seriesVector(inst);
+      if (v === null) return null;
+      legs.push(v);
+    }
+    const du = new Float64Array(this.layout().total);
+    let delta = 0;
+    legs.forEach((v, l) => {
+      // contracts per combo lot: |ratio| leg lots (legFills), signed
+      const k = (ratios[l]! * insts[l]!.lotScaled) / AMOUNT_UNIT;
+      for (let i = 0; i < du.length; i++) du[i] += k * v.du[i]!;
+      delta += k * v.delta;
+    });
+    const made: ComboVector = { legs, du, delta, insts, ratios };
+    this.comboVectors.set(comboId, made);
+    return made;
+  }
+
+  /** Adds (1) or removes (-1) a combo's open lots: its worse side per scenario, its sells in the short contingency. */
+  private applyCombo(s: Sums, comboId: string, lots: SideLots, sign: 1 | -1): void {
+    if (lots.bid === 0 && lots.ask === 0) return; // nothing open: counts for nothing (priced or not)
+    const v = this.comboVector(comboId);
+    if (v === null) {
+      s.unpriced += sign;
+      return;
+    }
+    const d = CURRENCIES[s.currency].decimals;
+    const { bid, ask } = lots;
+    const du = v.du;
+    for (let i = 0; i < du.length; i++) {
+      const x = du[i]!;
+      if (x === 0) continue;
+      s.ord[i] += sign * pnlMinor(Math.min(bid * x, -ask * x), d);
+    }
+    // the short-option contingency counts every sell as if filled: the legs either side sells
+    for (let l = 0; l < v.insts.length; l++) {
+      const r = v.ratios[l]!;
+      const sells = r < 0 ? -r * bid : r * ask;
+      if (sells > 0) moveStrike(s, v.legs[l]!.strikeKey, 0, -sign * sells * v.insts[l]!.lotScaled);
+    }
+    s.dCombo += sign * Math.round(Math.max(bid, ask) * Math.abs(v.delta) * 10 ** d);
+  }
+
+  /** Full sums over the account's positions and open orders in one currency; `comboChange`: a combo's open lots moved. */
+  private build(user: User, currency: CurrencyCode, comboChange?: ComboChange): Sums {
     const s = this.start(user, currency);
     this.advance(user, s, Infinity);
+    if (comboChange !== undefined && comboChange.lots !== 0) {
+      const old = s.combos.get(comboChange.id) ?? { bid: 0, ask: 0 };
+      const now = { bid: old.bid + (comboChange.side === 0 ? comboChange.lots : 0), ask: old.ask + (comboChange.side === 0 ? 0 : comboChange.lots) };
+      this.applyCombo(s, comboChange.id, old, -1);
+      this.applyCombo(s, comboChange.id, now, 1);
+      s.combos.set(comboChange.id, now);
+    }
     return s;
+  }
+
+  /** Adds the account's open combo lots in the sums' currency (once every leg is in). */
+  private addCombos(user: User, s: Sums): void {
+    for (const [id, lots] of this.ex.comboBooks.sideLotsOf(user.id)) {
+      if (this.ex.comboBooks.inst(this.ex.combos.byId.get(id)!).currency !== s.currency) continue;
+      const copy = { bid: lots.bid, ask: lots.ask };
+      s.combos.set(id, copy);
+      this.applyCombo(s, id, copy, 1);
+    }
   }
 
   /** Empty sums with every instrument the account holds or quotes in `currency` queued (none added yet). */
@@ -302,6 +389,7 @@ export class PmRisk {
       s.legs.set(inst.id, leg);
       this.apply(s, leg, 1);
     }
+    this.addCombos(user, s);
     s.pending = null;
     return true;
   }
@@ -369,34 +457,82 @@ export class PmRisk {
     this.sums.delete(user);
   }
 
+  /** Call after an account's open lots in combo `comboId` (of `currency`) changed: moves the sums by the difference. */
+  comboChanged(user: User, currency: CurrencyCode, comboId: string): void {
+    const s = this.sums.get(user)?.get(currency);
+    if (!this.valid(s)) return; // rebuilt when next used
+    if (s.pending !== null) return; // a rebuild in progress reads the combos once its legs are in
+    const old = s.combos.get(comboId);
+    if (old !== undefined) this.applyCombo(s, comboId, old, -1);
+    const now = this.ex.comboBooks.sideLotsOf(user.id).get(comboId);
+    if (now === undefined) s.combos.delete(comboId);
+    else {
+      const copy = { bid: now.bid, ask: now.ask };
+      s.combos.set(comboId, copy);
+      this.applyCombo(s, comboId, copy, 1);
+    }
+  }
+
   /** The account's figures in one currency (from the running sums). */
   figures(user: User, currency: CurrencyCode): PmFigures {
     return this.evaluate(this.current(user, currency), null);
   }
 
-  /** The same from a full sum, touching no cache (for checks and tests). */
-  freshFigures(user: User, currency: CurrencyCode): PmFigures {
-    return this.evaluate(this.build(user, currency), null);
+  /** The same from a full sum, touching no cache (for checks and tests); `comboChange`: a combo's open lots moved. */
+  freshFigures(user: User, currency: CurrencyCode, comboChange?: ComboChange): PmFigures {
+    return this.evaluate(this.build(user, currency, comboChange), null);
   }
 
   /** The figures were the account's open orders in `inst` larger by these lots (an order check). */
   withOrders(user: User, inst: Instrument, buyLots: number, sellLots: number): PmFigures {
-    return this.evaluate(this.current(user, inst.currency), { inst, leg: this.legOf(user, inst, buyLots, sellLots) });
+    const s = this.current(user, inst.currency);
+    return this.evaluate(s, this.legSwap(s, inst, this.legOf(user, inst, buyLots, sellLots)));
   }
 
   /** The figures were the account's position in `inst` changed by `lots` (a liquidation's choice). */
   withPosition(user: User, inst: Instrument, lots: number): PmFigures {
-    return this.evaluate(this.current(user, inst.currency), { inst, leg: this.legOf(user, inst, 0, 0, lots) });
+    const s = this.current(user, inst.currency);
+    return this.evaluate(s, this.legSwap(s, inst, this.legOf(user, inst, 0, 0, lots)));
   }
 
-  /** Worst counted loss, contingencies, MM and IM of sums with one leg replaced (undefined: removed). */
-  private evaluate(s: Sums, replace: { inst: Instrument; leg: Leg | null } | null): PmFigures {
-    const old = replace === null ? undefined : s.legs.get(replace.inst.id);
-    if (replace !== null) {
-      // apply the change, read, and undo it: exact (integers), and cheaper than copying the sums
-      if (old !== undefined) this.apply(s, old, -1);
-      if (replace.leg !== null) this.apply(s, replace.leg, 1);
+  /**
+   * The figures were the account's positions moved by `positions` (instrument, lots; one entry per
+   * instrument) and its open lots in a combo moved by `combo` (a combo fill's check: the legs'
+   * positions after it, the filling resting order's lots gone), or a combo order added (lots > 0).
+   * From the running sums, changed and put back.
+   */
+  withChanges(user: User, currency: CurrencyCode, positions: readonly { inst: Instrument; lots: number }[], combo: ComboChange | null): PmFigures {
+    const s = this.current(user, currency);
+    const swaps: ((sign: 1 | -1) => void)[] = [];
+    for (const p of positions) swaps.push(this.legSwap(s, p.inst, this.legOf(user, p.inst, 0, 0, p.lots)));
+    if (combo !== null && combo.lots !== 0) {
+      const old = s.combos.get(combo.id) ?? { bid: 0, ask: 0 };
+      const now = { bid: old.bid + (combo.side === 0 ? combo.lots : 0), ask: old.ask + (combo.side === 0 ? 0 : combo.lots) };
+      swaps.push((sign) => {
+        this.applyCombo(s, combo.id, sign === 1 ? old : now, -1);
+        this.applyCombo(s, combo.id, sign === 1 ? now : old, 1);
+      });
     }
+    return this.evaluate(s, (sign) => {
+      if (sign === 1) for (const f of swaps) f(1);
+      else for (let i = swaps.length - 1; i >= 0; i--) swaps[i]!(-1);
+    });
+  }
+
+  /** A change of one leg that `evaluate` applies (1) and undoes (-1). */
+  private legSwap(s: Sums, inst: Instrument, leg: Leg | null): (sign: 1 | -1) => void {
+    const old = s.legs.get(inst.id);
+    return (sign) => {
+      const [out, into] = sign === 1 ? [old, leg] : [leg, old];
+      if (out !== undefined && out !== null) this.apply(s, out, -1);
+      if (into !== undefined && into !== null) this.apply(s, into, 1);
+    };
+  }
+
+  /** Worst counted loss, contingencies, MM and IM of the sums, with `change` applied (1) while read and undone (-1) after. */
+  private evaluate(s: Sums, change: ((sign: 1 | -1) => void) | null): PmFigures {
+    // apply the change, read, and undo it: exact (integers), and cheaper than copying the sums
+    if (change !== null) change(1);
     try {
       if (s.unpriced > 0) return { maintenanceMargin: NaN, initialMargin: NaN, initialMarginWithOrders: NaN };
       const p = this.params;
@@ -415,19 +551,41 @@ export class PmRisk {
       }
       const d = CURRENCIES[s.currency].decimals;
       const mm = worstPos + shortContingency(p, s.shortPos, d) + deltaContingency(p, s.dPos);
-      const mmWith = worstWith + shortContingency(p, s.shortWithSells, d) + Math.max(deltaContingency(p, s.dPos + s.dBuys), deltaContingency(p, s.dPos + s.dSells));
+      // the delta of the combo orders (each the worse of its sides, in absolute value) on top of the
+      // worse of the ordinary buys or sells: an upper bound of every way they could fill
+      const mmWith = worstWith + shortContingency(p, s.shortWithSells, d) + deltaContingency(p, Math.max(Math.abs(s.dPos + s.dBuys), Math.abs(s.dPos + s.dSells)) + s.dCombo);
       return {
         maintenanceMargin: mm,
         initialMargin: ceilDiv(mm * p.imFactorPercent, 100),
         initialMarginWithOrders: ceilDiv(Math.max(mm, mmWith) * p.imFactorPercent, 100),
       };
     } finally {
-      if (replace !== null) {
-        if (replace.leg !== null) this.apply(s, replace.leg, -1);
-        if (old !== undefined) this.apply(s, old, 1);
-      }
+      if (change !== null) change(-1);
     }
   }
+}
+
+/** A move of an account's open lots in one combo, on one side (combo lots; negative: fewer). */
+export interface ComboChange {
+  id: string;
+  side: 0 | 1;
+  lots: number;
+}
+
+/** Moves one (expiry, strike)'s net contracts (positions; with open sells), and the sums of net shorts. */
+function moveStrike(s: Sums, key: string, dPos: number, dWithSells: number): void {
+  let k = s.strikes.get(key);
+  if (k === undefined) {
+    k = { pos: 0, withSells: 0 };
+    s.strikes.set(key, k);
+  }
+  s.shortPos -= Math.max(0, -k.pos);
+  s.shortWithSells -= Math.max(0, -k.withSells);
+  k.pos += dPos;
+  k.withSells += dWithSells;
+  s.shortPos += Math.max(0, -k.pos);
+  s.shortWithSells += Math.max(0, -k.withSells);
+  if (k.pos === 0 && k.withSells === 0) s.strikes.delete(key);
 }
 
 /** shortOptionContingency coin per net short contract (scaled by 10^AMOUNT_SCALE), rounded up. */
