@@ -5,7 +5,8 @@
 // routes them here by instrument name or order id); a combo order never enters a leg's book. A fill
 // executes every leg at once (fill.ts) after both accounts passed their margin check for all legs
 // together; a maker that cannot carry its fill is cancelled, a taker that cannot stops matching.
-// Combo orders are kept here (not in the users' order maps) and snapshotted with this part; the
+// Combo orders are kept here (not in the users' order maps) and snapshotted with this part
+// (bookSnapshot.ts); the
 // account views list them beside the ordinary ones (docs/api-notes.md "Combo orders"), and a resting
 // one holds margin and cash of its account (orderMargin.ts), released as it fills or closes.
 import type { CurrencyCode } from '../domain/currency.ts';
@@ -22,6 +23,7 @@ import { applyLegTrade, fillRefusal, legFees, legFills } from './fill.ts';
 import { comboBand, legQuotes, splitPrice, type LegQuote } from './legPrices.ts';
 import { ComboHolds, comboHold, restingFits, type ComboHold } from './orderMargin.ts';
 import { OpenComboOrders, type SideLots } from './openOrders.ts';
+import { comboBooksJson, restoreComboBooks } from './bookSnapshot.ts';
 
 export type { SideLots } from './openOrders.ts';
 
@@ -493,70 +495,29 @@ export class ComboBooks {
     }
   }
 
-  // ---- snapshot --------------------------------------------------------------------------------
+  // ---- snapshot (bookSnapshot.ts) ----------------------------------------------------------------
 
   toJson(): unknown {
-    const cod: number[] = [];
-    for (const set of this.open.byUser.values()) for (const o of set) if (o.cod) cod.push(o.id);
-    cod.sort((a, b) => a - b);
-    const ord = (o: Order) => [o.id, o.userId, o.side, o.price, o.remaining, o.amount, o.inst.name, o.type, o.tif, o.postOnly, o.rejectPostOnly, o.label, o.created, o.expiresAt, o.filled, o.filledNotional, o.commission, o.state, o.cancelReason, o.lastUpdate, o.tradeIds];
-    return {
-      next: this.nextTradeId,
-      orders: [...this.orders.values()].map(ord),
-      // sorted by combo id: a book emptied and refilled keeps its first place in the live map but not
-      // in a restored one, and the state hash must not see that (every reader sorts by order id)
-      books: [...this.books].filter(([, b]) => b.orderCount() > 0).sort(byKey).map(([id, b]) => [id, [...b.orders()].map((o) => o.id)]),
-      trades: [...this.trades].sort(byKey).map(([id, list]) => [id, list.map((t) => [t.id, t.ts, t.price, t.lots, t.takerSide, t.makerOrder.id, t.takerOrder.id, t.legs.map((l) => l.id)])]),
-      // absent while no combo book changed (snapshots made before change ids restore alike)
-      ...(this.changeIds.size > 0 ? { changes: [...this.changeIds].sort(byKey) } : {}),
-      // open orders marked for cancel-on-disconnect (src/engine/cod.ts), ascending; absent while none
-      ...(cod.length === 0 ? {} : { cod }),
-    };
+    return comboBooksJson({ nextTradeId: this.nextTradeId, orders: this.orders, books: this.books, trades: this.trades, changeIds: this.changeIds, openByUser: this.open.byUser });
   }
 
   /** Restores the part `toJson` wrote; `trade` finds a leg trade by id (the engine's, restored before). */
   restore(j: unknown, trade: (id: number) => Trade | undefined): void {
-    if (j === undefined || j === null) return;
-    const s = j as { next: number; orders: unknown[][]; books: [string, number[]][]; trades: [string, unknown[][]][]; changes?: [string, number][]; cod?: number[] };
-    this.nextTradeId = s.next;
-    for (const [id, n] of s.changes ?? []) this.changeIds.set(id, n);
-    const placeholder = (id: number) => newOrder(id, 0, 0, 0, 0, 0, null as unknown as Instrument, 'limit', 'good_til_cancelled', false, false, false, '', null, 0, 0, null, false);
-    for (const a of s.orders) {
-      const [id, userId, side, price, remaining, amount, name, type, tif, postOnly, rejectPostOnly, label, created, expiresAt, filled, filledNotional, commission, state, cancelReason, lastUpdate, tradeIds] = a as never[];
-      const r = this.ex.combos.byId.get(name)!;
-      const o = newOrder(id, userId, side, price, remaining, amount, this.inst(r), type, tif, postOnly, rejectPostOnly, false, label, null, created, expiresAt, null, false);
-      Object.assign(o, { filled, filledNotional, commission, state, cancelReason, lastUpdate, tradeIds });
-      this.orders.set(o.id, o);
-      if (o.state !== 'open') this.closedCount++;
-    }
-    for (const [id, ids] of s.books) {
-      const b = this.book(id);
-      for (const oid of ids) {
-        const o = this.orders.get(oid)!;
-        b.add(o);
-        this.opened(o);
-      }
-    }
-    for (const id of s.cod ?? []) this.orders.get(id)!.cod = true;
-    for (const [id, list] of s.trades) {
-      this.trades.set(
-        id,
-        list.map(([tid, ts, price, lots, takerSide, makerId, takerId, legIds]) => ({
-          id: tid as number,
-          combo: id,
-          ts: ts as number,
-          price: price as number,
-          lots: lots as number,
-          takerSide: takerSide as Side,
-          makerOrder: this.orders.get(makerId as number) ?? placeholder(makerId as number),
-          takerOrder: this.orders.get(takerId as number) ?? placeholder(takerId as number),
-          legs: (legIds as number[]).map(trade).filter((t): t is Trade => t !== undefined),
-        })),
-      );
-    }
+    restoreComboBooks(j, trade, {
+      ex: this.ex,
+      orders: this.orders,
+      trades: this.trades,
+      changeIds: this.changeIds,
+      setNextTradeId: (n) => {
+        this.nextTradeId = n;
+      },
+      book: (id) => this.book(id),
+      inst: (r) => this.inst(r),
+      opened: (o) => this.opened(o),
+      closedKept: () => {
+        this.closedCount++;
+      },
+    });
   }
 }
 
-function byKey<T>(a: [string, T], b: [string, T]): number {
-  return a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0;
-}

@@ -1,13 +1,17 @@
 // Account valuation and margin (API.md 3.4 vocabulary, 5.3 formulas), computed on demand from the
-// user's positions and open-order exposures in one currency. Results are integer minor units.
-import { CURRENCIES, CURRENCY_CODES, type CurrencyCode } from '../domain/currency.ts';
-import { AMOUNT_SCALE, type Instrument } from '../domain/instrument.ts';
+// user's positions and open-order exposures in one currency. Results are integer minor units. One
+// position's or one instrument's orders' standard margin, and the running totals' entries, are in
+// positionMargin.ts.
+import { CURRENCY_CODES, type CurrencyCode } from '../domain/currency.ts';
+import type { Instrument } from '../domain/instrument.ts';
 import type { Exchange } from '../engine/exchange.ts';
 import type { Order, OrderExposure, Position, User } from '../engine/types.ts';
-import { shortInitialMargin, shortMaintenanceMargin, toMinorDown, toMinorUp } from './margin.ts';
+import { exposureIM, imPerContract, mmPerContract, perCurrency, positionIM, positionMM, positionValue, type OrdersMargin, type PositionTotals, type PositionsAggregate } from './positionMargin.ts';
 import { crossMaxWithdrawal, crossSums, type CrossSums } from './crossPool.ts';
 import { PmRisk, type PmFigures } from './portfolio/pmRisk.ts';
 import { isCrossModel, isPortfolioModel, type MarginModel } from './portfolio/state.ts';
+
+export { contractsOf, shortOpeningLots, type PositionTotals } from './positionMargin.ts';
 
 export interface AccountRisk {
   currency: CurrencyCode;
@@ -20,47 +24,6 @@ export interface AccountRisk {
   maintenanceMargin: number;
   available: number;
   availableWithdrawal: number;
-}
-
-const AMOUNT_UNIT = 10 ** AMOUNT_SCALE;
-
-export function contractsOf(inst: Instrument, lots: number): number {
-  return (lots * inst.lotScaled) / AMOUNT_UNIT;
-}
-
-/** Lots of sell orders that would open (or extend) a short, given the current position. */
-export function shortOpeningLots(sellOpenLots: number, position: number): number {
-  return Math.max(0, sellOpenLots - Math.max(0, position));
-}
-
-/** The initial margin an account's open orders hold in one currency, kept up to date per change. */
-interface OrdersMargin {
-  /** Exchange.marginVersion it was computed at: any other value means recompute in full. */
-  version: number;
-  total: number;
-}
-
-/** What an account's positions in one currency are worth and hold, at mark (minor units). */
-export interface PositionTotals {
-  /** Longs at mark less shorts' liability at mark. */
-  value: number;
-  initialMargin: number;
-  maintenanceMargin: number;
-}
-
-/** PositionTotals kept up to date per position change, valid at one Exchange.marginVersion. */
-interface PositionsAggregate extends PositionTotals {
-  version: number;
-}
-
-/** One account's entry in a store of running totals (kept per account and currency), made on first use. */
-function perCurrency<V>(store: WeakMap<User, Map<CurrencyCode, V>>, user: User): Map<CurrencyCode, V> {
-  let byCurrency = store.get(user);
-  if (byCurrency === undefined) {
-    byCurrency = new Map();
-    store.set(user, byCurrency);
-  }
-  return byCurrency;
 }
 
 export class RiskEngine {
@@ -428,49 +391,29 @@ export class RiskEngine {
 
   /** Initial margin per short contract at the current mark (coin); NaN without an index. */
   imPerContract(inst: Instrument): number {
-    const m = this.ex.markets.get(inst.id)!;
-    const index = this.ex.indexPrice(inst.currency);
-    const c = m.imCache;
-    // keyed by the inputs themselves, so no code path that moves the index or the mark has to
-    // remember to invalidate it (a NaN input never matches and is recomputed, giving NaN again)
-    if (c.index !== index || c.mark !== m.markCoin) {
-      c.index = index;
-      c.mark = m.markCoin;
-      c.perContract = shortInitialMargin(inst.optionType, index, inst.strike, m.markCoin);
-    }
-    return c.perContract;
+    return imPerContract(this.ex, inst);
   }
 
   mmPerContract(inst: Instrument): number {
-    const m = this.ex.markets.get(inst.id)!;
-    return shortMaintenanceMargin(inst.optionType, m.markCoin);
+    return mmPerContract(this.ex, inst);
   }
 
   /** Value of a position at mark in minor units: longs rounded down, shorts' liability up. */
   positionValue(p: Position): number {
-    if (p.size === 0) return 0;
-    const m = this.ex.markets.get(p.inst.id)!;
-    const d = CURRENCIES[p.inst.currency].decimals;
-    const coin = m.markCoin * contractsOf(p.inst, Math.abs(p.size));
-    return p.size > 0 ? toMinorDown(coin, d) : -toMinorUp(coin, d);
+    return positionValue(this.ex, p);
   }
 
   positionIM(p: Position): number {
-    if (p.size >= 0) return 0;
-    return toMinorUp(this.imPerContract(p.inst) * contractsOf(p.inst, -p.size), CURRENCIES[p.inst.currency].decimals);
+    return positionIM(this.ex, p);
   }
 
   positionMM(p: Position): number {
-    if (p.size >= 0) return 0;
-    return toMinorUp(this.mmPerContract(p.inst) * contractsOf(p.inst, -p.size), CURRENCIES[p.inst.currency].decimals);
+    return positionMM(this.ex, p);
   }
 
   /** Margin held by the open orders of one instrument. */
   exposureIM(e: OrderExposure, position: number): number {
-    let im = e.buyReserved;
-    const shortLots = shortOpeningLots(e.sellOpenLots, position);
-    if (shortLots > 0) im += toMinorUp(this.imPerContract(e.inst) * contractsOf(e.inst, shortLots), CURRENCIES[e.inst.currency].decimals);
-    return im;
+    return exposureIM(this.ex, e, position);
   }
 
   /**

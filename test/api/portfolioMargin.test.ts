@@ -12,9 +12,10 @@ describe('portfolio margin simulation', () => {
   let buyer: string;
   let call: Market;
   let put: Market;
+  let admin: string;
   before(async () => {
     srv = await startServer();
-    const admin = await adminToken(srv.url);
+    admin = await adminToken(srv.url);
     await ok(srv.url, 'private/set_index_price', { index_name: 'btc_usd', price: 100000 }, admin);
     seller = await userToken(srv.url, admin, 'pm-seller@example.com', { currency: 'BTC', amount: 10 });
     buyer = await userToken(srv.url, admin, 'pm-buyer@example.com', { currency: 'BTC', amount: 10 });
@@ -95,6 +96,45 @@ describe('portfolio margin simulation', () => {
     } finally {
       await rpc(srv.url, 'private/cancel', { order_id: order.order.order_id }, buyer);
     }
+  });
+
+  it("counts a PM account's resting combo orders as the engine does: pme/simulate's and simulate_portfolio's initial margin is the account summary's", async () => {
+    const pm = await userToken(srv.url, admin, 'pm-combo@example.com', { currency: 'BTC', amount: 10 });
+    await ok(srv.url, 'private/change_margin_model', { margin_model: 'segregated_pm' }, pm);
+    const combo = (await ok(srv.url, 'private/create_combo', { trades: [{ instrument_name: call.name, direction: 'buy', amount: 1 }, { instrument_name: put.name, direction: 'buy', amount: 1 }] }, pm)).id;
+    const t = await ok(srv.url, 'public/ticker', { instrument_name: combo });
+    // a short straddle resting above the mark (within the band): its fill gains at mark, the scenario loss is all it holds
+    const price = Math.min(t.max_price, Math.round(t.mark_price * 1.2 * 1e4) / 1e4);
+    const order = await ok(srv.url, 'private/sell', { instrument_name: combo, amount: 2, price }, pm);
+    assert.equal(order.order.order_state, 'open');
+    try {
+      const s = await ok(srv.url, 'private/get_account_summary', { currency: 'BTC' }, pm);
+      assert.ok(s.initial_margin > 0, 'the engine holds the resting straddle');
+      const r = await pme({}, pm);
+      const sim = await ok(srv.url, 'private/simulate_portfolio', { currency: 'BTC' }, pm);
+      // the engine rounds per leg and values at the index's time: within a micro-coin
+      assert.ok(Math.abs(r.initial_margin - s.initial_margin) <= 1e-6, `pme/simulate ${r.initial_margin} vs summary ${s.initial_margin}`);
+      assert.ok(Math.abs(sim.projected_initial_margin - s.initial_margin) <= 1e-6, `simulate_portfolio ${sim.projected_initial_margin} vs summary ${s.initial_margin}`);
+      assert.equal(sim.initial_margin, s.initial_margin);
+      // the order as if filled, the worse side (a sell order's other side is no fill): per scenario the
+      // loss of two short straddles, or nothing where they would gain; both legs' sells in the
+      // short-option contingency
+      assert.equal(r.contingencies.short_option, 0.04);
+      assert.ok(Math.abs(r.maintenance_margin - (r.worst_loss + r.contingencies.total)) < 1e-9);
+      const asIf = await pme({ add_positions: false, simulated_positions: { [call.name]: -2, [put.name]: -2 } }, pm);
+      assert.equal(r.scenarios.length, asIf.scenarios.length);
+      r.scenarios.forEach((x: any, i: number) => assert.ok(Math.abs(x.pnl - Math.min(0, asIf.scenarios[i].pnl)) <= 2e-8, `scenario ${i}: ${x.pnl} vs ${asIf.scenarios[i].pnl}`));
+      assert.ok(r.scenarios.some((x: any) => x.pnl < 0));
+      assert.ok(Math.abs(r.maintenance_margin - asIf.maintenance_margin) <= 4e-8);
+      assert.equal(r.combo_orders_hold, 0);
+      // without add_positions the combo order does not count
+      assert.equal((await pme({ add_positions: false }, pm)).maintenance_margin, 0);
+    } finally {
+      await rpc(srv.url, 'private/cancel', { order_id: order.order.order_id }, pm);
+    }
+    const after = await ok(srv.url, 'private/get_account_summary', { currency: 'BTC' }, pm);
+    assert.equal(after.initial_margin, 0);
+    assert.equal((await pme({}, pm)).initial_margin, 0);
   });
 
   it('refuses bad what-ifs with the API codes, bounds their number and needs a login', async () => {

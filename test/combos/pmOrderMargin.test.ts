@@ -114,6 +114,29 @@ describe('resting combo orders on portfolio margin', () => {
     conserved(h);
   });
 
+  it("pme/simulate's book (bookOf) counts the resting combo orders as the engine does: its initial margin plus the combo hold is the account's", () => {
+    const { h, straddle, mark } = setup();
+    const a = h.user('5');
+    const cp = h.user('100');
+    switched(h, a, 'segregated_pm');
+    trade(h, a, cp, C100.name, -2);
+    trade(h, a, cp, P100.name, -1);
+    // both sides of one combo resting (a hedge bid, a riskier ask), each the worse per scenario
+    assert.ok(!isReject(h.apply(placeCmd(a, 0, straddle.id, mark - 100, '1'))));
+    assert.ok(!isReject(h.apply(placeCmd(a, 1, straddle.id, mark + 100, '3'))));
+    const pf = bookOf(h.ex, h.u(a), 'BTC', { includeAccount: true, simulated: new Map() })!;
+    assert.equal(pf.combos?.length, 1);
+    const sim = portfolioMargin(pf, h.ex.pm.params);
+    const r = account(h, a);
+    const held = h.ex.comboBooks.heldBy(a, 'BTC').pmIm;
+    // the engine rounds per leg and per combo: within a few minor units
+    assert.ok(Math.abs(sim.initialMargin + held - r.initialMargin) <= 4, `simulated ${sim.initialMargin} + ${held} vs the engine's ${r.initialMargin}`);
+    // without them the book is the positions alone: less than with them (the ask side adds risk)
+    const without = portfolioMargin({ ...pf, combos: [] }, h.ex.pm.params);
+    assert.ok(without.maintenanceMargin < sim.maintenanceMargin, `${without.maintenanceMargin} < ${sim.maintenanceMargin}`);
+    assert.ok(Math.abs(without.maintenanceMargin - r.maintenanceMargin) <= 4, 'the positions alone are the engine\'s maintenance margin');
+  });
+
   it('a maker at its limit is filled: the fill frees its own lots in the scenarios (not counted twice); partial fills keep the rest counted', () => {
     const { h, straddle, mark } = setup();
     const a = h.user('0.6');

@@ -1,6 +1,7 @@
 // Portfolio margin (issue 35): `private/simulate_portfolio` and `private/pme/simulate` stress-test
-// the caller's book in one settlement currency, with what-if positions added, through the scenario
-// engine (src/risk/portfolio/), read-only; `private/change_margin_model` moves an account between
+// the caller's book in one settlement currency (positions, open orders and resting combo orders, as
+// the engine margins them), with what-if positions added, through the scenario engine
+// (src/risk/portfolio/), read-only; `private/change_margin_model` moves an account between
 // standard and portfolio margin (a journaled command, src/risk/portfolio/switch.ts); the operator
 // reads and sets the parameters (`private/get_portfolio_margin_params`,
 // `private/set_portfolio_margin_params`, admin, journaled).
@@ -74,6 +75,9 @@ interface Simulation {
   currency: CurrencyCode;
   index: number;
   pm: PortfolioMargin;
+  /** What the account's resting combo orders hold outside the scenarios (their fills' loss at mark
+   *  and fees, src/combos/orderMargin.ts), as the engine adds it to the initial margin; 0 without add_positions. */
+  comboHeld: number;
 }
 
 function simulate(ctx: CallContext, p: { currency: string; add_positions: boolean; simulated_positions?: string | Record<string, number> }): Simulation {
@@ -84,7 +88,8 @@ function simulate(ctx: CallContext, p: { currency: string; add_positions: boolea
   const simulated = parseSimulated(ex, currency, p.simulated_positions);
   const book = bookOf(ex, user, currency, { includeAccount: p.add_positions, simulated });
   if (book === null) throw reject(ERR.OTHER_REJECT, 'index_price_unavailable', 'currency');
-  return { user, currency, index: ex.indexPrice(currency), pm: portfolioMargin(book, ex.pm.params) };
+  const comboHeld = p.add_positions ? ex.comboBooks.heldBy(user.id, currency).pmIm : 0;
+  return { user, currency, index: ex.indexPrice(currency), pm: portfolioMargin(book, ex.pm.params), comboHeld };
 }
 
 /**
@@ -97,7 +102,7 @@ function simulate(ctx: CallContext, p: { currency: string; add_positions: boolea
 function crossOf(ex: Exchange, s: Simulation): CrossView | null {
   const risk = ex.trading.risk;
   if (!risk.isCross(s.user)) return null;
-  const f = { maintenanceMargin: s.pm.maintenanceMargin, initialMargin: s.pm.initialMargin, initialMarginWithOrders: s.pm.initialMargin };
+  const f = { maintenanceMargin: s.pm.maintenanceMargin, initialMargin: s.pm.initialMargin, initialMarginWithOrders: s.pm.initialMargin + s.comboHeld };
   return risk.asIf(s.user, 'cross_pm', () => crossView(ex, s.user, s.currency, { currency: s.currency, figures: f }));
 }
 
@@ -117,7 +122,7 @@ export const portfolioMarginMethods: ReturnType<typeof defineMethod>[] = [
     name: 'private/simulate_portfolio',
     scope: 'account:read',
     summary:
-      "The account summary with projected_initial_margin and projected_maintenance_margin under portfolio margin for the caller's book in `currency` (add_positions, default true) plus `simulated_positions` ({instrument_name: amount}, negative for shorts, at most 100); on the cross models (cross_pm, cross_sm) the projection is pooled across currencies (every currency under portfolio margin, in `currency`). Read-only: the account keeps its margin model.",
+      "The account summary with projected_initial_margin and projected_maintenance_margin under portfolio margin for the caller's book in `currency` (add_positions, default true: positions, open orders and resting combo orders, as the engine margins them) plus `simulated_positions` ({instrument_name: amount}, negative for shorts, at most 100); on the cross models (cross_pm, cross_sm) the projection is pooled across currencies (every currency under portfolio margin, in `currency`). Read-only: the account keeps its margin model.",
     params: Params,
     handler(ctx, p) {
       return ctx.services.seq.read(() => {
@@ -128,7 +133,7 @@ export const portfolioMarginMethods: ReturnType<typeof defineMethod>[] = [
         const x = crossOf(ctx.services.ex, s);
         return {
           ...summary,
-          projected_initial_margin: money(x?.initialMargin ?? s.pm.initialMargin, s.currency),
+          projected_initial_margin: money(x?.initialMargin ?? s.pm.initialMargin + s.comboHeld, s.currency),
           projected_maintenance_margin: money(x?.maintenanceMargin ?? s.pm.maintenanceMargin, s.currency),
           available_subaccount_transfer_funds: summary.available_withdrawal_funds,
           locked_balance: 0,
@@ -142,25 +147,28 @@ export const portfolioMarginMethods: ReturnType<typeof defineMethod>[] = [
     name: 'private/pme/simulate',
     scope: 'account:read',
     summary:
-      "The full portfolio-margin scenario table of the caller's book in `currency` plus `simulated_positions`: every scenario's P&L (price move x vol move, then the extended table), the worst one, the contingencies, the resulting initial and maintenance margin, and the parameters used; on the cross models (cross_pm, cross_sm) also `cross` (every currency's part of the pooled requirement under portfolio margin, in `currency`) and cross_initial_margin / cross_maintenance_margin. Read-only.",
+      "The full portfolio-margin scenario table of the caller's book in `currency` (positions, open orders and resting combo orders, the orders as if filled, the worse side, as the engine margins them) plus `simulated_positions`: every scenario's P&L (price move x vol move, then the extended table), the worst one, the contingencies, the resulting initial and maintenance margin (the initial margin with combo_orders_hold: the resting combo orders' fill loss at mark and fees, held outside the scenarios), and the parameters used; on the cross models (cross_pm, cross_sm) also `cross` (every currency's part of the pooled requirement under portfolio margin, in `currency`) and cross_initial_margin / cross_maintenance_margin. Read-only.",
     params: Params,
     handler(ctx, p) {
       return ctx.services.seq.read(() => {
-        const { user, currency, index, pm } = simulate(ctx, p);
+        const s = simulate(ctx, p);
+        const { user, currency, index, pm } = s;
         const m = (x: number) => money(x, currency);
         const params = ctx.services.ex.pm.params;
         return {
           currency,
           margin_model: ctx.services.ex.pm.model(user.id),
           index_price: Number.isFinite(index) ? index : null,
-          initial_margin: m(pm.initialMargin),
+          // the engine's initial margin: the scenario figure plus the combo orders' hold outside it
+          initial_margin: m(pm.initialMargin + s.comboHeld),
+          combo_orders_hold: m(s.comboHeld),
           maintenance_margin: m(pm.maintenanceMargin),
           worst_loss: m(pm.worstLoss),
           worst_scenario: scenarioJson(pm.worst, currency),
           contingencies: { short_option: m(pm.contingencies.shortOption), delta: m(pm.contingencies.delta), total: m(pm.contingencies.total) },
           scenarios: pm.scenarios.map((s) => scenarioJson(s, currency)),
           parameters: paramsJson(params),
-          ...crossFields(ctx.services.ex, { user, currency, index, pm }),
+          ...crossFields(ctx.services.ex, s),
         };
       });
     },

@@ -24,12 +24,8 @@
 // a leg it has added moves by the difference as in valid sums, a leg it has not reached yet is read
 // when reached, and a new epoch (index, marks, parameters) starts it again.
 //
-// Resting combo orders (issue 34) count as open orders do, as if filled, the worse side: per combo,
-// the account's bid lots and ask lots, and one vector per combo lot (the legs' vectors times their
-// ratios), so a combo order that hedges the book adds little and one that adds risk adds its
-// scenario loss. Each combo is a unit of its own (its worse side per scenario, as each instrument's
-// ordinary orders are): a spread's legs offset each other inside the combo, never across units. A
-// rebuild adds the combos once every leg is in (a few per account: not counted in its work units).
+// Resting combo orders (issue 34) count as open orders do, as if filled, the worse side, each combo
+// a unit of its own (pmCombos.ts); the types of the sums are in pmSums.ts.
 import { CURRENCIES, type CurrencyCode } from '../../domain/currency.ts';
 import { ceilDiv } from '../../domain/decimal.ts';
 import { AMOUNT_SCALE, type Instrument } from '../../domain/instrument.ts';
@@ -39,6 +35,8 @@ import type { User } from '../../engine/types.ts';
 import type { SideLots } from '../../combos/openOrders.ts';
 import { MAX_EXTENDED_MOVES, PM_PARAM_BOUNDS, priceMoves, type PortfolioMarginParams } from './params.ts';
 import { pnlMinor, shockedVol, up } from './scenarios.ts';
+import { applyComboLots, comboVectorOf, lotsAfter, type ComboChange, type ComboVector } from './pmCombos.ts';
+import { moveStrike, type Leg, type SeriesVector, type Sums } from './pmSums.ts';
 
 const MS_PER_DAY = 24 * 3600 * 1000;
 const VOLS = ['up', 'same', 'down'] as const;
@@ -71,66 +69,7 @@ function vectorUnits(scenarios: number): number {
   return WORK.revaluation * (scenarios + 2);
 }
 
-/** Per-contract coin P&L of one series in every scenario, valid for the inputs it was made from. */
-interface SeriesVector {
-  index: number;
-  ts: number;
-  iv: number;
-  generation: number;
-  /** Standard scenarios, then the extended ones (all 0 unless the series is far out of the money). */
-  du: Float64Array;
-  /** Coin delta per contract (Black-76 delta less the coin price: inverse options). */
-  delta: number;
-  /** (expiry, strike): the short-option contingency nets calls and puts of one strike. */
-  strikeKey: string;
-}
-
-/** One leg as it was added to an account's sums: its lots then (its share is recomputed from them). */
-interface Leg {
-  inst: Instrument;
-  /** Signed position, open buys and open sells, in lots. */
-  pos: number;
-  buy: number;
-  sell: number;
-}
-
-/** Per-combo-lot coin P&L of a combo (its legs' vectors times their ratios), valid while its legs' vectors are. */
-interface ComboVector {
-  legs: SeriesVector[];
-  du: Float64Array;
-  /** Coin delta per combo lot. */
-  delta: number;
-  /** Per leg: its instrument, ratio and strike key (the short-option contingency). */
-  insts: Instrument[];
-  ratios: number[];
-}
-
-interface Sums {
-  currency: CurrencyCode;
-  marginVersion: number;
-  generation: number;
-  /** Per scenario, integer minor units: the positions' P&L, and the open orders' extra (the worse side). */
-  pos: Float64Array;
-  ord: Float64Array;
-  /** Net contracts per (expiry, strike), x 10^AMOUNT_SCALE (integers): positions, and with open sells. */
-  strikes: Map<string, { pos: number; withSells: number }>;
-  /** Sum over strikes of net short contracts (x 10^AMOUNT_SCALE). */
-  shortPos: number;
-  shortWithSells: number;
-  /** Coin delta in minor units (rounded per leg): of the positions, of all buys filled, of all sells filled. */
-  dPos: number;
-  dBuys: number;
-  dSells: number;
-  legs: Map<number, Leg>;
-  /** Open combo lots per combo as added to the sums (copies), and their delta: sum of max(bid, ask) x |delta| (minor units). */
-  combos: Map<string, SideLots>;
-  dCombo: number;
-  /** Legs without a value (no index or mark): every figure is NaN, as standard margin's. */
-  unpriced: number;
-  /** A rebuild in progress (`refresh`): the instruments to add, in order, from `next`, and their ids
-   *  (a leg that changes while waiting is read when reached). null once complete. */
-  pending: { queue: Instrument[]; next: number; waiting: Set<number> } | null;
-}
+export type { ComboChange } from './pmCombos.ts';
 
 export interface PmFigures {
   /** Maintenance margin of the positions: worst counted loss + contingencies. */
@@ -275,58 +214,13 @@ export class PmRisk {
 
   /** The per-combo-lot vector of a combo, from the cache while its legs' vectors did not move; null: a leg has no value. */
   private comboVector(comboId: string): ComboVector | null {
-    const c = this.comboVectors.get(comboId);
-    if (c !== undefined) {
-      let fresh = true;
-      for (let i = 0; i < c.insts.length && fresh; i++) fresh = this.seriesVector(c.insts[i]!) === c.legs[i];
-      if (fresh) return c;
-    }
-    const r = this.ex.combos.byId.get(comboId);
-    if (r === undefined) return null;
-    const insts = c?.insts ?? [...this.ex.comboBooks.legInsts(r)];
-    const ratios = c?.ratios ?? r.legs.map((l) => l.ratio);
-    const legs: SeriesVector[] = [];
-    for (const inst of insts) {
-      const v = this.seriesVector(inst);
-      if (v === null) return null;
-      legs.push(v);
-    }
-    const du = new Float64Array(this.layout().total);
-    let delta = 0;
-    legs.forEach((v, l) => {
-      // contracts per combo lot: |ratio| leg lots (legFills), signed
-      const k = (ratios[l]! * insts[l]!.lotScaled) / AMOUNT_UNIT;
-      for (let i = 0; i < du.length; i++) du[i] += k * v.du[i]!;
-      delta += k * v.delta;
-    });
-    const made: ComboVector = { legs, du, delta, insts, ratios };
-    this.comboVectors.set(comboId, made);
-    return made;
+    return comboVectorOf(this.ex, this.comboVectors, comboId, (inst) => this.seriesVector(inst), this.layout().total);
   }
 
   /** Adds (1) or removes (-1) a combo's open lots: its worse side per scenario, its sells in the short contingency. */
   private applyCombo(s: Sums, comboId: string, lots: SideLots, sign: 1 | -1): void {
     if (lots.bid === 0 && lots.ask === 0) return; // nothing open: counts for nothing (priced or not)
-    const v = this.comboVector(comboId);
-    if (v === null) {
-      s.unpriced += sign;
-      return;
-    }
-    const d = CURRENCIES[s.currency].decimals;
-    const { bid, ask } = lots;
-    const du = v.du;
-    for (let i = 0; i < du.length; i++) {
-      const x = du[i]!;
-      if (x === 0) continue;
-      s.ord[i] += sign * pnlMinor(Math.min(bid * x, -ask * x), d);
-    }
-    // the short-option contingency counts every sell as if filled: the legs either side sells
-    for (let l = 0; l < v.insts.length; l++) {
-      const r = v.ratios[l]!;
-      const sells = r < 0 ? -r * bid : r * ask;
-      if (sells > 0) moveStrike(s, v.legs[l]!.strikeKey, 0, -sign * sells * v.insts[l]!.lotScaled);
-    }
-    s.dCombo += sign * Math.round(Math.max(bid, ask) * Math.abs(v.delta) * 10 ** d);
+    applyComboLots(s, this.comboVector(comboId), lots, sign);
   }
 
   /** Full sums over the account's positions and open orders in one currency; `comboChange`: a combo's open lots moved. */
@@ -335,7 +229,7 @@ export class PmRisk {
     this.advance(user, s, Infinity);
     if (comboChange !== undefined && comboChange.lots !== 0) {
       const old = s.combos.get(comboChange.id) ?? { bid: 0, ask: 0 };
-      const now = { bid: old.bid + (comboChange.side === 0 ? comboChange.lots : 0), ask: old.ask + (comboChange.side === 0 ? 0 : comboChange.lots) };
+      const now = lotsAfter(old, comboChange);
       this.applyCombo(s, comboChange.id, old, -1);
       this.applyCombo(s, comboChange.id, now, 1);
       s.combos.set(comboChange.id, now);
@@ -507,7 +401,7 @@ export class PmRisk {
     for (const p of positions) swaps.push(this.legSwap(s, p.inst, this.legOf(user, p.inst, 0, 0, p.lots)));
     if (combo !== null && combo.lots !== 0) {
       const old = s.combos.get(combo.id) ?? { bid: 0, ask: 0 };
-      const now = { bid: old.bid + (combo.side === 0 ? combo.lots : 0), ask: old.ask + (combo.side === 0 ? 0 : combo.lots) };
+      const now = lotsAfter(old, combo);
       swaps.push((sign) => {
         this.applyCombo(s, combo.id, sign === 1 ? old : now, -1);
         this.applyCombo(s, combo.id, sign === 1 ? now : old, 1);
@@ -563,29 +457,6 @@ export class PmRisk {
       if (change !== null) change(-1);
     }
   }
-}
-
-/** A move of an account's open lots in one combo, on one side (combo lots; negative: fewer). */
-export interface ComboChange {
-  id: string;
-  side: 0 | 1;
-  lots: number;
-}
-
-/** Moves one (expiry, strike)'s net contracts (positions; with open sells), and the sums of net shorts. */
-function moveStrike(s: Sums, key: string, dPos: number, dWithSells: number): void {
-  let k = s.strikes.get(key);
-  if (k === undefined) {
-    k = { pos: 0, withSells: 0 };
-    s.strikes.set(key, k);
-  }
-  s.shortPos -= Math.max(0, -k.pos);
-  s.shortWithSells -= Math.max(0, -k.withSells);
-  k.pos += dPos;
-  k.withSells += dWithSells;
-  s.shortPos += Math.max(0, -k.pos);
-  s.shortWithSells += Math.max(0, -k.withSells);
-  if (k.pos === 0 && k.withSells === 0) s.strikes.delete(key);
 }
 
 /** shortOptionContingency coin per net short contract (scaled by 10^AMOUNT_SCALE), rounded up. */

@@ -14,7 +14,7 @@ import { ceilDiv } from '../../domain/decimal.ts';
 import { black76Greeks, coinPrice, yearFraction } from '../../domain/pricing.ts';
 import { toMinorDown, toMinorUp } from '../margin.ts';
 import { DEFAULT_PM_PARAMS, priceMoves, volShock, type PortfolioMarginParams } from './params.ts';
-import type { PmLeg, PmPortfolio, PortfolioMargin, ScenarioPnl, VolScenario } from './types.ts';
+import type { PmCombo, PmLeg, PmPortfolio, PortfolioMargin, ScenarioPnl, VolScenario } from './types.ts';
 
 const MS_PER_DAY = 24 * 3600 * 1000;
 
@@ -87,13 +87,25 @@ export function portfolioMargin(pf: PmPortfolio, params: PortfolioMarginParams =
     return { n, T, days: Math.max((n.leg.expiry - pf.now) / MS_PER_DAY, 0), base: coinPrice(n.leg.optionType, F, n.leg.strike, T, n.leg.iv) };
   });
 
-  // P&L of the legs in `subset` at forward F(1+move) under one vol scenario
-  const scenario = (move: number, vol: VolScenario, subset: typeof priced): number => {
+  const combos = pricedCombos(pf, params);
+
+  // P&L of the legs in `subset` at forward F(1+move) under one vol scenario, then of the combo
+  // orders (`farOnly`: their far out-of-the-money legs alone, the extended table's subject)
+  const scenario = (move: number, vol: VolScenario, subset: typeof priced, farOnly: boolean): number => {
     const Fs = F * (1 + move);
     let sum = 0;
     for (const x of subset) {
       const iv = shockedVol(params, x.n.leg.iv, x.days, vol);
       sum += legPnl(x.n, coinPrice(x.n.leg.optionType, Fs, x.n.leg.strike, x.T, iv) - x.base);
+    }
+    for (const c of combos) {
+      // one combo lot's P&L; the combo's open lots as if filled, the worse side (a unit of its own)
+      let lot = 0;
+      for (const l of c.legs) {
+        if (farOnly && !l.far) continue;
+        lot += l.perLot * (coinPrice(l.series.optionType, Fs, l.series.strike, l.T, shockedVol(params, l.series.iv, l.days, vol)) - l.base);
+      }
+      sum += Math.min(c.bid * lot, -c.ask * lot);
     }
     return sum;
   };
@@ -102,14 +114,14 @@ export function portfolioMargin(pf: PmPortfolio, params: PortfolioMarginParams =
   for (const move of priceMoves(params)) {
     for (const vol of ['up', 'same', 'down'] as const) {
       // the unmoved market is the one everything is valued at now: exactly no P&L, not float noise
-      const pnl = move === 0 && vol === 'same' ? 0 : pnlMinor(scenario(move, vol, priced), decimals);
+      const pnl = move === 0 && vol === 'same' ? 0 : pnlMinor(scenario(move, vol, priced, false), decimals);
       scenarios.push({ table: 'standard', move, vol, pnl, counted: Math.max(0, -pnl) + 0 });
     }
   }
   const far = priced.filter((x) => farOtm(params, x.n.leg, F));
-  if (far.length > 0) {
+  if (far.length > 0 || combos.some((c) => c.legs.some((l) => l.far))) {
     for (const move of params.extendedMoves) {
-      const pnl = pnlMinor(scenario(move, 'up', far), decimals);
+      const pnl = pnlMinor(scenario(move, 'up', far, true), decimals);
       scenarios.push({ table: 'extended', move, vol: 'up', pnl, counted: ceilDiv(Math.max(0, -pnl) * params.extendedLossPercent, 100) + 0 });
     }
   }
@@ -117,7 +129,7 @@ export function portfolioMargin(pf: PmPortfolio, params: PortfolioMarginParams =
   let worst = scenarios.find((s) => s.table === 'standard' && s.move === 0 && s.vol === 'same')!;
   for (const s of scenarios) if (s.counted > worst.counted) worst = s;
 
-  const contingencies = contingenciesOf(params, priced, F, decimals);
+  const contingencies = contingenciesOf(params, priced, combos, F, decimals);
   const maintenanceMargin = worst.counted + contingencies.total;
   return {
     currency: pf.currency,
@@ -140,6 +152,7 @@ export function portfolioMargin(pf: PmPortfolio, params: PortfolioMarginParams =
 function contingenciesOf(
   p: PortfolioMarginParams,
   priced: { n: NetLeg; T: number; base: number }[],
+  combos: readonly PricedCombo[],
   F: number,
   decimals: number,
 ): PortfolioMargin['contingencies'] {
@@ -155,10 +168,48 @@ function contingenciesOf(
     buysDelta += x.n.buyOpen * d;
     sellsDelta -= x.n.sellOpen * d;
   }
+  // combo orders: the legs either side sells count as open sells; the delta of each combo, the
+  // worse of its sides in absolute value, on top (as the engine counts them, pmRisk.ts)
+  let comboDelta = 0;
+  for (const c of combos) {
+    let lotDelta = 0;
+    for (const l of c.legs) {
+      const key = `${l.series.expiry}:${l.series.strike}`;
+      const sells = l.perLot < 0 ? -l.perLot * c.bid : l.perLot * c.ask;
+      if (sells > 0) netShort.set(key, (netShort.get(key) ?? 0) - sells);
+      lotDelta += l.perLot * (black76Greeks(l.series.optionType, F, l.series.strike, l.T, l.series.iv, 0).delta - l.base);
+    }
+    comboDelta += Math.max(c.bid, c.ask) * Math.abs(lotDelta);
+  }
   let shortContracts = 0;
   for (const net of netShort.values()) if (net < 0) shortContracts -= net;
   const shortOption = up(shortContracts * p.shortOptionContingency, decimals);
-  const exposure = Math.max(Math.abs(delta + buysDelta), Math.abs(delta + sellsDelta));
+  const exposure = Math.max(Math.abs(delta + buysDelta), Math.abs(delta + sellsDelta)) + comboDelta;
   const deltaC = up(exposure * p.deltaContingency, decimals);
   return { shortOption, delta: deltaC, total: shortOption + deltaC };
+}
+
+/** A combo's open orders with each leg's valuation now (time to expiry, base price, far or not). */
+interface PricedCombo {
+  bid: number;
+  ask: number;
+  legs: { series: PmLeg; perLot: number; T: number; days: number; base: number; far: boolean }[];
+}
+
+/** The portfolio's combo orders with open lots, in combo id order (float sums depend on their order). */
+function pricedCombos(pf: PmPortfolio, params: PortfolioMarginParams): PricedCombo[] {
+  const F = pf.forward;
+  const combos = [...(pf.combos ?? [])].sort((a: PmCombo, b: PmCombo) => (a.combo < b.combo ? -1 : a.combo > b.combo ? 1 : 0));
+  const out: PricedCombo[] = [];
+  for (const c of combos) {
+    if (!(c.bid >= 0 && c.ask >= 0 && Number.isFinite(c.bid + c.ask))) throw new RangeError(`bad combo ${c.combo}`);
+    if (c.bid === 0 && c.ask === 0) continue;
+    const legs = c.legs.map((l) => {
+      const T = Math.max(yearFraction(pf.now, l.series.expiry), 0);
+      const days = Math.max((l.series.expiry - pf.now) / MS_PER_DAY, 0);
+      return { series: l.series, perLot: l.perLot, T, days, base: coinPrice(l.series.optionType, F, l.series.strike, T, l.series.iv), far: farOtm(params, l.series, F) };
+    });
+    out.push({ bid: c.bid, ask: c.ask, legs });
+  }
+  return out;
 }

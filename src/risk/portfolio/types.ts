@@ -26,6 +26,19 @@ export interface PmPortfolio {
   /** Valuation instant (ms): a parameter, never read from a clock. */
   now: number;
   legs: readonly PmLeg[];
+  /** The account's resting combo orders (issue 34), counted as the engine counts them
+   *  (src/risk/portfolio/pmRisk.ts): each combo a unit of its own, as if filled, the worse side. */
+  combos?: readonly PmCombo[];
+}
+
+/** One combo's open orders of an account: its bid and ask lots and what one combo lot holds. */
+export interface PmCombo {
+  combo: string;
+  /** Each leg's series (its position and open fields unused) and its signed contracts per combo lot. */
+  legs: readonly { series: PmLeg; perLot: number }[];
+  /** Open combo lots: of buy orders (bid) and of sell orders (ask), >= 0. */
+  bid: number;
+  ask: number;
 }
 
 export type VolScenario = 'up' | 'same' | 'down';
