@@ -14,6 +14,7 @@ import type { BlockRules } from '../blocktrades/types.ts';
 import { MAX_RFQ_LEGS, MIN_ANONYMOUS_MAKERS, visibleTo } from './engine.ts';
 import { identityOf, renderPublicTrade, renderQuote, renderRfq, renderRfqBlockTrade } from './render.ts';
 import type { Rfq, RfqFill, RfqHedge, RfqLeg, RfqQuote } from './types.ts';
+import { pmWarmup } from '../risk/portfolio/warmup.ts';
 
 /** Lifetime of an RFQ when the setting is absent (Deribit: 5 minutes). */
 export const RFQ_TTL_DEFAULT_MS = 300_000;
@@ -339,6 +340,10 @@ export const blockRfqMethods = [
       const hedge = hedgeParam(p.hedge);
       if (hedge !== null && hedge.instrument_name !== r.hedge?.instrument) throw reject(ERR.INVALID_ARGUMENTS, 'hedge_mismatch', 'hedge');
       if (p.legs.length !== r.legs.length || r.legs.some((l) => !p.legs.some((x) => x.instrument_name === l.instrument))) throw reject(ERR.INVALID_ARGUMENTS, 'legs_mismatch', 'legs');
+      // the makers' portfolio-margin sums (their checks read them) built in slices first (src/risk/portfolio/warmup.ts)
+      const makers = new Set<number>();
+      for (const q of s.ex.blockRfqs.quotes.values()) if (q.rfqId === r.id) makers.add(q.maker);
+      await pmWarmup(s.ex).readyAll([c.userId, ...makers]);
       return s.seq.submit(
         { t: 'rfq_accept', userId: c.userId, rfqId: r.id, side: side(p.direction), lots: lotsOf(p.amount), price: priceOf(p.price), gtc: p.time_in_force === 'good_til_cancelled', rules: rfqRules(s) },
         (res) => {

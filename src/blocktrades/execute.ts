@@ -112,15 +112,13 @@ export function sideRefusal(ex: Exchange, user: User, role: BlockRole, legs: rea
     }
     applyFill(m.after, inst, buy ? lots : -lots, leg.price);
   });
-  const afters: Position[] = [];
   for (const { before: p, after } of moved.values()) {
-    afters.push(after);
     valueChange += risk.positionValue(after) - risk.positionValue(p);
     change += risk.positionValue(after) - risk.positionValue(p) - (risk.positionIM(after) - risk.positionIM(p));
     const e = user.exposures.get(p.inst.id);
     if (e !== undefined && e.openOrders.size > 0) change -= risk.exposureIM(e, after.size) - risk.exposureIM(e, p.size);
   }
-  if (risk.isPm(user)) change = valueChange - pmRequirementChange(ex, user, cur, afters);
+  if (risk.isPm(user)) change = valueChange - pmRequirementChange(ex, user, cur, moved.values());
   // cross models: the currency's equity and requirement moved within the pool (the haircut makes
   // the pool's move differ from the currency's own)
   const available = risk.isCross(user) ? risk.crossInitialAfter(user, cur, cash + valueChange, valueChange - change) : risk.available(user, cur) + cash + change;
@@ -130,24 +128,16 @@ export function sideRefusal(ex: Exchange, user: User, role: BlockRole, legs: rea
 }
 
 /**
- * A portfolio-margin account's requirement (its initial margin with open orders) is not a sum over
- * positions: it is read from the scenario engine with every leg's position swapped in, then the
- * positions are put back. Only the user's position map is touched, and only inside this call; the
- * fresh figures read no running sums and leave none behind.
+ * A portfolio-margin account's requirement change (its initial margin with open orders): read from
+ * the scenario engine's running sums with every leg's position moved, then put back (exact: the
+ * sums are integers). The sums are complete when the command comes from the edge, which waits for
+ * both accounts' (src/risk/portfolio/warmup.ts); replay rebuilds them here if need be.
  */
-export function pmRequirementChange(ex: Exchange, user: User, cur: CurrencyCode, afters: readonly Position[]): number {
+export function pmRequirementChange(ex: Exchange, user: User, cur: CurrencyCode, moved: Iterable<{ before: Position; after: Position }>): number {
   const pm = ex.trading.risk.pm;
-  const before = pm.freshFigures(user, cur).initialMarginWithOrders;
-  const saved = afters.map((a) => [a.inst.id, user.positions.get(a.inst.id)] as const);
-  for (const a of afters) user.positions.set(a.inst.id, a);
-  try {
-    return pm.freshFigures(user, cur).initialMarginWithOrders - before;
-  } finally {
-    for (const [id, p] of saved) {
-      if (p === undefined) user.positions.delete(id);
-      else user.positions.set(id, p);
-    }
-  }
+  const before = pm.figures(user, cur).initialMarginWithOrders;
+  const changes = [...moved].map(({ before: p, after }) => ({ inst: after.inst, lots: after.size - p.size }));
+  return pm.withChanges(user, cur, changes, null).initialMarginWithOrders - before;
 }
 
 /** private/simulate_block_trade and verify_block_trade's check of the caller's own side (reads only). */

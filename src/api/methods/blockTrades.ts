@@ -18,6 +18,7 @@ import type { Services } from '../../app/services.ts';
 import { renderUserTrade } from '../render.ts';
 import { defineMethod } from '../rpc/registry.ts';
 import { Count, CurrencyParam, InstrumentName, Timestamp, caller, unwrap } from './common.ts';
+import { pmWarmup } from '../../risk/portfolio/warmup.ts';
 
 /** Legs one block trade may have. */
 export const MAX_BLOCK_LEGS = 20;
@@ -108,7 +109,7 @@ export const blockTradeMethods = [
     summary:
       "Executes a block trade with the counterparty's signature over the same timestamp, nonce and trades (the caller takes the other role): every leg on both accounts at once, or nothing (each side's margin checked after all legs).",
     params: Type.Object({ ...Agreement, counterparty_signature: Signature }),
-    handler(ctx, p) {
+    async handler(ctx, p) {
       const c = caller(ctx);
       const s = ctx.services;
       const sig = parseSignature(p.counterparty_signature);
@@ -118,6 +119,8 @@ export const blockTradeMethods = [
       // any field other than what the counterparty signed (an amount, a price, an instrument, a
       // direction, the nonce, a role) gives another MAC
       if (!macMatches(keyOf(s), fields, sig.mac)) throw reject(ERR.INVALID_ARGUMENTS, 'block_trade_signature_invalid', 'counterparty_signature');
+      // both sides' portfolio-margin sums (each side's check reads them) built in slices first (src/risk/portfolio/warmup.ts)
+      await pmWarmup(s.ex).readyAll([c.userId, sig.signer]);
       return s.seq.submit(
         { t: 'block_trade', executor: c.userId, signer: sig.signer, role: p.role, timestamp: p.timestamp, nonce: p.nonce, expiry: sig.expiry, sig: sig.mac, legs, rules: blockRules(s) },
         (r) => {

@@ -17,6 +17,7 @@ import { MAX_EXTENDED_MOVES, PM_PARAM_BOUNDS, type PortfolioMarginParams } from 
 import { portfolioMargin } from '../../risk/portfolio/scenarios.ts';
 import { MARGIN_MODELS, type MarginModel } from '../../risk/portfolio/state.ts';
 import { preview, switchRefusal, type SwitchResult } from '../../risk/portfolio/switch.ts';
+import { pmWarmup } from '../../risk/portfolio/warmup.ts';
 import type { AccountRisk } from '../../risk/accountRisk.ts';
 import type { PortfolioMargin, ScenarioPnl } from '../../risk/portfolio/types.ts';
 import { money } from '../render.ts';
@@ -264,12 +265,15 @@ portfolioMarginMethods.push(
       margin_model: Type.Union(MARGIN_MODELS.map((m) => Type.Literal(m))),
       dry_run: Type.Boolean({ default: false }),
     }),
-    handler(ctx, p) {
+    async handler(ctx, p) {
       const ex = ctx.services.ex;
       const me = caller(ctx).userId;
       const id = p.user_id ?? me;
       if (id !== me && ex.subaccounts.subs.get(id)?.mainId !== me) throw reject(ERR.NOT_FOUND, 'subaccount_not_found', 'user_id');
       const model = p.margin_model as MarginModel;
+      // the switch reads the account's scenario sums whatever its model now: built in slices
+      // first, not in the command's turn (src/risk/portfolio/warmup.ts)
+      await pmWarmup(ex).readyAll([id], true);
       if (p.dry_run) {
         return ctx.services.seq.read(() => {
           const user = ex.users.get(id);

@@ -10,6 +10,7 @@ import { DEFERRED, StandbyRefusal } from '../../sequencer/sequencer.ts';
 import { ERROR_TABLE, errorBody, httpStatus, standbyErrorBody } from './errors.ts';
 import { scopeAllows, type Caller, type CallSink, type MethodDef } from './registry.ts';
 import { compileValidators, validateParams, type Validators } from './validate.ts';
+import { pmWarmup } from '../../risk/portfolio/warmup.ts';
 
 export interface CompiledMethod {
   def: MethodDef;
@@ -238,13 +239,22 @@ function failed(s: Services, name: string, err: unknown, requestId?: string): Ca
   return { status: 500, error: { code: ERR.INTERNAL, message: 'internal_server_error', data: { reason: `correlation_id ${correlationId}` } } };
 }
 
+/**
+ * Whether an admitted call must first wait for its caller's portfolio-margin sums (a PM account the
+ * scan has not refreshed since the last tick): then its order check or summary would rebuild the
+ * whole account inside its own turn (src/risk/portfolio/warmup.ts).
+ */
+function mustWarmUp(s: Services, a: Admitted): boolean {
+  return a.caller !== null && s.ex.pm.models.size > 0 && pmWarmup(s.ex).needs(a.caller.userId);
+}
+
 export async function call(s: Services, m: CompiledMethod, input: CallInput): Promise<CallOutput> {
   const started = performance.now();
   try {
     const a = admit(s, m, input);
     if (a instanceof Promise) throw await a;
-    const result = await m.def.handler({ services: s, caller: a.caller, ip: input.ip, cod: input.cod === true }, input.params as never);
-    return succeeded(s, m.def.name, started, a.charge, result);
+    if (mustWarmUp(s, a)) await pmWarmup(s.ex).readyAll([a.caller!.userId]);
+    return await handled(s, m, input, a, started);
   } catch (err) {
     return failed(s, m.def.name, err, input.requestId);
   }
@@ -263,6 +273,8 @@ export function callDeferred(s: Services, m: CompiledMethod, input: CallInput, s
   try {
     const a = admit(s, m, input);
     if (a instanceof Promise) return a.then((r) => failed(s, m.def.name, r));
+    // the caller's PM sums are rebuilt in slices first; the call then answers by promise, as call() does
+    if (mustWarmUp(s, a)) return pmWarmup(s.ex).readyAll([a.caller!.userId]).then(() => handled(s, m, input, a, started));
     sink.started = started;
     sink.charge = a.charge;
     const result: unknown = m.def.handler({ services: s, caller: a.caller, ip: input.ip, sink, cod: input.cod === true }, input.params as never);
@@ -276,6 +288,16 @@ export function callDeferred(s: Services, m: CompiledMethod, input: CallInput, s
     return succeeded(s, m.def.name, started, a.charge, result);
   } catch (err) {
     return failed(s, m.def.name, err);
+  }
+}
+
+/** The handler's answer of an admitted call, as call() gives it. */
+async function handled(s: Services, m: CompiledMethod, input: CallInput, a: Admitted, started: number): Promise<CallOutput> {
+  try {
+    const result = await m.def.handler({ services: s, caller: a.caller, ip: input.ip, cod: input.cod === true }, input.params as never);
+    return succeeded(s, m.def.name, started, a.charge, result);
+  } catch (err) {
+    return failed(s, m.def.name, err, input.requestId);
   }
 }
 

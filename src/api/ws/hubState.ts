@@ -27,6 +27,8 @@ export interface Topic {
   frames: Buffer[];
   /** ticker: fingerprint of what was last published */
   last?: string;
+  /** user.portfolio: a summary skipped while the account's PM sums were stale, sent in a later round */
+  owed?: boolean;
 }
 
 /** Subscribers with exactly the same topics: every round sends each of them the same bytes. */

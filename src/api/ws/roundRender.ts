@@ -18,6 +18,7 @@ import { notification } from './frames.ts';
 import type { AnyOrder, BookState, Changes, Topic } from './hubState.ts';
 import { isParitySpec, parityRound, type ParityTopic } from './parityChannels.ts';
 import { isRfqSpec, rfqRound, type RfqTopic } from '../../blockrfq/channels.ts';
+import { pmWarmup } from '../../risk/portfolio/warmup.ts';
 
 /**
  * Renders the round of `cadence` for every topic: `books` are the cadence's published books (their
@@ -249,9 +250,19 @@ export function renderRound(
         const uid = topic.userId!;
         const user = ex.users.get(uid);
         if (!user) break;
+        // a PM account the scan has not refreshed since a tick: its summary would rebuild the whole
+        // account in this round; it goes out in a later round, the sums rebuilt in slices meanwhile
+        // (src/risk/portfolio/warmup.ts)
+        if (ex.pm.models.size > 0 && pmWarmup(ex).needs(uid)) {
+          topic.owed = true;
+          pmWarmup(ex).ready(uid).catch(() => undefined); // a failure shows in the call that next reads them
+          break;
+        }
+        const owed = topic.owed === true;
+        topic.owed = false;
         const currencies = spec.currency === null ? (['BTC', 'ETH'] as CurrencyCode[]) : [spec.currency];
         for (const c of currencies) {
-          if (!ch.everyone && !ch.users.has(uid) && !ch.currencies.has(c) && topic.last !== undefined) continue;
+          if (!owed && !ch.everyone && !ch.users.has(uid) && !ch.currencies.has(c) && topic.last !== undefined) continue;
           const data = JSON.stringify(accountSummary(ex, user, c, false));
           if (spec.currency !== null) {
             if (data === topic.last) continue;

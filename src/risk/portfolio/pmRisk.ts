@@ -330,6 +330,12 @@ export class PmRisk {
     return this.advance(user, s, budget);
   }
 
+  /** Whether the account's sums in `currency` are complete and current: a read or a check of them does no rebuild. */
+  complete(user: User, currency: CurrencyCode): boolean {
+    const s = this.sums.get(user)?.get(currency);
+    return this.valid(s) && s.pending === null;
+  }
+
   /** Call after an account's position or open orders in `inst` changed: moves the sums by the difference. */
   legChanged(user: User, inst: Instrument): void {
     const s = this.sums.get(user)?.get(inst.currency);

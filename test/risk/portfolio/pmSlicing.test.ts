@@ -6,24 +6,9 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { scanForLiquidation } from '../../../src/engine/liquidation.ts';
 import { PM_STEP_UNITS, WORK, maxLegUnits } from '../../../src/risk/portfolio/pmRisk.ts';
-import { EXP_MAR, Harness, spec } from '../../helpers/engine.ts';
-import { markPrice, switched, trade } from './pmHarness.ts';
+import type { Harness } from '../../helpers/engine.ts';
+import { DESK_SPECS, bigDesk, markPrice } from './pmHarness.ts';
 
-/** 30 strikes x call/put: 60 series. */
-const SPECS = Array.from({ length: 30 }, (_, i) => 70_000 + 2000 * i).flatMap((k) => [spec('BTC', EXP_MAR, k, 'call'), spec('BTC', EXP_MAR, k, 'put')]);
-
-/** A desk on `model` holding every series (short the inner strikes, long the outer), and the table at
- *  its largest (41 buckets: 139 scenarios), so that one account's rebuild is several budgets' work. */
-function desk(model: 'segregated_pm' | 'cross_pm'): { h: Harness; desk: number; cp: number } {
-  const h = Harness.market(SPECS);
-  const boss = (h.apply({ t: 'create_user', email: 'admin@pm.io', passwordHash: 'x', role: 'admin', inviteCode: null, by: null }) as { id: number }).id;
-  assert.ok(!('code' in (h.apply({ t: 'set_pm_params', params: { priceBuckets: 41 }, by: boss }) as object)));
-  const cp = h.user('100000');
-  const d = h.user('5000');
-  switched(h, d, model);
-  for (const s of SPECS) trade(h, d, cp, s.name, Math.abs(s.strike - 100_000) <= 10_000 ? -1 : 1);
-  return { h, desk: d, cp };
-}
 
 /** Runs the scan to its end; the recompute work of every step (between two yields). */
 function scanSteps(h: Harness): number[] {
@@ -52,12 +37,12 @@ describe('the PM recompute after a tick, sliced by work units', () => {
 
   for (const model of ['segregated_pm', 'cross_pm'] as const) {
     it(`never does more than PM_STEP_UNITS of work between two yields of the scan, a ${model} desk's rebuild spread over several steps`, () => {
-      const { h, desk: d } = desk(model);
+      const { h, desk: d } = bigDesk(model);
       h.apply({ t: 'index', currency: 'BTC', price: 101_000, manual: true, by: null });
       const units = scanSteps(h);
       // every series revalued (41 x 3 + 8 extended scenarios, its base and its delta) and every leg summed, once
       const scenarios = 41 * 3 + h.ex.pm.params.extendedMoves.length;
-      const total = SPECS.length * (scenarios + WORK.revaluation * (scenarios + 2));
+      const total = DESK_SPECS.length * (scenarios + WORK.revaluation * (scenarios + 2));
       assert.equal(units.reduce((a, b) => a + b, 0), total, 'the rebuild did all of its work, once');
       assert.ok(Math.max(...units) <= PM_STEP_UNITS, `largest step ${Math.max(...units)} units`);
       // one account per step would have done it all in one (the naive scan)
@@ -72,10 +57,10 @@ describe('the PM recompute after a tick, sliced by work units', () => {
   }
 
   it('a rebuild left halfway stays exact through fills, a cancel and a tick between its slices', () => {
-    const { h, desk: d, cp } = desk('segregated_pm');
+    const { h, desk: d, cp } = bigDesk('segregated_pm');
     const pm = h.ex.trading.risk.pm;
     const u = h.u(d);
-    const [first, mid, last] = [SPECS[0]!.name, SPECS[31]!.name, SPECS[SPECS.length - 1]!.name];
+    const [first, mid, last] = [DESK_SPECS[0]!.name, DESK_SPECS[31]!.name, DESK_SPECS[DESK_SPECS.length - 1]!.name];
     // resting orders the counterparty fills, or the desk cancels, while the rebuild is halfway: the
     // desk's own orders would finish it (an order check reads complete figures)
     const sell = h.ok(d, 'sell', first, markPrice(h, first), '2');
@@ -110,7 +95,7 @@ describe('the PM recompute after a tick, sliced by work units', () => {
     // an order check in the middle of a rebuild finishes it at once (the figures it reads are complete)
     h.apply({ t: 'index', currency: 'BTC', price: 99_000, manual: true, by: null });
     halfway(scanForLiquidation(h.ex));
-    h.ok(d, 'buy', SPECS[4]!.name, markPrice(h, SPECS[4]!.name), '1');
+    h.ok(d, 'buy', DESK_SPECS[4]!.name, markPrice(h, DESK_SPECS[4]!.name), '1');
     assert.equal(pm.refresh(u, 'BTC', 0), true);
     assertExact(h, d);
   });
