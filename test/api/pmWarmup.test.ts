@@ -108,10 +108,26 @@ describe('a PM desk whose sums are stale waits for them at the edge', () => {
     }
   });
 
-  it('a summary read after a tick answers figures equal to a full rebuild', async () => {
+  it('a summary read after a tick reads ready sums, and answers figures equal to a full rebuild', async () => {
+    const ex = srv.app.services.ex;
+    const risk = ex.trading.risk;
+    const account = risk.account.bind(risk);
+    const reads: number[] = [];
+    risk.account = (user, currency) => {
+      const w = risk.pm.work;
+      const r = account(user, currency);
+      if (user.id === deskId) reads.push(risk.pm.work - w);
+      return r;
+    };
+    try {
+      await afterTick(() => ok(srv.url, 'private/get_account_summary', { currency: 'BTC' }, desk));
+    } finally {
+      risk.account = account;
+    }
+    assert.ok(reads.length > 0, 'the summary read the figures');
+    assert.ok(Math.max(...reads) <= maxLegUnits(), `the summary's reads: ${reads.join(', ')} units`);
     await afterTick(async () => {
       const s = await ok(srv.url, 'private/get_account_summary', { currency: 'BTC' }, desk);
-      const ex = srv.app.services.ex;
       const f = ex.trading.risk.pm.freshFigures(ex.users.get(deskId)!, 'BTC');
       assert.ok(f.maintenanceMargin > 0);
       assert.ok(Math.abs(s.maintenance_margin - f.maintenanceMargin / 1e8) < 1e-9, `${s.maintenance_margin} against ${f.maintenanceMargin}`);

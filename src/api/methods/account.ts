@@ -16,7 +16,7 @@ import { toMinorDown } from '../../risk/margin.ts';
 import { coin } from '../render.ts';
 import { crossView } from './crossView.ts';
 import { defineMethod, type CallContext } from '../rpc/registry.ts';
-import { CurrencyOrAny, CurrencyParam, InstrumentName, KindParam, caller, currencyFilter } from './common.ts';
+import { CurrencyOrAny, CurrencyParam, InstrumentName, KindParam, caller, currencyFilter, readMargins } from './common.ts';
 import { selfTradingOf } from '../../engine/selfTrade.ts';
 import { SubaccountId, readFor } from './actingFor.ts';
 import { accountSettings, currencySettings, feesOf, greekMaps, limitsOf, usdTotals } from './accountExtras.ts';
@@ -305,7 +305,7 @@ export const accountMethods = [
     scope: 'account:read',
     params: Type.Object({ currency: CurrencyParam }),
     handler(ctx, p) {
-      return ctx.services.seq.read(() => balanceObject(ctx.services.ex.trading.risk.account(userOf(ctx), p.currency as CurrencyCode)));
+      return readMargins(ctx, () => balanceObject(ctx.services.ex.trading.risk.account(userOf(ctx), p.currency as CurrencyCode)));
     },
   }),
   defineMethod({
@@ -314,7 +314,7 @@ export const accountMethods = [
     scope: 'account:read',
     params: Type.Object({ currency: CurrencyParam }),
     handler(ctx, p) {
-      return ctx.services.seq.read(() => {
+      return readMargins(ctx, () => {
         const user = userOf(ctx);
         const currency = p.currency as CurrencyCode;
         const r = ctx.services.ex.trading.risk.account(user, currency);
@@ -342,7 +342,7 @@ export const accountMethods = [
     scope: 'account:read',
     params: Type.Object({ currency: CurrencyParam, extended: Extended, subaccount_id: SubaccountId }),
     handler(ctx, p) {
-      return ctx.services.seq.read(() => {
+      return readMargins(ctx, () => {
         const user = readFor(ctx, p.subaccount_id);
         const out = accountSummary(ctx.services.ex, user, p.currency as CurrencyCode, p.extended);
         // the figures of every currency and the rate limits: with `extended` only (they cost a read of each currency)
@@ -356,7 +356,7 @@ export const accountMethods = [
     scope: 'account:read',
     params: Type.Object({}),
     handler(ctx) {
-      return ctx.services.seq.read(() => {
+      return readMargins(ctx, () => {
         const user = userOf(ctx);
         return CURRENCY_CODES.map((c) => balanceObject(ctx.services.ex.trading.risk.account(user, c)));
       });
@@ -368,7 +368,7 @@ export const accountMethods = [
     scope: 'account:read',
     params: Type.Object({ extended: Extended, subaccount_id: SubaccountId }),
     handler(ctx, p) {
-      return ctx.services.seq.read(() => {
+      return readMargins(ctx, () => {
         const ex = ctx.services.ex;
         const user = readFor(ctx, p.subaccount_id);
         // with `extended`, the totals and limits, computed once for every summary
@@ -385,7 +385,7 @@ export const accountMethods = [
     scope: 'trade:read',
     params: Type.Object({ instrument_name: InstrumentName }),
     handler(ctx, p) {
-      return ctx.services.seq.read(() => {
+      return readMargins(ctx, () => {
         const inst = ctx.services.ex.instruments.get(p.instrument_name);
         if (!inst) throw reject(ERR.INVALID_INSTRUMENT, undefined, 'instrument_name');
         return renderPosition(ctx.services.ex, userOf(ctx), inst);
@@ -398,7 +398,7 @@ export const accountMethods = [
     scope: 'trade:read',
     params: Type.Object({ currency: Type.Optional(CurrencyOrAny), kind: KindParam, subaccount_id: SubaccountId }),
     handler(ctx, p) {
-      return ctx.services.seq.read(() => {
+      return readMargins(ctx, () => {
         const ex = ctx.services.ex;
         const user = readFor(ctx, p.subaccount_id);
         if (!optionKind(p.kind)) return [];
@@ -412,7 +412,7 @@ export const accountMethods = [
     scope: 'trade:read',
     params: Type.Object({ currency: Type.Optional(CurrencyOrAny) }),
     handler(ctx, p) {
-      return ctx.services.seq.read(() => {
+      return readMargins(ctx, () => {
         const ex = ctx.services.ex;
         const user = userOf(ctx);
         return sortedPositions(ex, user, currencyFilter(p.currency)).map((pos) => {
@@ -431,7 +431,7 @@ export const accountMethods = [
     scope: 'trade:read',
     params: Type.Object({ currency: Type.Optional(CurrencyOrAny) }),
     handler(ctx, p) {
-      return ctx.services.seq.read(() => {
+      return readMargins(ctx, () => {
         const ex = ctx.services.ex;
         const user = userOf(ctx);
         const out: Record<string, unknown>[] = [];

@@ -2,6 +2,7 @@
 import { Type } from '@sinclair/typebox';
 import { CURRENCY_CODES, type CurrencyCode } from '../../domain/currency.ts';
 import { ERR, isReject, reject, type Reject } from '../../domain/errors.ts';
+import { pmWarmup } from '../../risk/portfolio/warmup.ts';
 import type { CallContext, Caller } from '../rpc/registry.ts';
 import { SAFE_TEXT_PATTERN } from '../rpc/validate.ts';
 
@@ -39,4 +40,25 @@ export function unwrap<T>(result: T | Reject): T {
 
 export function currencyFilter(c: string | undefined): CurrencyCode | null {
   return c === undefined || c === 'any' ? null : (c as CurrencyCode);
+}
+
+const STALE = Symbol('stale');
+
+/**
+ * `seq.read` for a call that reads the caller's margin figures: `fn` runs on durable state with the
+ * caller's portfolio-margin sums complete, rebuilt in slices first when stale (src/risk/portfolio/
+ * warmup.ts), so the read never rebuilds them in its own turn. A tick can land while the read waits
+ * for the open batch to be durable: it waits again, and a third time runs as things stand.
+ */
+export async function readMargins<R>(ctx: CallContext, fn: () => R): Promise<R> {
+  const s = ctx.services;
+  const id = ctx.caller?.userId;
+  if (id === undefined || s.ex.pm.models.size === 0) return s.seq.read(fn);
+  const warm = pmWarmup(s.ex);
+  for (let attempt = 0; ; attempt++) {
+    const last = attempt >= 2;
+    if (!last) await warm.readyAll([id]);
+    const r = await s.seq.read(() => (!last && warm.needs(id) ? STALE : fn()));
+    if (r !== STALE) return r;
+  }
 }

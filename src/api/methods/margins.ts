@@ -12,7 +12,7 @@ import { contractsOf, shortOpeningLots } from '../../risk/accountRisk.ts';
 import { toMinorUp } from '../../risk/margin.ts';
 import { money } from '../render.ts';
 import { defineMethod } from '../rpc/registry.ts';
-import { InstrumentName, caller } from './common.ts';
+import { InstrumentName, caller, readMargins } from './common.ts';
 
 export const marginMethods = [
   defineMethod({
@@ -31,7 +31,7 @@ export const marginMethods = [
       if (scaled === null || scaled <= 0) throw reject(ERR.INVALID_AMOUNT, 'invalid_amount', 'amount');
       const price = p.price > 0 ? parseScaled(p.price, PRICE_SCALE) : null;
       if (price === null) throw reject(p.price > 0 ? ERR.PRICE_WRONG_TICK : ERR.INVALID_PRICE, undefined, 'price');
-      return ctx.services.seq.read(() => {
+      return readMargins(ctx, () => {
         const inst = ex.instruments.get(p.instrument_name);
         if (!inst) throw reject(ERR.INVALID_INSTRUMENT, undefined, 'instrument_name');
         if (scaled % inst.lotScaled !== 0) throw reject(ERR.INVALID_AMOUNT, 'invalid_amount', 'amount');

@@ -23,7 +23,7 @@ import type { PortfolioMargin, ScenarioPnl } from '../../risk/portfolio/types.ts
 import { money } from '../render.ts';
 import { defineMethod, type CallContext } from '../rpc/registry.ts';
 import { accountSummary, usdTotalsOf } from './account.ts';
-import { CurrencyParam, caller, unwrap } from './common.ts';
+import { CurrencyParam, caller, unwrap, readMargins } from './common.ts';
 import { crossJson, crossView, type CrossView } from './crossView.ts';
 
 /** At most this many what-if positions per call: each costs a revaluation in every scenario. */
@@ -126,7 +126,7 @@ export const portfolioMarginMethods: ReturnType<typeof defineMethod>[] = [
       "The account summary with projected_initial_margin and projected_maintenance_margin under portfolio margin for the caller's book in `currency` (add_positions, default true: positions, open orders and resting combo orders, as the engine margins them) plus `simulated_positions` ({instrument_name: amount}, negative for shorts, at most 100); on the cross models (cross_pm, cross_sm) the projection is pooled across currencies (every currency under portfolio margin, in `currency`). Read-only: the account keeps its margin model.",
     params: Params,
     handler(ctx, p) {
-      return ctx.services.seq.read(() => {
+      return readMargins(ctx, () => {
         const s = simulate(ctx, p);
         // the account as it stands (its own model); the projection is under portfolio margin
         const summary = accountSummary(ctx.services.ex, s.user, s.currency, false);
@@ -151,7 +151,7 @@ export const portfolioMarginMethods: ReturnType<typeof defineMethod>[] = [
       "The full portfolio-margin scenario table of the caller's book in `currency` (positions, open orders and resting combo orders, the orders as if filled, the worse side, as the engine margins them) plus `simulated_positions`: every scenario's P&L (price move x vol move, then the extended table), the worst one, the contingencies, the resulting initial and maintenance margin (the initial margin with combo_orders_hold: the resting combo orders' fill loss at mark and fees, held outside the scenarios), and the parameters used; on the cross models (cross_pm, cross_sm) also `cross` (every currency's part of the pooled requirement under portfolio margin, in `currency`) and cross_initial_margin / cross_maintenance_margin. Read-only.",
     params: Params,
     handler(ctx, p) {
-      return ctx.services.seq.read(() => {
+      return readMargins(ctx, () => {
         const s = simulate(ctx, p);
         const { user, currency, index, pm } = s;
         const m = (x: number) => money(x, currency);
