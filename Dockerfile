@@ -3,7 +3,7 @@
 #   docker run -p 8080:8080 -v strikebook-data:/data -e STRIKEBOOK_MODE=production ... strikebook
 #   gateway: same image, command ["node", "--import", "tsx", "src/gateway/main.ts"]
 
-# ---- build: dependencies (better-sqlite3 compiles if no prebuilt binary fits) and the web app ----
+# ---- build: dependencies (better-sqlite3 compiles if no prebuilt binary fits), the web app and the server bundle ----
 FROM node:20-bookworm-slim AS build
 RUN apt-get update \
  && apt-get install -y --no-install-recommends python3 make g++ \
@@ -17,8 +17,10 @@ COPY tsconfig.json ./
 COPY web ./web
 COPY src ./src
 COPY config ./config
-# the web app is built here, once, not at every start (web/dist is served from memory)
-RUN node --import tsx web/build.ts && npm prune --omit=dev
+COPY scripts ./scripts
+# the web app and the server bundle are built here, once, not at every start (web/dist is served
+# from memory; dist/server is what the server runs: scripts/buildServer.ts)
+RUN node --import tsx web/build.ts && node --import tsx scripts/buildServer.ts && npm prune --omit=dev
 
 # ---- run: no compilers, no dev dependencies, not root ----
 FROM node:20-bookworm-slim
@@ -32,6 +34,7 @@ COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/src ./src
 COPY --from=build /app/config ./config
 COPY --from=build /app/web/dist ./web/dist
+COPY --from=build /app/dist/server ./dist/server
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=8080 \
@@ -44,4 +47,4 @@ HEALTHCHECK --interval=10s --timeout=3s --start-period=60s \
 # tini is PID 1: it forwards SIGTERM to node (a graceful stop) and reaps zombies; node is its child,
 # started directly, never through npm (npm does not pass SIGTERM on)
 ENTRYPOINT ["/usr/bin/tini", "--"]
-CMD ["node", "--import", "tsx", "src/app/main.ts"]
+CMD ["node", "dist/server/main.js"]

@@ -126,12 +126,26 @@ export async function call(base: string, method: string, params: Record<string, 
   return body.result;
 }
 
-/** The node flags of `npm start` (V8 heap settings), so that the benchmarks run what users run. */
-export function startScriptNodeFlags(): string[] {
-  const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } };
-  // `exec node <flags> --import tsx src/app/main.ts`: npm start execs node so that SIGTERM reaches it
+/** `npm start`'s command after `node`: its node flags (V8 heap settings, if any) and its script. */
+function startScriptWords(root = ROOT): string[] {
+  const pkg = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts: { start: string } };
+  // `exec node <flags> dist/server/main.js`: npm start execs node so that SIGTERM reaches it
   const words = pkg.scripts.start.split(/\s+/).filter((w) => w !== 'exec');
-  return words.slice(words.indexOf('node') + 1, words.indexOf('--import'));
+  return words.slice(words.indexOf('node') + 1);
+}
+
+/** The node flags of `npm start` (V8 heap settings), so that the benchmarks run what users run. */
+export function startScriptNodeFlags(root = ROOT): string[] {
+  return startScriptWords(root).filter((w) => w.startsWith('-'));
+}
+
+/** The script `npm start` runs (the server bundle, scripts/buildServer.ts), built first when stale,
+ *  as npm start's prestart builds it. */
+export function startScript(root = ROOT): string {
+  const words = startScriptWords(root);
+  const script = words[words.length - 1]!;
+  if (script.endsWith('.js')) execFileSync(process.execPath, ['--import', 'tsx', 'scripts/buildServer.ts', '--if-stale'], { cwd: root, stdio: 'inherit' });
+  return script;
 }
 
 /**
@@ -139,7 +153,7 @@ export function startScriptNodeFlags(): string[] {
  * `env` overrides those settings.
  */
 export function spawnStrikebook(port: number, dataDir: string, nodeArgs: string[] = [], env: Record<string, string> = {}): ChildProcess {
-  return spawnNode([...startScriptNodeFlags(), ...nodeArgs, '--import', 'tsx', 'src/app/main.ts'], {
+  return spawnNode([...startScriptNodeFlags(), ...nodeArgs, startScript()], {
     PORT: String(port),
     STRIKEBOOK_DATA_DIR: dataDir,
     STRIKEBOOK_BOOTSTRAP_TOKEN: BOOTSTRAP,

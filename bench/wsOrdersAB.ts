@@ -14,11 +14,11 @@
 // ratio to the echo runs of the same round, and the server process's CPU per answer (the figure
 // least disturbed by the other processes on the machine).
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { benchAdmin } from './benchAccounts.ts';
-import { BOOTSTRAP, benchServerArgs, runIfMain, stopGracefully, waitHttp } from './support.ts';
+import { BOOTSTRAP, benchServerArgs, runIfMain, startScript, startScriptNodeFlags, stopGracefully, waitHttp } from './support.ts';
 import { drive, fmt, spawnEchoServer, wsPlans, type WsLoad, type WsPlan } from './wsOrdersBench.ts';
 
 interface Side {
@@ -33,11 +33,10 @@ interface Side {
 
 /** `npm start`'s command (as spawnStrikebook runs it) from another checkout. */
 function spawnFrom(root: string, port: number, dataDir: string): ChildProcess {
-  const pkg = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts: { start: string } };
-  const words = pkg.scripts.start.split(/\s+/);
-  // the node flags between `node` and `--import` ("exec node --import tsx ..." has none)
-  const flags = words.slice(words.indexOf('node') + 1, words.indexOf('--import'));
-  return spawn(process.execPath, [...flags, ...benchServerArgs(), '--import', 'tsx', 'src/app/main.ts'], {
+  // a checkout from before the server bundle starts its sources through tsx
+  const script = startScript(root);
+  const entry = script.endsWith('.ts') ? ['--import', 'tsx', script] : [script];
+  return spawn(process.execPath, [...startScriptNodeFlags(root).filter((f) => f !== '--import' && f !== 'tsx'), ...benchServerArgs(), ...entry], {
     cwd: root,
     stdio: ['ignore', 'ignore', 'inherit'],
     env: {

@@ -1,4 +1,5 @@
-// Server entry point: `node --import tsx src/app/main.ts` (what `npm start` execs; docs/operations.md
+// Server entry point. `npm start` execs its bundle, `node dist/server/main.js` (scripts/buildServer.ts);
+// `node --import tsx src/app/main.ts` (`npm run start:dev`) runs it from the sources (docs/operations.md
 // "Stopping a server": run it directly, or through npm, which passes SIGTERM on to it).
 import { createLogger, startExchange } from './services.ts';
 import { bootstrapNotice, noticeOnTakeover, serverConfigOrExit, startFailureLine } from './startup.ts';

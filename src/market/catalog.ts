@@ -36,8 +36,8 @@
 // configurable: the premium maths of src/domain/instrument.ts assumes 1-coin contracts.
 
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import type { CurrencyCode } from '../domain/currency.ts';
+import { projectPath } from '../app/projectRoot.ts';
 import { CURRENCIES, OPTION_CURRENCIES } from '../domain/currency.ts';
 import { parseScaled } from '../domain/decimal.ts';
 import type { Instrument, OptionType, SettlementPeriod, TickStep } from '../domain/instrument.ts';
@@ -78,7 +78,7 @@ export interface CatalogConfig {
   schedule: ScheduleConfig;
 }
 
-export const DEFAULT_CATALOG_PATH = fileURLToPath(new URL('../../config/catalog.json', import.meta.url));
+export const DEFAULT_CATALOG_PATH = projectPath('config', 'catalog.json');
 
 // ---------------------------------------------------------------------------------------------
 // Loading and validation

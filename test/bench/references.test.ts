@@ -11,7 +11,7 @@ import { openSqliteJournal } from '../../src/journal/sqliteJournal.ts';
 import { LATENCY_BOUNDS_S } from '../../src/app/latencyHistogram.ts';
 import { buckets } from '../../bench/openLoopBench.ts';
 import { bareReplay } from '../../bench/replayBench.ts';
-import { ALTERNATED_SLICES, alternated, freePort, spawnBareServer, startScriptNodeFlags, waitHttp, type LoadResult } from '../../bench/support.ts';
+import { ALTERNATED_SLICES, alternated, freePort, spawnBareServer, startScript, startScriptNodeFlags, waitHttp, type LoadResult } from '../../bench/support.ts';
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'strikebook-bench-refs-'));
 after(() => fs.rmSync(root, { recursive: true, force: true }));
@@ -75,11 +75,13 @@ test('the bare replay keeps every record of the journal it reads', () => {
   }
 });
 
-test("the bench starts the server with npm start's node flags, whatever words come before node", () => {
-  // npm start is `exec node ... src/app/main.ts`: reading the word after the first as a flag once
-  // made every bench spawn `node node --import tsx ...`, which is no server at all
+test("the bench starts the server with npm start's command, whatever words come before node", () => {
+  // npm start is `exec node [flags] dist/server/main.js`: reading the word after the first as a
+  // flag once made every bench spawn `node node ...`, which is no server at all
   const start = JSON.parse(fs.readFileSync(path.resolve(import.meta.dirname, '../../package.json'), 'utf8')).scripts.start as string;
   const flags = startScriptNodeFlags();
   assert.ok(flags.every((f) => f.startsWith('--')), `flags only: ${JSON.stringify(flags)}`);
-  assert.ok(start.includes(['node', ...flags, '--import tsx'].join(' ')), `${JSON.stringify(flags)} are npm start's flags: ${start}`);
+  const script = startScript();
+  assert.ok(start.endsWith(['node', ...flags, script].join(' ')), `${JSON.stringify([...flags, script])} are npm start's words after node: ${start}`);
+  assert.ok(fs.existsSync(path.resolve(import.meta.dirname, '../..', script)), `${script} is built`);
 });

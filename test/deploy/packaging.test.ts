@@ -44,6 +44,8 @@ describe('the Dockerfile', () => {
     assert.ok(instructions.filter((l) => l.startsWith('FROM ')).length >= 2, 'multi-stage');
     assert.ok(instructions.some((l) => l.startsWith('RUN ') && l.includes('web/build.ts')), 'the web app is built by a RUN step');
     assert.ok(instructions.some((l) => l.startsWith('COPY --from=build') && l.includes('web/dist')), 'the built app is in the final image');
+    assert.ok(instructions.some((l) => l.startsWith('RUN ') && l.includes('scripts/buildServer.ts')), 'the server bundle is built by a RUN step');
+    assert.ok(instructions.some((l) => l.startsWith('COPY --from=build') && l.includes('dist/server')), 'the server bundle is in the final image');
   });
 
   it('runs as a non-root user, node under tini, never npm', () => {
@@ -54,7 +56,7 @@ describe('the Dockerfile', () => {
     assert.deepEqual(JSON.parse(entry.slice('ENTRYPOINT '.length)), ['/usr/bin/tini', '--']);
     const cmd = JSON.parse(finalStage.filter((l) => l.startsWith('CMD ')).pop()!.slice('CMD '.length)) as string[];
     assert.equal(cmd[0], 'node', 'CMD execs node (JSON form: no shell in between)');
-    assert.ok(cmd.includes('src/app/main.ts'));
+    assert.deepEqual(cmd, ['node', 'dist/server/main.js'], 'the server bundle, built at image build time');
     assert.ok(!text.includes('npm start'), 'npm does not pass SIGTERM on');
   });
 
@@ -91,7 +93,7 @@ describe('deploy/compose.yaml', () => {
   });
 
   it('starts every Strikebook process with node, the gateway by its own entry', () => {
-    assert.equal(compose.services.leader.command, undefined, "the image's CMD: node src/app/main.ts");
+    assert.equal(compose.services.leader.command, undefined, "the image's CMD: node dist/server/main.js");
     assert.deepEqual(compose.services.gateway.command, ['node', '--import', 'tsx', 'src/gateway/main.ts']);
   });
 });
@@ -101,7 +103,7 @@ describe('deploy/systemd/strikebook.service', () => {
   const value = (key: string) => new RegExp(`^${key}=(.*)$`, 'm').exec(unit)?.[1];
 
   it('starts node directly as its own user, stops it with SIGTERM, and does not restart a refused configuration', () => {
-    assert.match(value('ExecStart') ?? '', /^\/usr\/bin\/node --import tsx src\/app\/main\.ts$/);
+    assert.match(value('ExecStart') ?? '', /^\/usr\/bin\/node dist\/server\/main\.js$/);
     assert.ok(value('User') && value('User') !== 'root');
     assert.equal(value('KillSignal'), 'SIGTERM');
     assert.equal(value('RestartPreventExitStatus'), '2');

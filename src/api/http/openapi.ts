@@ -5,6 +5,7 @@ import { CHANNELS } from '../ws/channels.ts';
 import { readFileSync } from 'node:fs';
 import { ERROR_TABLE } from '../rpc/errors.ts';
 import type { MethodDef } from '../rpc/registry.ts';
+import { projectPath } from '../../app/projectRoot.ts';
 
 export const CANONICAL_PREFIX = '/api/v2/';
 const ERROR_STATUSES = [400, 401, 403, 404, 429, 500];
@@ -20,7 +21,7 @@ export interface OpenApiOptions {
 
 function packageVersion(): string {
   try {
-    const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version?: unknown };
+    const pkg = JSON.parse(readFileSync(projectPath('package.json'), 'utf8')) as { version?: unknown };
     return typeof pkg.version === 'string' ? pkg.version : '0.0.0';
   } catch {
     // a missing package.json (an unusual deployment) must not stop the server
