@@ -276,7 +276,6 @@ export function filledOrder(ex: Exchange, user: User, side: 0 | 1, inst: Instrum
   o.commission = fee;
   o.state = 'filled';
   user.orders.set(o.id, o);
-  ex.trading.closedOrders.closed(user, o.id);
   return o;
 }
 

@@ -13,7 +13,6 @@ import { BUY, SELL, type OrderBook, type Side } from './orderBook.ts';
 import { settleFill } from './fillSettlement.ts';
 import { LiquidityWalk, nextEightUtc, reduceOnlyOpenLots, reducibleBy, requestPrint, forgetOldestClientOrderIds } from './orderRules.ts';
 import { newOrder, type CancelReason, type Order, type OrderExposure, type Trade, type User } from './types.ts';
-import { ClosedOrders } from './closedOrders.ts';
 
 type PlaceCmd = Extract<Command, { t: 'place' }>;
 type CancelAllCmd = Extract<Command, { t: 'cancel_all' }>;
@@ -33,8 +32,6 @@ export class Trading {
   readonly risk: RiskEngine;
   /** Open good_til_day orders, for expiry. */
   readonly gtdOrders = new Set<Order>();
-  /** The closed orders each account's map forgets first (pruneClosed). */
-  readonly closedOrders = new ClosedOrders();
   /** Scratch list reused by match callbacks so the hot path allocates little. */
   /** @internal the trades of the current match (fillSettlement.ts appends) */
   fills: Trade[] = [];
@@ -532,7 +529,6 @@ export class Trading {
     order.cancelReason = reason;
     order.lastUpdate = this.ex.now;
     this.ex.observer?.order(order);
-    this.closedOrders.closed(user, order.id);
     this.pruneClosed(user);
   }
 
@@ -540,7 +536,14 @@ export class Trading {
   private pruneClosed(user: User): void {
     const keep = this.ex.limits.closedOrdersKept;
     if (user.orders.size <= keep + user.openOrderCount + 64) return;
-    this.closedOrders.forget(user, user.orders.size - keep - user.openOrderCount);
+    let excess = user.orders.size - keep - user.openOrderCount;
+    for (const [id, o] of user.orders) {
+      if (excess <= 0) break;
+      if (o.state !== 'open') {
+        user.orders.delete(id);
+        excess--;
+      }
+    }
     const cutoff = this.ex.now - this.ex.limits.clientOrderIdTtlMs;
     for (const [k, v] of user.clientOrderIds) {
       if (v.ts >= cutoff) break;

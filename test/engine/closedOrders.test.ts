@@ -1,7 +1,7 @@
-// An account's order map forgets its oldest closed orders first, past closedOrdersKept (src/engine/
-// closedOrders.ts: a min-heap of closed ids instead of a walk over the map): the closed orders it
-// keeps are always newer than every one it forgot, open orders are never forgotten, and an engine
-// restored halfway (whose heap is built afresh from its map) forgets exactly what the live one does.
+// An account's order map forgets its oldest closed orders first, past closedOrdersKept (Trading's
+// pruneClosed): the closed orders it keeps are always newer than every one it forgot, open orders
+// are never forgotten, and an engine restored halfway (its closed orders partly as the snapshot's
+// stubs, src/engine/snapshot.ts) forgets exactly what the live one does.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { DEFAULT_LIMITS } from '../../src/engine/exchange.ts';
