@@ -218,8 +218,13 @@ export function buildHttpServer(s: Services, methods: MethodDef[]): FastifyInsta
         const rest = (req.params as { '*': string })['*'];
         const h = byPath.get(prefix + (rest.endsWith('/') ? rest.slice(0, -1) : rest));
         if (h !== undefined) return h(req, reply);
-        // a last segment longer than any path parameter may be: refused as the router refuses one
-        if (rest.length - rest.lastIndexOf('/') - 1 > MAX_PATH_PARAM_LENGTH) return send(reply, { id: undefined, usIn: micros() }, PATH_PARAM_TOO_LONG, testnet);
+        // a path value the router would not take (over its length limit: a method's own
+        // `:pathValue` route then gives way to this one) is refused as the router refuses it, and
+        // so is a last segment longer than any path value may be
+        const full = prefix + rest;
+        let value = rest.length - rest.lastIndexOf('/') - 1;
+        for (const p of pathParamPrefixes) if (full.startsWith(`${p}/`)) value = Math.max(value, full.length - p.length - 1);
+        if (value > MAX_PATH_PARAM_LENGTH) return send(reply, { id: undefined, usIn: micros() }, PATH_PARAM_TOO_LONG, testnet);
         send(reply, { id: jsonRpcId(req), usIn: micros() }, errorOut(ERR.METHOD_NOT_FOUND), testnet);
       },
     });
