@@ -10,7 +10,6 @@ import { openPostgresJournal } from '../journal/postgresJournal.ts';
 import { openSqliteJournal } from '../journal/sqliteJournal.ts';
 import { decodeCommand } from '../journal/commandCodec.ts';
 import { applyCommand } from '../sequencer/sequencer.ts';
-import { lowerThisThreadPriority } from './threadPriority.ts';
 
 export interface SnapshotJob {
   /** Where the journal is: PostgreSQL when `databaseUrl` is set, else SQLite under `dataDir`. */
@@ -43,8 +42,6 @@ async function snapshotAt(job: SnapshotJob): Promise<string | null> {
 }
 
 const job = workerData as SnapshotJob;
-// background work: the cores the engine and journal threads leave (src/app/threadPriority.ts)
-lowerThisThreadPriority();
 snapshotAt(job).then(
   (data) => parentPort!.postMessage({ ok: true, seq: job.seq, data } satisfies SnapshotOutcome),
   (err: unknown) => parentPort!.postMessage({ ok: false, message: err instanceof Error ? err.message : String(err) } satisfies SnapshotOutcome),
