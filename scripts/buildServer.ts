@@ -7,9 +7,9 @@
 // src/app/projectRoot.ts find their files either way). `--if-stale` (npm start's prestart) builds
 // only when the bundle is missing or older than a source file or the lockfile.
 import { build } from 'esbuild';
-import { existsSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { staleAgainst } from './staleness.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const SERVER_DIST = path.join(ROOT, 'dist', 'server');
@@ -17,19 +17,8 @@ export const SERVER_DIST = path.join(ROOT, 'dist', 'server');
 const ENTRIES = ['src/app/main.ts', 'src/journal/journalWorker.ts', 'src/journal/walCheckpointer.ts', 'src/app/natsEventsWorker.ts', 'src/app/snapshotWorker.ts'];
 const SOURCES = [path.join(ROOT, 'src'), path.join(ROOT, 'package-lock.json'), fileURLToPath(import.meta.url)];
 
-function newest(p: string): number {
-  const st = statSync(p);
-  if (!st.isDirectory()) return st.mtimeMs;
-  let m = st.mtimeMs;
-  for (const name of readdirSync(p)) m = Math.max(m, newest(path.join(p, name)));
-  return m;
-}
-
 export function serverBundleStale(): boolean {
-  const main = path.join(SERVER_DIST, 'main.js');
-  if (!existsSync(main)) return true;
-  const built = statSync(main).mtimeMs;
-  return SOURCES.some((s) => existsSync(s) && newest(s) > built);
+  return staleAgainst(path.join(SERVER_DIST, 'main.js'), SOURCES);
 }
 
 export async function buildServer(): Promise<{ ms: number }> {

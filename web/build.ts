@@ -3,27 +3,17 @@
 // and CSS in well under a second; docs/web.md says why not Vite. `--if-stale` (npm start and npm
 // test) builds only when dist is missing or older than a source file, so it costs a few stat calls.
 import { build } from 'esbuild';
-import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { staleAgainst } from '../scripts/staleness.ts';
 import { fileURLToPath } from 'node:url';
 
 const WEB = path.dirname(fileURLToPath(import.meta.url));
 const DIST = path.join(WEB, 'dist');
 const SOURCES = [path.join(WEB, 'src'), path.join(WEB, 'public'), path.join(WEB, 'index.html'), path.join(WEB, 'build.ts'), path.join(WEB, '..', 'package-lock.json')];
 
-function newest(p: string): number {
-  const st = statSync(p);
-  if (!st.isDirectory()) return st.mtimeMs;
-  let m = st.mtimeMs;
-  for (const name of readdirSync(p)) m = Math.max(m, newest(path.join(p, name)));
-  return m;
-}
-
 export function isStale(): boolean {
-  const index = path.join(DIST, 'index.html');
-  if (!existsSync(index)) return true;
-  const built = statSync(index).mtimeMs;
-  return SOURCES.some((s) => existsSync(s) && newest(s) > built);
+  return staleAgainst(path.join(DIST, 'index.html'), SOURCES);
 }
 
 export async function buildWeb(): Promise<{ ms: number; bytes: number }> {
