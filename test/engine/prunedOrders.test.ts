@@ -1,24 +1,75 @@
-// Orders no account's map holds any more (pruned past closedOrdersKept) are written to the snapshot
-// as stubs of what their trades read (src/engine/snapshot.ts prunedOrderToJson): a restored engine
-// renders those trades as the live one does, hashes equal to it, and stays equal through more
-// trading; and the snapshot holds the stubs, not full orders.
+// Closed orders past closedOrdersKept: an account's order map forgets its oldest closed orders
+// first (Trading's pruneClosed), never an open one, and an engine restored halfway forgets exactly
+// what the live one does. The orders no map holds any more are written to the snapshot as stubs of
+// what their trades read (src/engine/snapshot.ts prunedOrderToJson): a restored engine renders those
+// trades as the live one does, hashes equal to it, and stays equal through more trading.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { renderUserTrade } from '../../src/api/render.ts';
-import { DEFAULT_LIMITS } from '../../src/engine/exchange.ts';
+import { DEFAULT_LIMITS, type Exchange } from '../../src/engine/exchange.ts';
 import { restore, serialize, stateHash } from '../../src/engine/snapshot.ts';
 import type { Command, Sequenced } from '../../src/engine/commands.ts';
 import { EXP_MAR, Harness, px, spec } from '../helpers/engine.ts';
 import { markPrice } from '../risk/portfolio/pmHarness.ts';
 
 const CALL = spec('BTC', EXP_MAR, 100000, 'call');
-const LIMITS = { ...DEFAULT_LIMITS, closedOrdersKept: 3 };
 
-describe('pruned orders in the snapshot', () => {
-  it('are stubs that render their trades as the live engine does, and keep the state hash', () => {
-    const h = Harness.market([CALL], LIMITS);
-    const maker = h.user('100');
-    const taker = h.user('100');
+/** Two funded accounts on one call, accounts keeping `keep` closed orders, and a limit order of one lot at any price. */
+function twoAccounts(keep: number) {
+  const limits = { ...DEFAULT_LIMITS, closedOrdersKept: keep };
+  const h = Harness.market([CALL], limits);
+  const a = h.user('1000');
+  const b = h.user('1000');
+  const lot = h.inst(CALL.name).lotScaled;
+  const order = (userId: number, side: 0 | 1, price: number, tif: 'good_til_cancelled' | 'immediate_or_cancel', label = ''): Command => ({
+    t: 'place', userId, side, instrument: CALL.name, price, advanced: null, advPrice: null, lots: lot, type: 'limit', tif,
+    postOnly: false, rejectPostOnly: false, reduceOnly: false, label, clientOrderId: null,
+  });
+  return { h, a, b, limits, mark: px(markPrice(h, CALL.name)), order };
+}
+
+describe('closed orders past closedOrdersKept', () => {
+  it('forgets the oldest closed first, never an open one, and a restored engine forgets the same', () => {
+    const { h, a, b, limits, mark, order } = twoAccounts(5);
+    // old bids far below the mark that stay open at the front of the map
+    const lowBids = Array.from({ length: 10 }, (_, i) => (h.apply(order(a, 0, mark - 100 - 10 * i, 'good_til_cancelled')) as { order: { id: number } }).order.id);
+    let twin: Exchange | null = null;
+    let seq = h.seq;
+    for (let i = 0; i < 400; i++) {
+      const cmds: Command[] = [order(b, 1, mark, 'good_til_cancelled'), order(a, 0, mark, 'immediate_or_cancel')];
+      // now and then a resting ask cancelled instead of filled
+      if (i % 7 === 3) {
+        const r = h.apply(cmds[0]!) as { order: { id: number } };
+        twin?.apply({ ...cmds[0]!, ts: h.ts, seq: ++seq } as Sequenced);
+        cmds.length = 0;
+        cmds.push({ t: 'cancel', userId: b, orderId: r.order.id });
+      }
+      for (const c of cmds) {
+        h.apply(c);
+        twin?.apply({ ...c, ts: h.ts, seq: ++seq } as Sequenced);
+      }
+      if (i === 150) {
+        twin = restore(serialize(h.ex), limits);
+        seq = h.seq;
+      }
+    }
+    // per account: every kept closed order is newer than every forgotten one (those its trades name)
+    const owner = new Map<number, number>();
+    for (const u of [a, b]) for (const t of h.u(u).trades) for (const o of [t.makerOrder, t.takerOrder]) owner.set(o.id, o.userId);
+    for (const u of [a, b]) {
+      const map = h.u(u).orders;
+      const keptClosed = [...map.values()].filter((o) => o.state !== 'open').map((o) => o.id);
+      const forgottenOfU = [...owner].filter(([id, uid]) => uid === u && !map.has(id)).map(([id]) => id);
+      assert.ok(forgottenOfU.length > 0, 'some were forgotten');
+      assert.ok(keptClosed.length <= 5 + 64, `${keptClosed.length} closed kept`);
+      assert.ok(Math.max(...forgottenOfU) < Math.min(...keptClosed), `account ${u}: newest forgotten ${Math.max(...forgottenOfU)}, oldest kept ${Math.min(...keptClosed)}`);
+    }
+    for (const id of lowBids) assert.equal(h.u(a).orders.get(id)?.state, 'open', 'an old open order is kept');
+    assert.equal(stateHash(twin!), stateHash(h.ex), 'the engine restored halfway forgot the same orders');
+  });
+
+  it('those no map holds are snapshot stubs that render their trades as the live engine does and keep the state hash', () => {
+    const { h, a: maker, b: taker, limits, mark, order } = twoAccounts(3);
     const price = markPrice(h, CALL.name);
     for (let i = 0; i < 100; i++) {
       h.ok(maker, 'sell', CALL.name, price, '1', { label: `ask-${i}`, postOnly: i % 2 === 0 });
@@ -33,7 +84,7 @@ describe('pruned orders in the snapshot', () => {
     const stubs = (JSON.parse(text).orders as unknown[][]).filter((a) => a.length === 10);
     assert.ok(stubs.length >= 30, `${stubs.length} stubs`);
 
-    const back = restore(text, LIMITS);
+    const back = restore(text, limits);
     assert.equal(stateHash(back), stateHash(h.ex));
     for (const uid of [maker, taker]) {
       const live = h.u(uid).trades.map((t) => renderUserTrade(t, uid));
@@ -50,8 +101,8 @@ describe('pruned orders in the snapshot', () => {
       back.apply({ ...cmd, ts: h.ts, seq: ++seq } as Sequenced);
     };
     for (let i = 0; i < 5; i++) {
-      both({ t: 'place', userId: maker, side: 1, instrument: CALL.name, price: px(price), advanced: null, advPrice: null, lots: h.inst(CALL.name).lotScaled, type: 'limit', tif: 'good_til_cancelled', postOnly: false, rejectPostOnly: false, reduceOnly: false, label: 'more', clientOrderId: null });
-      both({ t: 'place', userId: taker, side: 0, instrument: CALL.name, price: px(price), advanced: null, advPrice: null, lots: h.inst(CALL.name).lotScaled, type: 'limit', tif: 'immediate_or_cancel', postOnly: false, rejectPostOnly: false, reduceOnly: false, label: '', clientOrderId: null });
+      both(order(maker, 1, mark, 'good_til_cancelled', 'more'));
+      both(order(taker, 0, mark, 'immediate_or_cancel'));
     }
     assert.equal(stateHash(back), stateHash(h.ex));
   });
