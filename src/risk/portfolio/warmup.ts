@@ -26,9 +26,8 @@ const nextTurn: YieldTurn = () => new Promise((resolve) => setImmediate(resolve)
 export class PmWarmup {
   /** The rebuild in progress per account, shared by every call of that account that waits. */
   private readonly running = new Map<number, Promise<void>>();
-  /** Calls that waited for a rebuild, and slices run: counters for tests and metrics. */
+  /** Calls that waited for a rebuild: tests tell a call that waited from one the scan made ready first. */
   waited = 0;
-  slices = 0;
 
   constructor(
     private readonly ex: Exchange,
@@ -86,7 +85,6 @@ export class PmWarmup {
         if (pm.complete(user, c)) continue;
         if (!pm.refresh(user, c, PM_STEP_UNITS - (pm.work - start))) break;
       }
-      this.slices++;
     }
   }
 }
