@@ -171,9 +171,6 @@ export function renderTriggerOrder(t: TriggerOrder): Record<string, unknown> {
   return out;
 }
 
-/** Trade ivs by trade: a trade never changes, and the inversion is a few dozen Black-76 prices. */
-const ivs = new WeakMap<Trade, number | null>();
-
 /**
  * A trade's implied volatility in percent (Deribit's `iv`, two decimals): the Black-76 vol (r = 0)
  * at which the option is worth the trade price, with the index and the time to expiry at the trade
@@ -182,13 +179,14 @@ const ivs = new WeakMap<Trade, number | null>();
  * or after expiry, or without an index.
  */
 export function tradeIv(t: Trade): number | null {
-  let v = ivs.get(t);
+  // worked out once per trade (a trade never changes; the inversion is a few dozen Black-76 prices)
+  let v = t.iv;
   if (v === undefined) {
     const T = yearFraction(t.ts, t.inst.expiry);
     const F = t.indexPrice;
     const sigma = T > 0 && F > 0 ? ivFromCoinPrice(t.inst.optionType, priceToNumber(t.price), F, t.inst.strike, T) : null;
     v = sigma === null || !Number.isFinite(sigma) ? null : Number((sigma * 100).toFixed(2));
-    ivs.set(t, v);
+    t.iv = v;
   }
   return v;
 }

@@ -233,6 +233,7 @@ export function applyLeg(ex: Exchange, rec: BlockTradeRecord, leg: BlockLeg, ins
     tickDirection: prev === null || leg.price > prev.price ? 0 : leg.price < prev.price ? 2 : prev.tickDirection === 0 || prev.tickDirection === 1 ? 1 : 3,
     makerState: 'filled',
     takerState: 'filled',
+    iv: undefined,
     block: { id: rec.id, legs: legCount },
   };
   // a block trade is off the book: the last price (and what triggers on it) stays the book's

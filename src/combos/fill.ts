@@ -150,6 +150,7 @@ export function applyLegTrade(
     tickDirection: prev === null || price > prev.price ? 0 : price < prev.price ? 2 : prev.tickDirection === 0 || prev.tickDirection === 1 ? 1 : 3,
     makerState: 'filled',
     takerState: 'filled',
+    iv: undefined,
     combo: { id: combo.id, tradeId: combo.tradeId },
   };
   // a combo's leg trade is off the leg's book: the leg's last price (and its triggers) stay the book's

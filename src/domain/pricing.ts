@@ -145,13 +145,14 @@ function d1d2(F: number, K: number, T: number, sigma: number): { d1: number; d2:
  * The OTM side is computed directly and the ITM side by put-call parity, so that the time value
  * keeps its relative precision and the ITM price never falls below intrinsic through rounding.
  */
-function undiscountedPrice(type: OptionType, F: number, K: number, d: { d1: number; d2: number }): number {
+/** Takes d1 and d2 as numbers, not their pair: implied vol calls it for every step of its iteration. */
+function undiscountedPrice(type: OptionType, F: number, K: number, d1: number, d2: number): number {
   if (type === 'call') {
-    if (F >= K) return F - K + undiscountedPrice('put', F, K, d);
-    return Math.max(0, F * normCdf(d.d1) - K * normCdf(d.d2));
+    if (F >= K) return F - K + undiscountedPrice('put', F, K, d1, d2);
+    return Math.max(0, F * normCdf(d1) - K * normCdf(d2));
   }
-  if (K > F) return K - F + undiscountedPrice('call', F, K, d);
-  return Math.max(0, K * normCdf(-d.d2) - F * normCdf(-d.d1));
+  if (K > F) return K - F + undiscountedPrice('call', F, K, d1, d2);
+  return Math.max(0, K * normCdf(-d2) - F * normCdf(-d1));
 }
 
 function intrinsic(type: OptionType, F: number, K: number): number {
@@ -169,7 +170,7 @@ export function black76Price(type: OptionType, F: number, K: number, T: number, 
   const D = discount(T, r);
   const d = d1d2(F, K, T, sigma);
   if (d === null) return D * intrinsic(type, F, K);
-  return D * undiscountedPrice(type, F, K, d);
+  return D * undiscountedPrice(type, F, K, d.d1, d.d2);
 }
 
 /** Black-76 greeks (see `Greeks` for units). T <= 0 or sigma <= 0: delta is the step D (1) for an
@@ -183,7 +184,7 @@ export function black76Greeks(type: OptionType, F: number, K: number, T: number,
     return { delta, gamma: 0, vega: 0, theta: 0, rho: 0 };
   }
   const pdf = normPdf(d.d1);
-  const V = D * undiscountedPrice(type, F, K, d);
+  const V = D * undiscountedPrice(type, F, K, d.d1, d.d2);
   const sqrtT = Math.sqrt(T);
   // Products are ordered so that a zero density is applied before any factor that might overflow:
   // 0 * large stays 0 where large * 0 could be Infinity * 0 = NaN.
@@ -212,6 +213,26 @@ const IV_MAX_ITER = 100;
 const IV_TOL = 1e-12;
 /** Relative tolerance (of max(F, K)) under which a price counts as exactly intrinsic. */
 const AT_INTRINSIC_TOL = 1e-13;
+
+/**
+ * One inversion's inputs and the last step's vega. One record for the module, not a closure and a
+ * result object per step: the trade renderings invert a price for every trade (`iv`), and the
+ * closure and its two small objects per step were a third of a kilobyte allocated per order.
+ * Nothing here runs concurrently (JavaScript), and `impliedVol` reads it back before it returns.
+ */
+const IV_STEP = { otm: 'call' as OptionType, F: 0, K: 0, tv: 0, lnFK: 0, sqrtT: 0, vega: 0 };
+
+/** price(sigma) - tv of the OTM side, undiscounted; the vega at sigma goes into `step.vega`. */
+function evaluateStep(step: typeof IV_STEP, sigma: number): number {
+  const s = sigma * step.sqrtT;
+  if (s === 0) {
+    step.vega = 0;
+    return -step.tv;
+  }
+  const d1 = step.lnFK / s + s / 2;
+  step.vega = step.F * normPdf(d1) * step.sqrtT;
+  return undiscountedPrice(step.otm, step.F, step.K, d1, d1 - s) - step.tv;
+}
 
 /**
  * Black-76 implied volatility of a USD price, or null when there is none: T <= 0, a non-finite or
@@ -243,27 +264,27 @@ export function impliedVol(type: OptionType, price: number, F: number, K: number
   const sqrtT = Math.sqrt(T);
   const lnFK = Math.log(F) - Math.log(K);
 
-  // price(sigma) - tv of the OTM side and its vega, both undiscounted
-  const evaluate = (sigma: number): { f: number; v: number } => {
-    const s = sigma * sqrtT;
-    if (s === 0) return { f: -tv, v: 0 };
-    const d1 = lnFK / s + s / 2;
-    const p = undiscountedPrice(otm, F, K, { d1, d2: d1 - s });
-    return { f: p - tv, v: F * normPdf(d1) * sqrtT };
-  };
+  const step = IV_STEP;
+  step.otm = otm;
+  step.F = F;
+  step.K = K;
+  step.tv = tv;
+  step.lnFK = lnFK;
+  step.sqrtT = sqrtT;
 
   let lo = 0;
   let hi = IV_HIGH;
-  if (evaluate(hi).f < 0) {
+  if (evaluateStep(step, hi) < 0) {
     hi = IV_HIGH_WIDE;
-    if (evaluate(hi).f < 0) return null;
+    if (evaluateStep(step, hi) < 0) return null;
   }
   const mk = Math.sqrt((2 * Math.abs(lnFK)) / T);
   const bs = (Math.sqrt((2 * Math.PI) / T) * tv) / F;
   let sigma = Math.abs(lnFK) > 1e-3 ? mk : bs;
   if (!(sigma > IV_LOW && sigma < hi)) sigma = Math.min(Math.max(sigma, IV_LOW), hi / 2);
 
-  let { f, v } = evaluate(sigma);
+  let f = evaluateStep(step, sigma);
+  let v = step.vega;
   let dxOld = hi - lo;
   let dx = dxOld;
   for (let i = 0; i < IV_MAX_ITER; i++) {
@@ -281,7 +302,8 @@ export function impliedVol(type: OptionType, price: number, F: number, K: number
       sigma -= dx;
     }
     if (Math.abs(dx) < IV_TOL || hi - lo < IV_TOL) return sigma;
-    ({ f, v } = evaluate(sigma));
+    f = evaluateStep(step, sigma);
+    v = step.vega;
   }
   return sigma;
 }

@@ -82,6 +82,7 @@ export function settleFill(tr: Trading, ex: Exchange, taker: Order, maker: Order
     tickDirection,
     makerState: makerDone ? 'filled' : 'open',
     takerState: 'open',
+    iv: undefined,
   };
   market.lastPrice = price;
   ex.triggers.lastMoved(inst.id);

@@ -237,7 +237,7 @@ export function restore(text: string, limits: ExchangeLimits = DEFAULT_LIMITS): 
     const trade: Trade = {
       id, seq, inst: ex.instrumentsById.get(instId)!, ts, price, lots, takerSide,
       makerOrder: orders.get(makerId)!, takerOrder: orders.get(takerId)!, makerFee, takerFee,
-      indexPrice: unnum(indexPrice), markPrice: unnum(markPrice), tickDirection, makerState, takerState,
+      indexPrice: unnum(indexPrice), markPrice: unnum(markPrice), tickDirection, makerState, takerState, iv: undefined,
     };
     if (block !== undefined && block !== null) trade.block = { id: block[0], legs: block[1] };
     if (combo !== undefined) trade.combo = { id: combo[0], tradeId: combo[1] };

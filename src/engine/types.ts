@@ -145,6 +145,13 @@ export interface Trade {
   /** Order state of maker/taker right after this trade. */
   makerState: OrderState;
   takerState: OrderState;
+  /**
+   * The trade's implied volatility as its renderings print it (`iv`, src/api/render.ts tradeIv),
+   * worked out on the first rendering and kept here; undefined until then. A cache of a pure
+   * function of the fields above, not state: neither the snapshot nor the state hash holds it. (It
+   * was a WeakMap by trade: an ephemeron entry per trade that every major GC had to walk.)
+   */
+  iv: number | null | undefined;
   /** A leg of a block trade (src/blocktrades/): its id and how many legs it has; absent otherwise. */
   block?: { id: number; legs: number };
   /** A leg of a combo fill (src/combos/): the combo and its combo trade id; absent otherwise. */

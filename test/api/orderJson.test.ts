@@ -100,6 +100,7 @@ function randomTrade(r: () => number, maker: Order, taker: Order, id: number): T
     tickDirection: Math.floor(r() * 4),
     makerState: pick(r, STATES),
     takerState: pick(r, STATES),
+    iv: undefined,
   };
 }
 
