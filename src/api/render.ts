@@ -48,6 +48,9 @@ export function parseOrderId(s: string): number | null {
 
 export function averagePrice(o: Order): number {
   if (o.filled === 0) return 0;
+  // fills at one price (most orders): that price, exactly, without the decimal text of toFixed
+  // (which was 1.5% of the engine thread under the WebSocket orders bench): the same number
+  if (o.filledNotional % o.filled === 0) return priceToNumber(o.filledNotional / o.filled);
   // average of integer prices; shown with the price scale's precision plus 4 digits
   return Number((o.filledNotional / o.filled / 10 ** PRICE_SCALE).toFixed(PRICE_SCALE + 4));
 }

@@ -1,15 +1,16 @@
 // The direct order/trade serializer (src/api/orderJson.ts) must write exactly the text of the
 // generic rendering (JSON.stringify of renderOrder / renderUserTrade): the wire format of buy,
 // sell and edit answers must not change. Compared over orders and trades from a real engine run
-// and over synthetic ones that reach every optional field and odd value.
+// and over synthetic ones that reach every optional field and odd value. Also the average price's
+// shortcut for fills at one price (the same number as its decimal text).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { isReject } from '../../src/domain/errors.ts';
-import { roundToTick, type Instrument } from '../../src/domain/instrument.ts';
+import { PRICE_SCALE, roundToTick, type Instrument } from '../../src/domain/instrument.ts';
 import type { PlaceResult } from '../../src/engine/trading.ts';
 import { newOrder, type CancelReason, type Order, type OrderState, type OrderType, type TimeInForce, type Trade } from '../../src/engine/types.ts';
 import { PlacedJson, orderJson, placedJson, userTradeJson } from '../../src/api/orderJson.ts';
-import { renderOrder, renderUserTrade } from '../../src/api/render.ts';
+import { averagePrice, renderOrder, renderUserTrade } from '../../src/api/render.ts';
 import { EXP_MAR, Harness, spec } from '../helpers/engine.ts';
 
 const CALL = spec('BTC', EXP_MAR, 100_000, 'call');
@@ -180,5 +181,32 @@ describe('order answers written straight to JSON', () => {
     assert.equal(fired.length, 1);
     assert.notEqual(fired[0]!.origin, null);
     assert.equal(orderJson(fired[0]!), JSON.stringify(renderOrder(fired[0]!)));
+  });
+});
+
+describe('average price', () => {
+  const CALL_INSTRUMENT = Harness.market([CALL]).inst(CALL.name);
+
+  it("is the one fill price exactly when every fill was at it, as the decimal text of the average gives it", () => {
+    const r = rng(36);
+    for (let i = 0; i < 20_000; i++) {
+      const price = 1 + Math.floor(r() * (i % 2 === 0 ? 10_000 : 50_000_000));
+      const filled = 1 + Math.floor(r() * 100_000);
+      const o = newOrder(i + 1, 1, 0, price, filled, filled, CALL_INSTRUMENT, 'limit', 'good_til_cancelled', false, false, false, '', null, 0, 0, null, false);
+      o.filled = filled;
+      o.filledNotional = price * filled;
+      const byText = Number((o.filledNotional / o.filled / 10 ** PRICE_SCALE).toFixed(PRICE_SCALE + 4));
+      assert.ok(Object.is(averagePrice(o), byText), `price ${price} x ${filled}`);
+      assert.equal(averagePrice(o), price / 10 ** PRICE_SCALE);
+    }
+  });
+
+  it('averages fills at several prices to the price scale plus 4 digits', () => {
+    const o = newOrder(1, 1, 0, 300, 3, 3, CALL_INSTRUMENT, 'limit', 'good_til_cancelled', false, false, false, '', null, 0, 0, null, false);
+    o.filled = 3;
+    o.filledNotional = 100 + 100 + 101; // 0.0100, 0.0100, 0.0101
+    assert.equal(averagePrice(o), 0.01003333);
+    o.filled = 0;
+    assert.equal(averagePrice(o), 0);
   });
 });
