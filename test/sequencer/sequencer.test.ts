@@ -229,6 +229,32 @@ test('a flat command is applied as is only when its journal text gives it back u
   assert.deepEqual(seen[3], { t: 'index', currency: 'BTC', price: 100_001, manual: true, by: null, ts: seen[3]!.ts, seq: 4 });
 });
 
+test('an order submitted as its caller\'s own object (fresh) is journaled and applied exactly as a copied one', async () => {
+  const copied = rig();
+  const fresh = rig();
+  await tradingScenario(copied.seq, copied.ex);
+  await tradingScenario(fresh.seq, fresh.ex, true);
+  assert.deepEqual(fresh.journal.records, copied.journal.records, 'the same records, text for text');
+  assert.equal(stateHash(fresh.ex), stateHash(copied.ex));
+  assert.equal(stateHash(fresh.ex), stateHash(fullReplay(fresh.journal)));
+  // the optional keys an order may carry after its literal (mmp, cod) keep their place before ts and seq
+  const name = [...fresh.ex.instruments.keys()][0]!;
+  const order = (): Command => {
+    const cmd: Extract<Command, { t: 'place' }> = {
+      t: 'place', userId: 1, side: SELL, instrument: name, price: 1_000, advanced: null, advPrice: null, lots: LOT, type: 'limit',
+      tif: 'good_til_cancelled', postOnly: false, rejectPostOnly: false, reduceOnly: false, label: 'q', clientOrderId: null,
+    };
+    cmd.mmp = true;
+    cmd.cod = true;
+    return cmd;
+  };
+  const own = order();
+  await fresh.seq.submit(own, (r) => r, true);
+  await copied.seq.submit(order(), (r) => r);
+  assert.equal(fresh.journal.records.at(-1)!.cmd, copied.journal.records.at(-1)!.cmd);
+  assert.deepEqual(Object.keys(own).slice(-4), ['mmp', 'cod', 'ts', 'seq'], 'the fresh command is the sequenced one');
+});
+
 // ---- failure -----------------------------------------------------------------------------------
 
 test('a failing append calls onFatal once, resolves no reply, and refuses later commands and reads', async () => {
@@ -319,11 +345,12 @@ test('takeSnapshot() writes the pending batch first, so the snapshot never runs 
 
 // ---- snapshots and recovery --------------------------------------------------------------------
 
-/** Lists one BTC call, creates two funded users, then trades, rests and cancels between them. */
-async function tradingScenario(seq: Sequencer, ex: Exchange): Promise<void> {
+/** Lists one BTC call, creates two funded users, then trades, rests and cancels between them; with
+ *  `fresh`, every order is submitted as its caller's own object (as private/buy and sell do). */
+async function tradingScenario(seq: Sequencer, ex: Exchange, fresh = false): Promise<void> {
   const fields = instrumentFields(loadCatalogConfig().currencies.find((c) => c.currency === 'BTC')!);
   const name = instrumentName('BTC', EXPIRY, 100_000, 'call');
-  const run = (cmd: Command) => seq.submit(cmd, (r) => r);
+  const run = (cmd: Command) => seq.submit(cmd, (r) => r, fresh && cmd.t === 'place');
   await run(index(100_000));
   await run({ t: 'list', instruments: [{ currency: 'BTC', name, optionType: 'call', strike: 100_000, expiry: EXPIRY, settlementPeriod: 'month', ...fields }] });
   for (const email of ['a@example.com', 'b@example.com']) {

@@ -112,8 +112,9 @@ function placeOrder(ctx: CallContext, p: Static<typeof OrderParams>, side: 0 | 1
   // renderers are written in place, not as a named const: under tsx (npm start) a named function
   // expression goes through esbuild's __name, a defineProperty per order (~3% of the engine thread).
   const userId = c.userId;
-  if (ctx.sink !== undefined) return ctx.services.seq.submitThen(cmd, (r) => renderPlaceResult(unwrap(r) as PlaceResult | TriggerPlaceResult, userId), ctx.sink);
-  return ctx.services.seq.submit(cmd, (r) => renderPlaceResult(unwrap(r) as PlaceResult | TriggerPlaceResult, userId));
+  // `cmd` is this call's own (fresh): the sequencer adds ts and seq to it instead of copying it
+  if (ctx.sink !== undefined) return ctx.services.seq.submitThen(cmd, (r) => renderPlaceResult(unwrap(r) as PlaceResult | TriggerPlaceResult, userId), ctx.sink, true);
+  return ctx.services.seq.submit(cmd, (r) => renderPlaceResult(unwrap(r) as PlaceResult | TriggerPlaceResult, userId), true);
 }
 
 /** A trigger price or offset as exact units of 10^-PRICE_SCALE (coin, or USD for the index). */
