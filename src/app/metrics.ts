@@ -7,6 +7,7 @@ import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Command } from '../engine/commands.ts';
 import type { Exchange } from '../engine/exchange.ts';
 import type { SnapshotCounts } from './backgroundSnapshots.ts';
+import { gcWithin, watchGcPauses } from './gcPauses.ts';
 import { LatencySeries, histogramText } from './latencyHistogram.ts';
 import { loopStalls } from './loopStalls.ts';
 import { opsMetrics } from './opsMetrics.ts';
@@ -39,7 +40,8 @@ export interface Metrics {
   /** The sequencer's onCommitted: one durable batch, its commands and how long its write took. */
   committed(cmds: readonly Command[], seconds: number): void;
   /** Times one piece of the engine thread's own work that is not a client's call (index ticks,
-   *  liquidation scan slices, listings, stream fan-out): where a stall comes from. */
+   *  liquidation scan slices, listings, stream fan-out): where a stall comes from. Called as the
+   *  piece ends; a GC pause inside it is left out of its time (see `heldPieces`). */
   work(kind: EngineWork, seconds: number): void;
   /** The exposition: this exchange's metrics and the process metrics. */
   text(): Promise<string>;
@@ -105,6 +107,13 @@ function natsMetrics(register: Registry, read: () => NatsEventStats | null): voi
   counter('strikebook_nats_gaps_total', 'Runs of dropped batches (each announced on <prefix>.control.gap).', (n) => n.gaps);
 }
 
+/** Engine-work pieces longer than this (ms) wait for their GC pauses to be known before counting. */
+const HOLD_OVER_MS = 1;
+/** How long they wait (ms): GC entries come a turn or so after their pause. */
+const HOLD_MS = 50;
+/** Held pieces counted at once when this many wait (bounds the list). */
+const HELD_PIECES_MAX = 256;
+
 export function createMetrics(src: MetricSources): Metrics {
   const register = new Registry();
   const shared = processMetrics();
@@ -140,6 +149,43 @@ export function createMetrics(src: MetricSources): Metrics {
   const batches = new Counter({ name: 'strikebook_journal_batches_total', help: 'Journal batches made durable (group commits).', registers: [register] });
   const commitDurations = new LatencySeries('');
   const workSeries = new Map<EngineWork, LatencySeries>();
+  const workSeriesOf = (kind: EngineWork): LatencySeries => {
+    let w = workSeries.get(kind);
+    if (w === undefined) {
+      w = new LatencySeries(`work="${kind}"`);
+      workSeries.set(kind, w);
+    }
+    return w;
+  };
+  const gcInWork = new Counter({
+    name: 'strikebook_engine_work_gc_seconds_total',
+    help: "GC pauses that fell inside pieces of the engine thread's own work, by kind: left out of strikebook_engine_work_seconds.",
+    labelNames: ['work'],
+    registers: [register],
+  });
+  const gcPiecesInWork = new Counter({
+    name: 'strikebook_engine_work_pieces_with_gc_total',
+    help: 'Pieces of the engine thread\'s own work with a GC pause inside, by kind.',
+    labelNames: ['work'],
+    registers: [register],
+  });
+  // Pieces over HOLD_OVER_MS wait until the GC pauses of their time are known (the observer's
+  // entries come a turn or more later), then count without them. Shorter ones count at once.
+  watchGcPauses();
+  const heldPieces: Array<{ kind: EngineWork; start: number; end: number }> = [];
+  let heldTimer: ReturnType<typeof setTimeout> | null = null;
+  const countHeld = (): void => {
+    if (heldTimer !== null) clearTimeout(heldTimer);
+    heldTimer = null;
+    for (const p of heldPieces.splice(0)) {
+      const gc = gcWithin(p.start, p.end);
+      workSeriesOf(p.kind).observe(Math.max(0, p.end - p.start - gc) / 1000);
+      if (gc > 0) {
+        gcInWork.inc({ work: p.kind }, gc / 1000);
+        gcPiecesInWork.inc({ work: p.kind });
+      }
+    }
+  };
   const stalls = loopStalls();
   const records = new Counter({ name: 'strikebook_journal_records_total', help: 'Commands made durable in the journal.', registers: [register] });
 
@@ -278,14 +324,21 @@ export function createMetrics(src: MetricSources): Metrics {
       commitDurations.observe(seconds);
     },
     work(kind, seconds) {
-      let w = workSeries.get(kind);
-      if (w === undefined) {
-        w = new LatencySeries(`work="${kind}"`);
-        workSeries.set(kind, w);
+      const ms = seconds * 1000;
+      if (ms <= HOLD_OVER_MS) {
+        workSeriesOf(kind).observe(seconds);
+        return;
       }
-      w.observe(seconds);
+      const end = performance.now();
+      heldPieces.push({ kind, start: end - ms, end });
+      if (heldPieces.length >= HELD_PIECES_MAX) countHeld();
+      else if (heldTimer === null) {
+        heldTimer = setTimeout(countHeld, HOLD_MS);
+        heldTimer.unref();
+      }
     },
     async text() {
+      countHeld();
       const [own, proc] = await Promise.all([register.metrics(), shared.metrics()]);
       const latencies =
         histogramText(
@@ -294,7 +347,7 @@ export function createMetrics(src: MetricSources): Metrics {
           [...calls.values()].map((c) => c.durations),
         ) +
         histogramText('strikebook_journal_commit_seconds', 'Journal batches, from hand-over to the writer until durable.', [commitDurations]) +
-        histogramText('strikebook_engine_work_seconds', "The engine thread's own work by kind, each piece timed from start to end within one turn.", workSeries.values()) +
+        histogramText('strikebook_engine_work_seconds', "The engine thread's own work by kind, each piece timed from start to end within one turn, GC pauses inside it left out (strikebook_engine_work_gc_seconds_total).", workSeries.values()) +
         histogramText(
           'strikebook_event_loop_delay_seconds',
           'How late a timer due every 2 ms fired: a stall of the engine thread (work that did not yield, or GC, or the thread descheduled by the OS) of D seconds shows as a delay of D. Process-wide.',
