@@ -7,7 +7,7 @@ import { LIQUIDATION_FEE_E4 } from '../engine/liquidation.ts';
 import { yearFraction } from '../domain/pricing.ts';
 import { ivFromCoinPrice } from '../market/smile.ts';
 import { BUY } from '../engine/orderBook.ts';
-import type { Order, Trade } from '../engine/types.ts';
+import type { Order, Trade, TradedOrder } from '../engine/types.ts';
 import { TriggerOrder } from '../engine/triggers.ts';
 
 export function money(minor: number, currency: CurrencyCode): number {
@@ -37,7 +37,7 @@ export function currencyOfName(name: string): CurrencyCode {
   return name.slice(0, name.indexOf('-')) as CurrencyCode;
 }
 
-export function orderId(o: Order | TriggerOrder): string {
+export function orderId(o: TradedOrder | TriggerOrder): string {
   return idOf(o.inst.currency, o.id);
 }
 

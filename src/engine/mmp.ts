@@ -16,7 +16,7 @@ import { contractsOf } from '../risk/accountRisk.ts';
 import type { Command } from './commands.ts';
 import type { Exchange } from './exchange.ts';
 import { BUY, type Side } from './orderBook.ts';
-import type { Order, OrderExposure } from './types.ts';
+import type { Order, OrderExposure, TradedOrder } from './types.ts';
 
 /** What makes an order an MMP order: its group (null: the index's config for ordinary orders) and,
  *  for a mass quote, the quote ids it was sent with. */
@@ -260,8 +260,8 @@ export class MmpState {
 
   // ---- snapshot ----------------------------------------------------------------------------------
 
-  toJson(orders: Iterable<Order>): unknown {
-    const tagged: Order[] = [];
+  toJson(orders: Iterable<TradedOrder>): unknown {
+    const tagged: TradedOrder[] = [];
     for (const o of orders) if (o.mmp !== null) tagged.push(o);
     const tags = tagged.sort((a, b) => a.id - b.id).map((o) => [o.id, o.mmp!.group, o.mmp!.quoteId, o.mmp!.quoteSetId]);
     const groups = [...this.groups.values()].map((g) => [
@@ -272,7 +272,7 @@ export class MmpState {
   }
 
   /** Restores from `toJson` output; snapshots taken before MMP existed have none (`j` undefined). */
-  restore(j: unknown, orders: Map<number, Order>): void {
+  restore(j: unknown, orders: Map<number, TradedOrder>): void {
     if (j === undefined || j === null) return;
     const s = j as { groups: unknown[][]; tags: unknown[][] };
     for (const [i, a] of s.groups.entries()) {

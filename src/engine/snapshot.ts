@@ -11,7 +11,7 @@ import { ApiKeys } from '../auth/apiKeys.ts';
 import { Announcements } from './announcements.ts';
 import { DEFAULT_LIMITS, Exchange, type ExchangeLimits } from './exchange.ts';
 import { OrderBook } from './orderBook.ts';
-import { newOrder, type Account, type Order, type InstrumentMarket, type Trade, type User } from './types.ts';
+import { newOrder, tradedOrderStub, type Account, type Order, type InstrumentMarket, type Trade, type TradedOrder, type User } from './types.ts';
 import { emptyImCache } from '../market/marks.ts';
 import { ledgerFromJson, ledgerToJson } from './ledger.ts';
 import { codRestore, codToJson } from './cod.ts';
@@ -43,22 +43,20 @@ function orderToJson(o: Order): unknown[] {
  * bench's snapshot, before this form), so the snapshot, its write and a restart's parse shrink
  * with it. Live and restored engines write the same stub, so the state hash is unchanged by it.
  */
-function prunedOrderToJson(o: Order): unknown[] {
+function prunedOrderToJson(o: TradedOrder): unknown[] {
   return [o.id, o.userId, o.side, o.inst.id, o.type, o.postOnly, o.reduceOnly, o.label, o.isLiquidation, o.state];
 }
 
-/** An order restored from its stub: what trades read, the rest at a closed order's defaults. */
-function prunedOrderFromJson(a: unknown[], ex: Exchange): Order {
+/** An order restored from its stub: the stub a live engine holds for it (`tradedOrderStub`). Its
+ *  `mmp` tag, if any, is put back by the snapshot's mmp part, as on every order. */
+function prunedOrderFromJson(a: unknown[], ex: Exchange): TradedOrder {
   const [id, userId, side, instId, type, postOnly, reduceOnly, label, isLiquidation, state] = a as never[];
-  const o = newOrder(id, userId, side, 0, 0, 0, ex.instrumentsById.get(instId)!, type, 'good_til_cancelled', postOnly, false, reduceOnly, label, null, 0, 0, null, isLiquidation);
-  o.state = state;
-  return o;
+  return tradedOrderStub({ id, userId, side, inst: ex.instrumentsById.get(instId)!, type, postOnly, reduceOnly, label, isLiquidation, state, mmp: null, origin: null });
 }
 
 const PRUNED_ORDER_FIELDS = 10;
 
 function orderFromJson(a: unknown[], ex: Exchange): Order {
-  if (a.length === PRUNED_ORDER_FIELDS) return prunedOrderFromJson(a, ex);
   const [id, userId, side, price, remaining, amount, instId, type, tif, postOnly, rejectPostOnly, reduceOnly, label, clientOrderId, created, expiresAt, advanced, isLiquidation,
     filled, filledNotional, commission, state, cancelReason, reserved, lastUpdate, tradeIds] = a as never[];
   const o = newOrder(id, userId, side, price, remaining, amount, ex.instrumentsById.get(instId)!, type, tif, postOnly, rejectPostOnly, reduceOnly, label, clientOrderId, created, expiresAt, advanced, isLiquidation);
@@ -91,13 +89,13 @@ function marketToJson(m: InstrumentMarket): unknown[] {
 
 export function serialize(ex: Exchange): string {
   // every order reachable from a user map or a trade, once; those only trades reach, as stubs
-  const orders = new Map<number, Order>();
-  const held = new Set<Order>();
+  const orders = new Map<number, TradedOrder>();
+  const held = new Map<number, Order>();
   const trades = new Map<number, Trade>();
   for (const u of ex.users.values()) {
     for (const o of u.orders.values()) {
       orders.set(o.id, o);
-      held.add(o);
+      held.set(o.id, o);
     }
     for (const t of u.trades) {
       trades.set(t.id, t);
@@ -135,7 +133,10 @@ export function serialize(ex: Exchange): string {
     liquidating: [...ex.liquidating],
     deposits: ex.deposits,
     withdrawals: ex.withdrawals,
-    orders: [...orders.values()].sort((a, b) => a.id - b.id).map((o) => (held.has(o) ? orderToJson(o) : prunedOrderToJson(o))),
+    orders: [...orders.values()].sort((a, b) => a.id - b.id).map((o) => {
+      const full = held.get(o.id);
+      return full !== undefined ? orderToJson(full) : prunedOrderToJson(o);
+    }),
     trades: [...trades.values()].sort((a, b) => a.id - b.id).map(tradeToJson),
     markets: [...ex.markets.values()].map(marketToJson),
     books: [...ex.books].map(([id, b]) => [id, [...b.orders()].map((o) => o.id)]),
@@ -160,7 +161,8 @@ export function serialize(ex: Exchange): string {
     // last, and optional on restore: snapshots from before trigger orders have none
     triggers: ex.triggers.toJson(),
     // cancel-on-disconnect (src/engine/cod.ts): last, and absent from older snapshots
-    cod: codToJson(ex, orders.values()),
+    // only open orders are marked, and an account's map holds every open order of it
+    cod: codToJson(ex, held.values()),
     // announcements (src/engine/announcements.ts): last, and absent from older snapshots
     announcements: ex.announcements.toJson(),
     // self-trade prevention (src/engine/selfTrade.ts): last, and absent from older snapshots
@@ -226,17 +228,20 @@ export function restore(text: string, limits: ExchangeLimits = DEFAULT_LIMITS): 
   ex.deposits = s.deposits;
   ex.withdrawals = s.withdrawals;
 
+  // the orders accounts hold, and the stubs of those only trades reach (as the live engine has them)
   const orders = new Map<number, Order>();
-  for (const a of s.orders) {
-    const o = orderFromJson(a, ex);
-    orders.set(o.id, o);
+  const traded = new Map<number, TradedOrder>();
+  for (const a of s.orders as unknown[][]) {
+    const o = a.length === PRUNED_ORDER_FIELDS ? prunedOrderFromJson(a, ex) : orderFromJson(a, ex);
+    if (a.length !== PRUNED_ORDER_FIELDS) orders.set(o.id, o as Order);
+    traded.set(o.id, o);
   }
   const trades = new Map<number, Trade>();
   for (const a of s.trades) {
     const [id, seq, instId, ts, price, lots, takerSide, makerId, takerId, makerFee, takerFee, indexPrice, markPrice, tickDirection, makerState, takerState, block, combo] = a;
     const trade: Trade = {
       id, seq, inst: ex.instrumentsById.get(instId)!, ts, price, lots, takerSide,
-      makerOrder: orders.get(makerId)!, takerOrder: orders.get(takerId)!, makerFee, takerFee,
+      makerOrder: traded.get(makerId)!, takerOrder: traded.get(takerId)!, makerFee, takerFee,
       indexPrice: unnum(indexPrice), markPrice: unnum(markPrice), tickDirection, makerState, takerState, iv: undefined,
     };
     if (block !== undefined && block !== null) trade.block = { id: block[0], legs: block[1] };
@@ -287,7 +292,7 @@ export function restore(text: string, limits: ExchangeLimits = DEFAULT_LIMITS): 
     ex.usersByEmail.set(user.email.toLowerCase(), user);
   }
   for (const o of orders.values()) if (o.state === 'open' && o.expiresAt > 0) ex.trading.gtdOrders.add(o);
-  ex.mmp.restore(s.mmp, orders);
+  ex.mmp.restore(s.mmp, traded);
   ex.triggers.restore(s.triggers, (id) => orders.get(id));
   codRestore(ex, s.cod, orders);
   ex.subaccounts.restore(s.subaccounts);

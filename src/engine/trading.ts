@@ -13,6 +13,7 @@ import { BUY, SELL, type OrderBook, type Side } from './orderBook.ts';
 import { settleFill } from './fillSettlement.ts';
 import { LiquidityWalk, nextEightUtc, reduceOnlyOpenLots, reducibleBy, requestPrint, forgetOldestClientOrderIds } from './orderRules.ts';
 import { newOrder, type CancelReason, type Order, type OrderExposure, type Trade, type User } from './types.ts';
+import { forgetIntoTrades } from './tradedOrders.ts';
 
 type PlaceCmd = Extract<Command, { t: 'place' }>;
 type CancelAllCmd = Extract<Command, { t: 'cancel_all' }>;
@@ -532,7 +533,10 @@ export class Trading {
     this.pruneClosed(user);
   }
 
-  /** Keeps the per-user order map bounded: the oldest closed orders are forgotten first. */
+  /**
+   * Keeps the per-user order map bounded: the oldest closed orders are forgotten first. A forgotten
+   * order's trades keep a stub of what they read instead of the order (`forgetIntoTrades`).
+   */
   private pruneClosed(user: User): void {
     const keep = this.ex.limits.closedOrdersKept;
     if (user.orders.size <= keep + user.openOrderCount + 64) return;
@@ -541,6 +545,7 @@ export class Trading {
       if (excess <= 0) break;
       if (o.state !== 'open') {
         user.orders.delete(id);
+        forgetIntoTrades(this.ex, user, o);
         excess--;
       }
     }

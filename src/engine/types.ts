@@ -124,6 +124,38 @@ export function newOrder(
   };
 }
 
+/**
+ * What a trade reads of each of its two orders (src/api/render.ts renderUserTrade, src/api/
+ * orderJson.ts userTradeJson, the snapshot's order stubs): the live `Order` while an account's order
+ * map holds it, and a `TradedOrder` of these fields alone once the map has forgotten it (past
+ * `closedOrdersKept`, src/engine/trading.ts pruneClosed), so that a trade no longer keeps the whole
+ * order alive (issue 36: every trade held its two 330-byte orders for as long as the trade was kept,
+ * tens of MB the old generation's collections marked over and over).
+ */
+export interface TradedOrder {
+  readonly id: number;
+  readonly userId: number;
+  readonly side: Side;
+  readonly inst: Instrument;
+  readonly type: OrderType;
+  readonly postOnly: boolean;
+  readonly reduceOnly: boolean;
+  readonly label: string;
+  readonly isLiquidation: boolean;
+  state: OrderState;
+  mmp: MmpTag | null;
+  /** Always null on a stub: neither the snapshot's stub nor its trades' renderings read it. */
+  readonly origin: TriggerOrder | null;
+}
+
+/** A closed order reduced to what its trades read (one object literal, one shape for all stubs). */
+export function tradedOrderStub(o: TradedOrder): TradedOrder {
+  return {
+    id: o.id, userId: o.userId, side: o.side, inst: o.inst, type: o.type, postOnly: o.postOnly, reduceOnly: o.reduceOnly,
+    label: o.label, isLiquidation: o.isLiquidation, state: o.state, mmp: o.mmp, origin: null,
+  };
+}
+
 export interface Trade {
   id: number;
   /** Sequence number within the instrument. */
@@ -134,8 +166,9 @@ export interface Trade {
   lots: number;
   /** Side of the taker (Deribit `direction` of a public trade). */
   takerSide: Side;
-  makerOrder: Order;
-  takerOrder: Order;
+  /** The maker's order: the `Order` itself, or its stub once its account forgot it (`TradedOrder`). */
+  makerOrder: TradedOrder;
+  takerOrder: TradedOrder;
   makerFee: number;
   takerFee: number;
   indexPrice: number;

@@ -6,6 +6,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { renderUserTrade } from '../../src/api/render.ts';
+import { userTradeJson } from '../../src/api/orderJson.ts';
+import { tradeById } from '../../src/engine/tradedOrders.ts';
+import type { Order, Trade } from '../../src/engine/types.ts';
 import { DEFAULT_LIMITS, type Exchange } from '../../src/engine/exchange.ts';
 import { restore, serialize, stateHash } from '../../src/engine/snapshot.ts';
 import type { Command, Sequenced } from '../../src/engine/commands.ts';
@@ -105,5 +108,54 @@ describe('closed orders past closedOrdersKept', () => {
       both(order(taker, 0, mark, 'immediate_or_cancel'));
     }
     assert.equal(stateHash(back), stateHash(h.ex));
+  });
+
+  it('a forgotten order leaves its trades holding a stub, not the order, and they render as before', () => {
+    const { h, a: maker, b: taker, mark, order } = twoAccounts(3);
+    // a wide MMP limit, so that the tagged makers below are never frozen
+    h.apply({ t: 'set_mmp_config', userId: maker, indexName: 'btc_usd', group: null, interval: 60, frozenTime: 10, quantityLimit: 1e12, deltaLimit: 0, maxQuoteQuantity: 0 } as Command);
+    const ids: number[] = [];
+    const before = new Map<number, unknown>();
+    for (let i = 0; i < 150; i++) {
+      // an MMP-tagged maker now and then: the stub keeps its tag, which the trade renders
+      const ask = h.apply({ ...order(maker, 1, mark, 'good_til_cancelled', `ask-${i}`), mmp: i % 5 === 0 } as Command) as { order: Order };
+      ids.push(ask.order.id);
+      const lift = h.apply(order(taker, 0, mark, 'immediate_or_cancel', `lift-${i}`)) as { trades: Trade[] };
+      const t = lift.trades[0]!;
+      before.set(t.id, [renderUserTrade(t, maker), renderUserTrade(t, taker), userTradeJson(t, maker), userTradeJson(t, taker)]);
+    }
+    const m = h.u(maker);
+    const forgotten = ids.filter((id) => !m.orders.has(id));
+    assert.ok(forgotten.length >= 80, `${forgotten.length} forgotten`);
+    const stubKeys = ['id', 'userId', 'side', 'inst', 'type', 'postOnly', 'reduceOnly', 'label', 'isLiquidation', 'state', 'mmp', 'origin'];
+    let stubs = 0;
+    for (const t of [...m.trades, ...h.u(taker).trades, ...h.ex.markets.get(h.inst(CALL.name).id)!.trades]) {
+      for (const o of [t.makerOrder, t.takerOrder]) {
+        const held = h.u(o.userId).orders.get(o.id);
+        if (held !== undefined) {
+          assert.equal(o, held, `trade ${t.id}: a kept order is the order itself`);
+        } else {
+          // what no account holds any more is a stub of 12 fields: the 330-byte order is unreachable
+          assert.deepEqual(Object.keys(o), stubKeys, `trade ${t.id}: order ${o.id} is held whole after it was forgotten`);
+          stubs++;
+        }
+      }
+      assert.deepEqual([renderUserTrade(t, maker), renderUserTrade(t, taker), userTradeJson(t, maker), userTradeJson(t, taker)], before.get(t.id), `trade ${t.id} renders as before`);
+    }
+    assert.ok(stubs >= 2 * forgotten.length, `${stubs} stubs in the trade lists`);
+    assert.ok(m.trades.some((t) => !m.orders.has(t.makerOrder.id) && t.makerOrder.mmp !== null), 'a stub keeps its MMP tag');
+    // a restored engine holds the same stubs
+    const back = restore(serialize(h.ex), h.ex.limits);
+    assert.equal(stateHash(back), stateHash(h.ex));
+    const restoredFirst = back.users.get(maker)!.trades[0]!.makerOrder;
+    assert.deepEqual(Object.keys(restoredFirst), stubKeys);
+    assert.deepEqual({ ...restoredFirst, inst: null }, { ...m.trades[0]!.makerOrder, inst: null });
+  });
+
+  it('finds a trade by id in an ascending list, and nothing for an id it does not hold', () => {
+    const list = [3, 5, 9, 10, 42].map((id) => ({ id }) as Trade);
+    for (const t of list) assert.equal(tradeById(list, t.id), t);
+    for (const id of [0, 4, 11, 43]) assert.equal(tradeById(list, id), undefined);
+    assert.equal(tradeById([], 1), undefined);
   });
 });
