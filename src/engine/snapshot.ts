@@ -11,7 +11,7 @@ import { ApiKeys } from '../auth/apiKeys.ts';
 import { Announcements } from './announcements.ts';
 import { DEFAULT_LIMITS, Exchange, type ExchangeLimits } from './exchange.ts';
 import { OrderBook } from './orderBook.ts';
-import { newOrder, tradedOrderStub, type Account, type Order, type InstrumentMarket, type Trade, type TradedOrder, type User } from './types.ts';
+import { newOrder, newTradedOrder, type Account, type Order, type InstrumentMarket, type Trade, type TradedOrder, type User } from './types.ts';
 import { emptyImCache } from '../market/marks.ts';
 import { ledgerFromJson, ledgerToJson } from './ledger.ts';
 import { codRestore, codToJson } from './cod.ts';
@@ -51,7 +51,7 @@ function prunedOrderToJson(o: TradedOrder): unknown[] {
  *  `mmp` tag, if any, is put back by the snapshot's mmp part, as on every order. */
 function prunedOrderFromJson(a: unknown[], ex: Exchange): TradedOrder {
   const [id, userId, side, instId, type, postOnly, reduceOnly, label, isLiquidation, state] = a as never[];
-  return tradedOrderStub({ id, userId, side, inst: ex.instrumentsById.get(instId)!, type, postOnly, reduceOnly, label, isLiquidation, state, mmp: null, origin: null });
+  return newTradedOrder(id, userId, side, ex.instrumentsById.get(instId)!, type, postOnly, reduceOnly, label, isLiquidation, state, null);
 }
 
 const PRUNED_ORDER_FIELDS = 10;

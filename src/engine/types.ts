@@ -148,12 +148,26 @@ export interface TradedOrder {
   readonly origin: TriggerOrder | null;
 }
 
-/** A closed order reduced to what its trades read (one object literal, one shape for all stubs). */
+/** A stub of an order for its trades (one object literal, so one shape for every stub). */
+export function newTradedOrder(
+  id: number,
+  userId: number,
+  side: Side,
+  inst: Instrument,
+  type: OrderType,
+  postOnly: boolean,
+  reduceOnly: boolean,
+  label: string,
+  isLiquidation: boolean,
+  state: OrderState,
+  mmp: MmpTag | null,
+): TradedOrder {
+  return { id, userId, side, inst, type, postOnly, reduceOnly, label, isLiquidation, state, mmp, origin: null };
+}
+
+/** A closed order reduced to what its trades read. */
 export function tradedOrderStub(o: TradedOrder): TradedOrder {
-  return {
-    id: o.id, userId: o.userId, side: o.side, inst: o.inst, type: o.type, postOnly: o.postOnly, reduceOnly: o.reduceOnly,
-    label: o.label, isLiquidation: o.isLiquidation, state: o.state, mmp: o.mmp, origin: null,
-  };
+  return newTradedOrder(o.id, o.userId, o.side, o.inst, o.type, o.postOnly, o.reduceOnly, o.label, o.isLiquidation, o.state, o.mmp);
 }
 
 export interface Trade {
