@@ -4,6 +4,7 @@
 import type { TestContext } from 'node:test';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { stopServersOnSchema } from './liveServers.ts';
 
 /** The database the tests use; STRIKEBOOK_TEST_DATABASE_URL overrides it. */
 export const TEST_DATABASE_URL = process.env.STRIKEBOOK_TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
@@ -42,6 +43,8 @@ export async function freshSchema(t: TestContext): Promise<TestSchema | null> {
   await admin.query(`CREATE SCHEMA ${name}`);
   t.after(async () => {
     try {
+      // this hook runs before the test's own (registered after it): its servers stop first
+      await stopServersOnSchema(name);
       await admin.query(`DROP SCHEMA ${name} CASCADE`);
     } finally {
       await admin.end();

@@ -11,6 +11,7 @@ import { loadConfig } from '../../src/app/config.ts';
 import { startExchange, type RunningExchange } from '../../src/app/services.ts';
 import pino from 'pino';
 import type { TestContext } from 'node:test';
+import { trackServer } from './liveServers.ts';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const BOOTSTRAP = 'test-bootstrap-token-0123456789';
@@ -74,12 +75,14 @@ export async function startServer(env: Record<string, string> = {}, dataDir = te
     ...env,
   });
   const app = await startExchange(config, pino({ level: 'silent' }));
+  const untrack = trackServer({ databaseUrl: config.databaseUrl, close: () => app.close() });
   return {
     url: app.url,
     dataDir,
     app,
     async stop(opts) {
       await app.close();
+      untrack();
       if (!opts?.keepData) rmSync(dataDir, { recursive: true, force: true });
     },
   };

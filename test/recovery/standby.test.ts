@@ -282,7 +282,7 @@ test('the standby settings are checked at start', () => {
   }
 });
 
-test("ccxt's deribit class against a standby: it reads with an API key the leader issued, and an order is ExchangeNotAvailable (10040)", { timeout: 30_000 }, async (t) => {
+test("ccxt's deribit class against a standby: it reads with an API key the leader issued, and an order is ExchangeNotAvailable (10040)", { timeout: 60_000 }, async (t) => {
   const db = await freshSchema(t);
   if (!db) return;
   const env = { DATABASE_URL: db.url, STRIKEBOOK_STANDBY_POLL_MS: '100' };
