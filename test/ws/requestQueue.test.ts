@@ -52,9 +52,15 @@ function suite(spec: TargetSpec): void {
       await new Promise((r) => setTimeout(r, 200));
     }
     const run = (await instrumentCallsRun()) - before0;
-    assert.ok(run <= CAP, `the server ran ${run} of the 700 requests; at most ${CAP} may run`);
+    // Requests answered while the 700 frames were still being read make room in the queue for
+    // later ones (the cap bounds what is unanswered, not what one socket may ever run): each such
+    // answer reached this client before its close did, since the server reads the close after
+    // every frame. What the close may leave running is the queue, at most CAP.
+    const bound = answers.length + CAP;
+    assert.ok(run <= bound, `the server ran ${run} of the 700 requests; at most ${bound} may run (${answers.length} answered before the close, and the queue cap ${CAP})`);
+    assert.ok(run < 700, 'the requests queued at the close were dropped');
     assert.equal(srv.app.ws.connections, 0, 'the socket is gone');
-    assert.ok(srv.app.ws.requestsRun <= CAP);
+    assert.ok(srv.app.ws.requestsRun <= bound);
 
     // a victim connecting now is answered
     const victim = await WsClient.open(tg.ws);
