@@ -1,8 +1,8 @@
 // Transfers between the accounts of one main account (private/submit_transfer_to_subaccount,
 // private/submit_transfer_between_subaccounts): one command moves an exact integer amount from one
 // account to the other, logged in both accounts' transaction logs, so it applies whole or not at all
-// and replay reproduces it. The sender must pass the cash rules of a withdrawal (Exchange.withdraw):
-// what it sends is money leaving its account.
+// and replay reproduces it. The sender must pass the cash rules of a withdrawal
+// (src/engine/depositWithdraw.ts): what it sends is money leaving its account.
 import { ERR, reject, type Reject } from '../domain/errors.ts';
 import type { Command } from '../engine/commands.ts';
 import { post } from '../engine/defaults.ts';

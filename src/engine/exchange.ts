@@ -6,40 +6,29 @@ import type { Instrument } from '../domain/instrument.ts';
 import { AuthState } from '../auth/authState.ts';
 import { ApiKeys } from '../auth/apiKeys.ts';
 import { Announcements } from './announcements.ts';
-import { recordAccess, type AccessEntry } from './accessLog.ts';
-import { optionsRefusal, setDisabledProducts, type TradingProduct } from './disabledProducts.ts';
-import { cancelOwnMakers, cancelOwnMakersForEdit, setSelfTradingConfig, type SelfTradingConfig } from './selfTrade.ts';
-import { computeMarket, refreshMarket } from '../market/marks.ts';
-import type { Command, InstrumentSpec, Sequenced } from './commands.ts';
-import { OrderBook } from './orderBook.ts';
+import type { AccessEntry } from './accessLog.ts';
+import type { TradingProduct } from './disabledProducts.ts';
+import type { SelfTradingConfig } from './selfTrade.ts';
+import { refreshMarket } from '../market/marks.ts';
+import type { Command, Sequenced } from './commands.ts';
+import { dispatchCommand } from './commandDispatch.ts';
+import type { OrderBook } from './orderBook.ts';
 import { Trading } from './trading.ts';
 import { TriggerOrder, Triggers } from './triggers.ts';
-import { recordIndex, settleExpiry, type DeliveryRecord, type IndexPoint } from './settlement.ts';
-import { liquidate, liquidationKey } from './liquidation.ts';
-import { post, type InsuranceFund } from './defaults.ts';
+import type { DeliveryRecord, IndexPoint } from './settlement.ts';
+import { liquidationKey } from './liquidation.ts';
+import type { InsuranceFund } from './defaults.ts';
 import { MmpState, type MmpTriggerEvent } from './mmp.ts';
-import { cancelQuotes, massQuote } from './massQuote.ts';
-import { applyCodAccount, applyCodMark, markPlaced } from './cod.ts';
-import type { Account, DepositRecord, IndexState, InstrumentMarket, User, VolState } from './types.ts';
+import type { Account, IndexState, InstrumentMarket, User, VolState } from './types.ts';
 import { Ledger } from './ledger.ts';
-import { accountsRecord, blankUser, newAccount } from './users.ts';
+import { accountsRecord, newAccount } from './users.ts';
 import { Subaccounts } from '../accounts/subaccounts.ts';
-import { applyTransfer } from '../accounts/transfers.ts';
-import { applyMovePositions } from '../accounts/movePositions.ts';
 import { Wallet } from '../wallet/wallet.ts';
-import { applyWallet, recordSandboxDeposit } from '../wallet/apply.ts';
-import { WALLET_COMMANDS, type WalletCommand } from '../wallet/types.ts';
-import { changePassword, setUserDisabled } from './userSecurity.ts';
 import { BlockTrades } from '../blocktrades/state.ts';
 import { BlockRfqs } from '../blockrfq/state.ts';
-import { applyRfq } from '../blockrfq/engine.ts';
-import { RFQ_COMMANDS, type RfqCommand } from '../blockrfq/types.ts';
 import { Combos } from '../combos/combos.ts';
-import { invalidateSignature } from '../blocktrades/execute.ts';
-import { approveRequest, blockTradeOrRequest, rejectRequest, setApproval } from '../blocktrades/approval.ts';
 import { ComboBooks } from '../combos/book.ts';
 import { PortfolioMarginState } from '../risk/portfolio/state.ts';
-import { changeMarginModel } from '../risk/portfolio/switch.ts';
 
 export const SYSTEM_FEES = 'fees';
 export const SYSTEM_INSURANCE = 'insurance';
@@ -212,7 +201,7 @@ export class Exchange {
   apply(cmd: Sequenced): unknown {
     if (cmd.ts > this.now) this.now = cmd.ts;
     this.seq = cmd.seq;
-    const result = this.dispatch(cmd);
+    const result = dispatchCommand(this, cmd);
     // the expiry of a leg (or the soft limit) ends a combo: its open orders are cancelled
     if (this.comboBooks.hasOpen()) this.comboBooks.closeInactive('settlement');
     // an MMP trigger during the command cancels its group's orders within the same command, before
@@ -225,304 +214,16 @@ export class Exchange {
     return result;
   }
 
-  private dispatch(c: Command): unknown {
-    if (WALLET_COMMANDS.has(c.t)) return applyWallet(this, c as WalletCommand);
-    if (RFQ_COMMANDS.has(c.t)) return applyRfq(this, c as RfqCommand);
-    switch (c.t) {
-      case 'create_user':
-        return this.createUser(c);
-      case 'issue_token': {
-        if (!this.users.has(c.userId)) return reject(ERR.UNAUTHORIZED);
-        if (this.disabledUsers.has(c.userId)) return reject(ERR.UNAUTHORIZED, 'user_disabled');
-        if (!this.subaccounts.loginAllowed(c.userId)) return reject(ERR.FORBIDDEN, 'subaccount_login_disabled');
-        if (c.replaces !== null) {
-          // a refresh token is single-use: of two concurrent refreshes only the first wins
-          const old = this.auth.refresh.get(c.replaces);
-          if (!old || old.expiresAt <= this.now) return reject(ERR.UNAUTHORIZED, 'invalid_refresh_token');
-          this.auth.consumeRefresh(c.replaces);
-        }
-        this.auth.issue(c.userId, c.access, c.refresh, c.scope, this.now, c.accessTtl, c.refreshTtl);
-        if (c.login !== undefined) recordAccess(this, c.userId, c.login.ip, c.login.grant);
-        return true;
-      }
-      case 'revoke_token':
-        return this.auth.revokeAccess(c.access);
-      case 'change_password':
-        return changePassword(this, c);
-      case 'set_user_disabled':
-        return setUserDisabled(this, c);
-      case 'create_invite': {
-        if (this.auth.invites.has(c.code)) return reject(ERR.INVALID_ARGUMENTS, 'duplicate_code');
-        const inv = {
-          code: c.code,
-          maxUses: c.maxUses,
-          uses: 0,
-          expiresAt: this.now + c.expiresIn * 1000,
-          note: c.note,
-          createdBy: c.by,
-          created: this.now,
-          revoked: false,
-        };
-        this.auth.invites.set(c.code, inv);
-        return inv;
-      }
-      case 'revoke_invite': {
-        const inv = this.auth.invites.get(c.code);
-        if (!inv) return reject(ERR.NOT_FOUND, 'invite_code_unknown', 'code');
-        inv.revoked = true;
-        return inv;
-      }
-      case 'deposit':
-        return this.deposit(c);
-      case 'withdraw':
-        return this.withdraw(c);
-      case 'place': {
-        const disabled = optionsRefusal(this, c.userId, c.reduceOnly);
-        if (disabled !== null) return disabled;
-        const combo = this.combos.byId.get(c.instrument);
-        if (combo !== undefined) {
-          const cr = this.comboBooks.place(c, combo);
-          if (c.cod === true) markPlaced(cr);
-          return cr;
-        }
-        // cancel_maker self-trade prevention: the own orders this one would meet go first
-        if (c.trig === undefined && !c.postOnly && (c.type === 'market' || c.price !== null)) cancelOwnMakers(this, c.userId, c.instrument, c.side, c.type === 'market' ? NaN : c.price!, c.lots);
-        const r = c.trig !== undefined ? this.triggers.place({ ...c, trig: c.trig }) : this.trading.place(c);
-        if (c.cod === true) markPlaced(r);
-        return r;
-      }
-      case 'cancel': {
-        if (this.comboBooks.orderOf(c.userId, c.orderId) !== undefined) return this.comboBooks.cancel(c.userId, c.orderId);
-        const t = this.triggers.get(c.userId, c.orderId);
-        if (t === undefined) return this.trading.cancelByUser(c.userId, c.orderId);
-        return this.triggers.cancelRefusal(t) ?? this.triggers.cancel(t, 'user_request');
-      }
-      case 'cancel_all': {
-        const types = c.types ?? 'all';
-        const options = c.kind !== 'option_combo';
-        const regular = options && (types === 'all' || types === 'limit') ? this.trading.cancelAll(c) : [];
-        // combo orders are limit orders (no trigger orders on combos); comboBooks.cancelAll reads c.kind
-        if ((types === 'all' || types === 'limit') && this.comboBooks.hasOpen()) regular.push(...this.comboBooks.cancelAll(c));
-        const triggers = options ? this.triggers.cancelAll(c, types) : [];
-        return triggers.length === 0 ? regular : [...regular, ...triggers];
-      }
-      case 'index':
-        return this.setIndex(c.currency, c.price, c.manual);
-      case 'set_vol': {
-        // refused before anything changes: a NaN smile would make refreshMarks throw half-way, and the
-        // journal (JSON) would replay it as null, i.e. as a different command
-        if (![c.atmVol, c.skew, c.curvature].every(Number.isFinite) || !(c.atmVol > 0)) return reject(ERR.INVALID_ARGUMENTS, 'volatility_invalid', 'atm_vol');
-        this.vol[c.currency] = { atmVol: c.atmVol, skew: c.skew, curvature: c.curvature };
-        this.refreshMarks(c.currency);
-        return this.vol[c.currency];
-      }
-      case 'halt': {
-        const inst = this.instruments.get(c.instrument);
-        if (!inst) return reject(ERR.INVALID_INSTRUMENT, undefined, 'instrument_name');
-        inst.halted = c.halted;
-        if (c.halted) {
-          this.trading.cancelInstrument(inst, 'instrument_halted');
-          this.triggers.cancelInstrument(inst, 'instrument_halted');
-        }
-        return inst;
-      }
-      case 'list':
-        return this.list(c.instruments);
-      case 'expire_orders':
-        return this.trading.expireOrders() + this.triggers.expire().length + this.comboBooks.expire();
-      case 'settle': {
-        const r = settleExpiry(this, c.currency, c.expiry);
-        // trigger orders of the delivered series can never fire: cancelled with the expiry
-        this.triggers.cancelClosedInstruments('settlement');
-        return r;
-      }
-      case 'cancel_orders': {
-        const orders = this.trading.cancelOrders(c.userId, c.orderIds, c.reason);
-        if (this.comboBooks.hasOpen()) orders.push(...this.comboBooks.cancelOrders(c.userId, c.orderIds, c.reason));
-        this.triggers.cancelIds(c.userId, c.orderIds, c.reason);
-        return orders;
-      }
-      case 'create_api_key':
-        if (!this.users.has(c.userId)) return reject(ERR.UNAUTHORIZED);
-        return this.apiKeys.create(c.userId, c.clientId, c.encSecret, c.scope, c.name, this.now);
-      case 'remove_api_key':
-        return this.apiKeys.remove(c.userId, c.id);
-      case 'update_api_key':
-        return this.apiKeys.update(c.userId, c.id, c.change);
-      case 'publish_announcement':
-        return this.announcements.publish(c, this.now);
-      case 'read_announcement':
-        return this.announcements.markRead(c.userId, c.id);
-      case 'set_self_trading_config':
-        return setSelfTradingConfig(this, c);
-      case 'set_disabled_trading_products':
-        return setDisabledProducts(this, c);
-      case 'edit': {
-        const co = this.comboBooks.orderOf(c.userId, c.orderId);
-        if (co !== undefined) {
-          const cr = this.comboBooks.edit(c, this.combos.byId.get(co.inst.name)!);
-          if (c.cod === true) markPlaced(cr);
-          return cr;
-        }
-        const t = this.triggers.get(c.userId, c.orderId);
-        if (t === undefined) cancelOwnMakersForEdit(this, c);
-        const r = t !== undefined ? this.triggers.edit(c, t) : this.trading.edit(c);
-        if (c.cod === true) markPlaced(r);
-        return r;
-      }
-      case 'liquidate':
-        return liquidate(this, c.userId, c.currency);
-      case 'set_mmp_config':
-        return this.mmp.setConfig(c);
-      case 'reset_mmp':
-        return this.mmp.reset(c.userId, c.indexName, c.group);
-      case 'mass_quote': {
-        const disabled = optionsRefusal(this, c.userId, false);
-        if (disabled !== null) return disabled;
-        const r = massQuote(this, c);
-        if (c.cod === true) markPlaced(r);
-        return r;
-      }
-      case 'cod_account':
-        return applyCodAccount(this, c);
-      case 'cod_mark':
-        return applyCodMark(this, c);
-      case 'cancel_quotes':
-        return cancelQuotes(this, c);
-      case 'create_subaccount':
-        return this.subaccounts.create(c);
-      case 'rename_subaccount':
-        return this.subaccounts.rename(c);
-      case 'subaccount_login':
-        return this.subaccounts.setLogin(c);
-      case 'remove_subaccount':
-        return this.subaccounts.remove(c);
-      case 'transfer':
-        return applyTransfer(this, c);
-      case 'subaccount_email':
-        return this.subaccounts.setEmail(c);
-      case 'subaccount_notifications':
-        return this.subaccounts.setNotifications(c);
-      case 'user_transfer':
-        return this.subaccounts.users.submit(c);
-      case 'cancel_transfer':
-        return this.subaccounts.users.cancel(c);
-      case 'confirm_transfers':
-        return this.subaccounts.users.confirmDue();
-      case 'move_positions':
-        return applyMovePositions(this, c);
-      case 'block_trade':
-        return blockTradeOrRequest(this, c);
-      case 'block_approval':
-        return setApproval(this, c);
-      case 'block_approve':
-        return approveRequest(this, c);
-      case 'block_reject':
-        return rejectRequest(this, c);
-      case 'block_invalidate':
-        return invalidateSignature(this, c);
-      case 'create_combo':
-        return this.combos.create(c);
-      case 'change_margin_model':
-        return changeMarginModel(this, c.userId, c.model);
-      case 'set_pm_params': {
-        if (this.users.get(c.by)?.role !== 'admin') return reject(ERR.FORBIDDEN, 'admin_required');
-        const bad = this.pm.setParams(c.params);
-        return bad === null ? this.pm.params : reject(ERR.INVALID_ARGUMENTS, 'invalid_parameter', bad);
-      }
-    }
-  }
-
   // ---- users and money -------------------------------------------------------------------------
-
-  private createUser(c: Extract<Command, { t: 'create_user' }>): User | Reject {
-    const key = c.email.toLowerCase();
-    if (this.usersByEmail.has(key)) return reject(ERR.INVALID_ARGUMENTS, 'email_taken', 'email');
-    // the bootstrap path (no acting admin) works only while no administrator exists
-    if (c.role === 'admin' && c.by === null && this.hasAdmin()) return reject(ERR.FORBIDDEN, 'bootstrap_closed');
-    if (c.by !== null && this.users.get(c.by)?.role !== 'admin') return reject(ERR.FORBIDDEN, 'admin_required');
-    if (c.inviteCode !== null) {
-      const status = this.auth.inviteStatus(c.inviteCode, this.now);
-      if (status !== 'ok') return reject(ERR.INVALID_ARGUMENTS, status === 'unknown' ? 'invite_code_invalid' : `invite_code_${status}`, 'invite_code');
-      this.auth.invites.get(c.inviteCode)!.uses++;
-    }
-    const user = blankUser(this.nextUserId++, c.email, c.role, c.passwordHash, this.now);
-    this.users.set(user.id, user);
-    this.usersByEmail.set(key, user);
-    return user;
-  }
+  // (create_user is applied in src/engine/users.ts, deposit and withdraw in src/engine/depositWithdraw.ts)
 
   hasAdmin(): boolean {
     for (const u of this.users.values()) if (u.role === 'admin') return true;
     return false;
   }
 
-  private deposit(c: Extract<Command, { t: 'deposit' }>): DepositRecord | Reject {
-    const user = this.users.get(c.userId);
-    if (!user) return reject(ERR.NOT_FOUND, 'user_not_found', 'user_id');
-    if (c.depositId !== null) {
-      const prev = user.depositIds.get(c.depositId);
-      if (prev) return prev;
-    }
-    const acct = user.accounts[c.currency];
-    // money is a positive safe integer of minor units; anything else is refused, never applied
-    if (!(Number.isSafeInteger(c.amount) && c.amount > 0 && Number.isSafeInteger(acct.balance + c.amount) && Number.isSafeInteger(this.deposits[c.currency] + c.amount))) {
-      return reject(ERR.INVALID_PARAMS, 'invalid_amount', 'amount');
-    }
-    post(this, user, c.currency, c.amount, 'deposit', null, null);
-    acct.deposited += c.amount;
-    this.deposits[c.currency] += c.amount;
-    const rec: DepositRecord = {
-      depositId: c.depositId ?? `d${this.seq}`,
-      userId: user.id,
-      currency: c.currency,
-      amount: c.amount,
-      balance: acct.balance,
-      timestamp: this.now,
-    };
-    // only client keys go into the idempotency map: a generated id ("d<seq>") stored there would
-    // swallow a later client deposit that happens to use the same text as its deposit_id
-    if (c.depositId !== null) user.depositIds.set(rec.depositId, rec);
-    recordSandboxDeposit(this, rec);
-    return rec;
-  }
-
-  private withdraw(c: Extract<Command, { t: 'withdraw' }>): { balance: number; amount: number } | Reject {
-    const user = this.users.get(c.userId);
-    if (!user) return reject(ERR.NOT_FOUND, 'user_not_found');
-    if (!(Number.isSafeInteger(c.amount) && c.amount > 0)) return reject(ERR.INVALID_PARAMS, 'invalid_amount', 'amount');
-    // a subaccount's money leaves the venue through its main account (src/accounts/transfers.ts)
-    if (this.subaccounts.isSubaccount(user.id)) return reject(ERR.FORBIDDEN, 'main_account_only');
-    // the cash rules (docs/api-notes.md): what is left covers the cash promised to open buys and the
-    // initial margin, and no account of the user is below zero or below maintenance margin
-    // (risk.account applies them all; the reasons name the last two)
-    if (this.trading.risk.hasNegativeBalance(user)) return reject(ERR.NOT_ENOUGH_FUNDS, 'negative_balance', 'currency');
-    if (this.trading.risk.inDistress(user)) return reject(ERR.NOT_ENOUGH_FUNDS, 'account_below_maintenance', 'currency');
-    const risk = this.trading.risk.account(user, c.currency);
-    if (c.amount > risk.availableWithdrawal) return reject(ERR.NOT_ENOUGH_FUNDS, 'withdrawal_exceeds_available', 'amount');
-    const acct = user.accounts[c.currency];
-    post(this, user, c.currency, -c.amount, 'withdrawal', null, null);
-    acct.withdrawn += c.amount;
-    this.withdrawals[c.currency] += c.amount;
-    return { balance: acct.balance, amount: c.amount };
-  }
-
   // ---- market ----------------------------------------------------------------------------------
-
-  private setIndex(currency: CurrencyCode, price: number, manual: boolean): IndexState | Reject {
-    if (!(price > 0) || !Number.isFinite(price)) return reject(ERR.INVALID_ARGUMENTS, 'index_price_invalid', 'price');
-    const prev = this.index[currency];
-    // a feed's jump beyond the bound is a bad print, not a market move; admins may set anything
-    if (!manual && prev && !prev.manual && Math.abs(price - prev.price) > this.limits.maxIndexJump * prev.price) {
-      return reject(ERR.INVALID_ARGUMENTS, 'index_jump_too_large', 'price');
-    }
-    this.index[currency] = { price, ts: this.now, manual };
-    recordIndex(this, currency, this.now, price);
-    this.triggers.indexMoved(currency);
-    if (!this.vol[currency]) this.vol[currency] = { atmVol: 0.6, skew: -0.1, curvature: 0.5 };
-    this.refreshMarks(currency);
-    return this.index[currency];
-  }
+  // (the index and list commands are applied in src/engine/marketState.ts)
 
   /** Marks depend on index, vol and time to expiry; they are recomputed when index or vol move. */
   refreshMarks(currency: CurrencyCode): void {
@@ -535,40 +236,6 @@ export class Exchange {
     for (const m of this.markets.values()) {
       if (m.inst.currency === currency && m.inst.state === 'open') refreshMarket(m, idx.price, vol, this.now);
     }
-  }
-
-  private list(specs: InstrumentSpec[]): Instrument[] {
-    const out: Instrument[] = [];
-    for (const s of specs) {
-      if (this.instruments.has(s.name)) continue;
-      const inst: Instrument = {
-        id: this.nextInstrumentId++,
-        name: s.name,
-        currency: s.currency,
-        optionType: s.optionType,
-        strike: s.strike,
-        expiry: s.expiry,
-        created: this.now,
-        settlementPeriod: s.settlementPeriod,
-        contractSize: s.contractSize,
-        tick: s.tick,
-        tickSteps: s.tickSteps,
-        lotScaled: s.lotScaled,
-        makerCommission: s.makerCommission,
-        takerCommission: s.takerCommission,
-        state: 'open',
-        halted: false,
-        deliveryPrice: null,
-      };
-      this.instruments.set(inst.name, inst);
-      this.instrumentsById.set(inst.id, inst);
-      this.books.set(inst.id, new OrderBook());
-      const idx = this.index[inst.currency];
-      const vol = this.vol[inst.currency] ?? { atmVol: 0.6, skew: -0.1, curvature: 0.5 };
-      this.markets.set(inst.id, computeMarket(inst, idx ? idx.price : NaN, vol, this.now));
-      out.push(inst);
-    }
-    return out;
   }
 
   /** Whether an account is flagged for liquidation (src/engine/liquidation.ts). */

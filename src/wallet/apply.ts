@@ -149,7 +149,7 @@ function completeDue(ex: Exchange): WithdrawalRecord[] {
 
 // ---- deposits and deposit addresses -------------------------------------------------------------
 
-/** The sandbox's self-service deposits (Exchange.deposit) are listed by get_deposits too. */
+/** The sandbox's self-service deposits (src/engine/depositWithdraw.ts) are listed by get_deposits too. */
 export function recordSandboxDeposit(ex: Exchange, d: DepositRecord): void {
   ex.wallet.addDeposit({ currency: d.currency, userId: d.userId, address: '', amount: d.amount, state: 'completed', txid: d.depositId, received: d.timestamp, updated: d.timestamp });
 }
