@@ -84,7 +84,7 @@ function sideOf(leg: BlockLeg, role: BlockRole): 0 | 1 {
  * Why an account may not take its side of the legs, or null. Its margin after every leg together
  * (premiums and block fees paid or received, positions moved, what its open orders then hold) must
  * leave `available` at or above zero, and the premium it pays must come out of free cash, as for an
- * order (src/engine/trading.ts). Reads only.
+ * order (src/engine/orderFunds.ts). Reads only.
  */
 export function sideRefusal(ex: Exchange, user: User, role: BlockRole, legs: readonly BlockLeg[], checked: CheckedLegs): Reject | null {
   const disabled = optionsRefusal(ex, user.id, false);

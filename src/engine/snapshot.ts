@@ -36,8 +36,8 @@ function orderToJson(o: Order): unknown[] {
 }
 
 /**
- * An order no account's order map holds any more (pruned past `closedOrdersKept`, src/engine/
- * trading.ts) is reachable only through its trades, which read its id, owner, side, instrument,
+ * An order no account's order map holds any more (pruned past `closedOrdersKept`, orderMemory.ts)
+ * is reachable only through its trades, which read its id, owner, side, instrument,
  * type, flags and label (src/api/render.ts renderUserTrade): only those are written. A busy venue's
  * trades keep hundreds of thousands of such orders (321,511 orders, 59 of the 71 MB of the restart
  * bench's snapshot, before this form), so the snapshot, its write and a restart's parse shrink

@@ -1,5 +1,5 @@
 // A forgotten order in its trades (issue 36). An account's order map forgets its oldest closed
-// orders past `closedOrdersKept` (src/engine/trading.ts pruneClosed), but the account's trades, the
+// orders past `closedOrdersKept` (orderMemory.ts pruneClosed), but the account's trades, the
 // counterparty's and the instrument's public ones are kept longer and each names both of its
 // orders. Holding the orders themselves kept every forgotten order alive (330 bytes and its trade-id
 // array) for as long as any of its trades was kept: at a busy venue most of the old generation,

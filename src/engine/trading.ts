@@ -1,19 +1,22 @@
-// Order entry, matching, cancels and trade settlement (API.md 3.3 order rules).
-import { CURRENCIES, type CurrencyCode } from '../domain/currency.ts';
+// Order entry, matching and the closing of orders (API.md 3.3 order rules). Cancels, edits, the risk
+// check, client_order_id memory and reduce-only trimming are in files of their own, called from here.
+import type { CurrencyCode } from '../domain/currency.ts';
 import { ERR, reject, type Reject } from '../domain/errors.ts';
-import { PRICE_SCALE, isOnTick, premiumOf, priceToNumber, roundToTick, stepTick, tradeFee, type Instrument } from '../domain/instrument.ts';
-import { black76Price, yearFraction } from '../domain/pricing.ts';
-import { RiskEngine, contractsOf, shortOpeningLots } from '../risk/accountRisk.ts';
-import { toMinorUp } from '../risk/margin.ts';
+import { isOnTick, premiumOf, priceToNumber, stepTick, tradeFee, type Instrument } from '../domain/instrument.ts';
+import { RiskEngine } from '../risk/accountRisk.ts';
 import type { Command } from './commands.ts';
 import type { Exchange } from './exchange.ts';
 import type { MmpTag } from './mmp.ts';
+import { convertAdvancedPrice } from './advancedPrice.ts';
+import { cancelAllMatching, cancelInstrumentOrders, cancelOpenOrders, cancelOrderByUser, cancelUserCurrencyOrders, expireGoodTilDay, nextGoodTilDayExpiry, userCancelRefusal } from './cancels.ts';
 import { editOrder } from './edit.ts';
 import { BUY, SELL, type OrderBook, type Side } from './orderBook.ts';
 import { settleFill } from './fillSettlement.ts';
-import { LiquidityWalk, nextEightUtc, reduceOnlyOpenLots, reducibleBy, requestPrint, forgetOldestClientOrderIds } from './orderRules.ts';
+import { coversNewOrder } from './orderFunds.ts';
+import { clientOrderIdRetry, pruneClosed, rememberClientOrderId } from './orderMemory.ts';
+import { LiquidityWalk, nextEightUtc, reduceOnlyOpenLots, reducibleBy } from './orderRules.ts';
+import { trimAfterFills, trimUserReduceOnly } from './reduceOnlyTrim.ts';
 import { newOrder, type CancelReason, type Order, type OrderExposure, type Trade, type User } from './types.ts';
-import { forgetIntoTrades } from './tradedOrders.ts';
 
 type PlaceCmd = Extract<Command, { t: 'place' }>;
 type CancelAllCmd = Extract<Command, { t: 'cancel_all' }>;
@@ -28,7 +31,6 @@ export interface PlaceResult {
   trades: Trade[];
 }
 
-const PRICE_UNIT = 10 ** PRICE_SCALE;
 export class Trading {
   readonly risk: RiskEngine;
   /** Open good_til_day orders, for expiry. */
@@ -57,19 +59,8 @@ export class Trading {
     const user = ex.users.get(c.userId);
     if (!user) return reject(ERR.UNAUTHORIZED);
     if (c.clientOrderId !== null) {
-      // idempotent retry: the first request's order, never a second one
-      const prev = this.findByClientOrderId(user, c.clientOrderId);
-      // the id is live but its order was pruned from memory (over `closedOrdersKept` closed orders
-      // since): it cannot be returned, and creating a second order would break the guarantee
-      if (prev === undefined) return reject(ERR.INVALID_ARGUMENTS, 'client_order_id_in_use', 'client_order_id');
-      if (prev) {
-        // the same id for another order (instrument, side, type, amount or price) is a client bug:
-        // answering with the earlier, unrelated order would let it believe the new one was placed
-        const rec = user.clientOrderIds.get(c.clientOrderId)!;
-        if (rec.fp !== undefined && rec.fp !== requestPrint(c)) return reject(ERR.INVALID_ARGUMENTS, 'client_order_id_reused', 'client_order_id');
-        const ids = new Set(prev.tradeIds);
-        return { order: prev, trades: user.trades.filter((t) => ids.has(t.id)) };
-      }
+      const retry = clientOrderIdRetry(ex, user, c, c.clientOrderId);
+      if (retry !== null) return retry;
     }
     const inst = ex.instruments.get(c.instrument);
     if (!inst || inst.state === 'delivered') return reject(ERR.INVALID_INSTRUMENT, undefined, 'instrument_name');
@@ -96,7 +87,7 @@ export class Trading {
     let price = NaN;
     if (c.type === 'limit') {
       if (c.advanced !== null) {
-        const converted = this.convertAdvancedPrice(inst, c.advanced, c.advPrice ?? NaN, side);
+        const converted = convertAdvancedPrice(ex, inst, c.advanced, c.advPrice ?? NaN, side);
         if (typeof converted !== 'number') return converted;
         price = converted;
       } else {
@@ -166,33 +157,8 @@ export class Trading {
       fillCost = w.cost;
     }
 
-    // risk: the account must carry the order as if it all rested (buys: premium + fee; sells: the
-    // initial margin of the short it would open, API.md 5.3). No fee for sells: a sell's fee is at
-    // most 12.5% of the premium it receives, and requiring it would refuse an order whose
-    // reservation fits exactly.
-    const available = this.risk.available(user, inst.currency);
-    let required: number;
-    if (side === BUY) {
-      required = c.type === 'market' ? fillCost : premiumOf(inst, price, lots) + this.maxFee(inst, price, lots);
-    } else {
-      const shortBefore = shortOpeningLots(exposure.sellOpenLots, pos);
-      const shortAfter = shortOpeningLots(exposure.sellOpenLots + lots, pos);
-      const extra = shortAfter - shortBefore;
-      required = extra > 0 ? toMinorUp(this.risk.imPerContract(inst) * contractsOf(inst, extra), CURRENCIES[inst.currency].decimals) : 0;
-    }
-    // a buy's premium must also be covered by free cash (see RiskEngine.freeCash)
-    const funds = side === BUY ? Math.min(available, this.risk.freeCash(user, inst.currency)) : available;
-    // portfolio margin (issue 35): a buy's premium against the free cash, and what the order adds to
-    // the scenario requirement (as if filled) against the funds available, each on its own
-    const pmIM = this.risk.pmOrderIM(user, inst, side === BUY ? lots : 0, side === BUY ? 0 : lots);
-    // cross standard margin: the same requirement, against the pool of every currency's collateral
-    const covered =
-      pmIM !== null
-        ? this.risk.pmCovers(user, inst.currency, side === BUY ? required : 0, pmIM)
-        : this.risk.isCross(user)
-          ? this.risk.crossSmCovers(user, inst.currency, required, side === BUY ? required : 0)
-          : Number.isFinite(required) && funds - required >= 0;
-    if (!covered) {
+    // risk: the account must carry the order as if it all rested (src/engine/orderFunds.ts)
+    if (!coversNewOrder(this, user, inst, side, c.type, price, lots, fillCost, exposure, pos)) {
       return reject(ERR.NOT_ENOUGH_FUNDS, 'not_enough_funds');
     }
 
@@ -218,13 +184,7 @@ export class Trading {
     );
     order.mmp = mmpTag;
     user.orders.set(order.id, order);
-    if (c.clientOrderId !== null) {
-      // delete first so that a re-used (expired) id moves to the end: the map stays in time order,
-      // which the TTL sweep in pruneClosed relies on
-      user.clientOrderIds.delete(c.clientOrderId);
-      user.clientOrderIds.set(c.clientOrderId, { orderId: order.id, ts: ex.now, fp: requestPrint(c) });
-      forgetOldestClientOrderIds(user, ex.limits.clientOrderIdsKept, ex.now - ex.limits.clientOrderIdTtlMs);
-    }
+    if (c.clientOrderId !== null) rememberClientOrderId(ex, user, c, c.clientOrderId, order);
 
     if (c.tif === 'fill_or_kill' && fillable < lots) {
       this.close(user, order, 'cancelled', null);
@@ -240,46 +200,9 @@ export class Trading {
     return { order, trades };
   }
 
-  /**
-   * Fills move positions, and a reduce-only order may only shrink a position: after a match, the
-   * open reduce-only orders of every user whose position moved are cut (newest first) to what is
-   * left to reduce, and cancelled when nothing is. Otherwise an ordinary order that closed the
-   * position would leave a reduce-only order behind that opens the opposite one.
-   */
+  /** After a match, cuts open reduce-only orders to what is left to reduce: src/engine/reduceOnlyTrim.ts. */
   trimReduceOnlyAfterFills(taker: User, inst: Instrument): void {
-    const users = this.touched;
-    if (!users.includes(taker)) users.push(taker);
-    for (const u of users) this.trimReduceOnly(u, inst);
-    users.length = 0;
-  }
-
-  /** Cuts one user's open reduce-only orders in `inst` (newest first) to what is left to reduce. */
-  private trimReduceOnly(u: User, inst: Instrument): void {
-    const e = u.exposures.get(inst.id);
-    if (e === undefined || e.reduceOnlyOpen === 0) return;
-    const pos = u.positions.get(inst.id)?.size ?? 0;
-    let excessBuy = reduceOnlyOpenLots(e, BUY) - reducibleBy(BUY, pos);
-    let excessSell = reduceOnlyOpenLots(e, SELL) - reducibleBy(SELL, pos);
-    if (excessBuy <= 0 && excessSell <= 0) return;
-    const newestFirst = [...e.openOrders].filter((o) => o.reduceOnly).sort((a, b) => b.id - a.id);
-    for (const o of newestFirst) {
-      const excess = o.side === BUY ? excessBuy : excessSell;
-      if (excess <= 0) continue;
-      const cut = Math.min(excess, o.remaining);
-      if (o.side === BUY) excessBuy -= cut;
-      else excessSell -= cut;
-      if (cut === o.remaining) {
-        this.closeResting(u, o, 'cancelled', 'reduce_only', true);
-        continue;
-      }
-      // a size decrease keeps time priority (as an edit would)
-      this.releaseExposure(u, o, cut);
-      this.ex.books.get(inst.id)!.reduce(o, cut);
-      o.amount -= cut;
-      o.lastUpdate = this.ex.now;
-      this.ex.observer?.order(o);
-      this.ex.markets.get(inst.id)!.changeId++;
-    }
+    trimAfterFills(this, this.ex, taker, inst);
   }
 
   /** Why the account may not add risk in `currency` (liquidation, a negative balance), or null. */
@@ -291,23 +214,6 @@ export class Trading {
 
   maxFee(inst: Instrument, price: number, lots: number): number {
     return tradeFee(inst, price, lots, Math.max(inst.makerCommission, inst.takerCommission));
-  }
-
-  /** `advanced` orders give the price in USD or as implied vol (%); converted to coin on the grid. */
-  private convertAdvancedPrice(inst: Instrument, advanced: 'usd' | 'implv', value: number, side: Side): number | Reject {
-    if (!(value > 0) || !Number.isFinite(value)) return reject(ERR.INVALID_PRICE, 'price_not_positive', 'price');
-    const F = this.ex.indexPrice(inst.currency);
-    let coin: number;
-    if (advanced === 'usd') coin = value / F;
-    else {
-      const T = yearFraction(this.ex.now, inst.expiry);
-      coin = black76Price(inst.optionType, F, inst.strike, T, value / 100) / F;
-    }
-    const units = coin * PRICE_UNIT;
-    if (!Number.isFinite(units) || units > 1e9) return reject(ERR.INVALID_PRICE, 'price_out_of_range', 'price');
-    // round towards the passive side: never a worse price than the client asked for
-    const rounded = roundToTick(inst, units, side === BUY ? 'down' : 'up');
-    return rounded > 0 ? rounded : inst.tick;
   }
 
   exposure(user: User, inst: Instrument): OrderExposure {
@@ -370,7 +276,7 @@ export class Trading {
       const stoppedAt = this.stoppedAt;
       if (stoppedAt === null) break;
       this.stoppedAt = null;
-      this.trimReduceOnly(this.ex.users.get(stoppedAt.userId)!, taker.inst);
+      trimUserReduceOnly(this, this.ex, this.ex.users.get(stoppedAt.userId)!, taker.inst);
     }
     this.currentTaker = null;
     if (taker.remaining === 0) this.close(this.ex.users.get(taker.userId)!, taker, 'filled', null);
@@ -404,84 +310,44 @@ export class Trading {
     return editOrder(this, this.ex, c);
   }
 
+  // the cancels' bodies are in src/engine/cancels.ts
+
   cancelByUser(userId: number, orderId: number): Order | Reject {
-    const refused = this.cancelRefusal(userId, orderId);
-    if (refused !== null) return refused;
-    const user = this.ex.users.get(userId)!;
-    const order = user.orders.get(orderId)!;
-    this.closeResting(user, order, 'cancelled', 'user_request', true);
-    return order;
+    return cancelOrderByUser(this, this.ex, userId, orderId);
   }
 
   /** Why a user's cancel would be refused, or null when it would cancel. Reads only. */
   cancelRefusal(userId: number, orderId: number): Reject | null {
-    const order = this.ex.users.get(userId)?.orders.get(orderId);
-    if (!order) return reject(ERR.ORDER_NOT_FOUND, undefined, 'order_id');
-    if (order.state !== 'open') return reject(ERR.ALREADY_CLOSED, undefined, 'order_id');
-    return null;
+    return userCancelRefusal(this.ex, userId, orderId);
   }
 
   cancelAll(c: CancelAllCmd): Order[] {
-    const user = this.ex.users.get(c.userId);
-    if (!user) return [];
-    const victims: Order[] = [];
-    for (const e of user.exposures.values()) {
-      if (e.openOrders.size === 0) continue;
-      if (c.currency !== null && e.inst.currency !== c.currency) continue;
-      if (c.instrument !== null && e.inst.name !== c.instrument) continue;
-      for (const o of e.openOrders) {
-        if (c.side !== null && o.side !== c.side) continue;
-        if (c.label !== null && o.label !== c.label) continue;
-        victims.push(o);
-      }
-    }
-    victims.sort((a, b) => a.id - b.id);
-    for (const o of victims) this.closeResting(user, o, 'cancelled', 'user_request', true);
-    return victims;
+    return cancelAllMatching(this, this.ex, c);
   }
 
   /** Cancels the listed orders of a user that are still open; unknown or closed ids are skipped. */
   cancelOrders(userId: number, orderIds: number[], reason: CancelReason): Order[] {
-    const user = this.ex.users.get(userId);
-    if (!user) return [];
-    const victims: Order[] = [];
-    for (const id of new Set(orderIds)) {
-      const o = user.orders.get(id);
-      if (o !== undefined && o.state === 'open') victims.push(o);
-    }
-    victims.sort((a, b) => a.id - b.id);
-    for (const o of victims) this.closeResting(user, o, 'cancelled', reason, true);
-    return victims;
+    return cancelOpenOrders(this, this.ex, userId, orderIds, reason);
   }
 
   cancelInstrument(inst: Instrument, reason: CancelReason): number {
-    const book = this.ex.books.get(inst.id)!;
-    const victims = [...book.orders()].sort((a, b) => a.id - b.id);
-    for (const o of victims) this.closeResting(this.ex.users.get(o.userId)!, o, 'cancelled', reason, true);
-    return victims.length;
+    return cancelInstrumentOrders(this, this.ex, inst, reason);
   }
 
   expireOrders(): number {
-    const now = this.ex.now;
-    const victims: Order[] = [];
-    for (const o of this.gtdOrders) if (o.expiresAt <= now) victims.push(o);
-    victims.sort((a, b) => a.id - b.id);
-    for (const o of victims) this.closeResting(this.ex.users.get(o.userId)!, o, 'cancelled', 'good_til_day', true);
-    return victims.length;
+    return expireGoodTilDay(this, this.ex);
+  }
+
+  /** Earliest good_til_day expiry among open orders, or Infinity. */
+  nextExpiry(): number {
+    return nextGoodTilDayExpiry(this, this.ex);
   }
 
   // ---- liquidation (driven by src/engine/liquidation.ts) ----------------------------------------
 
   /** Cancels every open order of a user in one currency (oldest first). */
   cancelUserOrders(user: User, currency: CurrencyCode, reason: CancelReason): Order[] {
-    const victims: Order[] = [];
-    for (const e of user.exposures.values()) {
-      if (e.openOrders.size === 0 || e.inst.currency !== currency) continue;
-      for (const o of e.openOrders) victims.push(o);
-    }
-    victims.sort((a, b) => a.id - b.id);
-    for (const o of victims) this.closeResting(user, o, 'cancelled', reason, true);
-    return victims;
+    return cancelUserCurrencyOrders(this, user, currency, reason);
   }
 
   /**
@@ -496,14 +362,6 @@ export class Trading {
     if (order.remaining > 0) this.close(user, order, 'cancelled', null);
     if (trades.length > 0) this.trimReduceOnlyAfterFills(user, inst);
     return { order, trades };
-  }
-
-  /** Earliest good_til_day expiry among open orders, or Infinity. */
-  nextExpiry(): number {
-    // untriggered good_til_day trigger orders expire by the same command (src/engine/triggers.ts)
-    let t = Math.min(this.ex.triggers.nextExpiry(), this.ex.comboBooks.nextExpiry());
-    for (const o of this.gtdOrders) if (o.expiresAt < t) t = o.expiresAt;
-    return t;
   }
 
   /**
@@ -530,38 +388,7 @@ export class Trading {
     order.cancelReason = reason;
     order.lastUpdate = this.ex.now;
     this.ex.observer?.order(order);
-    this.pruneClosed(user);
-  }
-
-  /**
-   * Keeps the per-user order map bounded: the oldest closed orders are forgotten first. A forgotten
-   * order's trades keep a stub of what they read instead of the order (`forgetIntoTrades`).
-   */
-  private pruneClosed(user: User): void {
-    const keep = this.ex.limits.closedOrdersKept;
-    if (user.orders.size <= keep + user.openOrderCount + 64) return;
-    let excess = user.orders.size - keep - user.openOrderCount;
-    for (const [id, o] of user.orders) {
-      if (excess <= 0) break;
-      if (o.state !== 'open') {
-        user.orders.delete(id);
-        forgetIntoTrades(this.ex, user, o);
-        excess--;
-      }
-    }
-    const cutoff = this.ex.now - this.ex.limits.clientOrderIdTtlMs;
-    for (const [k, v] of user.clientOrderIds) {
-      if (v.ts >= cutoff) break;
-      user.clientOrderIds.delete(k);
-    }
-  }
-
-  /** The existing order for a client_order_id used by this user within the last 24 h: null when the
-   *  id is free, undefined when it is taken but its order is no longer kept in memory. */
-  findByClientOrderId(user: User, clientOrderId: string): Order | null | undefined {
-    const rec = user.clientOrderIds.get(clientOrderId);
-    if (!rec || rec.ts < this.ex.now - this.ex.limits.clientOrderIdTtlMs) return null;
-    return user.orders.get(rec.orderId);
+    pruneClosed(this.ex, user);
   }
 }
 

@@ -128,7 +128,7 @@ export function newOrder(
  * What a trade reads of each of its two orders (src/api/render.ts renderUserTrade, src/api/
  * orderJson.ts userTradeJson, the snapshot's order stubs): the live `Order` while an account's order
  * map holds it, and a `TradedOrder` of these fields alone once the map has forgotten it (past
- * `closedOrdersKept`, src/engine/trading.ts pruneClosed), so that a trade no longer keeps the whole
+ * `closedOrdersKept`, orderMemory.ts pruneClosed), so that a trade no longer keeps the whole
  * order alive (issue 36: every trade held its two 330-byte orders for as long as the trade was kept,
  * tens of MB the old generation's collections marked over and over).
  */

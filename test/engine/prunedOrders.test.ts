@@ -1,8 +1,9 @@
 // Closed orders past closedOrdersKept: an account's order map forgets its oldest closed orders
-// first (Trading's pruneClosed), never an open one, and an engine restored halfway forgets exactly
-// what the live one does. The orders no map holds any more are written to the snapshot as stubs of
-// what their trades read (src/engine/snapshot.ts prunedOrderToJson): a restored engine renders those
-// trades as the live one does, hashes equal to it, and stays equal through more trading.
+// first (pruneClosed, src/engine/orderMemory.ts), never an open one, and an engine restored halfway
+// forgets exactly what the live one does. The orders no map holds any more are written to the
+// snapshot as stubs of what their trades read (src/engine/snapshot.ts prunedOrderToJson): a
+// restored engine renders those trades as the live one does, hashes equal to it, and stays equal
+// through more trading.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { renderUserTrade } from '../../src/api/render.ts';

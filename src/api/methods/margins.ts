@@ -1,6 +1,6 @@
 // `private/get_margins` (Deribit, scope trade:read): what a buy or a sell of `amount` at `price`
 // would hold, before it is sent. The figures are the ones the engine's pre-trade check requires
-// (src/engine/trading.ts): a buy holds its premium plus the largest fee it can pay; a sell holds
+// (src/engine/orderFunds.ts): a buy holds its premium plus the largest fee it can pay; a sell holds
 // the initial margin of the short it would open beyond the caller's long position and open sells.
 // The web app's order ticket shows them (issue 15), so the screen never computes margin itself.
 import { Type } from '@sinclair/typebox';
