@@ -1,15 +1,16 @@
 // Account valuation and margin (API.md 3.4 vocabulary, 5.3 formulas), computed on demand from the
 // user's positions and open-order exposures in one currency. Results are integer minor units. One
 // position's or one instrument's orders' standard margin, and the running totals' entries, are in
-// positionMargin.ts.
+// positionMargin.ts; the running totals themselves (what order entry reads) in runningTotals.ts.
 import { CURRENCY_CODES, type CurrencyCode } from '../domain/currency.ts';
 import type { Instrument } from '../domain/instrument.ts';
 import type { Exchange } from '../engine/exchange.ts';
 import type { Order, OrderExposure, Position, User } from '../engine/types.ts';
-import { exposureIM, imPerContract, mmPerContract, perCurrency, positionIM, positionMM, positionValue, type OrdersMargin, type PositionTotals, type PositionsAggregate } from './positionMargin.ts';
+import { exposureIM, imPerContract, mmPerContract, positionIM, positionMM, positionValue, type PositionTotals } from './positionMargin.ts';
 import { crossMaxWithdrawal, crossSums, type CrossSums } from './crossPool.ts';
 import { PmRisk, type PmFigures } from './portfolio/pmRisk.ts';
 import { isCrossModel, isPortfolioModel, type MarginModel } from './portfolio/state.ts';
+import { RunningTotals } from './runningTotals.ts';
 
 export { contractsOf, shortOpeningLots, type PositionTotals } from './positionMargin.ts';
 
@@ -27,24 +28,9 @@ export interface AccountRisk {
 }
 
 export class RiskEngine {
-  // Order entry needs the account's margin for every order. Summing every exposure each time costs
-  // O(instruments the account trades) in scattered memory (a market maker quoting hundreds of
-  // series), so the orders' part is a running total: an exposure that changes moves the total by
-  // the difference in what it holds (`exposureChanged`), and a move in index, vol or marks makes
-  // the next use recompute it in full. test/property/conservation.test.ts checks it against the
-  // full sum after every batch of random commands.
-  private readonly ordersMargin = new WeakMap<User, Map<CurrencyCode, OrdersMargin>>();
-  private readonly held = new WeakMap<OrderExposure, number>();
-  // The same for positions: order entry values the account's positions, and summing them each time
-  // cost a market maker with 200 positions 22 us per order (4-5x an account without). A position
-  // that changes moves the totals by the difference in what it counts for (`positionChanged`).
-  private readonly positionsAggregate = new WeakMap<User, Map<CurrencyCode, PositionsAggregate>>();
-  private readonly counted = new WeakMap<Position, PositionTotals>();
-  // And for the cash open buys promise (`freeCash`), which no mark moves: once summed, a running
-  // total stays valid, kept by exposureChanged. A market maker quoting 1,000 series would otherwise
-  // walk 1,000 exposures for every buy.
-  private readonly reservedTotals = new WeakMap<User, Map<CurrencyCode, number>>();
-  private readonly reservedCounted = new WeakMap<OrderExposure, number>();
+  // Order entry needs the account's margin for every order: the standard figures and the cash open
+  // buys promise are running totals (runningTotals.ts), moved by exposureChanged and positionChanged.
+  private readonly totals: RunningTotals;
 
   /** Portfolio margin of accounts on a portfolio model (issue 35): positions' IM and MM, orders' IM. */
   readonly pm: PmRisk;
@@ -53,6 +39,7 @@ export class RiskEngine {
 
   constructor(private readonly ex: Exchange) {
     this.pm = new PmRisk(ex);
+    this.totals = new RunningTotals(ex);
   }
 
   /** Whether the account is margined by portfolio margin (its model, or the what-if in progress). */
@@ -181,46 +168,25 @@ export class RiskEngine {
   /** Call after an exposure's open lots or reservation, or the position in its instrument, changed. */
   exposureChanged(user: User, e: OrderExposure): void {
     this.pm.legChanged(user, e.inst);
-    const reservedByCurrency = this.reservedTotals.get(user);
-    const reserved = reservedByCurrency?.get(e.inst.currency);
-    if (reserved !== undefined) {
-      // an exposure made after the total was summed counted 0 then: it starts with nothing reserved
-      reservedByCurrency!.set(e.inst.currency, reserved + e.buyReserved - (this.reservedCounted.get(e) ?? 0));
-      this.reservedCounted.set(e, e.buyReserved);
-    }
-    const agg = this.ordersMargin.get(user)?.get(e.inst.currency);
-    if (agg === undefined || agg.version !== this.ex.marginVersion) return; // recomputed when next used
-    const now = this.heldBy(user, e);
-    agg.total += now - (this.held.get(e) ?? 0);
-    this.held.set(e, now);
+    this.totals.exposureChanged(user, e);
   }
 
   /** Call after a fill changed a position's size. */
   positionChanged(user: User, p: Position): void {
     this.pm.legChanged(user, p.inst);
-    const agg = this.positionsAggregate.get(user)?.get(p.inst.currency);
-    if (agg === undefined || agg.version !== this.ex.marginVersion) return; // recomputed when next used
-    const now = this.positionTotals(p);
-    const before = this.counted.get(p);
-    agg.value += now.value - (before?.value ?? 0);
-    agg.initialMargin += now.initialMargin - (before?.initialMargin ?? 0);
-    agg.maintenanceMargin += now.maintenanceMargin - (before?.maintenanceMargin ?? 0);
-    this.counted.set(p, now);
-    // a NaN (a mark without an index) would stay in a running sum for good: start again instead
-    if (!Number.isFinite(agg.value + agg.initialMargin + agg.maintenanceMargin)) this.positionsAggregate.get(user)!.delete(p.inst.currency);
+    this.totals.positionChanged(user, p);
   }
 
   /** Call when positions change outside order flow (settlement): the next use recomputes in full.
    *  (Settled series hold no open orders, so for the orders' total this is only a safeguard.) */
   accountChanged(user: User): void {
-    this.ordersMargin.delete(user);
-    this.positionsAggregate.delete(user);
+    this.totals.accountChanged(user);
     this.pm.accountChanged(user);
   }
 
   /** The account's positions in one currency, from the running totals when valid. */
   positions(user: User, currency: CurrencyCode): PositionTotals {
-    const standard = this.standardPositions(user, currency);
+    const standard = this.totals.standardPositions(user, currency);
     // cross models: the currency's equity less the pooled surplus in it (below zero when the other
     // currencies carry this one's requirement and more)
     if (this.isCross(user)) {
@@ -248,8 +214,8 @@ export class RiskEngine {
       const f = fresh ? this.pm.freshFigures(user, currency) : this.pm.figures(user, currency);
       return combos === 0 ? f : { ...f, initialMarginWithOrders: f.initialMarginWithOrders + combos };
     }
-    const p = fresh ? this.addUpPositions(user, currency, false) : this.standardPositions(user, currency);
-    const orders = fresh ? this.sumStandardOrdersIM(user, currency) : this.standardOrdersIM(user, currency);
+    const p = fresh ? this.totals.addUpPositions(user, currency, false) : this.totals.standardPositions(user, currency);
+    const orders = fresh ? this.totals.sumStandardOrdersIM(user, currency) : this.totals.standardOrdersIM(user, currency);
     return { maintenanceMargin: p.maintenanceMargin, initialMargin: p.initialMargin, initialMarginWithOrders: p.initialMargin + orders + combos };
   }
 
@@ -260,29 +226,20 @@ export class RiskEngine {
 
   /** The value at mark of the account's positions in one currency (`fresh`: the full sum, touching no running total). */
   positionsValue(user: User, currency: CurrencyCode, fresh: boolean): number {
-    return fresh ? this.addUpPositions(user, currency, false).value : this.standardPositions(user, currency).value;
+    return fresh ? this.totals.addUpPositions(user, currency, false).value : this.totals.standardPositions(user, currency).value;
   }
 
   /** The maintenance margin in the instrument's currency were the position changed by `lots` (PM liquidation's choice). */
   pmMaintenanceWithPosition(user: User, inst: Instrument, lots: number): number {
     const after = this.pm.withPosition(user, inst, lots);
     if (!this.isCrossPm(user)) return after.maintenanceMargin;
-    const equity = user.accounts[inst.currency].balance + this.standardPositions(user, inst.currency).value;
+    const equity = user.accounts[inst.currency].balance + this.totals.standardPositions(user, inst.currency).value;
     return equity - this.crossSums(user, inst.currency, after).maintenance;
-  }
-
-  private standardPositions(user: User, currency: CurrencyCode): PositionTotals {
-    const byCurrency = perCurrency(this.positionsAggregate, user);
-    const agg = byCurrency.get(currency);
-    if (agg !== undefined && agg.version === this.ex.marginVersion) return agg;
-    const fresh: PositionsAggregate = { version: this.ex.marginVersion, ...this.addUpPositions(user, currency, true) };
-    byCurrency.set(currency, fresh);
-    return fresh;
   }
 
   /** The full sum over the account's positions, without touching the running totals (for checks). */
   sumPositions(user: User, currency: CurrencyCode): PositionTotals {
-    const sum = this.addUpPositions(user, currency, false);
+    const sum = this.totals.addUpPositions(user, currency, false);
     if (this.isCross(user)) {
       const x = this.crossSums(user, currency, undefined, true);
       const equity = user.accounts[currency].balance + sum.value;
@@ -291,32 +248,6 @@ export class RiskEngine {
     if (!this.isPm(user)) return sum;
     const f = this.pm.freshFigures(user, currency);
     return { value: sum.value, initialMargin: f.initialMargin, maintenanceMargin: f.maintenanceMargin };
-  }
-
-  /** Sums the positions in one currency; `remember` notes what each counts for (positionChanged). */
-  private addUpPositions(user: User, currency: CurrencyCode, remember: boolean): PositionTotals {
-    const sum: PositionTotals = { value: 0, initialMargin: 0, maintenanceMargin: 0 };
-    for (const p of user.positions.values()) {
-      if (p.inst.currency !== currency) continue;
-      const t = this.positionTotals(p);
-      if (remember) this.counted.set(p, t);
-      sum.value += t.value;
-      sum.initialMargin += t.initialMargin;
-      sum.maintenanceMargin += t.maintenanceMargin;
-    }
-    return sum;
-  }
-
-  private positionTotals(p: Position): PositionTotals {
-    if (p.size === 0) return { value: 0, initialMargin: 0, maintenanceMargin: 0 };
-    return { value: this.positionValue(p), initialMargin: this.positionIM(p), maintenanceMargin: this.positionMM(p) };
-  }
-
-  /** Margin the open orders of one exposure hold (0 with no open orders). */
-  private heldBy(user: User, e: OrderExposure): number {
-    if (e.openOrders.size === 0) return 0;
-    // the position only matters to open sells (shortOpeningLots): skip its lookup otherwise
-    return this.exposureIM(e, e.sellOpenLots > 0 ? (user.positions.get(e.inst.id)?.size ?? 0) : 0);
   }
 
   /** The initial margin of all open orders in one currency, from the running total when valid. */
@@ -342,15 +273,7 @@ export class RiskEngine {
       const f = this.pm.figures(user, currency);
       return f.initialMarginWithOrders - f.initialMargin;
     }
-    return this.standardOrdersIM(user, currency);
-  }
-
-  /** Standard margin's initial margin of the open orders in one currency, from the running total when valid. */
-  private standardOrdersIM(user: User, currency: CurrencyCode): number {
-    const byCurrency = perCurrency(this.ordersMargin, user);
-    const agg = byCurrency.get(currency);
-    if (agg !== undefined && agg.version === this.ex.marginVersion) return agg.total;
-    return this.resetOrdersIM(user, currency, byCurrency);
+    return this.totals.standardOrdersIM(user, currency);
   }
 
   /** The full sum over the account's exposures, without touching the running total (for checks). */
@@ -367,26 +290,7 @@ export class RiskEngine {
       const f = this.pm.freshFigures(user, currency);
       return f.initialMarginWithOrders - f.initialMargin;
     }
-    return this.sumStandardOrdersIM(user, currency);
-  }
-
-  private sumStandardOrdersIM(user: User, currency: CurrencyCode): number {
-    let total = 0;
-    for (const e of user.exposures.values()) if (e.inst.currency === currency) total += this.heldBy(user, e);
-    return total;
-  }
-
-  /** Starts the running total again from the full sum, noting what each exposure holds. */
-  private resetOrdersIM(user: User, currency: CurrencyCode, byCurrency: Map<CurrencyCode, OrdersMargin>): number {
-    let total = 0;
-    for (const e of user.exposures.values()) {
-      if (e.inst.currency !== currency) continue;
-      const h = this.heldBy(user, e);
-      this.held.set(e, h);
-      total += h;
-    }
-    byCurrency.set(currency, { version: this.ex.marginVersion, total });
-    return total;
+    return this.totals.sumStandardOrdersIM(user, currency);
   }
 
   /** Initial margin per short contract at the current mark (coin); NaN without an index. */
@@ -422,19 +326,8 @@ export class RiskEngine {
    * negative without limit (and longs carry no maintenance margin to trigger liquidation).
    */
   freeCash(user: User, currency: CurrencyCode): number {
-    const byCurrency = perCurrency(this.reservedTotals, user);
-    let reserved = byCurrency.get(currency);
-    if (reserved === undefined) {
-      reserved = 0;
-      for (const e of user.exposures.values()) {
-        if (e.inst.currency !== currency) continue;
-        reserved += e.buyReserved;
-        this.reservedCounted.set(e, e.buyReserved);
-      }
-      byCurrency.set(currency, reserved);
-    }
     // and the net premium resting combo orders would pay (src/combos/orderMargin.ts)
-    return user.accounts[currency].balance - reserved - this.ex.comboBooks.heldBy(user.id, currency).cash;
+    return user.accounts[currency].balance - this.totals.reservedByBuys(user, currency) - this.ex.comboBooks.heldBy(user.id, currency).cash;
   }
 
   /** Whether any balance of the user is below zero: it may then neither withdraw nor add risk. */

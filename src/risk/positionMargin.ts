@@ -1,6 +1,6 @@
 // Standard margin of one position or one instrument's open orders at the current mark (API.md 5.3
 // formulas), in integer minor units: what RiskEngine (accountRisk.ts) sums per account and keeps
-// running totals of. Reads the exchange's marks and index only.
+// running totals of (runningTotals.ts). Reads the exchange's marks and index only.
 import { CURRENCIES, type CurrencyCode } from '../domain/currency.ts';
 import { AMOUNT_SCALE, type Instrument } from '../domain/instrument.ts';
 import type { Exchange } from '../engine/exchange.ts';
@@ -73,7 +73,7 @@ export function exposureIM(ex: Exchange, e: OrderExposure, position: number): nu
   return im;
 }
 
-// ---- the entries of RiskEngine's running totals ----------------------------------------------
+// ---- the entries of RiskEngine's running totals (runningTotals.ts) ---------------------------
 
 /** The initial margin an account's open orders hold in one currency, kept up to date per change. */
 export interface OrdersMargin {

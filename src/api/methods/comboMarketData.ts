@@ -155,7 +155,7 @@ export function isComboTradeOf(row: ComboTradeRow, userId: number): boolean {
  * A combo trade as one of its users sees it (the `user.combo_trades.*` channels, Deribit's user trade
  * with `legs`): the public combo trade with the user's combo order's side, id and flags, the sum of
  * the user's leg fees (exact, in the fee units, converted once) and the user's leg trades as `legs`.
- * A combo order never trades with the same user's (book.ts match), so the user is one side only.
+ * A combo order never trades with the same user's (placement.ts match), so the user is one side only.
  */
 export function renderUserComboTrade(ex: Exchange, row: ComboTradeRow, userId: number): Record<string, unknown> {
   const isMaker = row.ct.makerOrder.userId === userId;

@@ -72,7 +72,7 @@ export class ComboStreamEvents {
       let a = byCombo.get(row.r.id);
       if (!a) byCombo.set(row.r.id, (a = []));
       a.push(renderComboTrade(ex, row));
-      // a combo order never trades with the same user's (book.ts): two users, each its own side
+      // a combo order never trades with the same user's (src/combos/placement.ts): two users, each its own side
       for (const uid of [row.ct.makerOrder.userId, row.ct.takerOrder.userId]) {
         let u = users.get(uid);
         if (!u) users.set(uid, (u = []));
