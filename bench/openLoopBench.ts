@@ -37,7 +37,7 @@ const TARGET_CROSSING_RATIO = 0.5;
 /** Event-loop samples past STALL_MS against the bare server's on the same schedule (issue 36). */
 const TARGET_STALLS_RATIO = 2;
 /** The engine's own work judged piece by piece (issue 36): none over STALL_MS. The PM recompute
- *  runs inside the liquidation scan's slices (src/app/services.ts), so it is judged with them;
+ *  runs inside the liquidation scan's slices (src/app/marketTimers.ts), so it is judged with them;
  *  `listing` and `snapshot_inline` are printed, not judged. */
 const JUDGED_WORK = ['market_tick', 'liquidation_scan_slice', 'stream_fanout'];
 /** A journal commit slower than this is named in the report (a histogram bound). */

@@ -4,7 +4,7 @@
 // (2) After an index tick, the full recompute over 1,000 PM accounts of 20 positions and two desks
 // holding every one of 800 series (the default catalog's size), as the liquidation scan slices it:
 // one account per step, a large account's rebuild cut every PM_STEP_UNITS work units
-// (src/engine/liquidation.ts; src/app/services.ts runs steps until SCAN_SLICE_MS per turn). Judged:
+// (src/engine/liquidation.ts; src/app/marketTimers.ts runs steps until SCAN_SLICE_MS per turn). Judged:
 // the largest step, which must stay under 2 ms (no engine turn over 2 ms from PM work). (3) An order
 // of a desk that arrives right after a tick, before the scan reached it: the edge's warm-up
 // (src/risk/portfolio/warmup.ts) rebuilds it in slices, then the check runs; judged: its largest

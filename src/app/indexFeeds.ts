@@ -1,6 +1,6 @@
 // The index feed the market timers run (STRIKEBOOK_INDEX_FEED): the seeded simulation, the admin's
 // manual prices, or the median of public venues. Whatever the source, a price enters the engine as a
-// journaled `index` command sequenced by the market timers (src/app/services.ts), so a replay sees
+// journaled `index` command sequenced by the market timers (src/app/marketTimers.ts), so a replay sees
 // the same prints and the engine does no I/O.
 import type { Logger } from 'pino';
 import type { CurrencyCode } from '../domain/currency.ts';

@@ -51,6 +51,16 @@ export interface Metrics {
 /** The engine thread's own work, timed per piece (strikebook_engine_work_seconds{work}). */
 export type EngineWork = 'market_tick' | 'liquidation_scan_slice' | 'listing' | 'stream_fanout' | 'snapshot_inline';
 
+/** Runs `fn`, counting how long it held the engine thread in strikebook_engine_work_seconds. */
+export function timed<R>(metrics: Metrics, kind: EngineWork, fn: () => R): R {
+  const started = performance.now();
+  try {
+    return fn();
+  } finally {
+    metrics.work(kind, (performance.now() - started) / 1000);
+  }
+}
+
 /** One (method, outcome) series: a plain number on the request path, published at scrape time. */
 interface Cell {
   labels: { method: string; outcome: string };

@@ -14,7 +14,7 @@
 //   4. a balance still below zero is covered by taking longs over at mark, then the waterfall.
 // The account stays flagged until it is healthy; a step without liquidity changes nothing, and the
 // next check retries. Each step is one journaled `liquidate` command (submitted by the background
-// check in src/app/services.ts for every account `liquidationCandidates` names), so replay repeats
+// check in src/app/marketTimers.ts for every account `liquidationCandidates` names), so replay repeats
 // exactly the same cancels, trades, fees and transfers.
 import { CURRENCIES, CURRENCY_CODES, type CurrencyCode } from '../domain/currency.ts';
 import { ceilDiv, pow10 } from '../domain/decimal.ts';
@@ -81,7 +81,7 @@ export function liquidationCandidates(ex: Exchange): { userId: number; currency:
 /**
  * The same, one account at a time (null after each user found healthy), so that the caller can
  * spread the scan over several turns of the event loop: after an index move every position is
- * valued again, which for thousands of positions is milliseconds of work (src/app/services.ts gives
+ * valued again, which for thousands of positions is milliseconds of work (src/app/marketTimers.ts gives
  * each turn a time budget). An account on portfolio margin has its scenario sums rebuilt first, at
  * most PM_STEP_UNITS of work between two yields (nulls in the middle of a large account), so that no
  * step holds the engine long whatever one account holds (issue 35).

@@ -52,7 +52,7 @@ const AMOUNT_UNIT = 10 ** AMOUNT_SCALE;
 export const WORK = Object.freeze({ revaluation: 12 });
 
 /** The most recompute work one step of the liquidation scan does (work units): ~0.3 ms of CPU here
- * (bench/pmBench.ts), so that a turn of the scan (steps until SCAN_SLICE_MS, src/app/services.ts)
+ * (bench/pmBench.ts), so that a turn of the scan (steps until SCAN_SLICE_MS, src/app/marketTimers.ts)
  * stays well under 2 ms. Above one leg's cost with its series revalued under the largest table the
  * parameters allow (maxLegUnits: 41 x 3 + 16 scenarios), so every step makes progress. */
 export const PM_STEP_UNITS = 20_000;
