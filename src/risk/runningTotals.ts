@@ -12,7 +12,7 @@ export class RunningTotals {
   // O(instruments the account trades) in scattered memory (a market maker quoting hundreds of
   // series), so the orders' part is a running total: an exposure that changes moves the total by
   // the difference in what it holds (`exposureChanged`), and a move in index, vol or marks makes
-  // the next use recompute it in full. test/property/conservation.test.ts checks it against the
+  // the next use recompute it in full. test/property/conservation/invariants.ts checks it against the
   // full sum after every batch of random commands.
   private readonly ordersMargin = new WeakMap<User, Map<CurrencyCode, OrdersMargin>>();
   private readonly held = new WeakMap<OrderExposure, number>();
