@@ -11,7 +11,8 @@ import { orderId, renderOrder } from '../render.ts';
 import { defineMethod, type CallContext, type MethodDef } from '../rpc/registry.ts';
 import { CurrencyParam, InstrumentName, SafeText, caller } from './common.ts';
 import { EDIT_FIELDS, deribitExtraMethods } from './deribitExtras.ts';
-import { tradingMethods, untriggeredOf } from './trading.ts';
+import { tradingMethods } from './trading.ts';
+import { untriggeredOf } from './openOrderReads.ts';
 import { kindSelects } from './comboOrders.ts';
 
 /** Most orders get_order_state_by_label answers with: the newest of that label. */

@@ -13,7 +13,7 @@ import type { Services } from '../../app/services.ts';
 import { money, orderId, parseOrderId, renderOrder } from '../render.ts';
 import { defineMethod, type CallContext } from '../rpc/registry.ts';
 import { caller } from './common.ts';
-import { untriggeredOf } from './trading.ts';
+import { untriggeredOf } from './openOrderReads.ts';
 import { byId, kindSelects, openComboOrders } from './comboOrders.ts';
 
 /** Most ids one get_order_margin_by_ids call takes. */

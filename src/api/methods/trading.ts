@@ -1,23 +1,24 @@
-// Trading group (API.md 3.3): orders, cancels, collateral, open-order and user-trade queries.
+// Trading group (API.md 3.3): order placement (buy, sell) and collateral here; cancels (orderCancels.ts),
+// open-order reads (openOrderReads.ts) and user-trade queries (userTrades.ts) join them in tradingMethods.
 import { refuseRiskIfDiskLow } from '../../app/diskGuard.ts';
 import { Type, type Static } from '@sinclair/typebox';
 import { CURRENCIES, type CurrencyCode } from '../../domain/currency.ts';
 import { parseScaled } from '../../domain/decimal.ts';
 import { ERR, reject } from '../../domain/errors.ts';
-import { AMOUNT_SCALE, PRICE_SCALE, lotsToAmount } from '../../domain/instrument.ts';
+import { AMOUNT_SCALE, PRICE_SCALE } from '../../domain/instrument.ts';
 import { BUY, SELL } from '../../engine/orderBook.ts';
 import type { Command } from '../../engine/commands.ts';
 import type { PlaceResult } from '../../engine/trading.ts';
-import { TriggerOrder, selectsType, type CancelTypeFilter, type TriggerOrderType, type TriggerPlaceResult, type TriggerSpec } from '../../engine/triggers.ts';
-import type { DepositRecord, Order, Trade, User } from '../../engine/types.ts';
+import type { TriggerOrderType, TriggerPlaceResult, TriggerSpec } from '../../engine/triggers.ts';
+import type { DepositRecord } from '../../engine/types.ts';
 import { placedJson, type PlacedJson } from '../orderJson.ts';
-import { byId, cancelKind, kindSelects, openComboOrders } from './comboOrders.ts';
-import { money, parseOrderId, renderOrder, renderUserTrade } from '../render.ts';
-import { SubaccountId, readFor } from './actingFor.ts';
+import { money } from '../render.ts';
 import { defineMethod, type CallContext } from '../rpc/registry.ts';
-import { Count, CurrencyParam, InstrumentName, KindParam, OpenOrderTypeParam, SafeText, Timestamp, caller, currencyFilter, unwrap } from './common.ts';
+import { CurrencyParam, InstrumentName, SafeText, caller, unwrap } from './common.ts';
+import { orderCancelMethods } from './orderCancels.ts';
+import { openOrderReadMethods } from './openOrderReads.ts';
+import { userTradeMethods } from './userTrades.ts';
 
-const Side = Type.Union([Type.Literal('buy'), Type.Literal('sell')]);
 const OrderParams = Type.Object({
   instrument_name: InstrumentName,
   amount: Type.Optional(Type.Number()),
@@ -146,97 +147,7 @@ function triggerSpec(p: Static<typeof OrderParams>): TriggerSpec | null {
   return { type, source: p.trigger, price: triggerUnits(p.trigger_price, 'trigger_price'), offset: null };
 }
 
-function userOf(ctx: CallContext): User {
-  const u = ctx.services.ex.users.get(caller(ctx).userId);
-  if (!u) throw reject(ERR.UNAUTHORIZED);
-  return u;
-}
-
-function openOrders(user: User, filter: (o: Order) => boolean): Order[] {
-  const out: Order[] = [];
-  for (const e of user.exposures.values()) {
-    if (e.openOrders.size === 0) continue;
-    for (const o of e.openOrders) if (filter(o)) out.push(o);
-  }
-  return out.sort((a, b) => a.id - b.id);
-}
-
-/** Deribit `kind` filters: only options are listed here, so any other kind selects nothing. */
-function optionKind(kind: string | undefined): boolean {
-  return kind === undefined || kind === 'option' || kind === 'any';
-}
-
-/** Deribit open-order `type` filters: `all` and `limit` select resting orders (a fired trigger's among them). */
-function restingType(type: string | undefined): boolean {
-  return type === undefined || type === 'all' || type === 'limit';
-}
-
-/** The caller's untriggered orders a Deribit `type` filter selects (none for `limit`), oldest first. */
-export function untriggeredOf(ctx: CallContext, type: string | undefined, filter: (t: TriggerOrder) => boolean): TriggerOrder[] {
-  if (type === 'limit') return [];
-  return ctx.services.ex.triggers.openOf(caller(ctx).userId, (t) => selectsType(t, type ?? 'all') && filter(t));
-}
-
-/** Deribit's cancel types: `limit` cancels resting orders only, the others trigger orders only (`all`: both). */
-const CancelType = Type.Union(['all', 'limit', 'trigger_all', 'stop', 'take', 'trailing_stop'].map((k) => Type.Literal(k)), { default: 'all' });
-/** Deribit's kinds: option and the combos' (option_combo, combo) select orders here, the others none. */
-const Kind = Type.Union(['future', 'option', 'spot', 'future_combo', 'option_combo', 'combo', 'any'].map((k) => Type.Literal(k)), { default: 'any' });
-
-function cancelReply(orders: (Order | TriggerOrder)[], detailed: boolean, currency: string | null, instrument: string | null) {
-  if (!detailed) return orders.length;
-  // Deribit's detailed report: one entry per kind, `limit` for resting orders and `trigger` for trigger orders
-  const limit = orders.filter((o) => !isTrigger(o));
-  const trigger = orders.filter(isTrigger);
-  const out = [{ currency: currency ?? 'any', type: 'limit', instrument_name: instrument ?? undefined, result: limit.map(renderOrder) }];
-  if (trigger.length > 0) out.push({ currency: currency ?? 'any', type: 'trigger', instrument_name: instrument ?? undefined, result: trigger.map(renderOrder) });
-  return out;
-}
-
-function isTrigger(o: Order | TriggerOrder): o is TriggerOrder {
-  return o instanceof TriggerOrder;
-}
-
-// ---- user trades --------------------------------------------------------------------------------
-
-const Sorting = Type.Union([Type.Literal('asc'), Type.Literal('desc'), Type.Literal('default')], { default: 'default' });
-
-interface TradeQuery {
-  currency?: CurrencyCode | null;
-  instrument?: string;
-  start_timestamp?: number;
-  end_timestamp?: number;
-  start_id?: number;
-  end_id?: number;
-  start_seq?: number;
-  end_seq?: number;
-  count: number;
-  sorting: 'asc' | 'desc' | 'default';
-}
-
-function queryTrades(user: User, q: TradeQuery) {
-  const matches: Trade[] = [];
-  for (const t of user.trades) {
-    if (q.currency && t.inst.currency !== q.currency) continue;
-    if (q.instrument !== undefined && t.inst.name !== q.instrument) continue;
-    if (q.start_timestamp !== undefined && t.ts < q.start_timestamp) continue;
-    if (q.end_timestamp !== undefined && t.ts > q.end_timestamp) continue;
-    if (q.start_id !== undefined && t.id < q.start_id) continue;
-    if (q.end_id !== undefined && t.id > q.end_id) continue;
-    if (q.start_seq !== undefined && t.seq < q.start_seq) continue;
-    if (q.end_seq !== undefined && t.seq > q.end_seq) continue;
-    matches.push(t);
-  }
-  const asc = q.sorting === 'asc';
-  if (!asc) matches.reverse();
-  const page = matches.slice(0, q.count);
-  return { trades: page.map((t) => renderUserTrade(t, user.id)), has_more: matches.length > q.count };
-}
-
-const TradeIdParam = Type.String({ pattern: '^[0-9]{1,15}$' });
-function tradeId(s: string | undefined): number | undefined {
-  return s === undefined ? undefined : Number(s);
-}
-
+/** The whole group, in the order the registry has always listed it (index.ts, labelsAndClose.ts). */
 export const tradingMethods = [
   defineMethod({
     name: 'private/buy',
@@ -250,56 +161,7 @@ export const tradingMethods = [
     params: OrderParams,
     handler: (ctx, p) => placeOrder(ctx, p, SELL),
   }),
-  defineMethod({
-    name: 'private/cancel',
-    scope: 'trade:read_write',
-    params: Type.Object({ order_id: Type.String({ minLength: 1, maxLength: 32 }) }),
-    handler(ctx, p) {
-      const c = caller(ctx);
-      const id = parseOrderId(p.order_id);
-      if (id === null) throw reject(ERR.ORDER_NOT_FOUND, undefined, 'order_id');
-      return ctx.services.seq.submit({ t: 'cancel', userId: c.userId, orderId: id }, (r) => renderOrder(unwrap(r) as Order));
-    },
-  }),
-  defineMethod({
-    name: 'private/cancel_all',
-    scope: 'trade:read_write',
-    params: Type.Object({ detailed: Type.Boolean({ default: false }) }),
-    handler(ctx, p) {
-      const c = caller(ctx);
-      return ctx.services.seq.submit({ t: 'cancel_all', userId: c.userId, currency: null, instrument: null, side: null, label: null }, (r) =>
-        cancelReply(r as (Order | TriggerOrder)[], p.detailed, null, null),
-      );
-    },
-  }),
-  defineMethod({
-    name: 'private/cancel_all_by_currency',
-    scope: 'trade:read_write',
-    params: Type.Object({ currency: CurrencyParam, kind: Kind, type: CancelType, detailed: Type.Boolean({ default: false }) }),
-    handler(ctx, p) {
-      const c = caller(ctx);
-      // a kind that selects nothing here (future, spot, future_combo) cancels nothing
-      const k = kindSelects(p.kind);
-      if (!k.options && !k.combos) return p.detailed ? [] : 0;
-      return ctx.services.seq.submit(
-        { t: 'cancel_all', userId: c.userId, currency: p.currency as CurrencyCode, instrument: null, side: null, label: null, ...(p.type !== 'all' ? { types: p.type as CancelTypeFilter } : {}), ...cancelKind(p.kind) },
-        (r) => cancelReply(r as (Order | TriggerOrder)[], p.detailed, p.currency, null),
-      );
-    },
-  }),
-  defineMethod({
-    name: 'private/cancel_all_by_instrument',
-    scope: 'trade:read_write',
-    params: Type.Object({ instrument_name: InstrumentName, type: CancelType, detailed: Type.Boolean({ default: false }) }),
-    handler(ctx, p) {
-      const c = caller(ctx);
-      if (!ctx.services.ex.instruments.has(p.instrument_name) && !ctx.services.ex.combos.byId.has(p.instrument_name)) throw reject(ERR.INVALID_INSTRUMENT, undefined, 'instrument_name');
-      return ctx.services.seq.submit(
-        { t: 'cancel_all', userId: c.userId, currency: null, instrument: p.instrument_name, side: null, label: null, ...(p.type !== 'all' ? { types: p.type as CancelTypeFilter } : {}) },
-        (r) => cancelReply(r as (Order | TriggerOrder)[], p.detailed, null, p.instrument_name),
-      );
-    },
-  }),
+  ...orderCancelMethods,
   defineMethod({
     name: 'private/deposit_collateral',
     scope: 'account:read_write',
@@ -345,197 +207,6 @@ export const tradingMethods = [
       });
     },
   }),
-  // ---- open orders ----
-  defineMethod({
-    name: 'public/get_open_orders_by_currency',
-    aliases: ['private/get_open_orders_by_currency'],
-    scope: 'trade:read',
-    params: Type.Object({ currency: CurrencyParam, kind: KindParam, type: OpenOrderTypeParam }),
-    handler(ctx, p) {
-      const k = kindSelects(p.kind);
-      return ctx.services.seq.read(() => {
-        const user = userOf(ctx);
-        const mine = (o: Order) => o.inst.currency === p.currency;
-        const resting = restingType(p.type) ? byId(k.options ? openOrders(user, mine) : [], k.combos ? openComboOrders(ctx.services.ex, user.id, mine) : []) : [];
-        return [...resting, ...(k.options ? untriggeredOf(ctx, p.type, (t) => t.inst.currency === p.currency) : [])].map(renderOrder);
-      });
-    },
-  }),
-  defineMethod({
-    name: 'public/get_open_orders_by_instrument',
-    aliases: ['private/get_open_orders_by_instrument'],
-    scope: 'trade:read',
-    params: Type.Object({ instrument_name: InstrumentName, type: OpenOrderTypeParam }),
-    handler(ctx, p) {
-      return ctx.services.seq.read(() => {
-        const user = userOf(ctx);
-        // a combo's name: its open combo orders (no trigger orders on combos)
-        if (ctx.services.ex.combos.byId.has(p.instrument_name)) return restingType(p.type) ? openComboOrders(ctx.services.ex, user.id, (o) => o.inst.name === p.instrument_name).map(renderOrder) : [];
-        const inst = ctx.services.ex.instruments.get(p.instrument_name);
-        if (!inst) throw reject(ERR.INVALID_INSTRUMENT, undefined, 'instrument_name');
-        const e = user.exposures.get(inst.id);
-        const resting = e && restingType(p.type) ? [...e.openOrders].sort((a, b) => a.id - b.id) : [];
-        return [...resting, ...untriggeredOf(ctx, p.type, (t) => t.inst === inst)].map(renderOrder);
-      });
-    },
-  }),
-  defineMethod({
-    name: 'public/get_open_orders_by_side',
-    aliases: ['private/get_open_orders_by_side'],
-    scope: 'trade:read',
-    params: Type.Object({ side: Side, currency: Type.Optional(CurrencyParam), instrument_name: Type.Optional(InstrumentName) }),
-    handler(ctx, p) {
-      const side = p.side === 'buy' ? BUY : SELL;
-      const wanted = (o: Order) => o.side === side && (p.currency === undefined || o.inst.currency === p.currency) && (p.instrument_name === undefined || o.inst.name === p.instrument_name);
-      return ctx.services.seq.read(() => {
-        const user = userOf(ctx);
-        return byId(openOrders(user, wanted), openComboOrders(ctx.services.ex, user.id, wanted)).map(renderOrder);
-      });
-    },
-  }),
-  defineMethod({
-    name: 'public/get_open_orders_instrument_by_currency',
-    aliases: ['private/get_open_orders_instrument_by_currency'],
-    scope: 'trade:read',
-    params: Type.Object({ currency: CurrencyParam }),
-    handler(ctx, p) {
-      return ctx.services.seq.read(() => {
-        const user = userOf(ctx);
-        const rows: Record<string, unknown>[] = [];
-        for (const e of user.exposures.values()) {
-          if (e.inst.currency !== p.currency || e.openOrders.size === 0) continue;
-          const orders = [...e.openOrders].sort((a, b) => a.id - b.id);
-          let buyOrders = 0;
-          let sellOrders = 0;
-          for (const o of orders) {
-            if (o.side === BUY) buyOrders++;
-            else sellOrders++;
-          }
-          rows.push({
-            instrument_name: e.inst.name,
-            buy_orders: buyOrders,
-            sell_orders: sellOrders,
-            buy_amount: lotsToAmount(e.inst, e.buyOpenLots),
-            sell_amount: lotsToAmount(e.inst, e.sellOpenLots),
-            orders: orders.map(renderOrder),
-          });
-        }
-        // orders on combos, one row per combo (src/combos/book.ts)
-        const byCombo = new Map<string, Order[]>();
-        for (const o of openComboOrders(ctx.services.ex, user.id, (x) => x.inst.currency === p.currency)) {
-          const list = byCombo.get(o.inst.name);
-          if (list === undefined) byCombo.set(o.inst.name, [o]);
-          else list.push(o);
-        }
-        for (const [name, orders] of byCombo) {
-          const buys = orders.filter((o) => o.side === BUY);
-          const sells = orders.filter((o) => o.side !== BUY);
-          const open = (list: Order[]) => lotsToAmount(orders[0]!.inst, list.reduce((s, o) => s + o.remaining, 0));
-          rows.push({ instrument_name: name, buy_orders: buys.length, sell_orders: sells.length, buy_amount: open(buys), sell_amount: open(sells), orders: orders.map(renderOrder) });
-        }
-        return rows.sort((a, b) => ((a.instrument_name as string) < (b.instrument_name as string) ? -1 : 1));
-      });
-    },
-  }),
-  // ---- user trades ----
-  defineMethod({
-    name: 'public/get_user_trades_by_currency',
-    aliases: ['private/get_user_trades_by_currency'],
-    scope: 'trade:read',
-    params: Type.Object({
-      currency: CurrencyParam,
-      kind: KindParam,
-      start_id: Type.Optional(TradeIdParam),
-      end_id: Type.Optional(TradeIdParam),
-      start_timestamp: Type.Optional(Timestamp),
-      end_timestamp: Type.Optional(Timestamp),
-      count: Count(10),
-      sorting: Sorting,
-      subaccount_id: SubaccountId,
-    }),
-    handler(ctx, p) {
-      if (!optionKind(p.kind)) return { trades: [], has_more: false };
-      return ctx.services.seq.read(() =>
-        queryTrades(readFor(ctx, p.subaccount_id), { ...p, currency: currencyFilter(p.currency), start_id: tradeId(p.start_id), end_id: tradeId(p.end_id) }),
-      );
-    },
-  }),
-  defineMethod({
-    name: 'public/get_user_trades_by_currency_and_time',
-    aliases: ['private/get_user_trades_by_currency_and_time'],
-    scope: 'trade:read',
-    params: Type.Object({
-      currency: CurrencyParam,
-      kind: KindParam,
-      start_timestamp: Timestamp,
-      end_timestamp: Type.Optional(Timestamp),
-      count: Count(10),
-      sorting: Sorting,
-      subaccount_id: SubaccountId,
-    }),
-    handler(ctx, p) {
-      if (!optionKind(p.kind)) return { trades: [], has_more: false };
-      return ctx.services.seq.read(() =>
-        queryTrades(readFor(ctx, p.subaccount_id), { ...p, currency: currencyFilter(p.currency), end_timestamp: p.end_timestamp ?? ctx.services.clock.now() }),
-      );
-    },
-  }),
-  defineMethod({
-    name: 'public/get_user_trades_by_instrument',
-    aliases: ['private/get_user_trades_by_instrument'],
-    scope: 'trade:read',
-    params: Type.Object({
-      instrument_name: InstrumentName,
-      start_seq: Type.Optional(Type.Integer({ minimum: 0, maximum: 2 ** 52 })),
-      end_seq: Type.Optional(Type.Integer({ minimum: 0, maximum: 2 ** 52 })),
-      start_timestamp: Type.Optional(Timestamp),
-      end_timestamp: Type.Optional(Timestamp),
-      count: Count(10),
-      sorting: Sorting,
-      subaccount_id: SubaccountId,
-    }),
-    handler(ctx, p) {
-      return ctx.services.seq.read(() => {
-        if (!ctx.services.ex.instruments.has(p.instrument_name)) throw reject(ERR.INVALID_INSTRUMENT, undefined, 'instrument_name');
-        return queryTrades(readFor(ctx, p.subaccount_id), { ...p, instrument: p.instrument_name });
-      });
-    },
-  }),
-  defineMethod({
-    name: 'public/get_user_trades_by_instrument_and_time',
-    aliases: ['private/get_user_trades_by_instrument_and_time'],
-    scope: 'trade:read',
-    params: Type.Object({
-      instrument_name: InstrumentName,
-      start_timestamp: Timestamp,
-      end_timestamp: Type.Optional(Timestamp),
-      count: Count(10),
-      sorting: Sorting,
-      subaccount_id: SubaccountId,
-    }),
-    handler(ctx, p) {
-      return ctx.services.seq.read(() => {
-        if (!ctx.services.ex.instruments.has(p.instrument_name)) throw reject(ERR.INVALID_INSTRUMENT, undefined, 'instrument_name');
-        return queryTrades(readFor(ctx, p.subaccount_id), { ...p, instrument: p.instrument_name, end_timestamp: p.end_timestamp ?? ctx.services.clock.now() });
-      });
-    },
-  }),
-  defineMethod({
-    name: 'public/get_user_trades_by_order',
-    aliases: ['private/get_user_trades_by_order'],
-    scope: 'trade:read',
-    params: Type.Object({ order_id: Type.String({ minLength: 1, maxLength: 32 }), sorting: Sorting, subaccount_id: SubaccountId }),
-    handler(ctx, p) {
-      return ctx.services.seq.read(() => {
-        const user = readFor(ctx, p.subaccount_id);
-        const id = parseOrderId(p.order_id);
-        const order = id === null ? undefined : user.orders.get(id);
-        if (!order) throw reject(ERR.ORDER_NOT_FOUND, undefined, 'order_id');
-        const ids = new Set(order.tradeIds);
-        const trades = user.trades.filter((t) => ids.has(t.id));
-        if (p.sorting !== 'asc') trades.reverse();
-        return trades.map((t) => renderUserTrade(t, user.id));
-      });
-    },
-  }),
+  ...openOrderReadMethods,
+  ...userTradeMethods,
 ];
