@@ -4,8 +4,27 @@ import { ERR, reject, type Reject } from '../domain/errors.ts';
 import type { Command } from './commands.ts';
 import { post } from './defaults.ts';
 import type { Exchange } from './exchange.ts';
-import type { DepositRecord } from './types.ts';
+import type { DepositRecord, User } from './types.ts';
+import type { CurrencyCode } from '../domain/currency.ts';
 import { recordSandboxDeposit } from '../wallet/apply.ts';
+
+/**
+ * Credits money that came into the venue to a user: the one place a deposit's amount is checked and
+ * booked, for the direct `deposit` command and for the wallet's credited on-chain deposits
+ * (src/wallet/apply.ts). Money is a positive safe integer of minor units, and neither the balance
+ * nor the venue's deposit total may leave the safe integers; anything else is refused and nothing
+ * moves. Returns null once credited.
+ */
+export function bookDeposit(ex: Exchange, user: User, currency: CurrencyCode, amount: number): Reject | null {
+  const acct = user.accounts[currency];
+  if (!(Number.isSafeInteger(amount) && amount > 0 && Number.isSafeInteger(acct.balance + amount) && Number.isSafeInteger(ex.deposits[currency] + amount))) {
+    return reject(ERR.INVALID_PARAMS, 'invalid_amount', 'amount');
+  }
+  post(ex, user, currency, amount, 'deposit', null, null);
+  acct.deposited += amount;
+  ex.deposits[currency] += amount;
+  return null;
+}
 
 export function deposit(ex: Exchange, c: Extract<Command, { t: 'deposit' }>): DepositRecord | Reject {
   const user = ex.users.get(c.userId);
@@ -14,14 +33,9 @@ export function deposit(ex: Exchange, c: Extract<Command, { t: 'deposit' }>): De
     const prev = user.depositIds.get(c.depositId);
     if (prev) return prev;
   }
+  const refused = bookDeposit(ex, user, c.currency, c.amount);
+  if (refused !== null) return refused;
   const acct = user.accounts[c.currency];
-  // money is a positive safe integer of minor units; anything else is refused, never applied
-  if (!(Number.isSafeInteger(c.amount) && c.amount > 0 && Number.isSafeInteger(acct.balance + c.amount) && Number.isSafeInteger(ex.deposits[c.currency] + c.amount))) {
-    return reject(ERR.INVALID_PARAMS, 'invalid_amount', 'amount');
-  }
-  post(ex, user, c.currency, c.amount, 'deposit', null, null);
-  acct.deposited += c.amount;
-  ex.deposits[c.currency] += c.amount;
   const rec: DepositRecord = {
     depositId: c.depositId ?? `d${ex.seq}`,
     userId: user.id,

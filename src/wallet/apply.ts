@@ -9,6 +9,7 @@
 // deposits - completed withdrawals = balances + fees + insurance + pending withdrawals.
 import { ERR, reject, type Reject } from '../domain/errors.ts';
 import { post } from '../engine/defaults.ts';
+import { bookDeposit } from '../engine/depositWithdraw.ts';
 import type { Exchange } from '../engine/exchange.ts';
 import type { DepositRecord } from '../engine/types.ts';
 import type { AddressBookEntry, DepositAddress, WalletCommand, WalletDeposit, WithdrawalRecord } from './types.ts';
@@ -168,13 +169,8 @@ function creditDeposit(ex: Exchange, c: Cmd<'wallet_credit_deposit'>): WalletDep
   if (addr === undefined) return reject(ERR.NOT_FOUND, 'deposit_address_unknown', 'address');
   const user = ex.users.get(addr.userId);
   if (!user) return reject(ERR.NOT_FOUND, 'deposit_address_owner_gone', 'address');
-  const acct = user.accounts[c.currency];
-  if (!(Number.isSafeInteger(c.amount) && c.amount > 0 && Number.isSafeInteger(acct.balance + c.amount) && Number.isSafeInteger(ex.deposits[c.currency] + c.amount))) {
-    return reject(ERR.INVALID_PARAMS, 'invalid_amount', 'amount');
-  }
-  post(ex, user, c.currency, c.amount, 'deposit', null, null);
-  acct.deposited += c.amount;
-  ex.deposits[c.currency] += c.amount;
+  const refused = bookDeposit(ex, user, c.currency, c.amount);
+  if (refused !== null) return refused;
   const d: WalletDeposit = { currency: c.currency, userId: user.id, address: c.address, amount: c.amount, state: 'completed', txid: c.txid, received: ex.now, updated: ex.now };
   ex.wallet.depositKeys.set(key, user.id);
   ex.wallet.addDeposit(d);
