@@ -7,7 +7,9 @@
 //     alternated slices, so that both see the same machine), with the simulated index feed moving
 //     every mark once a second, 10,000 resting orders and 2,000 positions held; and the engine
 //     thread's stalls in that run, from the server's own /metrics (strikebook_event_loop_delay_seconds:
-//     how long the thread was held; engine work by kind).
+//     how long the thread was held; engine work by kind), and each server's threads over its slices
+//     from the scheduler's own accounts (bench/threadTimes.ts: the engine thread's run time and its
+//     wait for a core, the other threads' run time), which tell a thread working from one waiting.
 // Judged (issue 36), each against the bare server in the same run: order p99 <= 3x the bare
 // server's on the same schedule; event-loop samples held past 2 ms <= 2x the bare server's, counted
 // by the same sampler (on these 2-core virtual machines a bare node:http server answering a constant
@@ -23,6 +25,7 @@ import type { LeanStep } from './leanLoad.ts';
 import { CONNECTIONS, account, benchAdmin, crossingPlans, gridPrice, pool, tradableBooks } from './benchAccounts.ts';
 import { openLoop, pooled, type OpenLoopResult } from './openLoop.ts';
 import { atLeast, atMost, judgedText, zero, type SectionResult } from './judged.ts';
+import { addWindow, emptyWindow, readThreadTimes, threadWindowText } from './threadTimes.ts';
 import { ALTERNATED_SLICES, benchServerArgs, benchSeconds, call, runIfMain, spawnBareServer, spawnStrikebook, stopGracefully, waitHttp } from './support.ts';
 
 const RESTING_ORDERS = 10_000;
@@ -199,6 +202,9 @@ export async function runOpenLoopBench(opts: { seconds?: number } = {}): Promise
     const bareRuns: OpenLoopResult[] = [];
     const sbRuns: OpenLoopResult[] = [];
     const sbGrowth = new Map<string, number>();
+    // each server's threads over its own slices: run on a core, and waited ready for one
+    const sbThreads = emptyWindow();
+    const bareThreads = emptyWindow();
     const bareGrowth = new Map<string, number>();
     const bareMetricsText = () => fetch(`http://127.0.0.1:${barePort}/metrics`).then((r) => r.text());
     const sliceSeconds = seconds / OPEN_LOOP_SLICES;
@@ -206,11 +212,15 @@ export async function runOpenLoopBench(opts: { seconds?: number } = {}): Promise
       for (const which of slice % 2 === 0 ? ['bare', 'sb'] : ['sb', 'bare']) {
         if (which === 'bare') {
           const sliceBefore = await bareMetricsText();
+          const threadsBefore = readThreadTimes(bare.pid);
           bareRuns.push(await openLoop(barePort, bareSteps, { ratePerSec: rate, seconds: sliceSeconds, connections: CONNECTIONS }));
+          addWindow(bareThreads, bare.pid!, threadsBefore, readThreadTimes(bare.pid));
           addGrowth(bareGrowth, sliceBefore, await bareMetricsText());
         } else {
           const sliceBefore = await metricsText();
+          const threadsBefore = readThreadTimes(server.pid);
           sbRuns.push(await openLoop(port, steps, { ratePerSec: rate, seconds: sliceSeconds, connections: CONNECTIONS }));
+          addWindow(sbThreads, server.pid!, threadsBefore, readThreadTimes(server.pid));
           addGrowth(sbGrowth, sliceBefore, await metricsText());
         }
       }
@@ -227,6 +237,13 @@ export async function runOpenLoopBench(opts: { seconds?: number } = {}): Promise
     const share = stalls.all === 0 ? 1 : stalls.over / stalls.all;
     const largest = worstBucket(before, afterText, 'strikebook_event_loop_delay_seconds');
     lines.push(`  largest engine-thread turn: ${largest} against the ${STALL_MS} ms line; ${stalls.over} of ${stalls.all} event-loop samples held past it (${(share * 100).toFixed(2)}%)`);
+    // a stall is the thread working, or the thread ready while other threads hold both cores (V8's
+    // GC helpers in a major GC's concurrent marking, the journal writer, the load generator): the
+    // scheduler's own accounts of each (not judged; the reference is the bare server's)
+    const sbThreadText = threadWindowText(sbThreads, seconds);
+    const bareThreadText = threadWindowText(bareThreads, seconds);
+    if (sbThreadText !== null) lines.push(`    Strikebook ${sbThreadText}`);
+    if (bareThreadText !== null) lines.push(`    bare server ${bareThreadText}`);
     // the same stalls bounded by the process's CPU: what is left once the time the thread waited for
     // a core (a loaded machine) is taken out
     const busy = above(before, afterText, 'strikebook_event_loop_busy_seconds', String(STALL_MS / 1000));
