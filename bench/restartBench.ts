@@ -24,6 +24,8 @@ import { loadConfig } from '../src/app/config.ts';
 import { MARKET_VIEWS_META } from '../src/app/plannedStop.ts';
 import { startExchange, type Services } from '../src/app/services.ts';
 import { openSqliteJournal } from '../src/journal/sqliteJournal.ts';
+import { recover } from '../src/app/recovery.ts';
+import { stateHash } from '../src/engine/snapshot.ts';
 import type { Command } from '../src/engine/commands.ts';
 import { stepTick } from '../src/domain/instrument.ts';
 import { fanoutMarket } from './fanoutMarket.ts';
@@ -50,7 +52,7 @@ async function fill(s: Services, until: number, next: () => Command): Promise<nu
 }
 
 /** Builds the journal in `dataDir`; returns the snapshot's seq and the last record's. */
-export async function buildJournal(dataDir: string): Promise<{ snapshotSeq: number; lastSeq: number; buildS: number; failed: number; resting: number }> {
+export async function buildJournal(dataDir: string): Promise<{ snapshotSeq: number; lastSeq: number; buildS: number; failed: number; resting: number; liveHash: string }> {
   const t0 = performance.now();
   const config = loadConfig({
     PORT: '0',
@@ -111,11 +113,22 @@ export async function buildJournal(dataDir: string): Promise<{ snapshotSeq: numb
     const snap = s.seq.takeSnapshot();
     if (snap === null) throw new Error('restart bench: the snapshot was not taken');
     failed += await fill(s, RECORDS, next);
-    await s.seq.read(() => undefined);
-    return { snapshotSeq: snap.seq, lastSeq: s.ex.seq, buildS: (performance.now() - t0) / 1000, failed, resting: bids };
+    // the live state at the journal's end, which a recovery from it must reach (issue 36's acceptance)
+    const liveHash = await s.seq.read(() => stateHash(s.ex));
+    return { snapshotSeq: snap.seq, lastSeq: s.ex.seq, buildS: (performance.now() - t0) / 1000, failed, resting: bids, liveHash };
   } finally {
     await app.close();
     asCrashLeftIt(dataDir, SNAPSHOT_AT);
+  }
+}
+
+/** The state hash a recovery of `dataDir` reaches: the latest snapshot, then every record after it. */
+function recoveredStateHash(dataDir: string): string {
+  const journal = openSqliteJournal(dataDir, { readOnly: true });
+  try {
+    return stateHash(recover(journal).ex);
+  } finally {
+    journal.close();
   }
 }
 
@@ -200,6 +213,8 @@ export async function runRestartBench(): Promise<SectionResult> {
   const emptyDir = mkdtempSync(path.join(tmpdir(), 'strikebook-restart-empty-'));
   try {
     const built = await buildJournal(dataDir);
+    const recoveredHash = recoveredStateHash(dataDir);
+    if (recoveredHash !== built.liveHash) throw new Error(`restart bench: a recovery of the journal (snapshot at ${built.snapshotSeq} and the records after it) reached state hash ${recoveredHash}, the live engine ${built.liveHash}`);
     const bare1 = await bareRead(dataDir);
     const restart1 = await timeToServing(dataDir);
     const restart2 = await timeToServing(dataDir);
@@ -216,6 +231,7 @@ export async function runRestartBench(): Promise<SectionResult> {
       judged: [judged],
       lines: [
         `journal: ${built.lastSeq} records, snapshot at ${built.snapshotSeq} (a restart replays the ${built.lastSeq - built.snapshotSeq} after it); built in ${built.buildS.toFixed(1)} s (${built.resting} resting bids placed, ${built.failed} commands failed)`,
+        `recovery (the snapshot at ${built.snapshotSeq} and the ${built.lastSeq - built.snapshotSeq} records after it, in-process with recovery's own code) reached the live engine's state hash ${built.liveHash.slice(0, 16)}...`,
         `restart to serving (spawn -> first /health answer): ${s(restart1)}, ${s(restart2)}; the same server on an empty data dir ${s(empty)}`,
         `bare read (spawn -> exit, every record read and kept): ${s(bare1.ms)}, ${s(bare2.ms)} (${bare1.records} records; the read itself ${s(bare1.readMs)}, ${s(bare2.readMs)})`,
         `after a planned stop (SIGTERM: snapshot at the last record with the read models; the stop took ${s(planned.stopMs)}): restart to serving ${s(planned.restartMs)} = ${(planned.restartMs / bareMs).toFixed(2)}x the bare read (printed, not judged: the line is the crash-like restart)`,
