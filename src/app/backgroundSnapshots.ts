@@ -6,7 +6,8 @@
 // records up to the due seq, replayed as recovery replays them (the engine is deterministic, so
 // this is the state the engine had at that seq). The engine thread only receives the text and
 // hands it to the journal's writer. A small state is still serialized inline: a few milliseconds,
-// less than starting a thread.
+// less than starting a thread. The thread runs at the lowest CPU priority (threadPriority.ts): on
+// two cores its seconds of replay would otherwise take a core from the engine thread.
 import type { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import type { Exchange } from '../engine/exchange.ts';
@@ -48,6 +49,8 @@ export interface BackgroundSnapshotsOptions {
 
 export class BackgroundSnapshots {
   readonly counts: SnapshotCounts = { inline: 0, background: 0, failed: 0 };
+  /** The CPU priority (nice) the last background snapshot's thread ran at; null when the platform could not lower it. */
+  lastThreadNice: number | null = null;
   /** The last snapshot taken since start: its seq, size and exchange time (the admin console's status, via /health). */
   last: { seq: number; bytes: number; at: number } | null = null;
   /** The journal's write of the last snapshot handed to it. */
@@ -127,11 +130,12 @@ export class BackgroundSnapshots {
   private finished(seq: number, outcome: SnapshotOutcome | null, ms: number): void {
     const log = this.opts.log;
     if (outcome?.ok) {
+      this.lastThreadNice = outcome.nice;
       if (outcome.data !== null) {
         this.lastBytes = outcome.data.length;
         this.counts.background++;
         this.last = { seq, bytes: outcome.data.length, at: this.opts.ex.now };
-        log.info({ seq, bytes: outcome.data.length, ms: Math.round(ms) }, 'snapshot built in the background');
+        log.info({ seq, bytes: outcome.data.length, ms: Math.round(ms), nice: outcome.nice }, 'snapshot built in the background');
       }
       return;
     }

@@ -10,6 +10,7 @@ import { openPostgresJournal } from '../journal/postgresJournal.ts';
 import { openSqliteJournal } from '../journal/sqliteJournal.ts';
 import { decodeCommand } from '../journal/commandCodec.ts';
 import { applyCommand } from '../sequencer/sequencer.ts';
+import { lowerThisThreadsPriority } from './threadPriority.ts';
 
 export interface SnapshotJob {
   /** Where the journal is: PostgreSQL when `databaseUrl` is set, else SQLite under `dataDir`. */
@@ -19,8 +20,9 @@ export interface SnapshotJob {
   seq: number;
 }
 
-/** The thread's one message: the snapshot text, or null when one at or past `seq` exists already. */
-export type SnapshotOutcome = { ok: true; seq: number; data: string | null } | { ok: false; message: string };
+/** The thread's one message: the snapshot text, or null when one at or past `seq` exists already;
+ *  `nice` is the priority the thread ran at (null: the platform could not lower it). */
+export type SnapshotOutcome = { ok: true; seq: number; data: string | null; nice: number | null } | { ok: false; message: string };
 
 async function snapshotAt(job: SnapshotJob): Promise<string | null> {
   const journal: Journal | AsyncJournal =
@@ -42,7 +44,9 @@ async function snapshotAt(job: SnapshotJob): Promise<string | null> {
 }
 
 const job = workerData as SnapshotJob;
+// no deadline: the replay takes only what the engine thread and the journal's writer leave idle
+const nice = lowerThisThreadsPriority();
 snapshotAt(job).then(
-  (data) => parentPort!.postMessage({ ok: true, seq: job.seq, data } satisfies SnapshotOutcome),
+  (data) => parentPort!.postMessage({ ok: true, seq: job.seq, data, nice } satisfies SnapshotOutcome),
   (err: unknown) => parentPort!.postMessage({ ok: false, message: err instanceof Error ? err.message : String(err) } satisfies SnapshotOutcome),
 );

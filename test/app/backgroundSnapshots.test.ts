@@ -4,6 +4,7 @@
 // reported and changes nothing. On SQLite always, and on PostgreSQL when one is reachable.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import os from 'node:os';
 import pino from 'pino';
 import { BackgroundSnapshots } from '../../src/app/backgroundSnapshots.ts';
 import type { Sequenced } from '../../src/engine/commands.ts';
@@ -51,6 +52,7 @@ async function assertSnapshotIsReplay(journal: Journal | AsyncJournal): Promise<
 }
 
 test('past the inline size, due snapshots are built off the engine thread and equal the state at their seq', { timeout: 60_000 }, async () => {
+  const processNice = os.getPriority();
   const server = await startServer({ STRIKEBOOK_SNAPSHOT_EVERY: '25', STRIKEBOOK_SNAPSHOT_INLINE_MAX_BYTES: '0' });
   try {
     await restOrders(server, 60);
@@ -59,6 +61,9 @@ test('past the inline size, due snapshots are built off the engine thread and eq
     assert.ok(snapshots.counts.background >= 1, `background snapshots: ${JSON.stringify(snapshots.counts)}`);
     assert.equal(snapshots.counts.inline, 0, 'nothing was serialized on the engine thread');
     assert.equal(snapshots.counts.failed, 0);
+    // its replay takes only the cores the engine leaves idle (src/app/threadPriority.ts)
+    if (process.platform === 'linux') assert.equal(snapshots.lastThreadNice, 19, 'the snapshot thread ran at the lowest priority');
+    assert.equal(os.getPriority(), processNice, 'the process (and the engine thread, this one) kept its priority');
     assert.equal(server.app.storage, 'sqlite');
     const snapSeq = await assertSnapshotIsReplay(server.app.journal);
     assert.ok(snapSeq >= 25, `snapshot at seq ${snapSeq}`);

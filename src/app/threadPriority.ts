@@ -1,0 +1,45 @@
+// A background thread's CPU priority. On a 2-core machine a thread that replays hundreds of
+// thousands of records (a background snapshot: snapshotWorker.ts, ~4 s of a core at 500,000
+// records) takes a whole core for seconds, and the engine thread, the journal's writer and the
+// clients' sockets wait for a core behind it. Such work has no deadline, so it runs at the lowest
+// priority and takes what the engine leaves idle. Measured with bench/run.ts "http: crossing" (open
+// loop at 12,000-15,000 orders/s, a snapshot due at seq 500,000 inside it): order p99 574 and 331 ms
+// in runs where a snapshot at nice 0 finished in the window, 120 and 164 ms at nice 19, and 44-84 ms
+// in runs with none (docs/architecture.md, "Round three, seventh stop"). The price: under a load that
+// keeps both cores busy, a snapshot waits, and the journal a restart replays grows meanwhile.
+//
+// Linux gives every thread its own nice value: setpriority(PRIO_PROCESS, tid) (what os.setPriority
+// calls) changes the calling thread alone when given its thread id, found in /proc/thread-self.
+// Elsewhere (or without /proc) nothing changes and null says so.
+import { readlinkSync } from 'node:fs';
+import os from 'node:os';
+
+/** The lowest priority: nice 19 weighs 15 against nice 0's 1,024 in the Linux scheduler. */
+export const BACKGROUND_NICE = 19;
+
+/** The calling thread's id, from /proc/thread-self ("<pid>/task/<tid>"); null when not on Linux. */
+export function currentThreadId(): number | null {
+  if (process.platform !== 'linux') return null;
+  try {
+    const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
+    return Number.isInteger(tid) && tid > 0 ? tid : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Moves the calling thread (not its process) to `nice`; returns the nice it now runs at, or null
+ * when the platform cannot (the thread then keeps its priority). Raising a priority needs
+ * privileges; lowering one never does.
+ */
+export function lowerThisThreadsPriority(nice = BACKGROUND_NICE): number | null {
+  const tid = currentThreadId();
+  if (tid === null) return null;
+  try {
+    os.setPriority(tid, nice);
+    return os.getPriority(tid);
+  } catch {
+    return null;
+  }
+}
