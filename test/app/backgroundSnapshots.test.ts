@@ -4,6 +4,7 @@
 // reported and changes nothing. On SQLite always, and on PostgreSQL when one is reachable.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { rmSync } from 'node:fs';
 import os from 'node:os';
 import pino from 'pino';
 import { BackgroundSnapshots } from '../../src/app/backgroundSnapshots.ts';
@@ -136,6 +137,7 @@ test('a background snapshot the journal cannot reach is reported and saves nothi
   } finally {
     await snapshots.close();
     journal.close();
+    rmSync(dir, { recursive: true, force: true });
   }
 });
 
