@@ -78,8 +78,8 @@ export function pageErrors(page: Page): string[] {
 /**
  * Chromium's report that the machine's network changed under a load in flight: its network change
  * notifier aborts the requests still connecting with net::ERR_NETWORK_CHANGED when an interface or
- * an address comes or goes on the host (a CI host's own, or the veth pairs of
- * test/recovery/networkCut.test.ts, which may run beside a browser file). It is the host's event,
+ * an address comes or goes on the host (the CI host's own: the veth pairs and namespace of
+ * test/recovery/networkCut.test.ts did not set it off when tried beside a page). It is the host's event,
  * not the page's fault: it is printed, not counted, and what the aborted load should have shown is
  * still checked by the test's own assertions. CI failed on it once (stop 43), in a test that passed.
  */

@@ -4,7 +4,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Browser, Page } from 'playwright-core';
-import { browserSkipReason, launchBrowser, pageErrors } from '../helpers/browser.ts';
+import { browserSkipReason, launchBrowser, pageErrors, until } from '../helpers/browser.ts';
 
 const skip = browserSkipReason() ?? undefined;
 const NETWORK_CHANGED = 'Failed to load resource: net::ERR_NETWORK_CHANGED';
@@ -32,7 +32,7 @@ describe('the browser harness counts page errors', { skip }, () => {
       await page.evaluate(() => console.error('Failed to load resource: net::ERR_CONNECTION_RESET'));
       await page.evaluate((l) => console.error(`app: ${l}`), NETWORK_CHANGED);
       await page.evaluate(() => setTimeout(() => { throw new Error('uncaught in the page'); }));
-      await page.waitForTimeout(50);
+      await until('the uncaught error to reach the harness', async () => pageErrors(page).length === 3);
       assert.deepEqual(pageErrors(page), ['Failed to load resource: net::ERR_CONNECTION_RESET', `app: ${NETWORK_CHANGED}`, 'uncaught in the page']);
       await assert.rejects(browser.close(), (e: Error) => /ERR_CONNECTION_RESET/.test(e.message) && /uncaught in the page/.test(e.message) && !e.message.split('\n').includes(NETWORK_CHANGED));
     });
