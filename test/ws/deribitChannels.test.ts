@@ -159,7 +159,16 @@ function suite(spec: TargetSpec): void {
       assert.equal(typeof e.id, 'number');
       const log = await ok(srv.url, 'private/get_access_log', { count: 1 }, token);
       assert.ok(log[0].id >= e.id, 'the entry is in get_access_log');
-      assert.equal(other.on('user.access_log').length, 0, 'another account hears nothing of it');
+      // The other account's own logins (its socket's auth above, one more now) reach it too, and a
+      // gateway may deliver the first after its subscribe answer. Its next login is a barrier: the
+      // stream is in journal order, so a misrouted copy of the logger's entry would arrive before it.
+      const otherToken = await login(srv.url, 'other@example.com', 'user-password-1');
+      const [otherLast] = await ok(srv.url, 'private/get_access_log', { count: 1 }, otherToken);
+      await other.until(() => other.on('user.access_log').some((m) => m.data.id === otherLast.id), 10_000, "the other account's own login");
+      const otherIds = new Set((await ok(srv.url, 'private/get_access_log', { count: 100 }, otherToken)).map((x: { id: number }) => x.id));
+      const heard = other.on('user.access_log').map((m) => m.data.id as number);
+      assert.equal(heard.includes(e.id), false, "another account hears nothing of the logger's login");
+      assert.deepEqual(heard.filter((id) => !otherIds.has(id)), [], 'another account hears only its own logins');
     } finally {
       await ws.close();
       await other.close();
