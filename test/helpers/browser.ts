@@ -1,7 +1,7 @@
 // The browser tests' harness: Debian's Chromium driven by playwright-core, headless. Without a
 // browser the tests are skipped with a loud reason, except under CI (env CI set), where a missing
 // browser fails them: .ci/run installs the `chromium` package when it is missing.
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { buildWeb, isStale } from '../../web/build.ts';
@@ -27,6 +27,8 @@ export async function ensureWebBuilt(): Promise<void> {
 /** What a browser test may expect to see on the console, e.g. a refused connection while its server restarts. */
 export interface LaunchOptions {
   allow?: RegExp;
+  /** how long close() waits for Chromium before it kills it and throws (default CLOSE_MS) */
+  closeMs?: number;
 }
 
 /**
@@ -35,10 +37,15 @@ export interface LaunchOptions {
  * throws if any was seen (beyond `allow`), so a test cannot pass over a broken page unnoticed.
  */
 export async function launchBrowser(opts: LaunchOptions = {}): Promise<Browser> {
-  const browser = await chromium.launch({
+  const launching = chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
+    timeout: LAUNCH_MS,
     args: ['--no-sandbox', '--disable-background-networking', '--disable-component-update', '--disable-dev-shm-usage'],
+  });
+  const browser = await withDeadline('Chromium to start', launching, LAUNCH_MS + 10_000, () => {
+    killOurChromium();
+    void launching.then((b) => b.close()).catch(() => {});
   });
   const seen: string[] = [];
   const watchContext = async (ctx: BrowserContext) => {
@@ -60,7 +67,7 @@ export async function launchBrowser(opts: LaunchOptions = {}): Promise<Browser> 
   const close = browser.close.bind(browser);
   browser.close = async (o) => {
     for (const ctx of browser.contexts()) for (const p of ctx.pages()) seen.push(...(pageErrorLists.get(p) ?? []));
-    await close(o);
+    await withDeadline('Chromium to close', close(o), opts.closeMs ?? CLOSE_MS, killOurChromium);
     const bad = [...new Set(seen)].filter((e) => !(opts.allow && opts.allow.test(e)));
     seen.length = 0;
     if (bad.length > 0) throw new Error(`the pages logged errors (an uncaught error, a console error or a CSP violation):\n${bad.join('\n')}`);
@@ -69,6 +76,45 @@ export async function launchBrowser(opts: LaunchOptions = {}): Promise<Browser> 
 }
 
 const pageErrorLists = new WeakMap<Page, string[]>();
+
+// A hook has no timeout of its own (node 20 applies a suite's timeout to its tests, not its hooks), and a
+// Chromium that stops answering leaves playwright's promise pending with its process alive: the file
+// then held CI until the runner's per-file --test-timeout (25 min). These bound the two hook steps.
+const LAUNCH_MS = 60_000;
+const CLOSE_MS = 30_000;
+
+async function withDeadline<T>(what: string, p: Promise<T>, ms: number, onTimeout: () => void): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      onTimeout();
+      reject(new Error(`timed out after ${ms} ms waiting for ${what}: its processes were killed`));
+    }, ms);
+  });
+  try {
+    return await Promise.race([p, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** SIGKILLs the Chromium processes this test process started (its children; their own children follow them out). */
+export function killOurChromium(): number[] {
+  const killed: number[] = [];
+  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      // pid (comm) state ppid ...: comm may hold spaces, so read after its closing parenthesis
+      const [, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(ppid) !== process.pid || !/chrom/i.test(stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')))) continue;
+      process.kill(Number(pid), 'SIGKILL');
+      killed.push(Number(pid));
+    } catch {
+      // gone already, or not ours to read
+    }
+  }
+  return killed;
+}
 
 /** The errors a page of a launched browser logged so far (the same list close() checks). */
 export function pageErrors(page: Page): string[] {
