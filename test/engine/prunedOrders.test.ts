@@ -72,6 +72,33 @@ describe('closed orders past closedOrdersKept', () => {
     assert.equal(stateHash(twin!), stateHash(h.ex), 'the engine restored halfway forgot the same orders');
   });
 
+  it('forgets by age of the order, not of its closing: an old bid filled late goes first', () => {
+    const { h, a, b, limits, mark, order } = twoAccounts(5);
+    // an old bid below the mark, then many orders of the account that close at once
+    const old = (h.apply(order(a, 0, mark - 100, 'good_til_cancelled')) as { order: { id: number } }).order.id;
+    for (let i = 0; i < 60; i++) {
+      h.apply(order(b, 1, mark, 'good_til_cancelled'));
+      h.apply(order(a, 0, mark, 'immediate_or_cancel'));
+    }
+    assert.equal(h.u(a).orders.get(old)?.state, 'open');
+    // b's ask fills the old bid: it closes last but is the account's oldest closed order
+    h.apply(order(b, 1, mark - 100, 'immediate_or_cancel'));
+    assert.equal(h.u(a).orders.get(old)?.state, 'filled');
+    const restored = restore(serialize(h.ex), limits);
+    let seq = h.seq;
+    // enough closes of a's orders for the next prune: the old bid is the first forgotten
+    for (let i = 0; i < 70 && h.u(a).orders.has(old); i++) {
+      for (const c of [order(b, 1, mark, 'good_til_cancelled'), order(a, 0, mark, 'immediate_or_cancel')]) {
+        h.apply(c);
+        restored.apply({ ...c, ts: h.ts, seq: ++seq } as Sequenced);
+      }
+    }
+    assert.equal(h.u(a).orders.has(old), false, 'the old bid, filled last, was forgotten');
+    const kept = [...h.u(a).orders.values()].filter((o) => o.state !== 'open').map((o) => o.id);
+    assert.ok(kept.every((id) => id > old));
+    assert.equal(stateHash(restored), stateHash(h.ex), 'a restored engine forgot the same');
+  });
+
   it('those no map holds are snapshot stubs that render their trades as the live engine does and keep the state hash', () => {
     const { h, a: maker, b: taker, limits, mark, order } = twoAccounts(3);
     const price = markPrice(h, CALL.name);
