@@ -8,7 +8,7 @@ import { NO_PROXIES, clientAddressOf } from './clientAddress.ts';
 import { envelopeText, errorOut, micros } from './envelope.ts';
 import { rpcOverHttp, type HttpAnswer, type HttpRpcRequest } from './rpcOverHttp.ts';
 import { BODY_LIMIT, bodyKind, malformedPercentEncoding } from './transportRefusals.ts';
-import { requestIdOf } from './requestIds.ts';
+import { REQUEST_ID_HEADER, requestIdOf } from './requestIds.ts';
 
 /** What Fastify's `reply.type('application/json')` sends, so both paths answer alike. */
 export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
@@ -39,10 +39,22 @@ export function fastPath(
         return { status: 500, text: envelopeText({ id: undefined, usIn: micros() }, errorOut(ERR.INTERNAL), s.config.mode !== 'production') };
       })
       .then((out) => {
-        if (out.retryAfter !== undefined) res.setHeader('retry-after', out.retryAfter);
-        res.writeHead(out.status, { 'content-type': JSON_CONTENT_TYPE, 'content-length': Buffer.byteLength(out.text) });
+        // every header in one flat list: node writes it as it is. A header set before (setHeader)
+        // would make writeHead validate and merge each one again, ~1.5 us of a bare server's ~18 us
+        // per request (measured with autocannon on a bare node:http server, both ways in turns).
+        const headers: (string | number)[] = ['content-type', JSON_CONTENT_TYPE, 'content-length', Buffer.byteLength(out.text)];
+        const id = requestIdOf(req);
+        if (id !== undefined) headers.push(REQUEST_ID_HEADER, id);
+        if (out.retryAfter !== undefined) headers.push('retry-after', out.retryAfter);
+        res.writeHead(out.status, headers);
         res.end(out.text);
       });
+  };
+  /** Fastify answers the rest; the request's id is set first, as the fast path writes it in its own answers. */
+  const slow = (req: IncomingMessage, res: ServerResponse) => {
+    const id = requestIdOf(req);
+    if (id !== undefined) res.setHeader(REQUEST_ID_HEADER, id);
+    fallback(req, res);
   };
   /** A GET with no body and a query string that decodes: answered here; null when Fastify must. */
   const fastGet = (req: IncomingMessage): { m: CompiledMethod; query: Record<string, unknown> } | null => {
@@ -58,7 +70,7 @@ export function fastPath(
     if (req.method === 'GET') {
       const get = fastGet(req);
       if (get === null) {
-        fallback(req, res);
+        slow(req, res);
         return;
       }
       // nothing to read, but the request must end before the socket is read again
@@ -80,7 +92,7 @@ export function fastPath(
     const length = Number(req.headers['content-length']); // NaN when absent
     // forms and other content types go to Fastify, which reads forms and refuses the rest
     if (m === undefined || !(length <= BODY_LIMIT) || req.headers['transfer-encoding'] !== undefined || bodyKind(req.headers['content-type']) !== 'json' || isClosing()) {
-      fallback(req, res);
+      slow(req, res);
       return;
     }
     const chunks: Buffer[] = [];

@@ -23,8 +23,9 @@ export function requestIdOf(req: IncomingMessage): string | undefined {
 }
 
 /**
- * Wraps the HTTP server's request listener: names each request, sets the answer's header, and with
- * `accessLog` logs one line when the answer is sent. The path is logged without its query string:
+ * Wraps the HTTP server's request listener: names each request (`requestIdOf`) and with `accessLog`
+ * logs one line when the answer is sent. The listener writes the id in the answer's headers
+ * (fastPath.ts: in its own answers' header list, and with setHeader before Fastify answers). The path is logged without its query string:
  * a GET `public/auth` carries the password or client secret there.
  */
 export function withRequestIds(
@@ -35,7 +36,6 @@ export function withRequestIds(
     const given = req.headers[REQUEST_ID_HEADER];
     const id = typeof given === 'string' && CLIENT_ID.test(given) ? given : prefix + (++counter).toString(36);
     (req as WithId)[ID] = id;
-    res.setHeader(REQUEST_ID_HEADER, id);
     if (opts.accessLog) {
       const started = performance.now();
       res.once('finish', () => {
