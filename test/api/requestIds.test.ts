@@ -8,7 +8,7 @@ import { Writable } from 'node:stream';
 import pino from 'pino';
 import { loadConfig } from '../../src/app/config.ts';
 import { startExchange, type RunningExchange } from '../../src/app/services.ts';
-import { BOOTSTRAP, tempDir } from '../helpers/server.ts';
+import { BOOTSTRAP, login, ok, tempDir, userToken } from '../helpers/server.ts';
 
 const lines: any[] = [];
 const sink = new Writable({
@@ -76,6 +76,36 @@ describe('request ids', () => {
       assert.equal(logged?.correlationId, 'trace-11094');
     } finally {
       ex.indexPrice = real;
+    }
+  });
+
+  it("are an 11094's correlation id for an order too (buy and sell are answered from their durable batch)", async () => {
+    await ok(url, 'private/create_admin', { email: 'ids-admin@example.com', password: 'admin-password-1', bootstrap_token: BOOTSTRAP });
+    const admin = await login(url, 'ids-admin@example.com', 'admin-password-1');
+    const token = await userToken(url, admin, 'ids-trader@example.com', { currency: 'BTC', amount: 1 });
+    const [inst] = await ok(url, 'public/get_instruments', { currency: 'BTC', kind: 'option' });
+    // a bug on the way to the sequencer (an engine's own exception is a journaled internal_error instead)
+    const seq = app.services.seq;
+    const { submit, submitThen } = seq;
+    seq.submit = seq.submitThen = () => {
+      throw new Error('a bug before the sequencer');
+    };
+    try {
+      for (const side of ['buy', 'sell']) {
+        const r = await fetch(`${url}/api/v2/private/${side}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${token}`, 'x-request-id': `trace-${side}` },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 5, method: `private/${side}`, params: { instrument_name: inst.instrument_name, amount: 1, type: 'limit', price: 0.1 } }),
+        });
+        const body = (await r.json()) as any;
+        assert.equal(r.headers.get('x-request-id'), `trace-${side}`);
+        assert.equal(body.id, 5);
+        assert.equal(body.error.code, 11094, JSON.stringify(body));
+        assert.equal(body.error.data.reason, `correlation_id trace-${side}`);
+      }
+    } finally {
+      seq.submit = submit;
+      seq.submitThen = submitThen;
     }
   });
 

@@ -5,7 +5,9 @@ import { parse as parseQueryString } from 'node:querystring';
 import type { Services } from '../../app/services.ts';
 import { replyCost } from '../../app/credits.ts';
 import { ERR } from '../../domain/errors.ts';
-import { call, type CallOutput, type CompiledMethod } from '../rpc/dispatch.ts';
+import { call, callDeferred, settleCall, type CallInput, type CallOutput, type CompiledMethod } from '../rpc/dispatch.ts';
+import type { CallSink } from '../rpc/registry.ts';
+import { DEFERRED } from '../../sequencer/sequencer.ts';
 import { BAD_RPC_ID_REASON, validRpcId } from '../rpc/validate.ts';
 import { envelopeText, errorOut, micros, type Envelope } from './envelope.ts';
 import { BAD_PERCENT_ENCODING, bodyKind, malformedPercentEncoding } from './transportRefusals.ts';
@@ -51,6 +53,74 @@ export interface HttpAnswer {
 /** Parses the params (body or query), calls the method and renders the Deribit envelope. */
 export async function rpcOverHttp(s: Services, m: CompiledMethod, req: HttpRpcRequest): Promise<HttpAnswer> {
   const testnet = s.config.mode !== 'production';
+  const p = prepare(m, req, testnet);
+  if (!(p instanceof PreparedCall)) return p;
+  return answer(p.env, await call(s, m, p.input), testnet, s);
+}
+
+/**
+ * rpcOverHttp for the methods whose handler hands its command to `Sequencer.submitThen`
+ * (DEFERRED_METHODS: buy and sell): `done` gets the answer once the command is durable, from the
+ * batch itself (HttpDeferredCall), as the WebSocket's orders are answered. No promise chain per
+ * order (rpcOverHttp's, call()'s and the handler's) lives until the batch is durable, for every
+ * scavenge meanwhile to copy. The answer is the one rpcOverHttp gives (test/api/httpFastPath.test.ts).
+ */
+export function rpcOverHttpThen(s: Services, m: CompiledMethod, req: HttpRpcRequest, done: (answer: HttpAnswer) => void): void {
+  const testnet = s.config.mode !== 'production';
+  const p = prepare(m, req, testnet);
+  if (!(p instanceof PreparedCall)) return done(p);
+  const sink = new HttpDeferredCall(s, m, p.env, testnet, req.requestId, done);
+  const now = callDeferred(s, m, p.input, sink);
+  if (now === DEFERRED) return;
+  if (!(now instanceof Promise)) return done(answer(p.env, now, testnet, s));
+  now.then(
+    (out) => done(answer(p.env, out, testnet, s)),
+    (err: unknown) => done(answer(p.env, callFailure(s, err, req.requestId), testnet)),
+  );
+}
+
+/** A deferred order's answer, made when its batch is durable (Sequencer.submitThen settles it). */
+class HttpDeferredCall implements CallSink {
+  started = 0;
+  charge: CallSink['charge'] = undefined;
+
+  constructor(
+    readonly s: Services,
+    readonly m: CompiledMethod,
+    readonly env: Envelope,
+    readonly testnet: boolean,
+    readonly requestId: string | undefined,
+    readonly done: (answer: HttpAnswer) => void,
+  ) {}
+
+  settle(reply: unknown, ok: boolean): void {
+    let out: HttpAnswer;
+    try {
+      out = answer(this.env, settleCall(this.s, this.m, this, reply, ok), this.testnet, this.s);
+    } catch (err) {
+      out = answer(this.env, callFailure(this.s, err, this.requestId), this.testnet);
+    }
+    this.done(out);
+  }
+}
+
+/** What a failure of the transport itself answers (call() answers a handler's): 11094, logged. */
+function callFailure(s: Services, err: unknown, requestId: string | undefined): CallOutput {
+  s.log.error({ err, reqId: requestId }, 'unexpected HTTP error');
+  return errorOut(ERR.INTERNAL);
+}
+
+/** A request ready for its call: the envelope's start and the call's input (a class, so that
+ *  `instanceof` tells it from an early answer). */
+class PreparedCall {
+  constructor(
+    readonly env: Envelope,
+    readonly input: CallInput,
+  ) {}
+}
+
+/** The call's input from the request, or the answer that refuses it (bad JSON, a bad id, bad params). */
+function prepare(m: CompiledMethod, req: HttpRpcRequest, testnet: boolean): PreparedCall | HttpAnswer {
   const env: Envelope = { id: undefined, usIn: micros() };
   let params: Record<string, unknown>;
   let fromQuery = false;
@@ -93,7 +163,7 @@ export async function rpcOverHttp(s: Services, m: CompiledMethod, req: HttpRpcRe
     const schema = (m.def.params.properties as Record<string, { type?: string }>)[m.def.pathParam];
     params[m.def.pathParam] = schema?.type === 'integer' && /^\d{1,15}$/.test(req.pathValue) ? Number(req.pathValue) : req.pathValue;
   }
-  const out = await call(s, m, {
+  return new PreparedCall(env, {
     params,
     fromQuery,
     credentials: {
@@ -104,5 +174,4 @@ export async function rpcOverHttp(s: Services, m: CompiledMethod, req: HttpRpcRe
     ip: req.ip,
     requestId: req.requestId,
   });
-  return answer(env, out, testnet, s);
 }

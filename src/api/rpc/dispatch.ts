@@ -303,7 +303,7 @@ export function callDeferred(s: Services, m: CompiledMethod, input: CallInput, s
   const started = performance.now();
   try {
     const a = admit(s, m, input);
-    if (a instanceof Promise) return a.then((r) => failed(s, m.def.name, r));
+    if (a instanceof Promise) return a.then((r) => failed(s, m.def.name, r, input.requestId));
     // the caller's PM sums are rebuilt in slices first; the call then answers by promise, as call() does
     if (mustWarmUp(s, a)) return pmWarmup(s.ex).readyAll([a.caller!.userId]).then(() => handled(s, m, input, a, started));
     sink.started = started;
@@ -313,12 +313,12 @@ export function callDeferred(s: Services, m: CompiledMethod, input: CallInput, s
     if (result instanceof Promise) {
       return result.then(
         (r: unknown) => succeeded(s, m.def.name, started, a.charge, r),
-        (err: unknown) => failed(s, m.def.name, err),
+        (err: unknown) => failed(s, m.def.name, err, input.requestId),
       );
     }
     return succeeded(s, m.def.name, started, a.charge, result);
   } catch (err) {
-    return failed(s, m.def.name, err);
+    return failed(s, m.def.name, err, input.requestId);
   }
 }
 
@@ -334,5 +334,5 @@ async function handled(s: Services, m: CompiledMethod, input: CallInput, a: Admi
 
 /** A deferred call's reply (see callDeferred) as call() would have answered it. */
 export function settleCall(s: Services, m: CompiledMethod, sink: CallSink, reply: unknown, ok: boolean): CallOutput {
-  return ok ? succeeded(s, m.def.name, sink.started, sink.charge, reply) : failed(s, m.def.name, reply);
+  return ok ? succeeded(s, m.def.name, sink.started, sink.charge, reply) : failed(s, m.def.name, reply, sink.requestId);
 }

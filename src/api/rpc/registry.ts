@@ -41,6 +41,8 @@ export interface CallSink extends ReplySink {
   started: number;
   /** Who paid for the call (the reply's size is charged too). */
   charge: Charge | undefined;
+  /** The HTTP request's id, an 11094's correlation id (CallInput.requestId); absent on a WebSocket. */
+  requestId?: string;
 }
 
 export interface MethodDef<S extends TObject = TObject> {
