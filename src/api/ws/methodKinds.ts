@@ -28,7 +28,8 @@ export const PIPELINED = new Set([
 
 /**
  * Methods called with callDeferred: their handler submits its command with Sequencer.submitThen,
- * and the answer goes out from the durable batch itself (DeferredCall), with no promise per call.
+ * and the answer goes out from the durable batch itself (DeferredCall here, HttpDeferredCall on the
+ * HTTP fast path), with no promise per call.
  */
 export const DEFERRED_METHODS = new Set(['private/buy', 'private/sell']);
 
