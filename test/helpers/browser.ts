@@ -98,19 +98,31 @@ async function withDeadline<T>(what: string, p: Promise<T>, ms: number, onTimeou
   }
 }
 
-/** SIGKILLs the Chromium processes this test process started (its children; their own children follow them out). */
-export function killOurChromium(): number[] {
-  const killed: number[] = [];
+/** The Chromium processes this test process started: its children whose command name says so. */
+export function ourChromiumPids(): number[] {
+  const pids: number[] = [];
   for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
     try {
       const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
       // pid (comm) state ppid ...: comm may hold spaces, so read after its closing parenthesis
       const [, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (Number(ppid) !== process.pid || !/chrom/i.test(stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')))) continue;
-      process.kill(Number(pid), 'SIGKILL');
-      killed.push(Number(pid));
+      if (Number(ppid) === process.pid && /chrom/i.test(stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')))) pids.push(Number(pid));
     } catch {
       // gone already, or not ours to read
+    }
+  }
+  return pids;
+}
+
+/** SIGKILLs the Chromium processes this test process started (their own children follow them out). */
+export function killOurChromium(): number[] {
+  const killed: number[] = [];
+  for (const pid of ourChromiumPids()) {
+    try {
+      process.kill(pid, 'SIGKILL');
+      killed.push(pid);
+    } catch {
+      // gone already
     }
   }
   return killed;

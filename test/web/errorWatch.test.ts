@@ -4,9 +4,9 @@
 // close() gives up on a Chromium that stopped answering: it kills it and throws, so no file hangs on it.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import type { Browser, Page } from 'playwright-core';
-import { browserSkipReason, launchBrowser, pageErrors, until } from '../helpers/browser.ts';
+import { browserSkipReason, launchBrowser, ourChromiumPids, pageErrors, until } from '../helpers/browser.ts';
 
 const skip = browserSkipReason() ?? undefined;
 const NETWORK_CHANGED = 'Failed to load resource: net::ERR_NETWORK_CHANGED';
@@ -52,25 +52,13 @@ describe('the browser harness does not wait forever on a Chromium that stopped a
     const browser = await launchBrowser({ closeMs: 2000 });
     const page = await browser.newPage();
     await page.setContent('<p>a page</p>');
-    const ours = chromiumChildren();
+    const ours = ourChromiumPids();
     assert.ok(ours.length > 0, 'the harness finds the Chromium it started among its children');
     for (const pid of ours) process.kill(pid, 'SIGSTOP'); // frozen: it answers nothing, not even Browser.close
     await assert.rejects(browser.close(), /timed out after 2000 ms waiting for Chromium to close/);
     await until('the frozen Chromium to be gone', async () => ours.every((pid) => !alive(pid)));
   });
 });
-
-/** Our Chromium children, without killing them (killOurChromium's match, read from /proc). */
-function chromiumChildren(): number[] {
-  return readdirSync('/proc').filter((d) => /^\d+$/.test(d)).map(Number).filter((pid) => {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === process.pid && /chrom/i.test(stat);
-    } catch {
-      return false;
-    }
-  });
-}
 
 /** Whether pid still exists as a process that is not a zombie. */
 function alive(pid: number): boolean {

@@ -3,11 +3,10 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parse as parseQueryString } from 'node:querystring';
 import type { Services } from '../../app/services.ts';
 import { ERR } from '../../domain/errors.ts';
-import type { CompiledMethod } from '../rpc/dispatch.ts';
+import { DEFERRED_METHODS, type CompiledMethod } from '../rpc/dispatch.ts';
 import { NO_PROXIES, clientAddressOf } from './clientAddress.ts';
 import { envelopeText, errorOut, micros } from './envelope.ts';
 import { rpcOverHttp, rpcOverHttpThen, type HttpAnswer, type HttpRpcRequest } from './rpcOverHttp.ts';
-import { DEFERRED_METHODS } from '../ws/methodKinds.ts';
 import { BODY_LIMIT, bodyKind, malformedPercentEncoding } from './transportRefusals.ts';
 import { REQUEST_ID_HEADER, requestIdOf } from './requestIds.ts';
 

@@ -292,6 +292,13 @@ export async function call(s: Services, m: CompiledMethod, input: CallInput): Pr
 }
 
 /**
+ * Methods that both transports call with callDeferred: their handler submits its command with
+ * Sequencer.submitThen, and the answer goes out from the durable batch itself (the WebSocket's
+ * DeferredCall, the HTTP fast path's HttpDeferredCall), with no promise per call.
+ */
+export const DEFERRED_METHODS: ReadonlySet<string> = new Set(['private/buy', 'private/sell']);
+
+/**
  * A call whose answer a transport takes by a call instead of a promise (the WebSocket's orders):
  * the sink goes to the handler (`CallContext.sink`); a handler that submits its command with
  * `Sequencer.submitThen` returns DEFERRED, and then `sink.settle` is called once the command is

@@ -26,12 +26,6 @@ export const PIPELINED = new Set([
   'private/cancel_quotes',
 ]);
 
-/**
- * Methods called with callDeferred: their handler submits its command with Sequencer.submitThen,
- * and the answer goes out from the durable batch itself (DeferredCall here, HttpDeferredCall on the
- * HTTP fast path), with no promise per call.
- */
-export const DEFERRED_METHODS = new Set(['private/buy', 'private/sell']);
 
 /** Whether an order placed over a connection is cancelled when it closes: open orders, and
  *  untriggered trigger orders too. */

@@ -10,7 +10,7 @@ import { WebSocketServer } from 'ws';
 import type { Services } from '../../app/services.ts';
 import { replyCost } from '../../app/credits.ts';
 import { ERR, type ErrorCode } from '../../domain/errors.ts';
-import { call, callDeferred, compileMethod, settleCall, type CallOutput, type CompiledMethod } from '../rpc/dispatch.ts';
+import { DEFERRED_METHODS, call, callDeferred, compileMethod, settleCall, type CallOutput, type CompiledMethod } from '../rpc/dispatch.ts';
 import { Reject } from '../rpc/errors.ts';
 import type { Caller, CallSink, MethodDef } from '../rpc/registry.ts';
 import { DEFERRED } from '../../sequencer/sequencer.ts';
@@ -23,7 +23,7 @@ import { NO_PROXIES, clientAddressOf } from '../http/clientAddress.ts';
 import { DRAIN_MS, closeGoingAway } from './goingAway.ts';
 import { ownRotation, sweepCredentials } from './credentialSweep.ts';
 import { Connection } from './connection.ts';
-import { DEFERRED_METHODS, PIPELINED, PLACING, SESSION_METHODS } from './methodKinds.ts';
+import { PIPELINED, PLACING, SESSION_METHODS } from './methodKinds.ts';
 import { fail, sessionHandlers } from './sessionMethods.ts';
 import { DEFAULT_WS_OPTIONS, type WsOptions } from './wsOptions.ts';
 
