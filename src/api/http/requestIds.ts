@@ -25,8 +25,9 @@ export function requestIdOf(req: IncomingMessage): string | undefined {
 /**
  * Wraps the HTTP server's request listener: names each request (`requestIdOf`) and with `accessLog`
  * logs one line when the answer is sent. The listener writes the id in the answer's headers
- * (fastPath.ts: in its own answers' header list, and with setHeader before Fastify answers). The path is logged without its query string:
- * a GET `public/auth` carries the password or client secret there.
+ * (fastPath.ts: in its own answers' header list, and with setHeader before Fastify answers), so
+ * that writeHead need not merge a header set before it. The path is logged without its query
+ * string: a GET `public/auth` carries the password or client secret there.
  */
 export function withRequestIds(
   listener: (req: IncomingMessage, res: ServerResponse) => void,

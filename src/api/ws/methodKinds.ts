@@ -26,7 +26,6 @@ export const PIPELINED = new Set([
   'private/cancel_quotes',
 ]);
 
-
 /** Whether an order placed over a connection is cancelled when it closes: open orders, and
  *  untriggered trigger orders too. */
 export function stays(state: unknown): boolean {
