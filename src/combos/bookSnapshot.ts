@@ -6,7 +6,7 @@
 import type { Instrument } from '../domain/instrument.ts';
 import type { Exchange } from '../engine/exchange.ts';
 import type { OrderBook, Side } from '../engine/orderBook.ts';
-import { newOrder, type Order, type Trade } from '../engine/types.ts';
+import { compactTradeIds, newOrder, tradeIdsOf, type Order, type Trade } from '../engine/types.ts';
 import type { ComboTrade } from './book.ts';
 import type { ComboRecord } from './combos.ts';
 
@@ -41,7 +41,7 @@ export function comboBooksJson(b: ComboBooksView): unknown {
   const cod: number[] = [];
   for (const set of b.openByUser.values()) for (const o of set) if (o.cod) cod.push(o.id);
   cod.sort((a, b) => a - b);
-  const ord = (o: Order) => [o.id, o.userId, o.side, o.price, o.remaining, o.amount, o.inst.name, o.type, o.tif, o.postOnly, o.rejectPostOnly, o.label, o.created, o.expiresAt, o.filled, o.filledNotional, o.commission, o.state, o.cancelReason, o.lastUpdate, o.tradeIds];
+  const ord = (o: Order) => [o.id, o.userId, o.side, o.price, o.remaining, o.amount, o.inst.name, o.type, o.tif, o.postOnly, o.rejectPostOnly, o.label, o.created, o.expiresAt, o.filled, o.filledNotional, o.commission, o.state, o.cancelReason, o.lastUpdate, tradeIdsOf(o)];
   return {
     next: b.nextTradeId,
     orders: [...b.orders.values()].map(ord),
@@ -67,7 +67,7 @@ export function restoreComboBooks(j: unknown, trade: (id: number) => Trade | und
     const [id, userId, side, price, remaining, amount, name, type, tif, postOnly, rejectPostOnly, label, created, expiresAt, filled, filledNotional, commission, state, cancelReason, lastUpdate, tradeIds] = a as never[];
     const r = b.ex.combos.byId.get(name)!;
     const o = newOrder(id, userId, side, price, remaining, amount, b.inst(r), type, tif, postOnly, rejectPostOnly, false, label, null, created, expiresAt, null, false);
-    Object.assign(o, { filled, filledNotional, commission, state, cancelReason, lastUpdate, tradeIds });
+    Object.assign(o, { filled, filledNotional, commission, state, cancelReason, lastUpdate, tradeIds: compactTradeIds(tradeIds) });
     b.orders.set(o.id, o);
     if (o.state !== 'open') b.closedKept();
   }

@@ -7,7 +7,7 @@ import type { Exchange } from './exchange.ts';
 import { forgetOldestClientOrderIds, requestPrint } from './orderRules.ts';
 import { forgetIntoTrades } from './tradedOrders.ts';
 import type { PlaceResult } from './trading.ts';
-import type { Order, User } from './types.ts';
+import { tradeIdsOf, type Order, type User } from './types.ts';
 
 type PlaceCmd = Extract<Command, { t: 'place' }>;
 
@@ -26,7 +26,7 @@ export function clientOrderIdRetry(ex: Exchange, user: User, c: PlaceCmd, client
     // answering with the earlier, unrelated order would let it believe the new one was placed
     const rec = user.clientOrderIds.get(clientOrderId)!;
     if (rec.fp !== undefined && rec.fp !== requestPrint(c)) return reject(ERR.INVALID_ARGUMENTS, 'client_order_id_reused', 'client_order_id');
-    const ids = new Set(prev.tradeIds);
+    const ids = new Set(tradeIdsOf(prev));
     return { order: prev, trades: user.trades.filter((t) => ids.has(t.id)) };
   }
   return null;

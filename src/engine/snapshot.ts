@@ -11,7 +11,7 @@ import { ApiKeys } from '../auth/apiKeys.ts';
 import { Announcements } from './announcements.ts';
 import { DEFAULT_LIMITS, Exchange, type ExchangeLimits } from './exchange.ts';
 import { OrderBook } from './orderBook.ts';
-import { newOrder, newTradedOrder, type Account, type Order, type InstrumentMarket, type Trade, type TradedOrder, type User } from './types.ts';
+import { compactTradeIds, newOrder, newTradedOrder, tradeIdsOf, type Account, type Order, type InstrumentMarket, type Trade, type TradedOrder, type User } from './types.ts';
 import { emptyImCache } from '../market/marks.ts';
 import { ledgerFromJson, ledgerToJson } from './ledger.ts';
 import { codRestore, codToJson } from './cod.ts';
@@ -31,7 +31,7 @@ function orderToJson(o: Order): unknown[] {
   return [
     o.id, o.userId, o.side, o.price, o.remaining, o.amount, o.inst.id, o.type, o.tif, o.postOnly, o.rejectPostOnly, o.reduceOnly,
     o.label, o.clientOrderId, o.created, o.expiresAt, o.advanced, o.isLiquidation,
-    o.filled, o.filledNotional, o.commission, o.state, o.cancelReason, o.reserved, o.lastUpdate, o.tradeIds,
+    o.filled, o.filledNotional, o.commission, o.state, o.cancelReason, o.reserved, o.lastUpdate, tradeIdsOf(o),
   ];
 }
 
@@ -67,7 +67,7 @@ function orderFromJson(a: unknown[], ex: Exchange): Order {
   o.cancelReason = cancelReason;
   o.reserved = reserved;
   o.lastUpdate = lastUpdate;
-  o.tradeIds = tradeIds;
+  o.tradeIds = compactTradeIds(tradeIds);
   return o;
 }
 

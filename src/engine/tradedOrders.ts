@@ -30,14 +30,26 @@ export function tradeById(trades: readonly Trade[], id: number): Trade | undefin
  * is only memory, never what anything reads.
  */
 export function forgetIntoTrades(ex: Exchange, user: User, o: Order): void {
-  if (o.tradeIds.length === 0) return;
-  const publicTrades = ex.markets.get(o.inst.id)?.trades;
-  let stub: TradedOrder | null = null;
-  for (const id of o.tradeIds) {
-    const t = tradeById(user.trades, id) ?? (publicTrades === undefined ? undefined : tradeById(publicTrades, id));
-    if (t === undefined) continue;
-    stub ??= tradedOrderStub(o);
-    if (t.makerOrder === o) t.makerOrder = stub;
-    if (t.takerOrder === o) t.takerOrder = stub;
+  const ids = o.tradeIds;
+  if (typeof ids === 'number') {
+    // traded once (most orders that traded): no list to walk
+    replaceInTrade(ex, user, o, ids, null);
+    return;
   }
+  let stub: TradedOrder | null = null;
+  for (const id of ids) stub = replaceInTrade(ex, user, o, id, stub);
+}
+
+/** Puts `stub` (made now when null) in place of `o` in trade `id` if it is kept; returns the stub, if any. */
+function replaceInTrade(ex: Exchange, user: User, o: Order, id: number, stub: TradedOrder | null): TradedOrder | null {
+  let t = tradeById(user.trades, id);
+  if (t === undefined) {
+    const publicTrades = ex.markets.get(o.inst.id)?.trades;
+    if (publicTrades !== undefined) t = tradeById(publicTrades, id);
+    if (t === undefined) return stub;
+  }
+  stub ??= tradedOrderStub(o);
+  if (t.makerOrder === o) t.makerOrder = stub;
+  if (t.takerOrder === o) t.takerOrder = stub;
+  return stub;
 }

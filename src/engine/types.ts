@@ -29,13 +29,41 @@ export type CancelReason =
   /** the account's own order that an order of `cancel_maker` self-trade prevention met (src/engine/selfTrade.ts) */
   | 'self_trade_prevention';
 
+/**
+ * An order's trade ids, in order: none (`NO_TRADE_IDS`, shared by every order that has not traded),
+ * one as the id itself, or two and more as an array (`addTradeId`). Most orders trade once at most,
+ * and a one-element array cost 56 bytes per traded order (the array and its backing store), ~9% of
+ * what a crossing order keeps alive until its account forgets it (issue 36). Read them with
+ * `tradeIdsOf` (a list) or `lastTradeIdOf`.
+ */
+export type TradeIds = number | readonly number[];
+
 /** The trade ids of every order that has not traded (never written: see `addTradeId`). */
 export const NO_TRADE_IDS: readonly number[] = Object.freeze([]);
 
-/** Appends a trade id to an order's list, allocating only what it holds. */
-export function addTradeId(o: Order, id: number): void {
-  if (o.tradeIds.length === 0) o.tradeIds = [id];
-  else (o.tradeIds as number[]).push(id);
+/** Appends a trade id to an order's ids, allocating only from the second one on. */
+export function addTradeId(o: { tradeIds: TradeIds }, id: number): void {
+  const ids = o.tradeIds;
+  if (typeof ids === 'number') o.tradeIds = [ids, id];
+  else if (ids.length === 0) o.tradeIds = id;
+  else (ids as number[]).push(id);
+}
+
+/** An order's trade ids as a list (a new one-element array for an order that traded once). */
+export function tradeIdsOf(o: { readonly tradeIds: TradeIds }): readonly number[] {
+  const ids = o.tradeIds;
+  return typeof ids === 'number' ? [ids] : ids;
+}
+
+/** An order's last trade id, or undefined when it has not traded. */
+export function lastTradeIdOf(o: { readonly tradeIds: TradeIds }): number | undefined {
+  const ids = o.tradeIds;
+  return typeof ids === 'number' ? ids : ids[ids.length - 1];
+}
+
+/** The ids of a list as an order holds them (a snapshot's list back into the form `addTradeId` keeps). */
+export function compactTradeIds(ids: readonly number[]): TradeIds {
+  return ids.length === 0 ? NO_TRADE_IDS : ids.length === 1 ? ids[0]! : ids;
 }
 
 /** An order; while open it is also the intrusive queue node of its book. Made by `newOrder`. */
@@ -72,13 +100,8 @@ export interface Order extends BookNode {
   /** Funds held for the open remainder of a buy (premium + fee), minor units. */
   reserved: number;
   lastUpdate: number;
-  /**
-   * Trade ids of this order, in order. Every order without a trade shares one frozen empty array
-   * and the first trade puts an array of exactly one id in its place (`addTradeId`): a push onto
-   * a fresh `[]` reserves 16 slots, 185 bytes per traded order that scavenges copy and the old
-   * generation keeps for as long as the order is remembered (issue 16).
-   */
-  tradeIds: readonly number[];
+  /** Trade ids of this order, in order, in the compact form of `TradeIds`. */
+  tradeIds: TradeIds;
   /** Set for MMP orders and mass quotes (src/engine/mmp.ts); kept in the snapshot's `mmp` part. */
   mmp: MmpTag | null;
   /** The trigger order this order was placed by when it fired (src/engine/triggers.ts). */

@@ -9,6 +9,7 @@ import { restore, serialize, stateHash } from '../../src/engine/snapshot.ts';
 import type { Command } from '../../src/engine/commands.ts';
 import type { TriggerPlaceResult } from '../../src/engine/triggers.ts';
 import type { MassQuoteResult } from '../../src/engine/massQuote.ts';
+import { tradeIdsOf } from '../../src/engine/types.ts';
 import { EXP_MAR, Harness, amt, code, px, spec } from '../helpers/engine.ts';
 
 const CALL = spec('BTC', EXP_MAR, 100_000, 'call');
@@ -123,7 +124,7 @@ describe('self-trade prevention of a trigger order as it fires', () => {
       assert.equal(own.cancelReason, 'self_trade_prevention');
       const fired = h.u(a).orders.get(t.firedOrderId!)!;
       assert.equal(fired.state, 'filled');
-      for (const id of fired.tradeIds) assert.notEqual(h.ex.recentTrades.find((x) => x.id === id)!.makerOrder.userId, a, 'no trade of a with itself');
+      for (const id of tradeIdsOf(fired)) assert.notEqual(h.ex.recentTrades.find((x) => x.id === id)!.makerOrder.userId, a, 'no trade of a with itself');
       assert.equal(theirs.filled, fired.filled);
       assert.equal(h.position(a, CALL.name).size, -h.position(b, CALL.name).size);
     });

@@ -15,7 +15,7 @@ import type { ComboTrade } from '../../combos/book.ts';
 import { comboBand, comboMark, legQuotes } from '../../combos/legPrices.ts';
 import type { Exchange } from '../../engine/exchange.ts';
 import { BUY, SELL } from '../../engine/orderBook.ts';
-import type { Trade } from '../../engine/types.ts';
+import { lastTradeIdOf, type Trade } from '../../engine/types.ts';
 import { coin, money, orderId, renderInstrument, renderUserTrade } from '../render.ts';
 
 const DAY_MS = 24 * 3600 * 1000;
@@ -174,7 +174,7 @@ export function renderUserComboTrade(ex: Exchange, row: ComboTradeRow, userId: n
     fee_currency: currency,
     // the order's state just after this fill: filled when this was its last fill and it filled
     // (a combo's leg trades all say `filled`, book.ts/fill.ts, so they cannot tell)
-    state: order.state === 'filled' && last !== undefined && order.tradeIds[order.tradeIds.length - 1] === last.id ? 'filled' : 'open',
+    state: order.state === 'filled' && last !== undefined && lastTradeIdOf(order) === last.id ? 'filled' : 'open',
     label: order.label,
     post_only: order.postOnly,
     reduce_only: order.reduceOnly,

@@ -3,7 +3,7 @@
 import { Type } from '@sinclair/typebox';
 import type { CurrencyCode } from '../../domain/currency.ts';
 import { ERR, reject } from '../../domain/errors.ts';
-import type { Trade, User } from '../../engine/types.ts';
+import { tradeIdsOf, type Trade, type User } from '../../engine/types.ts';
 import { parseOrderId, renderUserTrade } from '../render.ts';
 import { SubaccountId, readFor } from './actingFor.ts';
 import { defineMethod } from '../rpc/registry.ts';
@@ -147,7 +147,7 @@ export const userTradeMethods = [
         const id = parseOrderId(p.order_id);
         const order = id === null ? undefined : user.orders.get(id);
         if (!order) throw reject(ERR.ORDER_NOT_FOUND, undefined, 'order_id');
-        const ids = new Set(order.tradeIds);
+        const ids = new Set(tradeIdsOf(order));
         const trades = user.trades.filter((t) => ids.has(t.id));
         if (p.sorting !== 'asc') trades.reverse();
         return trades.map((t) => renderUserTrade(t, user.id));
