@@ -24,8 +24,8 @@
 //   own, with the old leader's ids (it renders the leader's batches as they were written: the
 //   journal's tx), so anything stored meanwhile is still stored once. Counted in
 //   strikebook_nats_republished_total.
-import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { jetstream, jetstreamManager, StorageType, type JetStreamClient } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/transport-node';
+import type { JetStreamClient } from '@nats-io/jetstream';
 import type { Logger } from 'pino';
 import type { StreamHub } from '../api/ws/hub.ts';
 import { StreamEvents, type EventMessage } from '../api/ws/streamEvents.ts';
@@ -66,6 +66,14 @@ interface FollowedBatch {
   msgs: EventMessage[];
   last: number;
 }
+
+/**
+ * The NATS client packages, loaded when first used rather than at the module's top: a server or
+ * gateway without NATS never loads them (with pg, ~50 ms of every start: issue 36, restart to
+ * serving). The module loader caches them after the first call.
+ */
+export const natsClient = () => import('@nats-io/transport-node');
+export const jetStreamApi = () => import('@nats-io/jetstream');
 
 /** Messages sent before their acknowledgements are awaited (in order on one connection). */
 const WINDOW = 256;
@@ -115,6 +123,7 @@ export class NatsEventPublisher {
     for (let attempt = 0; this.nc === null; attempt++) {
       if (this.closed) return;
       try {
+        const { connect } = await natsClient();
         this.nc = await connect({ servers: this.opts.url, name: 'strikebook-leader', maxReconnectAttempts: -1, reconnectTimeWait: 250, timeout: 2000 });
       } catch (err) {
         if (attempt === 0) this.opts.log.warn({ err, url: this.opts.url }, 'NATS not reachable; events wait in the backlog');
@@ -126,7 +135,7 @@ export class NatsEventPublisher {
       return;
     }
     this.connected = true;
-    this.js = jetstream(this.nc, { timeout: 2000 });
+    this.js = (await jetStreamApi()).jetstream(this.nc, { timeout: 2000 });
     this.opts.log.info({ url: this.opts.url, stream: this.opts.stream }, 'publishing events to NATS JetStream');
     void (async () => {
       for await (const st of this.nc!.status()) {
@@ -278,7 +287,7 @@ export class NatsEventPublisher {
    */
   private async republish(): Promise<void> {
     const stream = this.opts.stream;
-    const jsm = await jetstreamManager(this.nc!, { timeout: 2000 });
+    const jsm = await (await jetStreamApi()).jetstreamManager(this.nc!, { timeout: 2000 });
     const state = (await jsm.streams.info(stream)).state;
     const from = Math.max(state.first_seq, state.last_seq - TAIL_CHECKED + 1);
     const stored = new Set<string>();
@@ -330,6 +339,7 @@ export class NatsEventPublisher {
 
 /** Creates the event stream (subjects `<prefix>.>`, file storage) unless it exists. */
 export async function ensureEventStream(nc: NatsConnection, stream: string, prefix: string, maxAgeSec: number): Promise<void> {
+  const { jetstreamManager, StorageType } = await jetStreamApi();
   const jsm = await jetstreamManager(nc, { timeout: 2000 });
   try {
     await jsm.streams.info(stream);

@@ -6,7 +6,7 @@
 // connection hangs, the network is cut: the lease's few seconds) or its session ends (a crash: at
 // once) it takes the lease with the next term, applies the tail it has not seen from the journal,
 // and hands over to the caller, who promotes the sequencer.
-import pg from 'pg';
+import type pg from 'pg';
 import type { Logger } from 'pino';
 import { openPostgresJournal, type PostgresJournal, type PostgresJournalOptions } from '../journal/postgresJournal.ts';
 import type { JournalRecord, MetaStore } from '../journal/journal.ts';
@@ -230,7 +230,9 @@ export class StandbyFollower {
   /** LISTEN on the journal channel; a lost connection is replaced at the next poll. */
   private async ensureListening(): Promise<void> {
     if (this.listening) return;
-    const client = new pg.Client({ connectionString: this.opts.url, connectionTimeoutMillis: LISTEN_CONNECT_TIMEOUT_MS, keepAlive: true, application_name: 'strikebook-standby' });
+    // loaded on first use (postgresJournal.ts says why); cached by the module loader after that
+    const { default: pgModule } = await import('pg');
+    const client = new pgModule.Client({ connectionString: this.opts.url, connectionTimeoutMillis: LISTEN_CONNECT_TIMEOUT_MS, keepAlive: true, application_name: 'strikebook-standby' });
     const lost = () => {
       if (this.listener === client) {
         this.listener = null;

@@ -9,10 +9,10 @@
 // nothing is handled twice. The connection is pinged every second (a server that vanished without a
 // close is noticed within ~2 s) and reconnection is tried every 250 ms.
 import type { Logger } from 'pino';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { DeliverPolicy, jetstream, jetstreamManager, type ConsumerMessages } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/transport-node';
+import type { ConsumerMessages } from '@nats-io/jetstream';
 import { Counter, Gauge, type Registry } from 'prom-client';
-import { ensureEventStream } from '../app/natsEvents.ts';
+import { ensureEventStream, jetStreamApi, natsClient } from '../app/natsEvents.ts';
 
 export interface NatsStreamOptions {
   url: string;
@@ -39,6 +39,8 @@ export interface NatsStream {
 
 export async function startNatsStream(opts: NatsStreamOptions): Promise<NatsStream> {
   const { log } = opts;
+  const { connect } = await natsClient();
+  const { DeliverPolicy, jetstream, jetstreamManager } = await jetStreamApi();
   const nc: NatsConnection = await connect({ servers: opts.url, name: 'strikebook-gateway', maxReconnectAttempts: -1, reconnectTimeWait: 250, pingInterval: 1000, maxPingOut: 2 });
   const js = jetstream(nc);
   // the leader creates the stream with its first batch; a gateway started first creates it alike

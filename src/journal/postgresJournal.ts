@@ -11,7 +11,7 @@
 //   behind writes and never runs inside one of the writer's transactions.
 import { KEEP_ALL, archiveRecords, type JournalRetention } from './retention.ts';
 import { hostname } from 'node:os';
-import pg from 'pg';
+import type pg from 'pg';
 import type { AsyncJournal, JournalRecord } from './journal.ts';
 import { checkDurability, describeDatabaseUrl, detectDeadClient, int8, journalChannel, migrate, readDurability, schemaLockOf, type PostgresDurability, type SchemaLock } from './postgresSetup.ts';
 import { DEFAULT_LEASE, acquireLease, leaseTimingProblem, releaseLease, type LeaseGrant, type LeaseStatus, type LeaseTiming } from './postgresLease.ts';
@@ -154,7 +154,10 @@ export async function openPostgresJournal(url: string, opts: PostgresJournalOpti
     application_name: 'strikebook',
   };
 
-  const client = new pg.Client(config);
+  // pg is loaded here, not at the module's top: a server on SQLite never loads it (part of ~50 ms
+  // of every start, with the NATS client: issue 36, restart to serving)
+  const { default: pgModule } = await import('pg');
+  const client = new pgModule.Client(config);
   // After a write fails (connection lost, disk full, failed WAL flush...) whether it committed is
   // unknown. DESIGN.md rule 3: crash and recover, never retry and carry on; so every later write is
   // refused. A connection lost while idle also lost the advisory lock: nothing may be written then.
@@ -190,7 +193,7 @@ export async function openPostgresJournal(url: string, opts: PostgresJournalOpti
     const last = await client.query<{ last: string; pid: number }>('SELECT COALESCE(MAX(seq), 0) AS last, pg_backend_pid() AS pid FROM journal');
     committedSeq = int8(last.rows[0]!.last, 'last journal seq');
     writerPid = last.rows[0]!.pid;
-    pool = new pg.Pool({ ...config, max: READ_POOL_SIZE });
+    pool = new pgModule.Pool({ ...config, max: READ_POOL_SIZE });
     // an idle pooled connection that drops is discarded by the pool; without a listener it would
     // be an unhandled 'error' event and end the process
     pool.on('error', () => undefined);
