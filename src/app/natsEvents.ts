@@ -74,6 +74,7 @@ interface FollowedBatch {
  */
 export const natsClient = () => import('@nats-io/transport-node');
 export const jetStreamApi = () => import('@nats-io/jetstream');
+type JetStreamApi = Awaited<ReturnType<typeof jetStreamApi>>;
 
 /** Messages sent before their acknowledgements are awaited (in order on one connection). */
 const WINDOW = 256;
@@ -120,10 +121,14 @@ export class NatsEventPublisher {
   private async run(): Promise<void> {
     // first connection: tried until it succeeds or the server closes (the client's own
     // waitOnFirstConnect could not be stopped by close); later reconnects are the client's
+    let jetstream: JetStreamApi['jetstream'] | null = null;
     for (let attempt = 0; this.nc === null; attempt++) {
       if (this.closed) return;
       try {
-        const { connect } = await natsClient();
+        // both client packages are loaded before the connection, so that nothing awaits between
+        // connecting and `js` being set below
+        const [{ connect }, api] = await Promise.all([natsClient(), jetStreamApi()]);
+        jetstream = api.jetstream;
         this.nc = await connect({ servers: this.opts.url, name: 'strikebook-leader', maxReconnectAttempts: -1, reconnectTimeWait: 250, timeout: 2000 });
       } catch (err) {
         if (attempt === 0) this.opts.log.warn({ err, url: this.opts.url }, 'NATS not reachable; events wait in the backlog');
@@ -135,7 +140,7 @@ export class NatsEventPublisher {
       return;
     }
     this.connected = true;
-    this.js = (await jetStreamApi()).jetstream(this.nc, { timeout: 2000 });
+    this.js = jetstream!(this.nc, { timeout: 2000 });
     this.opts.log.info({ url: this.opts.url, stream: this.opts.stream }, 'publishing events to NATS JetStream');
     void (async () => {
       for await (const st of this.nc!.status()) {
