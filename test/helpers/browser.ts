@@ -75,6 +75,20 @@ export async function launchBrowser(opts: LaunchOptions = {}): Promise<Browser> 
   return browser;
 }
 
+/**
+ * An after-hook's teardown: closes the browser, which throws when the pages logged errors, and stops
+ * the servers whatever it threw, then throws its error. Stopping the servers only after a close that
+ * succeeded left a failed check's server listening, and the test file never exited: the runner
+ * held CI for its per-file --test-timeout (25 min) before reporting the real failure.
+ */
+export async function closeBrowserAndStop(browser: Browser | undefined, ...servers: ({ stop(): Promise<void> } | undefined)[]): Promise<void> {
+  try {
+    await browser?.close();
+  } finally {
+    for (const srv of servers) await srv?.stop();
+  }
+}
+
 const pageErrorLists = new WeakMap<Page, string[]>();
 
 // A hook has no timeout of its own (node 20 applies a suite's timeout to its tests, not its hooks), and a

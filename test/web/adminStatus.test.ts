@@ -6,7 +6,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Browser } from 'playwright-core';
-import { browserSkipReason, ensureWebBuilt, launchBrowser, screenshot, signedIn, until } from '../helpers/browser.ts';
+import { browserSkipReason, closeBrowserAndStop, ensureWebBuilt, launchBrowser, screenshot, signedIn, until } from '../helpers/browser.ts';
 import { BOOTSTRAP, login, ok, startServer, userToken, type TestServer } from '../helpers/server.ts';
 
 const TRADER = { email: 'trader@example.com', password: 'user-password-1' };
@@ -31,11 +31,7 @@ describe('the admin console, round two (issue 33)', { timeout: 300_000 }, () => 
     await userToken(manual.url, adminTok, TRADER.email, { currency: 'BTC', amount: 12.5 });
     browser = await launchBrowser();
   });
-  after(async () => {
-    await browser?.close();
-    await manual?.stop();
-    await simulated?.stop();
-  });
+  after(async () => closeBrowserAndStop(browser, manual, simulated));
   const opt = { skip: skip ?? false };
 
   it('offers "Set index" with the manual feed only', opt, async () => {

@@ -14,7 +14,7 @@ import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import * as fmt from '../../web/src/lib/format.ts';
 import { structurePrice } from '../../web/src/lib/rfq.ts';
-import { browserSkipReason, ensureWebBuilt, launchBrowser, layoutFaults, screenshot, signedIn, until } from '../helpers/browser.ts';
+import { browserSkipReason, closeBrowserAndStop, ensureWebBuilt, launchBrowser, layoutFaults, screenshot, signedIn, until } from '../helpers/browser.ts';
 import { atmCall, instruments, market, nearMark, type Market } from '../helpers/market.ts';
 import { adminToken, ok, ROOT, startServer, userToken, type TestServer } from '../helpers/server.ts';
 
@@ -61,10 +61,7 @@ describe('the block RFQ screen (issue 34)', { timeout: 600_000 }, () => {
     otm = await market(srv.url, up[0]);
     browser = await launchBrowser();
   });
-  after(async () => {
-    await browser?.close();
-    await srv?.stop();
-  });
+  after(async () => closeBrowserAndStop(browser, srv));
   const opt = { skip: skip ?? false };
 
   it('runs an RFQ from the taker to the maker to a fill, live on both screens', opt, async () => {

@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Browser } from 'playwright-core';
 import * as fmt from '../../web/src/lib/format.ts';
-import { browserSkipReason, ensureWebBuilt, launchBrowser, screenshot, signedIn } from '../helpers/browser.ts';
+import { browserSkipReason, closeBrowserAndStop, ensureWebBuilt, launchBrowser, screenshot, signedIn } from '../helpers/browser.ts';
 import { atmCall, nearMark, type Market } from '../helpers/market.ts';
 import { adminToken, ok, startServer, userToken, type TestServer } from '../helpers/server.ts';
 
@@ -38,10 +38,7 @@ describe('the portfolio: block trades (issue 34)', { timeout: 300_000 }, () => {
     assert.equal((await deal('web-2')).state, 'waiting_for_approval');
     browser = await launchBrowser();
   });
-  after(async () => {
-    await browser?.close();
-    await srv?.stop();
-  });
+  after(async () => closeBrowserAndStop(browser, srv));
   const opt = { skip: skip ?? false };
 
   it("lists the maker's block trade legs and the waiting request", opt, async () => {

@@ -16,7 +16,7 @@ import assert from 'node:assert/strict';
 import { cpus, loadavg } from 'node:os';
 import { readFileSync } from 'node:fs';
 import type { Browser } from 'playwright-core';
-import { browserSkipReason, ensureWebBuilt, launchBrowser, screenshot, signedIn, until } from '../helpers/browser.ts';
+import { browserSkipReason, closeBrowserAndStop, ensureWebBuilt, launchBrowser, screenshot, signedIn, until } from '../helpers/browser.ts';
 import { BOOTSTRAP, login, ok, startServer, userToken, type TestServer } from '../helpers/server.ts';
 
 const TRADER = { email: 'trader@example.com', password: 'user-password-1' };
@@ -70,10 +70,7 @@ describe('the chain of every listed series (issue 33)', { timeout: 240_000 }, ()
     );
     browser = await launchBrowser();
   });
-  after(async () => {
-    await browser?.close();
-    await srv?.stop();
-  });
+  after(async () => closeBrowserAndStop(browser, srv));
   const opt = { skip: skip ?? false };
 
   it('renders and updates the live chain, drawing at most ROWS_PER_FRAME rows in a task', opt, async (t) => {

@@ -15,7 +15,7 @@ import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import * as fmt from '../../web/src/lib/format.ts';
-import { ARTIFACTS, browserSkipReason, ensureWebBuilt, launchBrowser, layoutFaults, signedIn, until } from '../helpers/browser.ts';
+import { ARTIFACTS, browserSkipReason, closeBrowserAndStop, ensureWebBuilt, launchBrowser, layoutFaults, signedIn, until } from '../helpers/browser.ts';
 import { instruments, market, nearDatedAtmCall, PRICE_UNIT, type Market } from '../helpers/market.ts';
 import { adminToken, ok, ROOT, startServer, userToken, type TestServer } from '../helpers/server.ts';
 
@@ -79,10 +79,7 @@ describe('the strategy builder on the chain (issue 34)', { timeout: 300_000 }, (
     await ok(srv.url, 'private/buy', { instrument_name: high.name, amount: 1, type: 'limit', price: bid }, maker);
     browser = await launchBrowser();
   });
-  after(async () => {
-    await browser?.close();
-    await srv?.stop();
-  });
+  after(async () => closeBrowserAndStop(browser, srv));
   const opt = { skip: skip ?? false };
 
   const openChain = async (page: Page) => {

@@ -4,7 +4,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Browser } from 'playwright-core';
-import { browserSkipReason, ensureWebBuilt, launchBrowser, layoutFaults, pageErrors, screenshot, signedIn, until } from '../helpers/browser.ts';
+import { browserSkipReason, closeBrowserAndStop, ensureWebBuilt, launchBrowser, layoutFaults, pageErrors, screenshot, signedIn, until } from '../helpers/browser.ts';
 import { nearDatedAtmCall, type Market } from '../helpers/market.ts';
 import { BOOTSTRAP, freePort, login, ok, startServer, tempDir, userToken, type TestServer } from '../helpers/server.ts';
 
@@ -38,10 +38,7 @@ describe('the web app defects of issue 33', { timeout: 240_000 }, () => {
     // the restart test drops the connection on purpose: refused sockets are expected there
     browser = await launchBrowser({ allow: /WebSocket connection|ERR_CONNECTION_REFUSED|Failed to load resource/ });
   });
-  after(async () => {
-    await browser?.close();
-    await srv?.stop();
-  });
+  after(async () => closeBrowserAndStop(browser, srv));
   const opt = { skip: skip ?? false };
 
   it('leaves an instrument page for the portfolio without an uncaught error (1)', opt, async () => {

@@ -1,12 +1,13 @@
 // The browser harness's page check (test/helpers/browser.ts): close() fails a test over any page
 // error, console error or CSP violation, and lets through only Chromium's report that the host's
 // network changed under a load (HOST_NETWORK_EVENT), which failed CI once in a test that passed. And
-// close() gives up on a Chromium that stopped answering: it kills it and throws, so no file hangs on it.
+// close() gives up on a Chromium that stopped answering: it kills it and throws, so no file hangs on it;
+// and the after-hooks' teardown (closeBrowserAndStop) stops the servers even when the check fails.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import type { Browser, Page } from 'playwright-core';
-import { browserSkipReason, launchBrowser, ourChromiumPids, pageErrors, until } from '../helpers/browser.ts';
+import { browserSkipReason, closeBrowserAndStop, launchBrowser, ourChromiumPids, pageErrors, until } from '../helpers/browser.ts';
 
 const skip = browserSkipReason() ?? undefined;
 const NETWORK_CHANGED = 'Failed to load resource: net::ERR_NETWORK_CHANGED';
@@ -44,6 +45,20 @@ describe('the browser harness counts page errors', { skip }, () => {
     await withPage([NETWORK_CHANGED], async (browser) => {
       await browser.close();
     });
+  });
+});
+
+describe("a browser test's teardown", { skip }, () => {
+  it('stops the servers when the page check fails, then throws the check', async () => {
+    const stopped: string[] = [];
+    const server = (name: string) => ({ stop: async () => void stopped.push(name) });
+    const browser = await launchBrowser();
+    const page = await browser.newPage();
+    await page.setContent('<p>a page</p>');
+    await page.evaluate(() => console.error('a broken page'));
+    await assert.rejects(closeBrowserAndStop(browser, server('a'), undefined, server('b')), /a broken page/);
+    // a server left running kept the test file open until the runner's 25-minute per-file timeout
+    assert.deepEqual(stopped, ['a', 'b']);
   });
 });
 

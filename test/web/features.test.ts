@@ -7,7 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Browser } from 'playwright-core';
 import * as fmt from '../../web/src/lib/format.ts';
-import { browserSkipReason, ensureWebBuilt, launchBrowser, signedIn, until } from '../helpers/browser.ts';
+import { browserSkipReason, closeBrowserAndStop, ensureWebBuilt, launchBrowser, signedIn, until } from '../helpers/browser.ts';
 import { nearDatedAtmCall, type Market } from '../helpers/market.ts';
 import { BOOTSTRAP, login, ok, startServer, userToken, type TestServer } from '../helpers/server.ts';
 
@@ -36,10 +36,7 @@ describe('the web app features of issue 33', { timeout: 300_000 }, () => {
     await ok(srv.url, 'private/sell', { instrument_name: m.name, amount: 3, price: m.prices[m.prices.length - 3] }, makerTok);
     browser = await launchBrowser();
   });
-  after(async () => {
-    await browser?.close();
-    await srv?.stop();
-  });
+  after(async () => closeBrowserAndStop(browser, srv));
   const opt = { skip: skip ?? false };
 
   it('opens the chain on the money, shades the in-the-money halves and shows the bid and ask IV', opt, async () => {

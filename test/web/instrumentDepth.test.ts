@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Browser } from 'playwright-core';
 import * as fmt from '../../web/src/lib/format.ts';
-import { browserSkipReason, ensureWebBuilt, launchBrowser, screenshot, signedIn } from '../helpers/browser.ts';
+import { browserSkipReason, closeBrowserAndStop, ensureWebBuilt, launchBrowser, screenshot, signedIn } from '../helpers/browser.ts';
 import { nearDatedAtmCall, type Market } from '../helpers/market.ts';
 import { BOOTSTRAP, login, ok, startServer, userToken, type TestServer } from '../helpers/server.ts';
 
@@ -38,10 +38,7 @@ describe('the instrument page, round two (issue 33)', { timeout: 300_000 }, () =
     for (const [price, amount] of asks) await ok(srv.url, 'private/sell', { instrument_name: m.name, amount, price }, maker);
     browser = await launchBrowser();
   });
-  after(async () => {
-    await browser?.close();
-    await srv?.stop();
-  });
+  after(async () => closeBrowserAndStop(browser, srv));
   const opt = { skip: skip ?? false };
 
   it('draws the depth chart from the book: cumulative size by price on each side', opt, async () => {

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import type { Browser } from 'playwright-core';
 import * as fmt from '../../web/src/lib/format.ts';
 import { pnlSeries } from '../../web/src/lib/pnl.ts';
-import { browserSkipReason, ensureWebBuilt, launchBrowser, screenshot, signedIn, until } from '../helpers/browser.ts';
+import { browserSkipReason, closeBrowserAndStop, ensureWebBuilt, launchBrowser, screenshot, signedIn, until } from '../helpers/browser.ts';
 import { prepareExpiry, type ExpiryScenario } from '../helpers/expiry.ts';
 import { BOOTSTRAP, login, ok, startServer, type TestServer } from '../helpers/server.ts';
 
@@ -48,10 +48,7 @@ describe('the portfolio, round two (issue 33)', { timeout: 300_000 }, () => {
     await until('the delivery', async () => (await ok(srv.url, 'private/get_settlement_history_by_currency', { currency: 'BTC' }, sc.buyer)).settlements.length > 0, 20_000);
     browser = await launchBrowser();
   });
-  after(async () => {
-    await browser?.close();
-    await srv?.stop();
-  });
+  after(async () => closeBrowserAndStop(browser, srv));
   const opt = { skip: skip ?? false };
   const BUYER = () => ({ email: sc.buyerEmail, password: 'user-password-1' });
 

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { mkdirSync } from 'node:fs';
 import type { Browser } from 'playwright-core';
 import * as fmt from '../../web/src/lib/format.ts';
-import { browserSkipReason, ensureWebBuilt, launchBrowser, signedIn, watchErrors } from '../helpers/browser.ts';
+import { browserSkipReason, closeBrowserAndStop, ensureWebBuilt, launchBrowser, signedIn, watchErrors } from '../helpers/browser.ts';
 import { atmCall, market, nearMark, twinPut } from '../helpers/market.ts';
 import { BOOTSTRAP, ROOT, login, ok, startServer, userToken, type TestServer } from '../helpers/server.ts';
 
@@ -50,10 +50,7 @@ describe('portfolio margin in the portfolio (issue 35)', { timeout: 300_000 }, (
     crossToken = cross;
     browser = await launchBrowser();
   });
-  after(async () => {
-    await browser?.close();
-    await srv?.stop();
-  });
+  after(async () => closeBrowserAndStop(browser, srv));
   const opt = { skip: skip ?? false };
 
   it('shows the margin model, the scenario heat map with the worst cell marked, and what-if margins', opt, async () => {

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { browserSkipReason, ensureWebBuilt, launchBrowser, layoutFaults, screenshot, signedIn } from '../helpers/browser.ts';
+import { browserSkipReason, closeBrowserAndStop, ensureWebBuilt, launchBrowser, layoutFaults, screenshot, signedIn } from '../helpers/browser.ts';
 import * as fmt from '../../web/src/lib/format.ts';
 import { nearDatedAtmCall, type Market } from '../helpers/market.ts';
 import { BOOTSTRAP, login, ok, ROOT, startServer, userToken, type TestServer } from '../helpers/server.ts';
@@ -57,10 +57,7 @@ describe('every screen in both themes and at both widths (issue 33)', { timeout:
     invite = (await ok(srv.url, 'private/generate_invite_code', { max_uses: 5, note: 'desk' }, adminTok)).code;
     browser = await launchBrowser();
   });
-  after(async () => {
-    await browser?.close();
-    await srv?.stop();
-  });
+  after(async () => closeBrowserAndStop(browser, srv));
   const opt = { skip: skip ?? false };
 
   const screens: Screen[] = [

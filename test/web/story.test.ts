@@ -9,7 +9,7 @@ import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import * as fmt from '../../web/src/lib/format.ts';
-import { browserSkipReason, ensureWebBuilt, launchBrowser, screenshot, watchErrors } from '../helpers/browser.ts';
+import { browserSkipReason, closeBrowserAndStop, ensureWebBuilt, launchBrowser, screenshot, watchErrors } from '../helpers/browser.ts';
 import { nearDatedAtmCall, type Market } from '../helpers/market.ts';
 import { BOOTSTRAP, ROOT, freePort, login, ok, rpc, startServer, tempDir, userToken, type TestServer } from '../helpers/server.ts';
 
@@ -70,10 +70,7 @@ describe('the web app story', { timeout: 180_000 }, () => {
     srv = await startServer({ PORT: String(port) }, dataDir);
     browser = await launchBrowser({ allow: /WebSocket|ERR_CONNECTION_REFUSED|Failed to load resource/ });
   });
-  after(async () => {
-    await browser?.close();
-    await srv?.stop();
-  });
+  after(async () => closeBrowserAndStop(browser, srv));
 
   const watch = (page: Page) => {
     const e = watchErrors(page);
