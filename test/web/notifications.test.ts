@@ -6,7 +6,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Browser, Page } from 'playwright-core';
-import { browserSkipReason, ensureWebBuilt, launchBrowser, signedIn, until } from '../helpers/browser.ts';
+import { browserSkipReason, closeBrowserAndStop, ensureWebBuilt, launchBrowser, signedIn, until } from '../helpers/browser.ts';
 import { market, nearDatedAtmCall, nearMark, type Market } from '../helpers/market.ts';
 import { BOOTSTRAP, login, ok, startServer, userToken, type TestServer } from '../helpers/server.ts';
 
@@ -52,11 +52,8 @@ describe('fill and liquidation notifications (issue 33)', { timeout: 300_000 }, 
     browser = await launchBrowser();
   });
   after(async () => {
-    try {
-      await browser?.close();
-    } finally {
-      await srv?.stop();
-    }
+    // the browser's close throws on a logged error: the server stops anyway (else the file hangs)
+    await closeBrowserAndStop(browser, srv);
   });
   const opt = { skip: skip ?? false };
 

@@ -8,7 +8,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Browser } from 'playwright-core';
-import { browserSkipReason, ensureWebBuilt, launchBrowser, screenshot, signedIn, until } from '../helpers/browser.ts';
+import { browserSkipReason, closeBrowserAndStop, ensureWebBuilt, launchBrowser, screenshot, signedIn, until } from '../helpers/browser.ts';
 import { BOOTSTRAP, login, ok, startServer, userToken, type TestServer } from '../helpers/server.ts';
 import { atmCall, nearMark } from '../helpers/market.ts';
 
@@ -41,11 +41,7 @@ describe('accounts, transfers and the wallet in the web app (issue 32)', { timeo
   });
   after(async () => {
     // the browser's close throws on a logged error: the server stops anyway (else the file hangs)
-    try {
-      await browser?.close();
-    } finally {
-      await srv?.stop();
-    }
+    await closeBrowserAndStop(browser, srv);
   });
   const opt = { skip: skip ?? false };
   /** The BTC balance in satoshis (exact: the API's decimals are not summed as binary floats). */
