@@ -4,14 +4,17 @@
 // state is larger than STRIKEBOOK_SNAPSHOT_INLINE_MAX_BYTES, a due snapshot is built on a thread of
 // its own (snapshotWorker.ts) from what the journal already holds: the latest snapshot, then the
 // records up to the due seq, replayed as recovery replays them (the engine is deterministic, so
-// this is the state the engine had at that seq). The engine thread only receives the text and
-// hands it to the journal's writer. A small state is still serialized inline: a few milliseconds,
+// this is the state the engine had at that seq). The engine thread only passes the text on to the
+// journal's writer, as UTF-8 parts whose buffers move between the threads without a copy
+// (src/journal/snapshotParts.ts: as one string, its arrival alone held the engine thread ~28 ms at
+// 37 MB). A small state is still serialized inline: a few milliseconds,
 // less than starting a thread. The thread runs at the lowest CPU priority (threadPriority.ts): on
 // two cores its seconds of replay would otherwise take a core from the engine thread.
 import type { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import type { Exchange } from '../engine/exchange.ts';
 import { startTsWorker } from '../journal/tsWorker.ts';
+import { SNAPSHOT_PART_CHARS } from '../journal/workerJournal.ts';
 import type { Sequencer } from '../sequencer/sequencer.ts';
 import type { SnapshotJob, SnapshotOutcome } from './snapshotWorker.ts';
 
@@ -45,6 +48,8 @@ export interface BackgroundSnapshotsOptions {
   /** The engine, only to estimate the size of a first snapshot. */
   ex: Exchange;
   log: Logger;
+  /** The parts the text is handed back in (UTF-16 code units; SNAPSHOT_PART_CHARS by default). */
+  partChars?: number;
 }
 
 export class BackgroundSnapshots {
@@ -105,12 +110,12 @@ export class BackgroundSnapshots {
 
   private start(seq: number): void {
     const started = performance.now();
-    const job: SnapshotJob = { dataDir: this.opts.dataDir, databaseUrl: this.opts.databaseUrl, seq };
+    const job: SnapshotJob = { dataDir: this.opts.dataDir, databaseUrl: this.opts.databaseUrl, seq, partChars: this.opts.partChars ?? SNAPSHOT_PART_CHARS };
     const worker = startTsWorker(new URL('./snapshotWorker.ts', import.meta.url), job);
     let outcome: SnapshotOutcome | null = null;
     worker.once('message', (m: SnapshotOutcome) => {
       outcome = m;
-      if (m.ok && m.data !== null) this.saving = this.sequencer.saveSnapshot(m.seq, m.data);
+      if (m.ok && m.parts !== null) this.saving = this.sequencer.saveSnapshotParts(m.seq, m.parts);
       // its one answer is in: whatever might still keep the thread alive, it is done
       void worker.terminate();
     });
@@ -131,11 +136,11 @@ export class BackgroundSnapshots {
     const log = this.opts.log;
     if (outcome?.ok) {
       this.lastThreadNice = outcome.nice;
-      if (outcome.data !== null) {
-        this.lastBytes = outcome.data.length;
+      if (outcome.parts !== null) {
+        this.lastBytes = outcome.chars;
         this.counts.background++;
-        this.last = { seq, bytes: outcome.data.length, at: this.opts.ex.now };
-        log.info({ seq, bytes: outcome.data.length, ms: Math.round(ms), nice: outcome.nice }, 'snapshot built in the background');
+        this.last = { seq, bytes: outcome.chars, at: this.opts.ex.now };
+        log.info({ seq, bytes: outcome.chars, ms: Math.round(ms), nice: outcome.nice }, 'snapshot built in the background');
       }
       return;
     }

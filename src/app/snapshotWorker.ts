@@ -9,6 +9,7 @@ import type { AsyncJournal, Journal } from '../journal/journal.ts';
 import { openPostgresJournal } from '../journal/postgresJournal.ts';
 import { openSqliteJournal } from '../journal/sqliteJournal.ts';
 import { decodeCommand } from '../journal/commandCodec.ts';
+import { encodeSnapshotParts } from '../journal/snapshotParts.ts';
 import { applyCommand } from '../sequencer/sequencer.ts';
 import { lowerThisThreadsPriority } from './threadPriority.ts';
 
@@ -18,11 +19,19 @@ export interface SnapshotJob {
   databaseUrl: string | null;
   /** The state to snapshot: as of this seq, which must be durable already. */
   seq: number;
+  /** The text is handed back in parts of at most this many UTF-16 code units (snapshotParts.ts). */
+  partChars: number;
 }
 
-/** The thread's one message: the snapshot text, or null when one at or past `seq` exists already;
- *  `nice` is the priority the thread ran at (null: the platform could not lower it). */
-export type SnapshotOutcome = { ok: true; seq: number; data: string | null; nice: number | null } | { ok: false; message: string };
+/**
+ * The thread's one message: the snapshot text as UTF-8 parts whose buffers are transferred with it
+ * (so the engine thread, which only passes them on to the journal's writer, copies nothing), and
+ * its length in UTF-16 code units; `parts` is null when a snapshot at or past `seq` exists already.
+ * `nice` is the priority the thread ran at (null: the platform could not lower it).
+ */
+export type SnapshotOutcome =
+  | { ok: true; seq: number; parts: Uint8Array[] | null; chars: number; nice: number | null }
+  | { ok: false; message: string };
 
 async function snapshotAt(job: SnapshotJob): Promise<string | null> {
   const journal: Journal | AsyncJournal =
@@ -47,6 +56,10 @@ const job = workerData as SnapshotJob;
 // no deadline: the replay takes only what the engine thread and the journal's writer leave idle
 const nice = lowerThisThreadsPriority();
 snapshotAt(job).then(
-  (data) => parentPort!.postMessage({ ok: true, seq: job.seq, data, nice } satisfies SnapshotOutcome),
+  (data) => {
+    const parts = data === null ? null : encodeSnapshotParts(data, job.partChars);
+    const outcome: SnapshotOutcome = { ok: true, seq: job.seq, parts, chars: data?.length ?? 0, nice };
+    parentPort!.postMessage(outcome, parts?.map((p) => p.buffer as ArrayBuffer) ?? []);
+  },
   (err: unknown) => parentPort!.postMessage({ ok: false, message: err instanceof Error ? err.message : String(err) } satisfies SnapshotOutcome),
 );

@@ -26,6 +26,12 @@ export interface JournalRecord {
 export interface JournalWriter {
   append(records: JournalRecord[]): void | Promise<void>;
   saveSnapshot(seq: number, data: string): void | Promise<void>;
+  /**
+   * The same snapshot as UTF-8 parts built on another thread (src/journal/snapshotParts.ts), written
+   * without their text being made on the caller's thread. Optional: the sequencer joins the parts
+   * into one string for a journal without it.
+   */
+  saveSnapshotParts?(seq: number, parts: Uint8Array[]): Promise<void>;
   lastSeq(): number;
 }
 

@@ -5,6 +5,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { openSqliteJournal, pragmaState } from './sqliteJournal.ts';
 import type { JournalRetention } from './retention.ts';
+import { decodeSnapshotPart } from './snapshotParts.ts';
 import { threadRequests } from './threadRequests.ts';
 import { startTsWorker } from './tsWorker.ts';
 import type { CheckpointerReply, CheckpointerRequest } from './walCheckpointer.ts';
@@ -94,7 +95,7 @@ port.on('message', (req: WriterRequest) => {
   if (closing) return;
   // after a failed write nothing more is written, whatever the journal would still accept: the
   // engine thread stops on the failure, and writes handed over before it learned of it must not land
-  if (failure !== null && (req.op === 'append' || req.op === 'snapshot' || req.op === 'snapshotPart' || req.op === 'snapshotDone')) {
+  if (failure !== null && (req.op === 'append' || req.op === 'snapshot' || req.op === 'snapshotPart' || req.op === 'snapshotBytesPart' || req.op === 'snapshotDone')) {
     answer({ ok: false, message: `${req.op} refused, an earlier write failed (${failure}); restart and recover` });
     return;
   }
@@ -118,6 +119,13 @@ port.on('message', (req: WriterRequest) => {
         journal.saveSnapshotPart(req.seq, req.part, req.data);
         answer({ ok: true });
         committed(req.data.length);
+        break;
+      }
+      case 'snapshotBytesPart': {
+        const text = decodeSnapshotPart(req.data);
+        journal.saveSnapshotPart(req.seq, req.part, text);
+        answer({ ok: true });
+        committed(text.length);
         break;
       }
       case 'snapshotDone': {

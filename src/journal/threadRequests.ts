@@ -7,8 +7,9 @@ import type { Worker } from 'node:worker_threads';
 export type ThreadReply = { ok: true } | { ok: false; message: string };
 
 export interface ThreadRequests<Req, Ok> {
-  /** The thread's reply to `req`. */
-  request(req: Req): Promise<Ok>;
+  /** The thread's reply to `req`; the buffers in `transfer` move to the thread (no copy) and are
+   *  unusable here after. */
+  request(req: Req, transfer?: readonly ArrayBuffer[]): Promise<Ok>;
   /** The thread's first message, which it sends unasked once it is ready to serve. */
   readonly ready: Promise<Ok>;
   /** Asks the thread to finish (`closeReq`), or terminates it when broken; resolves once it exited. */
@@ -45,11 +46,11 @@ export function threadRequests<Req, Ok extends { ok: true }>(worker: Worker, nam
     breakAll(new Error(`${name} thread exited (code ${code})`));
   });
 
-  const request = (req: Req): Promise<Ok> => {
+  const request = (req: Req, transfer?: readonly ArrayBuffer[]): Promise<Ok> => {
     if (broken) return Promise.reject(broken);
     return new Promise((resolve, reject) => {
       waiters.push({ resolve, reject });
-      worker.postMessage(req);
+      worker.postMessage(req, transfer);
     });
   };
   const ready = new Promise<Ok>((resolve, reject) => {

@@ -4,6 +4,7 @@
 // Reads (recovery, replay, meta) stay on the engine thread's own connection to the same file:
 // WAL lets them run beside the writer.
 import type { JournalRetention } from './retention.ts';
+import { snapshotTextParts } from './snapshotParts.ts';
 import { threadRequests } from './threadRequests.ts';
 import { startTsWorker } from './tsWorker.ts';
 import type { JournalRecord, JournalWriter } from './journal.ts';
@@ -27,6 +28,8 @@ export type WriterRequest =
   | { op: 'append'; batch: PackedRecords }
   | { op: 'snapshot'; seq: number; data: string }
   | { op: 'snapshotPart'; seq: number; part: number; data: string }
+  /** A part as UTF-8 bytes (snapshotParts.ts), transferred: built on another thread, never copied here. */
+  | { op: 'snapshotBytesPart'; seq: number; part: number; data: Uint8Array }
   | { op: 'snapshotDone'; seq: number; parts: number }
   | { op: 'pragmas' }
   | { op: 'checkpointerPragmas' }
@@ -74,6 +77,7 @@ export type WriterReply = { ok: true; pragmas?: PragmaState } | { ok: false; mes
 export interface WorkerJournalWriter extends JournalWriter {
   append(records: JournalRecord[]): Promise<void>;
   saveSnapshot(seq: number, data: string): Promise<void>;
+  saveSnapshotParts(seq: number, parts: Uint8Array[]): Promise<void>;
   /** The durability settings of the writer connection, read in the worker now (for tests). */
   pragmas(): Promise<PragmaState>;
   /** The same for the connection of the WAL checkpointer thread (src/journal/walCheckpointer.ts). */
@@ -111,16 +115,34 @@ export async function startJournalWriter(dir: string, lastSeq: () => number, opt
    * so no batch waits behind more than one part. A snapshot that fits in one part is one request.
    */
   async function writeSnapshot(seq: number, data: string): Promise<void> {
-    const parts = Math.ceil(data.length / partChars);
-    if (parts <= 1) {
+    if (data.length <= partChars) {
       await request({ op: 'snapshot', seq, data });
       return;
     }
-    for (let part = 0; part < parts; part++) {
-      await request({ op: 'snapshotPart', seq, part, data: data.slice(part * partChars, (part + 1) * partChars) });
-      opts.onSnapshotPart?.(seq, part, parts);
+    const parts = snapshotTextParts(data, partChars);
+    for (let part = 0; part < parts.length; part++) {
+      await request({ op: 'snapshotPart', seq, part, data: parts[part]! });
+      opts.onSnapshotPart?.(seq, part, parts.length);
     }
-    await request({ op: 'snapshotDone', seq, parts });
+    await request({ op: 'snapshotDone', seq, parts: parts.length });
+  }
+
+  /** The same for parts built elsewhere (their cut is the builder's): each buffer is transferred. */
+  async function writeSnapshotParts(seq: number, parts: Uint8Array[]): Promise<void> {
+    for (let part = 0; part < parts.length; part++) {
+      const data = parts[part]!;
+      await request({ op: 'snapshotBytesPart', seq, part, data }, [data.buffer as ArrayBuffer]);
+      opts.onSnapshotPart?.(seq, part, parts.length);
+    }
+    await request({ op: 'snapshotDone', seq, parts: parts.length });
+  }
+
+  /** One snapshot after the other: the parts of two never interleave. */
+  function queueSnapshot(write: () => Promise<void>): Promise<void> {
+    const written = snapshotting.then(write);
+    // a failed one rejects its own caller; the next one meets the broken thread by itself
+    snapshotting = written.catch(() => undefined);
+    return written;
   }
 
   return {
@@ -128,10 +150,10 @@ export async function startJournalWriter(dir: string, lastSeq: () => number, opt
       await request({ op: 'append', batch: packRecords(records) });
     },
     saveSnapshot(seq, data) {
-      const written = snapshotting.then(() => writeSnapshot(seq, data));
-      // a failed one rejects its own caller; the next one meets the broken thread by itself
-      snapshotting = written.catch(() => undefined);
-      return written;
+      return queueSnapshot(() => writeSnapshot(seq, data));
+    },
+    saveSnapshotParts(seq, parts) {
+      return queueSnapshot(() => writeSnapshotParts(seq, parts));
     },
     lastSeq,
     async pragmas() {

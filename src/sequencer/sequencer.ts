@@ -15,6 +15,7 @@ import type { Exchange } from '../engine/exchange.ts';
 import { ERR, reject } from '../domain/errors.ts';
 import type { JournalRecord, JournalWriter } from '../journal/journal.ts';
 import { decodeCommand, encodeCompact } from '../journal/commandCodec.ts';
+import { joinSnapshotParts } from '../journal/snapshotParts.ts';
 
 /**
  * Batches handed to an asynchronous journal and not yet durable, at most. With two, the journal
@@ -408,6 +409,17 @@ export class Sequencer {
     }
     if (!(written instanceof Promise)) return Promise.resolve();
     return failureIsFatal ? written.catch((err: unknown) => this.fail(err)) : written;
+  }
+
+  /**
+   * saveSnapshot for a snapshot built on another thread as UTF-8 parts (src/app/
+   * backgroundSnapshots.ts): handed to the journal as they are when it takes parts (the embedded
+   * journal's writer thread: nothing copied here), else joined into the text.
+   */
+  saveSnapshotParts(seq: number, parts: Uint8Array[]): Promise<void> {
+    if (this.failed !== null) return Promise.resolve();
+    if (this.journal.saveSnapshotParts === undefined) return this.saveSnapshot(seq, joinSnapshotParts(parts));
+    return this.journal.saveSnapshotParts(seq, parts).catch((err: unknown) => this.fail(err));
   }
 
   /** Hands over what is pending and refuses further commands; resolves once all of it is durable. */

@@ -20,6 +20,8 @@ import { freshSchema } from '../helpers/postgres.ts';
 import { adminToken, ok, startServer, tempDir, userToken, type TestServer } from '../helpers/server.ts';
 import { openPostgresJournal } from '../../src/journal/postgresJournal.ts';
 import { decodeCommand } from '../../src/journal/commandCodec.ts';
+import { joinSnapshotParts } from '../../src/journal/snapshotParts.ts';
+import { startJournalWriter } from '../../src/journal/workerJournal.ts';
 
 /** The state after replaying the journal from seq 1 up to `seq`, ignoring every snapshot. */
 async function replayHash(journal: Journal | AsyncJournal, seq: number): Promise<string> {
@@ -119,7 +121,12 @@ test('a background snapshot the journal cannot reach is reported and saves nothi
 
   const saved: Array<{ seq: number; data: string }> = [];
   const sequencer = {
-    saveSnapshot: (seq: number, data: string) => saved.push({ seq, data }),
+    saveSnapshotParts: (seq: number, parts: Uint8Array[]) => {
+      // the engine thread is handed bytes to pass on, never the text (a copy of all of it)
+      assert.ok(parts.length >= 1 && parts.every((p) => p instanceof Uint8Array));
+      saved.push({ seq, data: joinSnapshotParts(parts) });
+    },
+    saveSnapshot: () => assert.fail('a background snapshot is handed over as parts'),
     takeSnapshot: () => assert.fail('a large state must not be serialized inline'),
   } as unknown as Sequencer;
   const snapshots = new BackgroundSnapshots(sequencer, { dataDir: dir, databaseUrl: null, inlineMaxBytes: 0, lastBytes: null, ex: new Exchange(), log: pino({ level: 'silent' }) });
@@ -137,6 +144,52 @@ test('a background snapshot the journal cannot reach is reported and saves nothi
   } finally {
     await snapshots.close();
     journal.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a background snapshot cut into small parts reaches the journal intact, labels outside the BMP included', async () => {
+  const h = new Harness();
+  const story: Sequenced[] = [];
+  const apply = h.ex.apply.bind(h.ex);
+  h.ex.apply = (cmd: Sequenced) => {
+    story.push(cmd);
+    return apply(cmd);
+  };
+  h.apply({ t: 'index', currency: 'BTC', price: 100_000, manual: true, by: null });
+  h.apply({ t: 'list', instruments: [spec('BTC', EXP_JAN, 130000, 'call')] });
+  const user = h.user('10');
+  // labels that put an emoji's two halves at every offset of a 7-code-unit part
+  for (let i = 0; i < 14; i++) h.ok(user, 'buy', 'BTC-30JAN26-130000-C', '0.0100', '0.1', { label: `${'x'.repeat(i)}\ud83d\ude00\ud834\udd1e\u00e9` });
+  const dir = tempDir('strikebook-bgsnap-pairs-');
+  const reader = openSqliteJournal(dir);
+  reader.append(story.map((c) => ({ seq: c.seq, ts: c.ts, cmd: JSON.stringify(c) })));
+  const writer = await startJournalWriter(dir, () => reader.lastSeq());
+  const handed: Uint8Array[] = [];
+  const sequencer = {
+    saveSnapshotParts: (seq: number, parts: Uint8Array[]) => {
+      handed.push(...parts);
+      return writer.saveSnapshotParts(seq, parts);
+    },
+  } as unknown as Sequencer;
+  const snapshots = new BackgroundSnapshots(sequencer, { dataDir: dir, databaseUrl: null, inlineMaxBytes: 0, lastBytes: null, ex: new Exchange(), log: pino({ level: 'silent' }), partChars: 7 });
+  try {
+    snapshots.due(reader.lastSeq());
+    await snapshots.idle();
+    assert.deepEqual(snapshots.counts, { inline: 0, background: 1, failed: 0 });
+    assert.ok(handed.length > 100, `${handed.length} parts`);
+    assert.ok(handed.every((p) => p.byteLength === 0), 'every part moved on to the writer thread without a copy');
+    const snap = reader.latestSnapshot()!;
+    assert.equal(snapshots.last?.bytes, snap.data.length, 'the size reported is the text\'s');
+    const restored = restore(snap.data);
+    assert.equal(stateHash(restored), stateHash(h.ex), 'the saved snapshot is the state');
+    const labels = [...restored.users.get(user)!.orders.values()].map((o) => o.label);
+    assert.deepEqual(labels, [...h.u(user).orders.values()].map((o) => o.label));
+    assert.ok(labels.every((l) => l.includes('\ud83d\ude00\ud834\udd1e')));
+  } finally {
+    await snapshots.close();
+    await writer.close();
+    reader.close();
     rmSync(dir, { recursive: true, force: true });
   }
 });

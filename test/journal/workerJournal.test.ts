@@ -11,6 +11,7 @@ import { openSqliteJournal } from '../../src/journal/sqliteJournal.ts';
 import fc from 'fast-check';
 import { CHECKPOINT_AFTER_WAL_BYTES, packRecords, startJournalWriter, unpackRecords } from '../../src/journal/workerJournal.ts';
 import type { JournalRecord } from '../../src/journal/journal.ts';
+import { encodeSnapshotParts } from '../../src/journal/snapshotParts.ts';
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'strikebook-writer-'));
 after(() => fs.rmSync(root, { recursive: true, force: true }));
@@ -165,6 +166,27 @@ test('close waits for a snapshot being written in parts, and a later snapshot re
     const seqs = reader.connections()[0]!.prepare('SELECT DISTINCT seq FROM snapshot_parts ORDER BY seq').pluck().all();
     assert.deepEqual(seqs, [2, 3], 'two snapshots kept, with their parts only');
     assert.deepEqual(reader.latestSnapshot(), { seq: 3, data: '3'.repeat(250) });
+  } finally {
+    await writer.close();
+    reader.close();
+  }
+});
+
+test('a snapshot in parts keeps a character outside the BMP that a cut would have split (an emoji in a label)', async () => {
+  const dir = path.join(root, 'parts-pairs');
+  const reader = openSqliteJournal(dir);
+  const writer = await startJournalWriter(dir, () => reader.lastSeq(), { snapshotPartChars: 10 });
+  try {
+    await writer.append([rec(1), rec(2)]);
+    // the first emoji's two halves are code units 9 and 10: a cut at 10 would have stored U+FFFD twice
+    const data = JSON.stringify({ label: 'abc\ud83d\ude00def\ud83d\ude00ghijklmnop\u00e9' });
+    await writer.saveSnapshot(1, data);
+    assert.equal(reader.latestSnapshot()?.data, data);
+    // the same text built elsewhere and handed over as UTF-8 parts, moved to the writer thread
+    const parts = encodeSnapshotParts(data, 7);
+    await writer.saveSnapshotParts(2, parts);
+    assert.deepEqual(reader.latestSnapshot(), { seq: 2, data });
+    assert.ok(parts.every((p) => p.byteLength === 0), 'the parts were transferred, not copied');
   } finally {
     await writer.close();
     reader.close();
