@@ -14,7 +14,7 @@ import { staleAgainst } from './staleness.ts';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const SERVER_DIST = path.join(ROOT, 'dist', 'server');
 /** The entry point and every worker thread's entry (src/journal/tsWorker.ts starts them by name). */
-const ENTRIES = ['src/app/main.ts', 'src/journal/journalWorker.ts', 'src/journal/walCheckpointer.ts', 'src/app/natsEventsWorker.ts', 'src/app/snapshotWorker.ts'];
+const ENTRIES = ['src/app/main.ts', 'src/journal/journalWorker.ts', 'src/journal/walCheckpointer.ts', 'src/app/natsEventsWorker.ts', 'src/app/snapshotProcess.ts'];
 const SOURCES = [path.join(ROOT, 'src'), path.join(ROOT, 'package-lock.json'), fileURLToPath(import.meta.url)];
 
 export function serverBundleStale(): boolean {

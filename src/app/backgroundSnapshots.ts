@@ -1,24 +1,27 @@
 // Snapshots without stopping the engine. Serializing the state on the engine thread stops every
 // request for as long as it takes: measured on 2 cores, 275 ms for 135,000 resting orders (22.6 MB)
 // and about 400 ms end to end under load, every STRIKEBOOK_SNAPSHOT_EVERY records. So once the
-// state is larger than STRIKEBOOK_SNAPSHOT_INLINE_MAX_BYTES, a due snapshot is built on a thread of
-// its own (snapshotWorker.ts) from what the journal already holds: the latest snapshot, then the
+// state is larger than STRIKEBOOK_SNAPSHOT_INLINE_MAX_BYTES, a due snapshot is built by a process of
+// its own (snapshotProcess.ts) from what the journal already holds: the latest snapshot, then the
 // records up to the due seq, replayed as recovery replays them (the engine is deterministic, so
 // this is the state the engine had at that seq). The engine thread only passes the text on to the
-// journal's writer, as UTF-8 parts whose buffers move between the threads without a copy
-// (src/journal/snapshotParts.ts: as one string, its arrival alone held the engine thread ~28 ms at
-// 37 MB). A small state is still serialized inline: a few milliseconds,
-// less than starting a thread. The thread runs at the lowest CPU priority (threadPriority.ts): on
-// two cores its seconds of replay would otherwise take a core from the engine thread.
-import type { Worker } from 'node:worker_threads';
+// journal's writer, as UTF-8 parts that reach it one message at a time and move on to the writer's
+// thread without a copy (src/journal/snapshotParts.ts: as one string, its arrival alone held the
+// engine thread ~45 ms at 47 MB). A small state is still serialized inline: a few milliseconds,
+// less than starting a process. The process runs at the lowest CPU priority, all of its threads
+// (threadPriority.ts): on two cores its seconds of replay, and the collections of its garbage,
+// would otherwise take a core from the engine thread.
+import type { ChildProcess } from 'node:child_process';
 import type { Logger } from 'pino';
 import type { Exchange } from '../engine/exchange.ts';
-import { startTsWorker } from '../journal/tsWorker.ts';
+import { startTsProcess } from '../journal/tsWorker.ts';
 import { SNAPSHOT_PART_CHARS } from '../journal/workerJournal.ts';
 import type { Sequencer } from '../sequencer/sequencer.ts';
-import type { SnapshotJob, SnapshotOutcome } from './snapshotWorker.ts';
+import type { SnapshotJob, SnapshotMessage } from './snapshotProcess.ts';
 
-/** How long close() lets a snapshot in progress finish before it stops the thread. */
+type SnapshotOutcome = Exclude<SnapshotMessage, { part: Uint8Array }>;
+
+/** How long close() lets a snapshot in progress finish before it stops the process. */
 const FINISH_ON_CLOSE_MS = 3_000;
 /** Snapshot text per order or trade the state holds (measured: 22.6 MB for 135,000 orders). */
 const ESTIMATED_BYTES_PER_ITEM = 170;
@@ -54,14 +57,15 @@ export interface BackgroundSnapshotsOptions {
 
 export class BackgroundSnapshots {
   readonly counts: SnapshotCounts = { inline: 0, background: 0, failed: 0 };
-  /** The CPU priority (nice) the last background snapshot's thread ran at; null when the platform could not lower it. */
-  lastThreadNice: number | null = null;
+  /** The CPU priority (nice) the last background snapshot's process ran at (the highest of its
+   *  threads'); null when the platform could not lower it. */
+  lastProcessNice: number | null = null;
   /** The last snapshot taken since start: its seq, size and exchange time (the admin console's status, via /health). */
   last: { seq: number; bytes: number; at: number } | null = null;
   /** The journal's write of the last snapshot handed to it. */
   private saving: Promise<void> = Promise.resolve();
   private lastBytes: number | null;
-  private running: { worker: Worker; finished: Promise<void> } | null = null;
+  private running: { child: ChildProcess; finished: Promise<void> } | null = null;
   private closed = false;
 
   constructor(
@@ -103,7 +107,8 @@ export class BackgroundSnapshots {
     const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), FINISH_ON_CLOSE_MS)));
     if ((await Promise.race([running.finished, late])) === 'late') {
       this.opts.log.warn('background snapshot still running at shutdown; stopped (the journal has every record)');
-      await running.worker.terminate();
+      running.child.kill('SIGKILL');
+      await running.finished;
     }
     clearTimeout(timer);
   }
@@ -111,31 +116,37 @@ export class BackgroundSnapshots {
   private start(seq: number): void {
     const started = performance.now();
     const job: SnapshotJob = { dataDir: this.opts.dataDir, databaseUrl: this.opts.databaseUrl, seq, partChars: this.opts.partChars ?? SNAPSHOT_PART_CHARS };
-    const worker = startTsWorker(new URL('./snapshotWorker.ts', import.meta.url), job);
+    const child = startTsProcess(new URL('./snapshotProcess.ts', import.meta.url));
+    const parts: Uint8Array[] = [];
     let outcome: SnapshotOutcome | null = null;
-    worker.once('message', (m: SnapshotOutcome) => {
-      outcome = m;
-      if (m.ok && m.parts !== null) this.saving = this.sequencer.saveSnapshotParts(m.seq, m.parts);
-      // its one answer is in: whatever might still keep the thread alive, it is done
-      void worker.terminate();
+    child.on('message', (m: SnapshotMessage) => {
+      if ('part' in m) {
+        parts.push(m.part);
+        return;
+      }
+      outcome = m.ok && m.parts !== null && m.parts !== parts.length ? { ok: false, message: `${parts.length} of the snapshot's ${m.parts} parts arrived` } : m;
+      if (outcome.ok && outcome.parts !== null) this.saving = this.sequencer.saveSnapshotParts(outcome.seq, parts);
     });
-    worker.once('error', (err) => {
+    child.once('error', (err) => {
       outcome ??= { ok: false, message: err.message };
     });
     const finished = new Promise<void>((resolve) => {
-      worker.once('exit', () => {
+      // 'close', not 'exit': every message it sent has been delivered by then
+      child.once('close', (code, signal) => {
+        outcome ??= { ok: false, message: `the snapshot process ended without an answer (${signal ?? `exit code ${code}`})` };
         this.running = null;
         this.finished(seq, outcome, performance.now() - started);
         resolve();
       });
     });
-    this.running = { worker, finished };
+    child.send(job);
+    this.running = { child, finished };
   }
 
   private finished(seq: number, outcome: SnapshotOutcome | null, ms: number): void {
     const log = this.opts.log;
     if (outcome?.ok) {
-      this.lastThreadNice = outcome.nice;
+      this.lastProcessNice = outcome.nice;
       if (outcome.parts !== null) {
         this.lastBytes = outcome.chars;
         this.counts.background++;
@@ -146,6 +157,6 @@ export class BackgroundSnapshots {
     }
     // not fatal: recovery replays the journal from the previous snapshot, which is still there
     this.counts.failed++;
-    log.error({ seq, reason: outcome?.message ?? 'the thread ended without an answer' }, 'background snapshot failed');
+    log.error({ seq, reason: outcome?.message ?? 'the process ended without an answer' }, 'background snapshot failed');
   }
 }

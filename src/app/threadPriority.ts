@@ -1,5 +1,5 @@
 // A background thread's CPU priority. On a 2-core machine a thread that replays hundreds of
-// thousands of records (a background snapshot: snapshotWorker.ts, ~4 s of a core at 500,000
+// thousands of records (a background snapshot: snapshotProcess.ts, ~4 s of a core at 500,000
 // records) takes a whole core for seconds, and the engine thread, the journal's writer and the
 // clients' sockets wait for a core behind it. Such work has no deadline, so it runs at the lowest
 // priority and takes what the engine leaves idle. Measured with bench/run.ts "http: crossing" (open
@@ -11,7 +11,7 @@
 // Linux gives every thread its own nice value: setpriority(PRIO_PROCESS, tid) (what os.setPriority
 // calls) changes the calling thread alone when given its thread id, found in /proc/thread-self.
 // Elsewhere (or without /proc) nothing changes and null says so.
-import { readlinkSync } from 'node:fs';
+import { readdirSync, readlinkSync } from 'node:fs';
 import os from 'node:os';
 
 /** The lowest priority: nice 19 weighs 15 against nice 0's 1,024 in the Linux scheduler. */
@@ -39,6 +39,37 @@ export function lowerThisThreadsPriority(nice = BACKGROUND_NICE): number | null 
   try {
     os.setPriority(tid, nice);
     return os.getPriority(tid);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Moves every thread of this process to `nice` (a child process that runs only background work:
+ * snapshotProcess.ts). Not the same as os.setPriority(0, ...), which on Linux moves the calling
+ * thread alone: V8's platform threads, which run this process's garbage collection, were started
+ * before any JavaScript ran, and kept their priority. Threads started later inherit the nice of the
+ * thread that starts them. Returns the highest nice any thread runs at after the change (so 19 means
+ * all of them), or null when the platform cannot tell.
+ */
+export function lowerThisProcessPriority(nice = BACKGROUND_NICE): number | null {
+  if (process.platform !== 'linux') {
+    try {
+      // elsewhere a process has one priority for all its threads
+      os.setPriority(0, nice);
+      return os.getPriority(0);
+    } catch {
+      return null;
+    }
+  }
+  try {
+    let highest = -Infinity;
+    for (const entry of readdirSync('/proc/self/task')) {
+      const tid = Number(entry);
+      os.setPriority(tid, nice);
+      highest = Math.max(highest, os.getPriority(tid));
+    }
+    return Number.isFinite(highest) ? highest : null;
   } catch {
     return null;
   }

@@ -49,8 +49,13 @@ export function threadRequests<Req, Ok extends { ok: true }>(worker: Worker, nam
   const request = (req: Req, transfer?: readonly ArrayBuffer[]): Promise<Ok> => {
     if (broken) return Promise.reject(broken);
     return new Promise((resolve, reject) => {
+      // Posted first: a message that cannot be sent throws here and rejects this request alone, with
+      // no waiter left behind to take the next request's reply. A detached buffer in the transfer
+      // list does not throw: node drops the whole message without a word, and this request would
+      // wait forever. An empty buffer has nothing to move, so it is left to the clone, which throws
+      // on a detached one.
+      worker.postMessage(req, transfer?.filter((b) => b.byteLength > 0));
       waiters.push({ resolve, reject });
-      worker.postMessage(req, transfer);
     });
   };
   const ready = new Promise<Ok>((resolve, reject) => {

@@ -127,10 +127,15 @@ export async function startJournalWriter(dir: string, lastSeq: () => number, opt
     await request({ op: 'snapshotDone', seq, parts: parts.length });
   }
 
-  /** The same for parts built elsewhere (their cut is the builder's): each buffer is transferred. */
+  /**
+   * The same for parts built elsewhere (their cut is the builder's): each buffer is transferred. A
+   * part that is a view into a larger buffer (as parts read from an IPC channel are: one buffer per
+   * read, shared by the messages in it) is copied first, so that the transfer takes nothing else.
+   */
   async function writeSnapshotParts(seq: number, parts: Uint8Array[]): Promise<void> {
     for (let part = 0; part < parts.length; part++) {
-      const data = parts[part]!;
+      const given = parts[part]!;
+      const data = given.byteOffset === 0 && given.byteLength === given.buffer.byteLength ? given : given.slice();
       await request({ op: 'snapshotBytesPart', seq, part, data }, [data.buffer as ArrayBuffer]);
       opts.onSnapshotPart?.(seq, part, parts.length);
     }
