@@ -1,4 +1,4 @@
-// A background thread's CPU priority. On a 2-core machine a thread that replays hundreds of
+// A background process's CPU priority. On a 2-core machine a process that replays hundreds of
 // thousands of records (a background snapshot: snapshotProcess.ts, ~4 s of a core at 500,000
 // records) takes a whole core for seconds, and the engine thread, the journal's writer and the
 // clients' sockets wait for a core behind it. Such work has no deadline, so it runs at the lowest
@@ -9,40 +9,13 @@
 // keeps both cores busy, a snapshot waits, and the journal a restart replays grows meanwhile.
 //
 // Linux gives every thread its own nice value: setpriority(PRIO_PROCESS, tid) (what os.setPriority
-// calls) changes the calling thread alone when given its thread id, found in /proc/thread-self.
-// Elsewhere (or without /proc) nothing changes and null says so.
-import { readdirSync, readlinkSync } from 'node:fs';
+// calls) changes one thread, named by its id (/proc/self/task lists them). Elsewhere a process has
+// one priority for all its threads. Where neither works nothing changes and null says so.
+import { readdirSync } from 'node:fs';
 import os from 'node:os';
 
 /** The lowest priority: nice 19 weighs 15 against nice 0's 1,024 in the Linux scheduler. */
 export const BACKGROUND_NICE = 19;
-
-/** The calling thread's id, from /proc/thread-self ("<pid>/task/<tid>"); null when not on Linux. */
-export function currentThreadId(): number | null {
-  if (process.platform !== 'linux') return null;
-  try {
-    const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
-    return Number.isInteger(tid) && tid > 0 ? tid : null;
-  } catch {
-    return null;
-  }
-}
-
-/**
- * Moves the calling thread (not its process) to `nice`; returns the nice it now runs at, or null
- * when the platform cannot (the thread then keeps its priority). Raising a priority needs
- * privileges; lowering one never does.
- */
-export function lowerThisThreadsPriority(nice = BACKGROUND_NICE): number | null {
-  const tid = currentThreadId();
-  if (tid === null) return null;
-  try {
-    os.setPriority(tid, nice);
-    return os.getPriority(tid);
-  } catch {
-    return null;
-  }
-}
 
 /**
  * Moves every thread of this process to `nice` (a child process that runs only background work:

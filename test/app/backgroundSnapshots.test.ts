@@ -22,6 +22,8 @@ import { openPostgresJournal } from '../../src/journal/postgresJournal.ts';
 import { decodeCommand } from '../../src/journal/commandCodec.ts';
 import { joinSnapshotParts } from '../../src/journal/snapshotParts.ts';
 import { startJournalWriter } from '../../src/journal/workerJournal.ts';
+import { startTsProcess } from '../../src/journal/tsWorker.ts';
+import { once } from 'node:events';
 
 /** The state after replaying the journal from seq 1 up to `seq`, ignoring every snapshot. */
 async function replayHash(journal: Journal | AsyncJournal, seq: number): Promise<string> {
@@ -215,4 +217,14 @@ test('background snapshots on PostgreSQL equal the state at their seq', { timeou
   } finally {
     await journal.close();
   }
+});
+
+test('the snapshot process ends by itself once the server is gone (its channel closed)', { timeout: 60_000 }, async () => {
+  const child = startTsProcess(new URL('../../src/app/snapshotProcess.ts', import.meta.url));
+  await once(child, 'spawn');
+  const exited = once(child, 'exit');
+  // what a SIGKILLed server leaves it: no job, and a channel closed from the other end
+  child.disconnect();
+  const [code] = (await exited) as [number | null];
+  assert.equal(code, 0);
 });
