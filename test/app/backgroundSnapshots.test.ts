@@ -48,6 +48,20 @@ async function restOrders(server: TestServer, n: number): Promise<void> {
   }
 }
 
+/** An engine with an index and one listed call, keeping every command it applies (the journal to write). */
+function recordedEngine(): { h: Harness; story: Sequenced[] } {
+  const h = new Harness();
+  const story: Sequenced[] = [];
+  const apply = h.ex.apply.bind(h.ex);
+  h.ex.apply = (cmd: Sequenced) => {
+    story.push(cmd);
+    return apply(cmd);
+  };
+  h.apply({ t: 'index', currency: 'BTC', price: 100_000, manual: true, by: null });
+  h.apply({ t: 'list', instruments: [spec('BTC', EXP_JAN, 130000, 'call')] });
+  return { h, story };
+}
+
 /** Checks the latest saved snapshot against a clean replay to its seq; returns that seq. */
 async function assertSnapshotIsReplay(journal: Journal | AsyncJournal): Promise<number> {
   const snap = await journal.latestSnapshot();
@@ -105,15 +119,7 @@ test('a small state is still snapshotted on the engine thread (below STRIKEBOOK_
 
 test('a background snapshot the journal cannot reach is reported and saves nothing; one it can is saved', async () => {
   // a journal of an engine's whole story: index, listing, users, deposits, resting orders
-  const h = new Harness();
-  const story: Sequenced[] = [];
-  const apply = h.ex.apply.bind(h.ex);
-  h.ex.apply = (cmd: Sequenced) => {
-    story.push(cmd);
-    return apply(cmd);
-  };
-  h.apply({ t: 'index', currency: 'BTC', price: 100_000, manual: true, by: null });
-  h.apply({ t: 'list', instruments: [spec('BTC', EXP_JAN, 130000, 'call')] });
+  const { h, story } = recordedEngine();
   const users = [h.user('10'), h.user('10')];
   for (let i = 0; i < 20; i++) h.ok(users[i % 2]!, i % 2 ? 'sell' : 'buy', 'BTC-30JAN26-130000-C', i % 2 ? '0.0140' : '0.0100', '0.1');
   const dir = tempDir('strikebook-bgsnap-');
@@ -152,15 +158,7 @@ test('a background snapshot the journal cannot reach is reported and saves nothi
 });
 
 test('a background snapshot cut into small parts reaches the journal intact, labels outside the BMP included', async () => {
-  const h = new Harness();
-  const story: Sequenced[] = [];
-  const apply = h.ex.apply.bind(h.ex);
-  h.ex.apply = (cmd: Sequenced) => {
-    story.push(cmd);
-    return apply(cmd);
-  };
-  h.apply({ t: 'index', currency: 'BTC', price: 100_000, manual: true, by: null });
-  h.apply({ t: 'list', instruments: [spec('BTC', EXP_JAN, 130000, 'call')] });
+  const { h, story } = recordedEngine();
   const user = h.user('10');
   // labels that put an emoji's two halves at every offset of a 7-code-unit part
   for (let i = 0; i < 14; i++) h.ok(user, 'buy', 'BTC-30JAN26-130000-C', '0.0100', '0.1', { label: `${'x'.repeat(i)}\ud83d\ude00\ud834\udd1e\u00e9` });
