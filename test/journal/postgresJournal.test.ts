@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import net from 'node:net';
 import pg from 'pg';
 import type { JournalRecord } from '../../src/journal/journal.ts';
+import { encodeSnapshotParts } from '../../src/journal/snapshotParts.ts';
 import { detectDeadClient } from '../../src/journal/postgresSetup.ts';
 import { APPEND_SQL, WriterLockTaken, describeDatabaseUrl, durabilityProblem, openPostgresJournal, type PostgresJournal, type PostgresJournalOptions } from '../../src/journal/postgresJournal.ts';
 import { freshSchema, type TestSchema } from '../helpers/postgres.ts';
@@ -252,6 +253,19 @@ test('a snapshot past the last journaled seq is refused, and only the last two s
   assert.deepEqual(await j.latestSnapshot(), { seq: 7, data: 'state@7' });
   await j.append([rec(8)]); // a refused snapshot did not break the journal
   assert.equal(j.lastSeq(), 8);
+});
+
+test('a snapshot handed over as UTF-8 parts is stored as its text; bytes that are not UTF-8 are refused by the server', async (t) => {
+  const s = await setup(t);
+  if (!s) return;
+  const { j } = s;
+  await j.append(range(1, 3));
+  const text = JSON.stringify({ labels: ['abc\ud83d\ude00', '\u00e9t\u00e9', 'plain'] });
+  await j.saveSnapshotParts(2, encodeSnapshotParts(text, 5));
+  assert.deepEqual(await j.latestSnapshot(), { seq: 2, data: text });
+  // a lone continuation byte: the server's own UTF-8 check refuses it, and the last snapshot stays
+  await assert.rejects(j.saveSnapshotParts(3, [new Uint8Array([0x7b, 0x80, 0x7d])]), /invalid byte sequence|UTF8/i);
+  assert.deepEqual(await j.latestSnapshot(), { seq: 2, data: text });
 });
 
 test('meta values are stored, replaced and kept across a reopen', async (t) => {
