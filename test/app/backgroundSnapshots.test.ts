@@ -17,7 +17,8 @@ import { applyCommand, type Sequencer } from '../../src/sequencer/sequencer.ts';
 import { EXP_JAN, Harness, spec } from '../helpers/engine.ts';
 import { atmCall } from '../helpers/market.ts';
 import { freshSchema } from '../helpers/postgres.ts';
-import { adminToken, ok, startServer, tempDir, userToken, type TestServer } from '../helpers/server.ts';
+import { adminToken, ok, spawnServer, startServer, tempDir, userToken } from '../helpers/server.ts';
+import { sleep } from '../helpers/drill.ts';
 import { openPostgresJournal } from '../../src/journal/postgresJournal.ts';
 import { decodeCommand } from '../../src/journal/commandCodec.ts';
 import { joinSnapshotParts } from '../../src/journal/snapshotParts.ts';
@@ -37,7 +38,7 @@ async function replayHash(journal: Journal | AsyncJournal, seq: number): Promise
 }
 
 /** Rests `n` orders of one user on an at-the-money call (each one journal record). */
-async function restOrders(server: TestServer, n: number): Promise<void> {
+async function restOrders(server: { url: string }, n: number): Promise<void> {
   const admin = await adminToken(server.url);
   const trader = await userToken(server.url, admin, 'snapshots@example.com', { currency: 'BTC', amount: 100 });
   const call = await atmCall(server.url);
@@ -192,6 +193,31 @@ test('a background snapshot cut into small parts reaches the journal intact, lab
     await writer.close();
     reader.close();
     rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('the server bundle (what npm start runs) builds its background snapshots with the bundled snapshot process', { timeout: 180_000 }, async (t) => {
+  const dir = tempDir('strikebook-bgsnap-bundle-');
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const server = await spawnServer(dir, { STRIKEBOOK_SNAPSHOT_EVERY: '25', STRIKEBOOK_SNAPSHOT_INLINE_MAX_BYTES: '0' }, { bundled: true });
+  try {
+    await restOrders(server, 60);
+    // the snapshot due at seq 50-ish is built while the orders go on: wait for /health to count one
+    let snapshots: { taken: number; failed: number } = { taken: 0, failed: 0 };
+    for (const deadline = performance.now() + 60_000; snapshots.taken === 0 && performance.now() < deadline; await sleep(100)) {
+      snapshots = ((await (await fetch(`${server.url}/health`)).json()) as { snapshots: typeof snapshots }).snapshots;
+    }
+    assert.ok(snapshots.taken >= 1, `no snapshot was taken: ${server.output()}`);
+    assert.equal(snapshots.failed, 0, server.output());
+  } finally {
+    server.proc.kill('SIGTERM');
+    await server.exited;
+  }
+  const journal = openSqliteJournal(dir, { readOnly: true });
+  try {
+    await assertSnapshotIsReplay(journal);
+  } finally {
+    journal.close();
   }
 });
 

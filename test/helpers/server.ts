@@ -1,6 +1,6 @@
 // Test harness: a real Strikebook server on a free port with its own data directory, either
 // in this process (fast) or as a child process (for crash tests), plus a tiny JSON-RPC client.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { request as httpRequest } from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -149,19 +149,30 @@ export function serverFleet(t: TestContext, env: Record<string, string>): Server
  * parallel, and outgoing connections take ports of the same range): a start refused with
  * EADDRINUSE is tried again on another port.
  */
-export async function spawnServer(dataDir: string, env: Record<string, string> = {}): Promise<ChildServer> {
+export interface SpawnOptions {
+  /** Run the server bundle, as `npm start` does (dist/server/main.js, built first when stale), not the sources under tsx. */
+  bundled?: boolean;
+}
+
+/** The server bundle's entry, built first when the sources are newer (scripts/buildServer.ts --if-stale). */
+function bundledEntry(): string {
+  execFileSync(process.execPath, ['--import', 'tsx', 'scripts/buildServer.ts', '--if-stale'], { cwd: ROOT, stdio: 'ignore' });
+  return path.join(ROOT, 'dist/server/main.js');
+}
+
+export async function spawnServer(dataDir: string, env: Record<string, string> = {}, opts: SpawnOptions = {}): Promise<ChildServer> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await spawnServerOnce(dataDir, env);
+      return await spawnServerOnce(dataDir, env, opts);
     } catch (err) {
       if (attempt >= 3 || !/EADDRINUSE/.test((err as Error).message) || env.PORT !== undefined) throw err;
     }
   }
 }
 
-async function spawnServerOnce(dataDir: string, env: Record<string, string>): Promise<ChildServer> {
+async function spawnServerOnce(dataDir: string, env: Record<string, string>, opts: SpawnOptions): Promise<ChildServer> {
   const port = await freePort();
-  const proc = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src/app/main.ts')], {
+  const proc = spawn(process.execPath, opts.bundled ? [bundledEntry()] : ['--import', 'tsx', path.join(ROOT, 'src/app/main.ts')], {
     cwd: ROOT,
     env: {
       ...process.env,
