@@ -143,12 +143,6 @@ export function serverFleet(t: TestContext, env: Record<string, string>): Server
   };
 }
 
-/**
- * Starts `npm start`'s entry point as a child process and waits until it listens. A port that
- * freePort found free can be taken by another process before the child binds it (tests run in
- * parallel, and outgoing connections take ports of the same range): a start refused with
- * EADDRINUSE is tried again on another port.
- */
 export interface SpawnOptions {
   /** Run the server bundle, as `npm start` does (dist/server/main.js, built first when stale), not the sources under tsx. */
   bundled?: boolean;
@@ -160,6 +154,13 @@ function bundledEntry(): string {
   return path.join(ROOT, 'dist/server/main.js');
 }
 
+/**
+ * Starts the server as a child process (its sources under tsx, or with `bundled` the bundle `npm
+ * start` runs) and waits until it listens. A port that
+ * freePort found free can be taken by another process before the child binds it (tests run in
+ * parallel, and outgoing connections take ports of the same range): a start refused with
+ * EADDRINUSE is tried again on another port.
+ */
 export async function spawnServer(dataDir: string, env: Record<string, string> = {}, opts: SpawnOptions = {}): Promise<ChildServer> {
   for (let attempt = 1; ; attempt++) {
     try {
