@@ -5,8 +5,13 @@
 import type pg from 'pg';
 import { LEASE_TABLE_SQL } from './postgresLease.ts';
 
-/** 2: the leadership lease table (src/journal/postgresLease.ts); a version-1 schema is migrated by adding it. */
-const SCHEMA_VERSION = 2;
+/**
+ * 2: the leadership lease table (src/journal/postgresLease.ts). 3: snapshots in parts (the part
+ * count and `snapshot_parts`, src/journal/postgresSnapshots.ts); a server of version 2 would read a
+ * snapshot in parts as empty, so it must refuse the schema. An older schema is migrated by adding
+ * what it lacks.
+ */
+const SCHEMA_VERSION = 3;
 const SCHEMA_VERSION_KEY = 'schema_version';
 /**
  * High half of the advisory lock key ('STRK'). The low half is the oid of the schema the journal
@@ -134,6 +139,14 @@ export async function migrate(client: pg.ClientBase, lock: SchemaLock): Promise<
     const version = res.rows.length === 0 ? 0 : Number(res.rows[0]!.value);
     if (!(version <= SCHEMA_VERSION)) {
       throw new Error(`journal: database schema version ${res.rows[0]!.value} is newer than this server understands (${SCHEMA_VERSION})`);
+    }
+    // only when missing: ALTER TABLE locks the table out of every read, snapshots' included, even
+    // when the column is there already (a standby starting beside a leader)
+    if (version < 3) {
+      await client.query(`
+        ALTER TABLE snapshots ADD COLUMN IF NOT EXISTS parts integer NOT NULL DEFAULT 0;
+        CREATE TABLE IF NOT EXISTS snapshot_parts (seq bigint NOT NULL, part integer NOT NULL, data text NOT NULL, PRIMARY KEY (seq, part));
+      `);
     }
     if (version !== SCHEMA_VERSION) {
       await client.query('INSERT INTO meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value', [SCHEMA_VERSION_KEY, String(SCHEMA_VERSION)]);

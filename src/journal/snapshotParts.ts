@@ -67,3 +67,25 @@ export function decodeSnapshotPart(bytes: Uint8Array): string {
 export function joinSnapshotParts(parts: readonly Uint8Array[]): string {
   return parts.map(decodeSnapshotPart).join('');
 }
+
+/**
+ * `bytes` (UTF-8) as views of at most `maxBytes` bytes each (at least 4, so that a character always
+ * fits), never cut inside a character: a part a database checks as text must be whole UTF-8. No
+ * byte is copied. `[]` for no bytes.
+ */
+export function utf8Slices(bytes: Uint8Array, maxBytes: number): Uint8Array[] {
+  if (!(Number.isInteger(maxBytes) && maxBytes >= 4)) throw new RangeError(`slice size ${maxBytes} is not an integer >= 4`);
+  const slices: Uint8Array[] = [];
+  let at = 0;
+  while (at < bytes.length) {
+    let end = Math.min(at + maxBytes, bytes.length);
+    // back over continuation bytes (10xxxxxx): the slice ends before the character they belong to
+    // (bytes that are not UTF-8 at all are cut at the size: the database refuses them as text)
+    let cut = end;
+    while (cut > at && (bytes[cut]! & 0xc0) === 0x80) cut--;
+    if (end < bytes.length && cut > at) end = cut;
+    slices.push(bytes.subarray(at, end));
+    at = end;
+  }
+  return slices;
+}

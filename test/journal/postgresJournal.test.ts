@@ -75,8 +75,8 @@ test('appended records read back in order, page by page across page boundaries, 
   // the tables went into the test's schema (search_path from the connection string)
   assert.equal(j.schema, db.name);
   const tables = await db.query<{ table_name: string }>('SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY 1', [db.name]);
-  assert.deepEqual(tables.map((r) => r.table_name), ['journal', 'leader_lease', 'meta', 'snapshots']);
-  assert.equal(await j.getMeta('schema_version'), '2');
+  assert.deepEqual(tables.map((r) => r.table_name), ['journal', 'leader_lease', 'meta', 'snapshot_parts', 'snapshots']);
+  assert.equal(await j.getMeta('schema_version'), '3');
 
   await j.close();
   const again = await openPostgresJournal(db.url);

@@ -175,7 +175,7 @@ test('a journal schema of version 1 (no lease table) is migrated and written on 
   for (const r of [rec(1), rec(2)]) await db.query(`INSERT INTO ${db.name}.journal (seq, ts, cmd) VALUES ($1, $2, $3)`, [r.seq, r.ts, r.cmd]);
   const j = await open(t, db);
   assert.equal(j.lastSeq(), 2);
-  assert.equal(await j.getMeta('schema_version'), '2');
+  assert.equal(await j.getMeta('schema_version'), '3');
   assert.equal(j.term, 1);
   await j.append([rec(3)]);
   const seqs: number[] = [];
