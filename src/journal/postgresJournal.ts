@@ -89,6 +89,8 @@ const DEFAULT_PAGE_SIZE = 5_000;
  * EXTERNAL`) were slower at every size (more WAL).
  */
 const PG_SNAPSHOT_ROW_BYTES = 64 * 1024;
+/** A snapshot text short enough to fit one row whatever its characters (a UTF-16 unit is at most 3 UTF-8 bytes). */
+const WHOLE_SNAPSHOT_CHARS = Math.floor(PG_SNAPSHOT_ROW_BYTES / 3);
 const READ_POOL_SIZE = 2;
 const CONNECT_TIMEOUT_MS = 10_000;
 const KEEPALIVE_IDLE_MS = 10_000;
@@ -339,6 +341,15 @@ export async function openPostgresJournal(url: string, opts: PostgresJournalOpti
     await write('saveSnapshot', () => finishSnapshot(client, committedSeq, seq, rows.length));
   }
 
+  /** One snapshot after the other: the rows of two never interleave; each is followed by retention. */
+  function queueSnapshot(writeIt: () => Promise<void>): Promise<void> {
+    snapshotsPending++;
+    const saved = snapshotsInFlight.then(writeIt).finally(() => snapshotsPending--);
+    snapshotsInFlight = saved.catch(() => undefined);
+    void saved.then(compactAll, () => undefined);
+    return saved;
+  }
+
   async function shutDown(): Promise<void> {
     closed = true;
     keeper?.close();
@@ -419,18 +430,15 @@ export async function openPostgresJournal(url: string, opts: PostgresJournalOpti
     },
 
     saveSnapshot(seq: number, data: string): Promise<void> {
-      const saved = write('saveSnapshot', () => saveWholeSnapshot(client, committedSeq, seq, data));
-      void saved.then(compactAll, () => undefined);
-      return saved;
+      // a small one in one statement; a larger one (the snapshot of a planned stop, an inline one
+      // of up to STRIKEBOOK_SNAPSHOT_INLINE_MAX_BYTES) in the rows of its UTF-8 bytes, as one
+      // built elsewhere: a 1 MB statement held the appends behind it ~20-35 ms
+      if (data.length <= WHOLE_SNAPSHOT_CHARS) return queueSnapshot(() => write('saveSnapshot', () => saveWholeSnapshot(client, committedSeq, seq, data)));
+      return queueSnapshot(() => writeParts(seq, [Buffer.from(data, 'utf8')]));
     },
 
     saveSnapshotParts(seq: number, parts: Uint8Array[]): Promise<void> {
-      // after the snapshot being written, if any: the parts of two never interleave
-      snapshotsPending++;
-      const saved = snapshotsInFlight.then(() => writeParts(seq, parts)).finally(() => snapshotsPending--);
-      snapshotsInFlight = saved.catch(() => undefined);
-      void saved.then(compactAll, () => undefined);
-      return saved;
+      return queueSnapshot(() => writeParts(seq, parts));
     },
 
     latestSnapshot(): Promise<{ seq: number; data: string } | null> {

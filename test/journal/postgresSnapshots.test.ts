@@ -92,6 +92,26 @@ test('a part larger than a row goes in several rows, cut where a character ends,
   assert.deepEqual(await j.latestSnapshot(), { seq: 2, data: text });
 });
 
+test('a snapshot handed over as one text goes in rows when it is larger than one, and in one statement when it is not', async (t) => {
+  const db = await freshSchema(t);
+  if (!db) return;
+  const j = await open(t, db);
+  await j.append(range(1, 3));
+  const large = sampleText(5_000);
+  await j.saveSnapshot(2, large);
+  const rows = await db.query<{ bytes: number }>(`SELECT octet_length(data) AS bytes FROM ${db.name}.snapshot_parts WHERE seq = 2 ORDER BY part`);
+  assert.ok(rows.length >= 3, `${rows.length} rows`);
+  for (const r of rows) assert.ok(r.bytes <= 64 * 1024, `a row of ${r.bytes} bytes`);
+  assert.deepEqual(await j.latestSnapshot(), { seq: 2, data: large });
+  const small = sampleText(20);
+  await j.saveSnapshot(3, small);
+  assert.deepEqual(await db.query(`SELECT seq::int, parts, data FROM ${db.name}.snapshots WHERE seq = 3`), [{ seq: 3, parts: 0, data: small }]);
+  assert.deepEqual(await j.latestSnapshot(), { seq: 3, data: small });
+  // refused past the journal, in rows or not, without breaking it
+  await assert.rejects(j.saveSnapshot(4, large), /snapshot seq 4 is past the last journaled seq 3/);
+  await j.append([rec(4)]);
+});
+
 test('a snapshot whose writing failed between parts is never read, and its parts go when the next one completes', async (t) => {
   const db = await freshSchema(t);
   if (!db) return;
