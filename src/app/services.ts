@@ -304,18 +304,20 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
             await journal?.close();
             return;
           }
+          // rate-limit overrides an administrator set on the old leader, read before the first
+          // command is accepted so none is judged by stale limits
+          await reloadCreditOverrides(services.credits, journal);
           await storage.promote(journal);
           sequencer.promote(journal);
-          // in the same turn as promote(): sequenced before any client's command can be
+          // in the same turn as promote(): sequenced before any client's command can be, and /health,
+          // /ready and the leader metric say 'leader' from the first accepted command on
           const swept = sweepCod(services);
+          services.ha.role = 'leader';
+          services.ha.tookOverAt = performance.now();
           nats?.promoted();
           Object.assign(running, storage.handles);
           testClock?.resumeFrom(ex.now);
           await journal.setMeta(LEADER_URL_META, advertised);
-          // rate-limit overrides an administrator set on the old leader
-          await reloadCreditOverrides(services.credits, journal);
-          services.ha.role = 'leader';
-          services.ha.tookOverAt = performance.now();
           // a shutdown that began during the takeover has stopped the timers already: none to start
           if (closing !== null) return;
           timers = startLeaderWork(services);
