@@ -17,7 +17,8 @@ import type { Exchange } from '../engine/exchange.ts';
 import { startTsProcess } from '../journal/tsWorker.ts';
 import { SNAPSHOT_PART_CHARS } from '../journal/workerJournal.ts';
 import type { Sequencer } from '../sequencer/sequencer.ts';
-import type { SnapshotJob, SnapshotMessage } from './snapshotProcess.ts';
+import type { SnapshotJob } from './snapshotBuild.ts';
+import type { SnapshotMessage } from './snapshotProcess.ts';
 
 type SnapshotOutcome = Exclude<SnapshotMessage, { part: Uint8Array }>;
 

@@ -1,6 +1,5 @@
-// A background snapshot's process (see backgroundSnapshots.ts): rebuilds the state as of one durable
-// seq from the journal itself (the latest snapshot, then the records after it, through the same
-// apply path as recovery), serializes it and sends the text back over its IPC channel. It reads on
+// A background snapshot's process (see backgroundSnapshots.ts): builds the snapshot as of one durable
+// seq from the journal itself (snapshotBuild.ts) and sends the text back over its IPC channel. It reads on
 // connections of its own and writes nothing: the snapshot is saved by the journal's one writer.
 //
 // Why a process and not a thread (issue 36): the replay allocates as a live engine does, and its
@@ -8,25 +7,9 @@
 // shared with the engine thread's isolate and at its priority, so a snapshot at nice 19 still took
 // ~1.5 s of a core at nice 0 (its collections) from the engine over a 5 s build. A process has its
 // own, and lowers every one of its threads (threadPriority.ts lowerThisProcessPriority).
-import { Exchange } from '../engine/exchange.ts';
-import { restore, serialize } from '../engine/snapshot.ts';
-import type { AsyncJournal, Journal } from '../journal/journal.ts';
-import { openPostgresJournal } from '../journal/postgresJournal.ts';
-import { openSqliteJournal } from '../journal/sqliteJournal.ts';
-import { decodeCommand } from '../journal/commandCodec.ts';
 import { encodeSnapshotParts } from '../journal/snapshotParts.ts';
-import { applyCommand } from '../sequencer/sequencer.ts';
+import { SnapshotNoLongerWanted, buildSnapshot, type SnapshotJob } from './snapshotBuild.ts';
 import { lowerThisProcessPriority } from './threadPriority.ts';
-
-export interface SnapshotJob {
-  /** Where the journal is: PostgreSQL when `databaseUrl` is set, else SQLite under `dataDir`. */
-  dataDir: string;
-  databaseUrl: string | null;
-  /** The state to snapshot: as of this seq, which must be durable already. */
-  seq: number;
-  /** The text is sent in parts of at most this many UTF-16 code units (snapshotParts.ts). */
-  partChars: number;
-}
 
 /**
  * What the process sends, in order: the job's parts, one message each (the UTF-8 bytes of the text,
@@ -41,25 +24,6 @@ export type SnapshotMessage =
   | { ok: true; seq: number; parts: number | null; chars: number; nice: number | null }
   | { ok: false; message: string };
 
-async function snapshotAt(job: SnapshotJob): Promise<string | null> {
-  const journal: Journal | AsyncJournal =
-    job.databaseUrl !== null ? await openPostgresJournal(job.databaseUrl, { readOnly: true }) : openSqliteJournal(job.dataDir, { readOnly: true });
-  try {
-    const snap = await journal.latestSnapshot();
-    if (snap !== null && snap.seq >= job.seq) return null;
-    const ex = snap !== null ? restore(snap.data) : new Exchange();
-    for await (const rec of journal.readAfter(snap?.seq ?? 0)) {
-      if (rec.seq > job.seq) break;
-      // an engine exception is an internal-error reply live and in recovery alike: the same here
-      applyCommand(ex, decodeCommand(rec.cmd, rec.seq, rec.ts));
-    }
-    if (ex.seq !== job.seq) throw new Error(`the journal ends at seq ${ex.seq}, before seq ${job.seq}`);
-    return serialize(ex);
-  } finally {
-    await journal.close();
-  }
-}
-
 /** Sends one message and waits until it is handed to the channel (a part is not queued in full here). */
 function send(m: SnapshotMessage): Promise<void> {
   return new Promise((resolve, reject) => process.send!(m, undefined, undefined, (err) => (err ? reject(err) : resolve())));
@@ -68,12 +32,16 @@ function send(m: SnapshotMessage): Promise<void> {
 async function run(job: SnapshotJob): Promise<void> {
   // no deadline: the replay takes only what the engine thread and the journal's writer leave idle
   const nice = lowerThisProcessPriority();
+  // The server's pid, read before the build: a killed server's children are re-parented (to init or
+  // a subreaper), and the 'disconnect' event below is not seen while the replay holds the thread.
+  const serverPid = process.ppid;
   try {
-    const text = await snapshotAt(job);
+    const text = await buildSnapshot(job, () => process.ppid === serverPid);
     const parts = text === null ? null : encodeSnapshotParts(text, job.partChars);
     for (const part of parts ?? []) await send({ part });
     await send({ ok: true, seq: job.seq, parts: parts?.length ?? null, chars: text?.length ?? 0, nice });
   } catch (err) {
+    if (err instanceof SnapshotNoLongerWanted) process.exit(0);
     await send({ ok: false, message: err instanceof Error ? err.message : String(err) });
   }
   process.disconnect();

@@ -8,13 +8,12 @@ import { rmSync } from 'node:fs';
 import os from 'node:os';
 import pino from 'pino';
 import { BackgroundSnapshots } from '../../src/app/backgroundSnapshots.ts';
-import type { Sequenced } from '../../src/engine/commands.ts';
 import { Exchange } from '../../src/engine/exchange.ts';
 import { restore, stateHash } from '../../src/engine/snapshot.ts';
 import type { AsyncJournal, Journal } from '../../src/journal/journal.ts';
 import { openSqliteJournal } from '../../src/journal/sqliteJournal.ts';
 import { applyCommand, type Sequencer } from '../../src/sequencer/sequencer.ts';
-import { EXP_JAN, Harness, spec } from '../helpers/engine.ts';
+import { recordedEngine } from '../helpers/engine.ts';
 import { atmCall } from '../helpers/market.ts';
 import { freshSchema } from '../helpers/postgres.ts';
 import { adminToken, ok, spawnServer, startServer, tempDir, userToken } from '../helpers/server.ts';
@@ -47,20 +46,6 @@ async function restOrders(server: { url: string }, n: number): Promise<void> {
     const price = side === 'buy' ? call.prices[0] : call.prices[call.prices.length - 1];
     await ok(server.url, `private/${side}`, { instrument_name: call.name, amount: 0.1, price, label: `o${i}` }, trader);
   }
-}
-
-/** An engine with an index and one listed call, keeping every command it applies (the journal to write). */
-function recordedEngine(): { h: Harness; story: Sequenced[] } {
-  const h = new Harness();
-  const story: Sequenced[] = [];
-  const apply = h.ex.apply.bind(h.ex);
-  h.ex.apply = (cmd: Sequenced) => {
-    story.push(cmd);
-    return apply(cmd);
-  };
-  h.apply({ t: 'index', currency: 'BTC', price: 100_000, manual: true, by: null });
-  h.apply({ t: 'list', instruments: [spec('BTC', EXP_JAN, 130000, 'call')] });
-  return { h, story };
 }
 
 /** Checks the latest saved snapshot against a clean replay to its seq; returns that seq. */

@@ -169,3 +169,17 @@ export class Harness {
 export function code(r: unknown): number | null {
   return isReject(r) ? r.code : null;
 }
+
+/** An engine with an index and one listed call, keeping every command it applies (the journal to write). */
+export function recordedEngine(): { h: Harness; story: Sequenced[] } {
+  const h = new Harness();
+  const story: Sequenced[] = [];
+  const apply = h.ex.apply.bind(h.ex);
+  h.ex.apply = (cmd: Sequenced) => {
+    story.push(cmd);
+    return apply(cmd);
+  };
+  h.apply({ t: 'index', currency: 'BTC', price: 100_000, manual: true, by: null });
+  h.apply({ t: 'list', instruments: [spec('BTC', EXP_JAN, 130000, 'call')] });
+  return { h, story };
+}
