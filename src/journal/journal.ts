@@ -89,3 +89,14 @@ export interface AsyncJournal extends JournalWriter {
   /** Lets the writes already issued finish, then closes the connections. */
   close(): Promise<void>;
 }
+
+/** Snapshots kept by every journal; older ones (and their parts) are removed when a new one completes. */
+export const SNAPSHOTS_KEPT = 2;
+
+/**
+ * A write refused before anything reached the database, or rolled back cleanly: the connection is
+ * in a known state, so it does not make the journal refuse later writes.
+ */
+export class RejectedWrite extends Error {
+  override name = 'RejectedWrite';
+}

@@ -12,11 +12,10 @@
 import { KEEP_ALL, archiveRecords, type JournalRetention } from './retention.ts';
 import { hostname } from 'node:os';
 import type pg from 'pg';
-import type { AsyncJournal, JournalRecord } from './journal.ts';
+import { RejectedWrite, SNAPSHOTS_KEPT, type AsyncJournal, type JournalRecord } from './journal.ts';
 import { checkDurability, describeDatabaseUrl, detectDeadClient, int8, journalChannel, migrate, readDurability, schemaLockOf, type PostgresDurability, type SchemaLock } from './postgresSetup.ts';
 import { DEFAULT_LEASE, acquireLease, leaseTimingProblem, releaseLease, type LeaseGrant, type LeaseStatus, type LeaseTiming } from './postgresLease.ts';
 import { LeaseKeeper } from './leaseKeeper.ts';
-import { RejectedWrite, SNAPSHOTS_KEPT } from './sqliteSnapshots.ts';
 import { finishSnapshot, readLatestSnapshot, saveSnapshotPart, saveWholeSnapshot } from './postgresSnapshots.ts';
 import { utf8Slices } from './snapshotParts.ts';
 

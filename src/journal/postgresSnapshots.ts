@@ -15,7 +15,7 @@
 // read, and removed when the next snapshot completes. Readers read the row and its parts in one
 // statement (one MVCC snapshot), so an incomplete or pruned snapshot is never restored.
 import type pg from 'pg';
-import { RejectedWrite, SNAPSHOTS_KEPT } from './sqliteSnapshots.ts';
+import { RejectedWrite, SNAPSHOTS_KEPT } from './journal.ts';
 import { int8 } from './postgresSetup.ts';
 
 /** The text, or its UTF-8 bytes: node-postgres sends a Buffer as a binary parameter, which for a

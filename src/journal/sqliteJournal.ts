@@ -6,8 +6,8 @@ import { KEEP_ALL, archiveRecords, type JournalRetention } from './retention.ts'
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import type { Journal, JournalRecord, RawRecord } from './journal.ts';
-import { RejectedWrite, SNAPSHOTS_KEPT, migrateSnapshotParts, snapshotStore } from './sqliteSnapshots.ts';
+import { RejectedWrite, SNAPSHOTS_KEPT, type Journal, type JournalRecord, type RawRecord } from './journal.ts';
+import { migrateSnapshotParts, snapshotStore } from './sqliteSnapshots.ts';
 
 export type SqliteDatabase = Database.Database;
 

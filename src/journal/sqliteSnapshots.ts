@@ -13,17 +13,7 @@
 // last. A crash in between leaves parts no row names: never read, and removed by the next snapshot
 // that completes. Readers look at `snapshots` only, so an incomplete snapshot is never restored.
 import type { SqliteDatabase } from './sqliteJournal.ts';
-
-/** Snapshots kept; older ones (and their parts) are removed when a new one completes. */
-export const SNAPSHOTS_KEPT = 2;
-
-/**
- * A write refused before anything reached the database, or rolled back cleanly: the connection is
- * in a known state, so it does not make the journal refuse later writes.
- */
-export class RejectedWrite extends Error {
-  override name = 'RejectedWrite';
-}
+import { RejectedWrite, SNAPSHOTS_KEPT } from './journal.ts';
 
 /** Schema v2 additions on top of v1's `snapshots (seq, data)`: the part count and the parts table. */
 export function migrateSnapshotParts(db: SqliteDatabase): void {

@@ -11,17 +11,11 @@ import { encodeSnapshotParts } from '../../src/journal/snapshotParts.ts';
 import { detectDeadClient } from '../../src/journal/postgresSetup.ts';
 import { APPEND_SQL, WriterLockTaken, describeDatabaseUrl, durabilityProblem, openPostgresJournal, type PostgresJournal, type PostgresJournalOptions } from '../../src/journal/postgresJournal.ts';
 import { freshSchema, type TestSchema } from '../helpers/postgres.ts';
+import { noopRecord, noopRecords } from '../helpers/journalRecords.ts';
 
-function rec(seq: number): JournalRecord {
-  // quotes, a backslash and non-ASCII text survive the text[] parameter unchanged
-  return { seq, ts: 1_700_000_000_000 + seq, cmd: JSON.stringify({ t: 'noop', n: seq, s: 'a"b\\c é' }) };
-}
-
-function range(from: number, to: number): JournalRecord[] {
-  const out: JournalRecord[] = [];
-  for (let s = from; s <= to; s++) out.push(rec(s));
-  return out;
-}
+// quotes, a backslash and non-ASCII text survive the text[] parameter unchanged
+const rec = (seq: number): JournalRecord => noopRecord(seq, { s: 'a"b\\c é' });
+const range = (from: number, to: number): JournalRecord[] => noopRecords(from, to, rec);
 
 /** The records read, without the transaction each came in (`tx`, checked on its own). */
 async function all(it: AsyncIterable<JournalRecord>): Promise<JournalRecord[]> {

@@ -6,17 +6,13 @@
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import pg from 'pg';
-import type { JournalRecord } from '../../src/journal/journal.ts';
 import { WriterLockTaken, openPostgresJournal, type PostgresJournal } from '../../src/journal/postgresJournal.ts';
 import { leaseTimingProblem } from '../../src/journal/postgresLease.ts';
 import { freshSchema, type TestSchema } from '../helpers/postgres.ts';
+import { noopRecord as rec } from '../helpers/journalRecords.ts';
 
 const TIMING = { leaseMs: 1_500, renewMs: 300 };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-function rec(seq: number): JournalRecord {
-  return { seq, ts: 1_700_000_000_000 + seq, cmd: JSON.stringify({ t: 'noop', n: seq }) };
-}
 
 async function leaseRow(db: TestSchema): Promise<{ term: number; lock_held: boolean; left_ms: number }> {
   const [row] = await db.query<{ term: string; lock_held: boolean; left_ms: string }>(

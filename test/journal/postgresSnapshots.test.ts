@@ -9,25 +9,16 @@ import pg from 'pg';
 import { execFileSync } from 'node:child_process';
 import { rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import type { JournalRecord } from '../../src/journal/journal.ts';
 import { encodeSnapshotParts } from '../../src/journal/snapshotParts.ts';
 import { openPostgresJournal, type PostgresJournal } from '../../src/journal/postgresJournal.ts';
 import { finishSnapshot } from '../../src/journal/postgresSnapshots.ts';
 import { freshSchema, type TestSchema } from '../helpers/postgres.ts';
 import { ROOT, tempDir } from '../helpers/server.ts';
+import { noopRecord as rec, noopRecords as range } from '../helpers/journalRecords.ts';
 
 /** A short lease, so that the restart after a SIGKILL takes over soon (the dead leader never released it). */
 const TIMING = { leaseMs: 1_500, renewMs: 300 };
 
-function rec(seq: number): JournalRecord {
-  return { seq, ts: 1_700_000_000_000 + seq, cmd: JSON.stringify({ t: 'noop', n: seq }) };
-}
-
-function range(from: number, to: number): JournalRecord[] {
-  const out: JournalRecord[] = [];
-  for (let s = from; s <= to; s++) out.push(rec(s));
-  return out;
-}
 
 /** A snapshot-like text with characters of 1 to 4 UTF-8 bytes, so that parts end inside none of them. */
 function sampleText(entries: number): string {

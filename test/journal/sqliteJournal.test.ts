@@ -6,6 +6,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { openSqliteJournal, pragmaState, DB_FILE_NAME, type SqliteJournal } from '../../src/journal/sqliteJournal.ts';
 import type { JournalRecord } from '../../src/journal/journal.ts';
+import { noopRecord as rec, noopRecords as range } from '../helpers/journalRecords.ts';
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'strikebook-journal-'));
 after(() => fs.rmSync(root, { recursive: true, force: true }));
@@ -15,15 +16,6 @@ function freshDir(): string {
   return path.join(root, `j${++dirCount}`, 'nested'); // a missing parent too: the journal creates it
 }
 
-function rec(seq: number): JournalRecord {
-  return { seq, ts: 1_700_000_000_000 + seq, cmd: JSON.stringify({ t: 'noop', n: seq }) };
-}
-
-function range(from: number, to: number): JournalRecord[] {
-  const out: JournalRecord[] = [];
-  for (let s = from; s <= to; s++) out.push(rec(s));
-  return out;
-}
 
 function withJournal(dir: string, fn: (j: SqliteJournal) => void): void {
   const j = openSqliteJournal(dir);
