@@ -300,13 +300,15 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
       // every record the old leader committed; from then on it sequences commands itself
       void follower.run(sequencer).then(
         async (journal) => {
+          if (journal !== null && closing === null) {
+            // rate-limit overrides an administrator set on the old leader, read before the first
+            // command is accepted so none is judged by stale limits
+            await reloadCreditOverrides(services.credits, journal);
+          }
           if (journal === null || closing !== null) {
             await journal?.close();
             return;
           }
-          // rate-limit overrides an administrator set on the old leader, read before the first
-          // command is accepted so none is judged by stale limits
-          await reloadCreditOverrides(services.credits, journal);
           await storage.promote(journal);
           sequencer.promote(journal);
           // in the same turn as promote(): sequenced before any client's command can be, and /health,
