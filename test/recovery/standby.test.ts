@@ -135,6 +135,10 @@ test('a second server on the same DATABASE_URL is a read-only standby equal to t
   assert.match((await request(leader.url, '/metrics')).text, /^strikebook_leader 1$/m);
   assert.equal((await ok(standby.url, 'private/get_state_hash', {}, admin)).seq, leaderHash.seq, 'a refused write changed nothing');
 
+  // an operator setting made on the leader (kept in the meta table, not the journal): the standby
+  // reads it when it takes over, before it accepts its first command
+  await ok(leader.url, 'private/set_rate_limits', { user_id: 1, tier: 1 }, admin);
+
   // the leader goes (its session, and the lock, with it): the standby takes over
   const stopping = performance.now();
   await leader.stop();
@@ -150,6 +154,7 @@ test('a second server on the same DATABASE_URL is a read-only standby equal to t
     15_000,
   );
   assert.equal(placed.order.order_state, 'open');
+  assert.deepEqual([...sb.services.credits.overrides.keys()], [1], "the old leader's rate-limit override, in force from the first order on");
   t.diagnostic(`planned switch-over: leader stop started -> first order on the standby ${(performance.now() - stopping).toFixed(0)} ms`);
   assert.equal(sb.services.ha.role, 'leader');
   assert.equal((await request(standby.url, '/ready')).status, 200);
