@@ -1,6 +1,7 @@
-// A background snapshot's process (see backgroundSnapshots.ts): builds the snapshot as of one durable
-// seq from the journal itself (snapshotBuild.ts) and sends the text back over its IPC channel. It reads on
-// connections of its own and writes nothing: the snapshot is saved by the journal's one writer.
+// A background snapshot's process (see backgroundSnapshots.ts): builds the snapshot as of one
+// durable seq from the journal itself (snapshotBuild.ts) and sends the text back over its IPC
+// channel. It reads on connections of its own and writes nothing: the snapshot is saved by the
+// journal's one writer.
 //
 // Why a process and not a thread (issue 36): the replay allocates as a live engine does, and its
 // garbage is collected by V8's platform threads. In a worker thread those were the server's own,

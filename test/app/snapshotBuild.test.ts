@@ -57,7 +57,7 @@ test('a build no longer wanted stops within one stretch of records and returns n
   }
 });
 
-test('with a snapshot at or past the seq saved already, nothing is built; one before it is the start', async () => {
+test('with a snapshot at or past the seq saved already, nothing is built; past it, the build reaches the live state', async () => {
   const { h, story } = recordedEngine();
   const u = h.user('10');
   h.ok(u, 'buy', 'BTC-30JAN26-130000-C', '0.0100', '0.1');
