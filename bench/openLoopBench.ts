@@ -277,6 +277,11 @@ export async function runOpenLoopBench(opts: { seconds?: number } = {}): Promise
     // order in it without holding the engine thread, so it shows in the p99 and not in the turns
     const commits = above(before, afterText, 'strikebook_journal_commit_seconds', String(COMMIT_SLOW_MS / 1000));
     lines.push(`    journal commits          ${commits.all} batches, ${commits.over} over ${COMMIT_SLOW_MS} ms, longest ${worstBucket(before, afterText, 'strikebook_journal_commit_seconds')}`);
+    // the writer thread's own part of them (its insert, commit and fsync): more slow commits than
+    // slow writes means the hand-over between the threads was slow (either thread waiting for a
+    // core, or the engine thread busy when the reply came), not the disk
+    const writes = above(before, afterText, 'strikebook_journal_write_seconds', String(COMMIT_SLOW_MS / 1000));
+    if (writes.all > 0) lines.push(`      on the writer thread   ${writes.all} batches, ${writes.over} over ${COMMIT_SLOW_MS} ms, longest ${worstBucket(before, afterText, 'strikebook_journal_write_seconds')}`);
     // a snapshot due in the window (every STRIKEBOOK_SNAPSHOT_EVERY records) takes a core for
     // seconds and holds the journal's writer while its text is written: named here when one ran
     const snaps = (how: string) => sbGrowth.get(`strikebook_snapshots_total{how="${how}"}`) ?? 0;

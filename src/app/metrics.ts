@@ -39,6 +39,8 @@ export interface Metrics {
   callFailed(method: string, code: number): void;
   /** The sequencer's onCommitted: one durable batch, its commands and how long its write took. */
   committed(cmds: readonly Command[], seconds: number): void;
+  /** One batch's write on the journal's writer thread alone (SQLite: WorkerJournalWriter.onAppendWritten). */
+  journalWritten(seconds: number): void;
   /** Times one piece of the engine thread's own work that is not a client's call (index ticks,
    *  liquidation scan slices, listings, stream fan-out): where a stall comes from. Called as the
    *  piece ends; a GC pause inside it is left out of its time (see `heldPieces`). */
@@ -158,6 +160,7 @@ export function createMetrics(src: MetricSources): Metrics {
 
   const batches = new Counter({ name: 'strikebook_journal_batches_total', help: 'Journal batches made durable (group commits).', registers: [register] });
   const commitDurations = new LatencySeries('');
+  const writeDurations = new LatencySeries('');
   const workSeries = new Map<EngineWork, LatencySeries>();
   const workSeriesOf = (kind: EngineWork): LatencySeries => {
     let w = workSeries.get(kind);
@@ -333,6 +336,9 @@ export function createMetrics(src: MetricSources): Metrics {
       records.inc(cmds.length);
       commitDurations.observe(seconds);
     },
+    journalWritten(seconds) {
+      writeDurations.observe(seconds);
+    },
     work(kind, seconds) {
       const ms = seconds * 1000;
       if (ms <= HOLD_OVER_MS) {
@@ -357,6 +363,11 @@ export function createMetrics(src: MetricSources): Metrics {
           [...calls.values()].map((c) => c.durations),
         ) +
         histogramText('strikebook_journal_commit_seconds', 'Journal batches, from hand-over to the writer until durable.', [commitDurations]) +
+        histogramText(
+          'strikebook_journal_write_seconds',
+          "Journal batches on the writer thread alone (SQLite): from the batch's arrival there to the end of its commit, fsync included. The rest of strikebook_journal_commit_seconds is the hand-over between the threads.",
+          [writeDurations],
+        ) +
         histogramText('strikebook_engine_work_seconds', "The engine thread's own work by kind, each piece timed from start to end within one turn, GC pauses inside it left out (strikebook_engine_work_gc_seconds_total).", workSeries.values()) +
         histogramText(
           'strikebook_event_loop_delay_seconds',

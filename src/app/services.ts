@@ -148,6 +148,8 @@ export async function startExchange(config: Config, log: Logger = createLogger(c
       now: () => clock.now(),
       lease: () => (services.ha.role === 'leader' ? services.ha.lease() : null),
     });
+    // the writer thread's own share of each commit (SQLite; PostgreSQL's write is the whole commit)
+    if (storage.handles.storage === 'sqlite') storage.handles.journalWriter.onAppendWritten = (seconds) => metrics.journalWritten(seconds);
     const catalog = loadCatalogConfig(config.catalogPath ?? undefined);
     const sequencer = new Sequencer(
       ex,

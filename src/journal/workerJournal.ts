@@ -72,10 +72,17 @@ export function unpackRecords(batch: PackedRecords): JournalRecord[] {
   return records;
 }
 
-export type WriterReply = { ok: true; pragmas?: PragmaState } | { ok: false; message: string };
+/** `writeMs`: for an append, how long the writer thread took to write and sync it. */
+export type WriterReply = { ok: true; pragmas?: PragmaState; writeMs?: number } | { ok: false; message: string };
 
 export interface WorkerJournalWriter extends JournalWriter {
   append(records: JournalRecord[]): Promise<void>;
+  /**
+   * Called once per appended batch with the seconds the writer thread spent on it, from its arrival
+   * there to the end of its commit (fsync included): the journal-write histogram. The sequencer's
+   * commit time is longer by the hand-over both ways, which a busy engine thread delays.
+   */
+  onAppendWritten: ((seconds: number) => void) | null;
   saveSnapshot(seq: number, data: string): Promise<void>;
   saveSnapshotParts(seq: number, parts: Uint8Array[]): Promise<void>;
   /** The durability settings of the writer connection, read in the worker now (for tests). */
@@ -150,10 +157,12 @@ export async function startJournalWriter(dir: string, lastSeq: () => number, opt
     return written;
   }
 
-  return {
+  const writer: WorkerJournalWriter = {
     async append(records) {
-      await request({ op: 'append', batch: packRecords(records) });
+      const reply = await request({ op: 'append', batch: packRecords(records) });
+      if (reply.writeMs !== undefined) writer.onAppendWritten?.(reply.writeMs / 1000);
     },
+    onAppendWritten: null,
     saveSnapshot(seq, data) {
       return queueSnapshot(() => writeSnapshot(seq, data));
     },
@@ -172,4 +181,5 @@ export async function startJournalWriter(dir: string, lastSeq: () => number, opt
     // a snapshot being written is finished first: its later parts would meet a closed thread
     close: () => snapshotting.then(() => thread.close({ op: 'close' })),
   };
+  return writer;
 }

@@ -14,6 +14,7 @@ import type { AsyncJournal, Journal } from '../../src/journal/journal.ts';
 import { openSqliteJournal } from '../../src/journal/sqliteJournal.ts';
 import { applyCommand, type Sequencer } from '../../src/sequencer/sequencer.ts';
 import { recordedEngine } from '../helpers/engine.ts';
+import { recordsOf } from '../helpers/journalRecords.ts';
 import { atmCall } from '../helpers/market.ts';
 import { freshSchema } from '../helpers/postgres.ts';
 import { adminToken, ok, spawnServer, startServer, tempDir, userToken } from '../helpers/server.ts';
@@ -110,7 +111,7 @@ test('a background snapshot the journal cannot reach is reported and saves nothi
   for (let i = 0; i < 20; i++) h.ok(users[i % 2]!, i % 2 ? 'sell' : 'buy', 'BTC-30JAN26-130000-C', i % 2 ? '0.0140' : '0.0100', '0.1');
   const dir = tempDir('strikebook-bgsnap-');
   const journal = openSqliteJournal(dir);
-  journal.append(story.map((c) => ({ seq: c.seq, ts: c.ts, cmd: JSON.stringify(c) })));
+  journal.append(recordsOf(story));
   const last = journal.lastSeq();
   assert.equal(last, h.ex.seq);
 
@@ -150,7 +151,7 @@ test('a background snapshot cut into small parts reaches the journal intact, lab
   for (let i = 0; i < 14; i++) h.ok(user, 'buy', 'BTC-30JAN26-130000-C', '0.0100', '0.1', { label: `${'x'.repeat(i)}\ud83d\ude00\ud834\udd1e\u00e9` });
   const dir = tempDir('strikebook-bgsnap-pairs-');
   const reader = openSqliteJournal(dir);
-  reader.append(story.map((c) => ({ seq: c.seq, ts: c.ts, cmd: JSON.stringify(c) })));
+  reader.append(recordsOf(story));
   const writer = await startJournalWriter(dir, () => reader.lastSeq());
   const handed: Uint8Array[] = [];
   const sequencer = {

@@ -64,6 +64,7 @@ describe('GET /metrics', () => {
       ['strikebook_snapshots_total', 'counter'],
       ['strikebook_rpc_duration_seconds', 'histogram'],
       ['strikebook_journal_commit_seconds', 'histogram'],
+      ['strikebook_journal_write_seconds', 'histogram'],
     ]) {
       assert.match(text, new RegExp(`^# TYPE ${name} ${type}$`, 'm'));
     }
@@ -124,7 +125,7 @@ describe('GET /metrics', () => {
     assert.equal(sample(text, 'strikebook_ws_connections'), 1);
   });
 
-  it('has latency histograms: successful calls by method, journal commits', async () => {
+  it('has latency histograms: successful calls by method, journal commits and their writes on the writer thread', async () => {
     // the administrator exists when the tests above ran, not when this one runs alone
     const admin = await adminToken(url).catch(() => login(url, 'admin@example.com', 'admin-password-1'));
     const trader = await userToken(url, admin, 'latency@example.com');
@@ -147,6 +148,10 @@ describe('GET /metrics', () => {
     // a deposit is journaled: its call includes the wait for its batch, which the commit histogram saw
     assert.equal(sample(text, 'strikebook_journal_commit_seconds_count'), sample(text, 'strikebook_journal_batches_total'));
     assert.equal(sample(text, 'strikebook_journal_commit_seconds_bucket', { le: '+Inf' }), sample(text, 'strikebook_journal_batches_total'));
+    // and the writer thread timed its own part of each (SQLite): one write per batch, each within its commit
+    assert.equal(sample(text, 'strikebook_journal_write_seconds_count'), sample(text, 'strikebook_journal_batches_total'));
+    const writeSum = sample(text, 'strikebook_journal_write_seconds_sum')!;
+    assert.ok(writeSum > 0 && writeSum < sample(text, 'strikebook_journal_commit_seconds_sum')!, `writes ${writeSum} s within commits`);
   });
 
   it('shows a stall of the engine thread in the event-loop delay histogram, and times its own work by kind', async () => {

@@ -9,6 +9,7 @@ import { RECORDS_PER_WANTED_CHECK, SnapshotNoLongerWanted, buildSnapshot } from 
 import { restore, serialize, stateHash } from '../../src/engine/snapshot.ts';
 import { openSqliteJournal, type SqliteJournal } from '../../src/journal/sqliteJournal.ts';
 import { recordedEngine } from '../helpers/engine.ts';
+import { recordsOf } from '../helpers/journalRecords.ts';
 import { tempDir } from '../helpers/server.ts';
 
 /** A SQLite journal of an engine's story with `orders` orders, each pair a trade; its hash at the last seq. */
@@ -18,7 +19,7 @@ function journalOf(orders: number): { dir: string; journal: SqliteJournal; last:
   for (let i = 0; i < orders; i++) h.ok(users[i % 2]!, i % 2 ? 'sell' : 'buy', 'BTC-30JAN26-130000-C', '0.0100', '0.1');
   const dir = tempDir('strikebook-snapbuild-');
   const journal = openSqliteJournal(dir);
-  journal.append(story.map((c) => ({ seq: c.seq, ts: c.ts, cmd: JSON.stringify(c) })));
+  journal.append(recordsOf(story));
   assert.equal(journal.lastSeq(), h.ex.seq);
   return { dir, journal, last: h.ex.seq, hash: stateHash(h.ex) };
 }
@@ -67,7 +68,7 @@ test('with a snapshot at or past the seq saved already, nothing is built; past i
   const dir = tempDir('strikebook-snapbuild-');
   const journal = openSqliteJournal(dir);
   try {
-    journal.append(story.map((c) => ({ seq: c.seq, ts: c.ts, cmd: JSON.stringify(c) })));
+    journal.append(recordsOf(story));
     journal.saveSnapshot(middle, atMiddle);
     const job = { dataDir: dir, databaseUrl: null, partChars: 1 << 20 };
     assert.equal(await buildSnapshot({ ...job, seq: middle }, () => true), null);

@@ -1,5 +1,6 @@
 // Journal records for the journal adapters' tests: no-op commands with a fixed timestamp per seq
 // (no clock), so two runs write the same bytes.
+import type { Sequenced } from '../../src/engine/commands.ts';
 import type { JournalRecord } from '../../src/journal/journal.ts';
 
 /** A no-op record at `seq`; `fields` are added to its command (text the adapter must carry unchanged). */
@@ -12,4 +13,9 @@ export function noopRecords(from: number, to: number, make: (seq: number) => Jou
   const out: JournalRecord[] = [];
   for (let s = from; s <= to; s++) out.push(make(s));
   return out;
+}
+
+/** The journal records of commands an engine applied (a `recordedEngine` story), as the server writes them. */
+export function recordsOf(story: readonly Sequenced[]): JournalRecord[] {
+  return story.map((c) => ({ seq: c.seq, ts: c.ts, cmd: JSON.stringify(c) }));
 }
