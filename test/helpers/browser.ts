@@ -169,6 +169,27 @@ export function watchErrors(page: Page): string[] {
   return errors;
 }
 
+/**
+ * A log of what the page's WebSockets did (opened, errors, closed with their frame counts), read by
+ * a failure's message: a screen that never goes live says whether its socket never opened, opened
+ * and closed again, or opened and got no answer.
+ */
+export function watchSockets(page: Page): () => string {
+  const events: string[] = [];
+  const t0 = performance.now();
+  const at = () => `${Math.round(performance.now() - t0)} ms`;
+  page.on('websocket', (ws) => {
+    let sent = 0;
+    let received = 0;
+    events.push(`${at()} opened ${ws.url()}`);
+    ws.on('framesent', () => sent++);
+    ws.on('framereceived', () => received++);
+    ws.on('socketerror', (e) => events.push(`${at()} error ${e}`));
+    ws.on('close', () => events.push(`${at()} closed (${sent} frames sent, ${received} received)`));
+  });
+  return () => (events.length === 0 ? 'no WebSocket was opened' : events.join('; '));
+}
+
 export async function screenshot(page: Page, name: string): Promise<string> {
   mkdirSync(ARTIFACTS, { recursive: true });
   const file = path.join(ARTIFACTS, `${name}.png`);

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { WEB_DIST, cspFor } from '../../src/api/http/webApp.ts';
-import { browserSkipReason, ensureWebBuilt, launchBrowser, screenshot, watchErrors } from '../helpers/browser.ts';
+import { browserSkipReason, ensureWebBuilt, launchBrowser, screenshot, watchErrors, watchSockets } from '../helpers/browser.ts';
 import { assertError } from '../helpers/envelope.ts';
 import { BOOTSTRAP, ok, rawRequest, rpc, startServer, type TestServer } from '../helpers/server.ts';
 
@@ -82,10 +82,17 @@ describe('the web app in a browser', () => {
     try {
       const page = await browser.newPage();
       const errors = watchErrors(page);
+      const sockets = watchSockets(page);
       await page.goto(`${srv.url}/`);
       await page.getByLabel('Email').waitFor();
       assert.equal(new URL(page.url()).pathname, '/signin');
-      await page.getByRole('status', { name: 'Connection' }).filter({ hasText: 'Live' }).waitFor();
+      const connection = page.getByRole('status', { name: 'Connection' });
+      // once in a full CI run (1 of 1,516 tests, never alone) this waited 30 s in vain: the failure
+      // now says what the socket did and keeps a screenshot
+      await connection.filter({ hasText: 'Live' }).waitFor().catch(async (err: unknown) => {
+        await screenshot(page, '01-signin-not-live');
+        throw new Error(`the connection state stayed "${await connection.textContent().catch(() => '?')}"; sockets: ${sockets()}`, { cause: err });
+      });
       await screenshot(page, '01-signin');
       assert.deepEqual(errors, []);
     } finally {
