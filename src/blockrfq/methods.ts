@@ -1,7 +1,7 @@
 // The block RFQ methods (issue 34; docs/api-notes.md "Block RFQ"): params parsed to exact integers
 // at the edge, every change one journaled engine command (src/blockrfq/engine.ts).
 import { Type, type Static } from '@sinclair/typebox';
-import { Ajv } from 'ajv';
+import { Ajv, type ValidateFunction } from 'ajv';
 import { parseScaled } from '../domain/decimal.ts';
 import { ERR, reject } from '../domain/errors.ts';
 import { AMOUNT_SCALE, PRICE_SCALE } from '../domain/instrument.ts';
@@ -90,8 +90,17 @@ function rfqFor(ex: Exchange, id: number, userId: number): Rfq {
   return r;
 }
 
-/** The JSON form of a hedge is checked as the object form is (and keeps only its fields). */
-const hedgeCheck = new Ajv({ coerceTypes: false, removeAdditional: 'all', strict: false }).compile<HedgeGiven>(HedgeObject);
+/**
+ * The JSON form of a hedge is checked as the object form is (and keeps only its fields). Compiled at
+ * its first use, not when the module loads: Ajv's first compile also compiles its meta-schema, ~50 ms
+ * of every start on these machines for a check few servers ever run (src/api/rpc/validate.ts
+ * compiles the methods' validators lazily for the same reason).
+ */
+let hedgeValidator: ValidateFunction<HedgeGiven> | null = null;
+function hedgeCheck(v: unknown): v is HedgeGiven {
+  hedgeValidator ??= new Ajv({ coerceTypes: false, removeAdditional: 'all', strict: false }).compile<HedgeGiven>(HedgeObject);
+  return hedgeValidator(v);
+}
 
 /** The hedge object of a param (absent, an empty string: none); a string must be its JSON. */
 function hedgeParam(h: HedgeParam | undefined): HedgeGiven | null {
