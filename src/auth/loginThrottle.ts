@@ -96,5 +96,5 @@ export class LoginThrottle {
 /** The wait after the `count`-th failure: none before FREE_FAILURES, then doubling up to the cap. */
 export function backoffMs(count: number): number {
   if (count < FREE_FAILURES) return 0;
-  return Math.min(MAX_BACKOFF_MS, BASE_BACKOFF_MS * 2 ** Math.min(30, count - FREE_FAILURES));
+  return Math.min(MAX_BACKOFF_MS, BASE_BACKOFF_MS * (1 << Math.min(30, count - FREE_FAILURES)));
 }

@@ -4,8 +4,11 @@
 
 const DECIMAL_RE = /^([+-]?)(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/;
 
+// 10^0 .. 10^22 are exact doubles; Number('1e' + i) is the correctly rounded value by the
+// language's own definition, the same on every runtime (`10 ** i` is not: docs/architecture.md,
+// "Recovery and the state hash")
 const POW10: number[] = [];
-for (let i = 0; i <= 15; i++) POW10.push(10 ** i);
+for (let i = 0; i <= 22; i++) POW10.push(Number(`1e${i}`));
 const FAST_LIMIT = 2 ** 51;
 
 /**
@@ -93,8 +96,15 @@ export function formatScaled(scaled: number, scale: number): string {
   return (neg ? '-' : '') + int + (frac ? '.' + frac : '');
 }
 
+/** 10^n for an integer n, the same bits on every runtime: exact for 0..22, and beyond them the
+ * correctly rounded value (1 / 10^k is correctly rounded too, 10^k being exact). `10 ** n` on a
+ * computed n is not: Node 20 gives 10 ** -4 one bit away from 1e-4, Node 24 does not. */
 export function pow10(n: number): number {
-  return POW10[n] ?? 10 ** n;
+  const p = POW10[n];
+  if (p !== undefined) return p;
+  if (!Number.isInteger(n)) throw new RangeError(`pow10 takes an integer exponent, got ${n}`);
+  if (n < 0 && n >= -22) return 1 / POW10[-n];
+  return Number(`1e${n}`);
 }
 
 /** Integer division rounding toward +infinity, for requirements and fees (the exchange's favour). */

@@ -13,6 +13,7 @@ import type { Exchange } from './exchange.ts';
 import { post, resolveDeficit, socializeShortfall } from './defaults.ts';
 import { BUY } from './orderBook.ts';
 import type { Order, User } from './types.ts';
+import { pow10 } from '../domain/decimal.ts';
 
 export const TWAP_WINDOW_MS = 30 * 60_000;
 /** Delivery fee per contract: min(DELIVERY_FEE_COIN, DELIVERY_FEE_CAP x intrinsic), on ITM exercise. */
@@ -89,19 +90,19 @@ export function deliveryPriceOf(ex: Exchange, currency: CurrencyCode, expiry: nu
 /** Payout of a long position, minor units: payouts round down (the exchange never pays a fraction). */
 export function payoutMinor(contractsScaled: number, payoffCoin: number, decimals: number): number {
   // contractsScaled = contracts x 10^8; 1e-6 absorbs float noise below a millionth of a minor unit
-  return Math.floor((contractsScaled * payoffCoin * 10 ** decimals) / 1e8 + 1e-6);
+  return Math.floor((contractsScaled * payoffCoin * pow10(decimals)) / 1e8 + 1e-6);
 }
 
 /** Debit of a short position, minor units: liabilities round up. */
 export function liabilityMinor(contractsScaled: number, payoffCoin: number, decimals: number): number {
-  return Math.ceil((contractsScaled * payoffCoin * 10 ** decimals) / 1e8 - 1e-6);
+  return Math.ceil((contractsScaled * payoffCoin * pow10(decimals)) / 1e8 - 1e-6);
 }
 
 /** Delivery fee of an exercised long, minor units: fees round up, never above the payout. */
 export function deliveryFeeMinor(contractsScaled: number, payoffCoin: number, decimals: number, payout: number): number {
   if (!(payoffCoin > 0)) return 0;
   const perContract = Math.min(DELIVERY_FEE_COIN, DELIVERY_FEE_CAP * payoffCoin);
-  return Math.min(payout, Math.ceil((contractsScaled * perContract * 10 ** decimals) / 1e8 - 1e-6));
+  return Math.min(payout, Math.ceil((contractsScaled * perContract * pow10(decimals)) / 1e8 - 1e-6));
 }
 
 /** Cancels a user's open buys in `currency`, newest first, until the cash they promise fits the balance. */

@@ -70,7 +70,7 @@ export function streamCore(log: Logger, reads: LeaderReads): StreamCore {
         const s = (await leaderGet('public/get_order_book', { instrument_name: name, depth: 10000 })) as BookSnapshot;
         if (m.install(s)) return;
         // the snapshot fell between a batch's changes: read again once the stream has caught up
-        await new Promise((r) => setTimeout(r, Math.min(1000, 20 * 2 ** attempt)));
+        await new Promise((r) => setTimeout(r, Math.min(1000, 20 << Math.min(attempt, 6))));
       }
     })().finally(() => syncing.delete(name));
     syncing.set(name, p);

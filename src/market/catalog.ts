@@ -39,7 +39,7 @@ import { readFileSync } from 'node:fs';
 import type { CurrencyCode } from '../domain/currency.ts';
 import { projectPath } from '../app/projectRoot.ts';
 import { CURRENCIES, OPTION_CURRENCIES } from '../domain/currency.ts';
-import { parseScaled } from '../domain/decimal.ts';
+import { parseScaled, pow10 } from '../domain/decimal.ts';
 import type { Instrument, OptionType, SettlementPeriod, TickStep } from '../domain/instrument.ts';
 import { AMOUNT_SCALE, PRICE_SCALE, instrumentName } from '../domain/instrument.ts';
 
@@ -172,8 +172,8 @@ function parseCurrency(v: unknown, where: string, fail: Fail): CurrencyCatalogCo
   const minTradeAmount = decimalString(o.minTradeAmount, AMOUNT_SCALE, `${where}.minTradeAmount`, fail);
   // premium = price units x lots x factor must be whole minor units: a lot of at least 10^-PRICE_SCALE coin
   const lotScaled = parseScaled(minTradeAmount, AMOUNT_SCALE)!;
-  if (lotScaled % 10 ** Math.max(0, PRICE_SCALE + AMOUNT_SCALE - CURRENCIES[currency].decimals) !== 0) {
-    fail(`${where}.minTradeAmount`, `must be a whole multiple of ${10 ** -PRICE_SCALE} coin so premiums are whole minor units`);
+  if (lotScaled % pow10(Math.max(0, PRICE_SCALE + AMOUNT_SCALE - CURRENCIES[currency].decimals)) !== 0) {
+    fail(`${where}.minTradeAmount`, `must be a whole multiple of ${pow10(-PRICE_SCALE)} coin so premiums are whole minor units`);
   }
   const tickSize = decimalString(o.tickSize, PRICE_SCALE, `${where}.tickSize`, fail);
   const baseTick = parseScaled(tickSize, PRICE_SCALE) as number;

@@ -7,6 +7,7 @@
 import type { OptionType } from '../domain/instrument.ts';
 import { black76Greeks, coinPrice, impliedVol, normCdf } from '../domain/pricing.ts';
 import type { Greeks } from '../domain/pricing.ts';
+import { pow10 } from '../domain/decimal.ts';
 
 export interface SmileParams {
   /** At-the-money vol, decimal (0.6 = 60%). */
@@ -75,7 +76,7 @@ export function bandTicks(markCoin: number, tickCoin: number): { minTicks: numbe
 /** Number of decimals needed to write the tick exactly (0.0001 -> 4, 0.0005 -> 4, 1 -> 0). */
 function decimalsOf(tick: number): number {
   for (let d = 0; d <= 15; d++) {
-    const scaled = tick * 10 ** d;
+    const scaled = tick * pow10(d);
     if (Math.abs(scaled - Math.round(scaled)) < 1e-9 * Math.max(1, scaled)) return d;
   }
   return 15;

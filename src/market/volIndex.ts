@@ -36,7 +36,8 @@ export function expiryVariance(F: number, T: number, strikes: StrikeMarks[]): nu
     sum += (dK / (s[i].K * s[i].K)) * coin * F;
   }
   const K0 = s[k0].K;
-  return (2 / T) * sum - (1 / T) * (F / K0 - 1) ** 2;
+  const excess = F / K0 - 1;
+  return (2 / T) * sum - (1 / T) * excess * excess;
 }
 
 /** What the index reads of the exchange (the engine's `Exchange` is one): its time, index and marks. */

@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { formatScaled, parseScaled, toDecimalNumber } from '../../src/domain/decimal.ts';
+import { formatScaled, parseScaled, pow10, toDecimalNumber } from '../../src/domain/decimal.ts';
 
 /** formatScaled as it was written before its fast path: pad, split, trim. */
 function formatReference(scaled: number, scale: number): string {
@@ -50,4 +50,11 @@ test('a scaled integer renders as the number and the text of its exact decimal',
   assert.equal(formatScaled(-500_000_000, 8), '-5');
   assert.equal(formatScaled(0, 8), '0');
   assert.equal(Object.is(toDecimalNumber(-0, 8), 0), true);
+});
+
+test('pow10 is the correctly rounded power of ten for every exponent, the same bits on every runtime', () => {
+  // `10 ** -4` is one bit off 1e-4 on Node 20 (not on 24): a figure scaled by it would replay
+  // differently on an upgraded standby (docs/architecture.md, "Recovery and the state hash")
+  for (let n = -40; n <= 40; n++) assert.equal(pow10(n), Number(`1e${n}`), `10^${n}`);
+  assert.throws(() => pow10(1.5), RangeError, 'not a power of ten by any decimal rule');
 });

@@ -20,6 +20,7 @@ import { CurrencyOrAny, CurrencyParam, InstrumentName, KindParam, caller, curren
 import { selfTradingOf } from '../../engine/selfTrade.ts';
 import { SubaccountId, readFor } from './actingFor.ts';
 import { accountSettings, currencySettings, feesOf, greekMaps, limitsOf, usdTotals } from './accountExtras.ts';
+import { pow10 } from '../../domain/decimal.ts';
 
 interface PositionFigures {
   /** Value at mark (minor units; longs positive, shorts negative). */
@@ -41,9 +42,8 @@ interface PositionFigures {
  * account query renders a dozen amounts per position; the text route is a third of its cost.)
  */
 function money(minor: number, currency: CurrencyCode): number {
-  return minor / POW10[CURRENCIES[currency].decimals];
+  return minor / pow10(CURRENCIES[currency].decimals);
 }
-const POW10 = Array.from({ length: 16 }, (_, i) => 10 ** i);
 
 function round5(x: number): number {
   const r = Math.round(x * 1e5) / 1e5;

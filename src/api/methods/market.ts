@@ -16,6 +16,7 @@ import { comboInstruments, comboOf, renderComboInstrument } from './comboMarketD
 
 export { SERVER_VERSION } from '../../app/version.ts';
 import { SERVER_VERSION } from '../../app/version.ts';
+import { pow10 } from '../../domain/decimal.ts';
 
 function instrumentOrReject(s: Services, name: string): Instrument {
   const inst = s.ex.instruments.get(name);
@@ -164,7 +165,7 @@ export const marketMethods = [
         currency_long: CURRENCIES[c].name,
         decimals: CURRENCIES[c].decimals,
         fee_precision: CURRENCIES[c].decimals,
-        min_deposit_amount: 10 ** -CURRENCIES[c].decimals,
+        min_deposit_amount: pow10(-CURRENCIES[c].decimals),
         coin_type: CURRENCIES[c].coinType,
         network_currency: CURRENCIES[c].networkCurrency,
         // a withdrawal (withdraw_collateral) charges no fee here and sends nothing over a network

@@ -3,7 +3,7 @@
 import { refuseRiskIfDiskLow } from '../../app/diskGuard.ts';
 import { Type, type Static } from '@sinclair/typebox';
 import { CURRENCIES, type CurrencyCode } from '../../domain/currency.ts';
-import { parseScaled } from '../../domain/decimal.ts';
+import { parseScaled, pow10 } from '../../domain/decimal.ts';
 import { ERR, reject } from '../../domain/errors.ts';
 import { AMOUNT_SCALE, PRICE_SCALE } from '../../domain/instrument.ts';
 import { BUY, SELL } from '../../engine/orderBook.ts';
@@ -181,7 +181,7 @@ export const tradingMethods = [
       const isAdmin = c.role === 'admin' && c.scopes.has('admin');
       if (p.user_id !== undefined && p.user_id !== c.userId && !isAdmin) throw reject(ERR.FORBIDDEN, 'admin_required', 'user_id');
       if (s.config.mode === 'production' && !isAdmin) throw reject(ERR.FORBIDDEN, 'deposits_by_administrators_only: self-service deposits exist in sandbox mode only; in production an administrator credits deposits (private/deposit_collateral with user_id)');
-      if (!isAdmin && amount > cur.sandboxDepositLimit) throw reject(ERR.INVALID_PARAMS, `sandbox deposits are limited to ${cur.sandboxDepositLimit / 10 ** cur.decimals} per call`, 'amount');
+      if (!isAdmin && amount > cur.sandboxDepositLimit) throw reject(ERR.INVALID_PARAMS, `sandbox deposits are limited to ${cur.sandboxDepositLimit / pow10(cur.decimals)} per call`, 'amount');
       return s.seq.submit(
         { t: 'deposit', userId: p.user_id ?? c.userId, currency: cur.code, amount, depositId: p.deposit_id ?? null, by: c.userId },
         (r) => {

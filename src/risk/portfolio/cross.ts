@@ -28,6 +28,7 @@
 // A currency without an index (not yet published) counts for nothing when in surplus and makes
 // the figure NaN (not covered) when short.
 import { CURRENCIES, type CurrencyCode } from '../../domain/currency.ts';
+import { pow10 } from '../../domain/decimal.ts';
 
 export interface CrossPart {
   currency: CurrencyCode;
@@ -52,7 +53,7 @@ export function crossTerm(part: CrossPart, to: CurrencyCode, toIndex: number, pr
   if (!(part.index > 0)) return diff > 0 ? 0 : NaN;
   if (!(toIndex > 0)) return NaN;
   const h = crossHaircut(part.currency, priceRange);
-  const scale = 10 ** (CURRENCIES[to].decimals - CURRENCIES[part.currency].decimals);
+  const scale = pow10(CURRENCIES[to].decimals - CURRENCIES[part.currency].decimals);
   const x = ((diff * scale * part.index) / toIndex) * (diff > 0 ? 1 - h : 1 + h);
   // floor, with a hair of float noise forgiven only when the value is a whole number already
   const r = Math.round(x);
@@ -72,7 +73,7 @@ export function crossEquity(parts: readonly CrossPart[], to: CurrencyCode, toInd
   let s = 0;
   for (const p of parts) {
     if (p.equity === 0 || !(p.index > 0)) continue;
-    s += Math.floor((p.equity * 10 ** (CURRENCIES[to].decimals - CURRENCIES[p.currency].decimals) * p.index) / toIndex);
+    s += Math.floor((p.equity * pow10(CURRENCIES[to].decimals - CURRENCIES[p.currency].decimals) * p.index) / toIndex);
   }
   return s;
 }

@@ -12,6 +12,7 @@ import type { Exchange } from '../../engine/exchange.ts';
 import type { SideLots } from '../../combos/openOrders.ts';
 import { moveStrike, type SeriesVector, type Sums } from './pmSums.ts';
 import { pnlMinor } from './scenarios.ts';
+import { pow10 } from '../../domain/decimal.ts';
 
 const AMOUNT_UNIT = 10 ** AMOUNT_SCALE;
 
@@ -102,5 +103,5 @@ export function applyComboLots(s: Sums, v: ComboVector | null, lots: SideLots, s
     const sells = r < 0 ? -r * bid : r * ask;
     if (sells > 0) moveStrike(s, v.legs[l]!.strikeKey, 0, -sign * sells * v.insts[l]!.lotScaled);
   }
-  s.dCombo += sign * Math.round(Math.max(bid, ask) * Math.abs(v.delta) * 10 ** d);
+  s.dCombo += sign * Math.round(Math.max(bid, ask) * Math.abs(v.delta) * pow10(d));
 }

@@ -27,7 +27,7 @@
 // Resting combo orders (issue 34) count as open orders do, as if filled, the worse side, each combo
 // a unit of its own (pmCombos.ts); the types of the sums are in pmSums.ts.
 import { CURRENCIES, type CurrencyCode } from '../../domain/currency.ts';
-import { ceilDiv } from '../../domain/decimal.ts';
+import { ceilDiv, pow10 } from '../../domain/decimal.ts';
 import { AMOUNT_SCALE, type Instrument } from '../../domain/instrument.ts';
 import { black76Greeks, coinPrice, yearFraction } from '../../domain/pricing.ts';
 import type { Exchange } from '../../engine/exchange.ts';
@@ -206,7 +206,7 @@ export class PmRisk {
       if (withOrders) s.ord[i] += sign * (pnlMinor(pos * x + Math.min(buy * x, -sell * x), d) - p);
     }
     moveStrike(s, v.strikeKey, sign * leg.pos * inst.lotScaled, sign * (leg.pos - leg.sell) * inst.lotScaled);
-    const scale = 10 ** d;
+    const scale = pow10(d);
     s.dPos += sign * Math.round(pos * v.delta * scale);
     s.dBuys += sign * Math.round(buy * v.delta * scale);
     s.dSells += sign * Math.round(-sell * v.delta * scale);

@@ -18,6 +18,7 @@ import type { Exchange } from '../../engine/exchange.ts';
 import type { User } from '../../engine/types.ts';
 import type { AccountRisk } from '../accountRisk.ts';
 import { isPortfolioModel, type MarginModel } from './state.ts';
+import { pow10 } from '../../domain/decimal.ts';
 
 export interface ModelState {
   currency: CurrencyCode;
@@ -48,7 +49,7 @@ export function equityInBtc(ex: Exchange, user: User): number {
   if (!(btc > 0)) return NaN;
   let usd = 0;
   for (const c of CURRENCY_CODES) {
-    const equity = ex.trading.risk.account(user, c).equity / 10 ** ex.decimals(c);
+    const equity = ex.trading.risk.account(user, c).equity / pow10(ex.decimals(c));
     const idx = c === 'USDC' ? 1 : ex.indexPrice(c);
     if (Number.isFinite(idx) && Number.isFinite(equity)) usd += equity * idx;
   }
