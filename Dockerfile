@@ -4,7 +4,7 @@
 #   gateway: same image, command ["node", "--import", "tsx", "src/gateway/main.ts"]
 
 # ---- build: dependencies (better-sqlite3 compiles if no prebuilt binary fits), the web app and the server bundle ----
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 RUN apt-get update \
  && apt-get install -y --no-install-recommends python3 make g++ \
  && rm -rf /var/lib/apt/lists/*
@@ -23,7 +23,7 @@ COPY scripts ./scripts
 RUN node --import tsx web/build.ts && node --import tsx scripts/buildServer.ts && npm prune --omit=dev
 
 # ---- run: no compilers, no dev dependencies, not root ----
-FROM node:20-bookworm-slim
+FROM node:24-bookworm-slim
 RUN apt-get update \
  && apt-get install -y --no-install-recommends tini \
  && rm -rf /var/lib/apt/lists/* \

@@ -47,7 +47,10 @@ interface Outcome { stdout: string; stderr: string; status: number | null }
 
 function runStart(start: string): Promise<Outcome> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-timeout=600000', ...TIME_SENSITIVE], {
+    // TAP named: `counts` reads its summary, and a piped child's default reporter is TAP on Node 20
+    // but `spec` on Node 24, whose summary `counts` would not find (every start then showed FAIL)
+    const args = ['--import', 'tsx', '--test', '--test-reporter=tap', '--test-concurrency=2', '--test-timeout=600000', ...TIME_SENSITIVE];
+    const child = spawn(process.execPath, args, {
       env: { ...process.env, TEST_CLOCK_START: start },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

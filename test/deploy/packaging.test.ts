@@ -60,6 +60,15 @@ describe('the Dockerfile', () => {
     assert.ok(!text.includes('npm start'), 'npm does not pass SIGTERM on');
   });
 
+  it('builds and runs on one Node.js line that still gets security fixes', () => {
+    const majors = instructions.filter((l) => l.startsWith('FROM ')).map((l) => /^FROM node:(\d+)[-\w.]*(\s|$)/.exec(l)?.[1]);
+    assert.ok(majors.every((m) => m !== undefined), `every stage starts from an official node image: ${majors.join(', ')}`);
+    // better-sqlite3 is compiled in the build stage: the run stage must load it with the same ABI
+    assert.equal(new Set(majors).size, 1, `one Node.js major in every stage: ${majors.join(', ')}`);
+    // Node 20 reached its end of life on 2026-04-30 (docs/performance.md, "Round three, sixteenth stop")
+    assert.ok(Number(majors[0]) >= 22 && Number(majors[0]) % 2 === 0, `an LTS line after 20: node:${majors[0]}`);
+  });
+
   it('leaves the tests, data and local modules out of the build context', () => {
     const ignored = read('.dockerignore').split('\n').map((l) => l.trim());
     for (const p of ['node_modules', 'data', 'web/dist', '.git', 'test']) assert.ok(ignored.includes(p), p);
