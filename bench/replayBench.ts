@@ -24,7 +24,7 @@ import { atLeast, judgedText, type JudgedLine } from './judged.ts';
 
 /** Issue 36's target: the replay's records/s at least this share of `bareReplay`'s in the same run
  *  (issue 16's absolute 1,000,000 records/s is below what the bare reference reaches on these
- *  machines: docs/architecture.md, "The machine's floor"). */
+ *  machines: docs/performance.md, "The machine's floor"). */
 export const TARGET_RATIO_TO_BARE = 0.5;
 /** The restart the bench prints: a journal of this many commands after the last snapshot. */
 const RESTART_RECORDS = 10_000_000;

@@ -1,4 +1,5 @@
 // `npm run bench`: every benchmark section, run in order, each printing its own report.
+import { availableParallelism, loadavg } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { runEngineBench } from './engineBench.ts';
 import { runHttpBench } from './httpBench.ts';
@@ -53,11 +54,19 @@ export const sections: BenchSection[] = [
   } },
 ];
 
+/** The runtime and the machine a run's figures belong to: the bare replay reference alone read
+ * 2.2x as fast on Node 24 as on Node 20 (docs/performance.md, "Round three, sixteenth stop"), and
+ * the load beside each judged run is part of its record. */
+export function machineLine(): string {
+  return `node ${process.version} (V8 ${process.versions.v8}), ${availableParallelism()} cores, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`;
+}
+
 /**
  * `npm run bench -- abuse failover` runs only the sections whose name contains one of the words
  * (case-insensitive); no words: every section.
  */
 export async function main(words: string[] = []): Promise<boolean> {
+  console.log(`== machine at start: ${machineLine()}`);
   let allOk = true;
   const judged: JudgedLine[] = [];
   const wanted = words.map((w) => w.toLowerCase());
@@ -73,7 +82,7 @@ export async function main(words: string[] = []): Promise<boolean> {
   }
   // issue 36's table: each line with its same-run reference (a line whose section did not run or
   // threw says so)
-  console.log('== summary: issue 36 lines (value, same-run reference, ratio, target)');
+  console.log(`== summary: issue 36 lines (value, same-run reference, ratio, target); at the end: ${machineLine()}`);
   for (const line of summaryTable(judged)) console.log(line);
   return allOk;
 }

@@ -3,7 +3,7 @@
 // /proc/<pid>/task/<tid>/schedstat (nanoseconds, kept by the scheduler itself: no sampling, no cost
 // to the process measured). The open loop's tail was a thread question: in its slow seconds the
 // engine thread was not working, it was waiting for a core while V8's helper threads (concurrent
-// marking of a major GC) and the journal writer ran (docs/architecture.md, "Round three, sixth
+// marking of a major GC) and the journal writer ran (docs/performance.md, "Round three, sixth
 // stop"). The engine thread is the task whose id is the process's; the others are node's worker
 // threads (journal writer, checkpointer, snapshot) and V8's platform threads, which Linux names
 // alike ("node"), so they are reported summed, with the busiest one beside the sum.

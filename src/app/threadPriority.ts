@@ -5,7 +5,7 @@
 // priority and takes what the engine leaves idle. Measured with bench/run.ts "http: crossing" (open
 // loop at 12,000-15,000 orders/s, a snapshot due at seq 500,000 inside it): order p99 574 and 331 ms
 // in runs where a snapshot at nice 0 finished in the window, 120 and 164 ms at nice 19, and 44-84 ms
-// in runs with none (docs/architecture.md, "Round three, seventh stop"). The price: under a load that
+// in runs with none (docs/performance.md, "Round three, seventh stop"). The price: under a load that
 // keeps both cores busy, a snapshot waits, and the journal a restart replays grows meanwhile.
 //
 // Linux gives every thread its own nice value: setpriority(PRIO_PROCESS, tid) (what os.setPriority
