@@ -2,7 +2,8 @@
 // packages inside (fastify, ajv, TypeBox, ws, prom-client), so the tests that run the sources under
 // tsx do not exercise the copies of those packages that production runs. This file does: what the
 // bundle imports from outside it, and the bundled server answering through each of those packages
-// (routing, schema validation, JSON-RPC errors, WebSocket frames, metrics).
+// (routing, schema validation, JSON-RPC errors, WebSocket frames, metrics), and its NATS events
+// thread, whose bundle carries ajv and TypeBox of its own.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -11,6 +12,7 @@ import { isBuiltin } from 'node:module';
 import { BUNDLE_EXTERNAL, BUNDLE_IMPORTS } from '../../scripts/buildServer.ts';
 import { assertError } from '../helpers/envelope.ts';
 import { atmCall, nearMark } from '../helpers/market.ts';
+import { freshStream, readStream } from '../helpers/nats.ts';
 import { adminToken, ok, rawRequest, ROOT, rpc, spawnServer, tempDir, userToken } from '../helpers/server.ts';
 import { WsClient } from '../helpers/ws.ts';
 
@@ -90,4 +92,27 @@ test('the bundled server answers over HTTP, JSON-RPC errors, WebSocket and /metr
   await ws.close();
   srv.proc.kill('SIGTERM');
   assert.equal(await srv.exited, 0, `exit code after SIGTERM; output: ${srv.output().slice(-2000)}`);
+});
+
+test('the bundled server publishes its events to NATS JetStream from its events thread', async (t) => {
+  const ns = await freshStream(t);
+  if (!ns) return;
+  const dir = tempDir();
+  const srv = await spawnServer(dir, ns.env, { bundled: true });
+  t.after(async () => {
+    if (srv.proc.exitCode === null && srv.proc.signalCode === null) srv.proc.kill('SIGKILL');
+    await srv.exited;
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const m = await atmCall(srv.url);
+  const admin = await adminToken(srv.url);
+  const maker = await userToken(srv.url, admin, 'bundle-nats@example.com', { currency: 'BTC', amount: 10 });
+  const order = (await ok(srv.url, 'private/buy', { instrument_name: m.name, amount: 0.1, price: m.prices[0] }, maker)).order;
+  const deadline = performance.now() + 10_000;
+  let text = '';
+  while (!text.includes(order.order_id) && performance.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 100));
+    text = JSON.stringify(await readStream(ns.nc, ns.stream).catch(() => []));
+  }
+  assert.ok(text.includes(order.order_id), `the order ${order.order_id} reached stream ${ns.stream}; server output: ${srv.output().slice(-1500)}`);
 });
