@@ -4,16 +4,15 @@
 // bundle imports from outside it, and the bundled server answering through each of those packages
 // (routing, schema validation, JSON-RPC errors, WebSocket frames, metrics), and its NATS events
 // thread, whose bundle carries ajv and TypeBox of its own.
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
 import { isBuiltin } from 'node:module';
 import { BUNDLE_EXTERNAL, BUNDLE_IMPORTS } from '../../scripts/buildServer.ts';
 import { assertError } from '../helpers/envelope.ts';
 import { atmCall, nearMark } from '../helpers/market.ts';
 import { freshStream, readStream } from '../helpers/nats.ts';
-import { adminToken, ok, rawRequest, ROOT, rpc, spawnServer, tempDir, userToken } from '../helpers/server.ts';
+import { adminToken, bundledEntry, ok, rawRequest, rpc, spawnServer, tempDir, userToken, type ChildServer } from '../helpers/server.ts';
 import { WsClient } from '../helpers/ws.ts';
 
 /** A package name an import names: `@scope/name` or `name`, without a path inside the package. */
@@ -28,8 +27,20 @@ function allowedExternal(specifier: string): boolean {
   return BUNDLE_EXTERNAL.some((e) => (e.endsWith('/*') ? pkg.startsWith(e.slice(0, -1)) : pkg === e));
 }
 
+/** The bundle started on a fresh data dir; killed (if still running) and its dir removed when `t` ends. */
+async function spawnBundle(t: TestContext, env: Record<string, string> = {}): Promise<ChildServer> {
+  const dir = tempDir();
+  const srv = await spawnServer(dir, env, { bundled: true });
+  t.after(async () => {
+    if (srv.proc.exitCode === null && srv.proc.signalCode === null) srv.proc.kill('SIGKILL');
+    await srv.exited;
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return srv;
+}
+
 test('the bundle imports only node modules and the packages it leaves out on purpose', () => {
-  execFileSync(process.execPath, ['--import', 'tsx', 'scripts/buildServer.ts', '--if-stale'], { cwd: ROOT, stdio: 'ignore' });
+  bundledEntry(); // built first when a source is newer, as npm start does
   const imports = JSON.parse(readFileSync(BUNDLE_IMPORTS, 'utf8')) as Record<string, string[]>;
   assert.ok(imports['main.js'] && imports['journalWorker.js'], `every entry is listed: ${Object.keys(imports).join(', ')}`);
   for (const [file, specifiers] of Object.entries(imports)) {
@@ -45,13 +56,7 @@ test('the bundle imports only node modules and the packages it leaves out on pur
 });
 
 test('the bundled server answers over HTTP, JSON-RPC errors, WebSocket and /metrics', async (t) => {
-  const dir = tempDir();
-  const srv = await spawnServer(dir, {}, { bundled: true });
-  t.after(async () => {
-    if (srv.proc.exitCode === null && srv.proc.signalCode === null) srv.proc.kill('SIGKILL');
-    await srv.exited;
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const srv = await spawnBundle(t);
   const url = srv.url;
 
   // fastify's routing and query parsing (GET), the JSON-RPC envelope
@@ -97,13 +102,7 @@ test('the bundled server answers over HTTP, JSON-RPC errors, WebSocket and /metr
 test('the bundled server publishes its events to NATS JetStream from its events thread', async (t) => {
   const ns = await freshStream(t);
   if (!ns) return;
-  const dir = tempDir();
-  const srv = await spawnServer(dir, ns.env, { bundled: true });
-  t.after(async () => {
-    if (srv.proc.exitCode === null && srv.proc.signalCode === null) srv.proc.kill('SIGKILL');
-    await srv.exited;
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const srv = await spawnBundle(t, ns.env);
   const m = await atmCall(srv.url);
   const admin = await adminToken(srv.url);
   const maker = await userToken(srv.url, admin, 'bundle-nats@example.com', { currency: 'BTC', amount: 10 });

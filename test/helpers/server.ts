@@ -149,7 +149,7 @@ export interface SpawnOptions {
 }
 
 /** The server bundle's entry, built first when the sources are newer (scripts/buildServer.ts --if-stale). */
-function bundledEntry(): string {
+export function bundledEntry(): string {
   execFileSync(process.execPath, ['--import', 'tsx', 'scripts/buildServer.ts', '--if-stale'], { cwd: ROOT, stdio: 'ignore' });
   return path.join(ROOT, 'dist/server/main.js');
 }
