@@ -11,6 +11,7 @@ import { ApiKeys } from '../auth/apiKeys.ts';
 import { Announcements } from './announcements.ts';
 import { DEFAULT_LIMITS, Exchange, type ExchangeLimits } from './exchange.ts';
 import { OrderBook } from './orderBook.ts';
+import { ExposureOrders } from './exposureOrders.ts';
 import { compactTradeIds, newOrder, newTradedOrder, tradeIdsOf, type Account, type Order, type InstrumentMarket, type Trade, type TradedOrder, type User } from './types.ts';
 import { emptyImCache } from '../market/marks.ts';
 import { ledgerFromJson, ledgerToJson } from './ledger.ts';
@@ -283,9 +284,13 @@ export function restore(text: string, limits: ExchangeLimits = DEFAULT_LIMITS): 
       user.positions.set(instId, { inst: ex.instrumentsById.get(instId)!, size, openCost, realizedPnl });
     }
     for (const [instId, buyOpenLots, sellOpenLots, buyReserved, openIds] of j.exposures) {
-      const openOrders = new Set((openIds as number[]).map((id) => orders.get(id)!));
+      const openOrders = new ExposureOrders();
       let reduceOnlyOpen = 0;
-      for (const o of openOrders) if (o.reduceOnly) reduceOnlyOpen++;
+      for (const id of openIds as number[]) {
+        const o = orders.get(id)!;
+        openOrders.add(o);
+        if (o.reduceOnly) reduceOnlyOpen++;
+      }
       user.exposures.set(instId, { inst: ex.instrumentsById.get(instId)!, buyOpenLots, sellOpenLots, buyReserved, reduceOnlyOpen, openOrders });
     }
     ex.users.set(user.id, user);

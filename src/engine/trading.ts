@@ -10,6 +10,7 @@ import type { MmpTag } from './mmp.ts';
 import { convertAdvancedPrice } from './advancedPrice.ts';
 import { cancelAllMatching, cancelInstrumentOrders, cancelOpenOrders, cancelOrderByUser, cancelUserCurrencyOrders, expireGoodTilDay, nextGoodTilDayExpiry, userCancelRefusal } from './cancels.ts';
 import { editOrder } from './edit.ts';
+import { ExposureOrders } from './exposureOrders.ts';
 import { BUY, SELL, type OrderBook, type Side } from './orderBook.ts';
 import { settleFill } from './fillSettlement.ts';
 import { coversNewOrder } from './orderFunds.ts';
@@ -219,7 +220,7 @@ export class Trading {
   exposure(user: User, inst: Instrument): OrderExposure {
     let e = user.exposures.get(inst.id);
     if (!e) {
-      e = { inst, buyOpenLots: 0, sellOpenLots: 0, buyReserved: 0, reduceOnlyOpen: 0, openOrders: new Set() };
+      e = { inst, buyOpenLots: 0, sellOpenLots: 0, buyReserved: 0, reduceOnlyOpen: 0, openOrders: new ExposureOrders() };
       user.exposures.set(inst.id, e);
     }
     return e;

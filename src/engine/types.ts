@@ -9,6 +9,7 @@ import type { BookNode, PriceLevel, Side } from './orderBook.ts';
 import type { Ledger } from './ledger.ts';
 import type { MmpTag } from './mmp.ts';
 import type { TriggerOrder } from './triggers.ts';
+import type { ExposureOrders } from './exposureOrders.ts';
 
 export type OrderType = 'limit' | 'market' | 'liquidation';
 export type TimeInForce = 'good_til_cancelled' | 'good_til_day' | 'fill_or_kill' | 'immediate_or_cancel';
@@ -111,6 +112,9 @@ export interface Order extends BookNode {
    * connection with it on. A field, not a set of ids, so the order path pays one store at most.
    */
   cod: boolean;
+  /** The neighbours in its exposure's list of open orders (exposureOrders.ts); null when out of it. */
+  exposurePrev: Order | null;
+  exposureNext: Order | null;
 }
 
 /**
@@ -143,7 +147,7 @@ export function newOrder(
   return {
     id, userId, side, price, remaining, amount, inst, type, tif, postOnly, rejectPostOnly, reduceOnly, label, clientOrderId, created, expiresAt, advanced, isLiquidation,
     prev: null, next: null, level: null, filled: 0, filledNotional: 0, commission: 0, state: 'open', cancelReason: null, reserved: 0, lastUpdate: created,
-    tradeIds: NO_TRADE_IDS, mmp: null, origin: null, cod: false,
+    tradeIds: NO_TRADE_IDS, mmp: null, origin: null, cod: false, exposurePrev: null, exposureNext: null,
   };
 }
 
@@ -245,7 +249,8 @@ export interface OrderExposure {
   buyReserved: number;
   /** Number of open reduce-only orders (derived from openOrders; lets the hot path skip them). */
   reduceOnlyOpen: number;
-  openOrders: Set<Order>;
+  /** Oldest first; a list through the orders, not to be changed while iterated (exposureOrders.ts). */
+  openOrders: ExposureOrders;
 }
 
 export interface Account {
