@@ -168,8 +168,8 @@ async function httpLoad(port: number, pid: number | undefined, seconds: number, 
   return { perSec: r.rps, p99: r.p99, serverCpuUs: per(server0, processCpuSeconds(pid)), engineCpuUs: per(engine0, processCpuSeconds(pid, `/proc/${pid}/task/${pid}/stat`)), clientCpuUs: (client.user + client.system) / Math.max(1, r.total) };
 }
 
-const line = (label: string, l: Pick<WsLoad, 'perSec' | 'engineCpuUs' | 'serverCpuUs' | 'clientCpuUs' | 'p99'>, echo: number) =>
-  `${label.padEnd(14)} ${l.perSec.toFixed(0).padStart(7)} /s = ${(l.perSec / echo).toFixed(3)} of the reference  engine thread ${l.engineCpuUs.toFixed(1)} us  process ${l.serverCpuUs.toFixed(1)} us  load generator ${l.clientCpuUs.toFixed(1)} us  p99 ${l.p99.toFixed(1)} ms`;
+const line = (label: string, l: Pick<WsLoad, 'perSec' | 'engineCpuUs' | 'serverCpuUs' | 'clientCpuUs' | 'p99'>, referencePerSec: number) =>
+  `${label.padEnd(14)} ${l.perSec.toFixed(0).padStart(7)} /s = ${(l.perSec / referencePerSec).toFixed(3)} of the reference  engine thread ${l.engineCpuUs.toFixed(1)} us  process ${l.serverCpuUs.toFixed(1)} us  load generator ${l.clientCpuUs.toFixed(1)} us  p99 ${l.p99.toFixed(1)} ms`;
 
 async function main(): Promise<{ lines: string[]; ok: boolean }> {
   const rounds = Number(process.argv[2] ?? 3);
@@ -185,15 +185,15 @@ async function main(): Promise<{ lines: string[]; ok: boolean }> {
   for (let r = 0; r < rounds; r++) {
     const reference = transport === 'http' ? spawnBareServer(++port, bareBody) : spawnEchoServer(++port);
     await waitHttp(`http://127.0.0.1:${port}/`);
-    const echo = transport === 'http' ? await httpLoad(port, reference.pid, seconds, plans[0]!.request) : await drive(`ws://127.0.0.1:${port}`, plans, seconds, reference.pid);
+    const ref = transport === 'http' ? await httpLoad(port, reference.pid, seconds, plans[0]!.request) : await drive(`ws://127.0.0.1:${port}`, plans, seconds, reference.pid);
     reference.kill('SIGKILL');
-    console.log(line(transport === 'http' ? 'bare node:http' : 'ws echo', echo, echo.perSec));
+    console.log(line(transport === 'http' ? 'bare node:http' : 'ws echo', ref, ref.perSec));
     for (const mode of MODES) {
       const child = spawn(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), 'serve', String(++port), mode, transport], { stdio: ['ignore', 'inherit', 'inherit'], env: process.env });
       await waitHttp(`http://127.0.0.1:${port}/`);
       const l = transport === 'http' ? await httpLoad(port, child.pid, seconds, plans[0]!.request) : await drive(`ws://127.0.0.1:${port}`, plans, seconds, child.pid);
       child.kill('SIGKILL');
-      console.log(line(mode, l, echo.perSec));
+      console.log(line(mode, l, ref.perSec));
     }
   }
   return { lines: [], ok: true };
