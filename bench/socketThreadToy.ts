@@ -53,24 +53,33 @@ function engine(req: ToyRequest): string {
   return `{"jsonrpc":"2.0","id":${req.id},"result":{"order":{"order_id":"ETH-${req.id}","instrument_name":"${req.params.instrument_name}","label":"${PAD}"},"trades":[]},"usIn":1,"usOut":2,"usDiff":1,"testnet":true}`;
 }
 
+/**
+ * Gathers (id, text) pairs arriving within one event-loop turn and hands them to `onBatch` as
+ * [id, text, id, text, ...] after it: one hand-over per turn, as the sequencer's group commit makes.
+ */
+function perTurn(onBatch: (batch: Array<number | string>) => void): (id: number, text: string) => void {
+  let batch: Array<number | string> | null = null;
+  return (id, text) => {
+    if (batch === null) {
+      batch = [];
+      setImmediate(() => {
+        const b = batch!;
+        batch = null;
+        onBatch(b);
+      });
+    }
+    batch.push(id, text);
+  };
+}
+
 /** Frames as [connection, text, connection, text, ...] once per turn; returns the answers' writer. */
 function serveSockets(port: number, onBatch: (batch: Array<number | string>) => void): (answers: Array<number | string>) => void {
   const wss = new WebSocketServer({ port, host: '127.0.0.1', perMessageDeflate: false, maxPayload: 1 << 20 });
   const conns: WebSocket[] = [];
-  let batch: Array<number | string> | null = null;
+  const collect = perTurn(onBatch);
   wss.on('connection', (ws) => {
     const id = conns.push(ws) - 1;
-    ws.on('message', (data) => {
-      if (batch === null) {
-        batch = [];
-        setImmediate(() => {
-          const b = batch!;
-          batch = null;
-          onBatch(b);
-        });
-      }
-      batch.push(id, (data as Buffer).toString());
-    });
+    ws.on('message', (data) => collect(id, (data as Buffer).toString()));
   });
   // `_socket` is ws's own: corking it makes one write of all of a batch's answers to a connection
   const socketOf = (ws: WebSocket) => (ws as unknown as { _socket: { cork(): void; uncork(): void } })._socket;
@@ -92,7 +101,7 @@ function serveSockets(port: number, onBatch: (batch: Array<number | string>) => 
 function serveHttp(port: number, onBatch: (batch: Array<number | string>) => void): (answers: Array<number | string>) => void {
   const pending = new Map<number, ServerResponse>();
   let nextId = 0;
-  let batch: Array<number | string> | null = null;
+  const collect = perTurn(onBatch);
   http
     .createServer((req: IncomingMessage, res: ServerResponse) => {
       // the readiness probe's GET
@@ -106,15 +115,7 @@ function serveHttp(port: number, onBatch: (batch: Array<number | string>) => voi
       req.on('end', () => {
         const id = nextId++;
         pending.set(id, res);
-        if (batch === null) {
-          batch = [];
-          setImmediate(() => {
-            const b = batch!;
-            batch = null;
-            onBatch(b);
-          });
-        }
-        batch.push(id, Buffer.concat(chunks).toString());
+        collect(id, Buffer.concat(chunks).toString());
       });
     })
     .listen(port, '127.0.0.1');
