@@ -54,6 +54,8 @@ export interface BackgroundSnapshotsOptions {
   log: Logger;
   /** The parts the text is handed back in (UTF-16 code units; SNAPSHOT_PART_CHARS by default). */
   partChars?: number;
+  /** How long close() lets a snapshot in progress finish (FINISH_ON_CLOSE_MS by default). */
+  finishOnCloseMs?: number;
 }
 
 export class BackgroundSnapshots {
@@ -68,6 +70,8 @@ export class BackgroundSnapshots {
   private lastBytes: number | null;
   private running: { child: ChildProcess; finished: Promise<void> } | null = null;
   private closed = false;
+  /** close() stopped the snapshot in progress: its end is a shutdown, not a failure. */
+  private stoppedAtClose = false;
 
   constructor(
     private readonly sequencer: Sequencer,
@@ -105,9 +109,10 @@ export class BackgroundSnapshots {
     const running = this.running;
     if (running === null) return;
     let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), FINISH_ON_CLOSE_MS)));
+    const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), this.opts.finishOnCloseMs ?? FINISH_ON_CLOSE_MS)));
     if ((await Promise.race([running.finished, late])) === 'late') {
       this.opts.log.warn('background snapshot still running at shutdown; stopped (the journal has every record)');
+      this.stoppedAtClose = true;
       running.child.kill('SIGKILL');
       await running.finished;
     }
@@ -156,6 +161,9 @@ export class BackgroundSnapshots {
       }
       return;
     }
+    // stopped by close(), already said: a failure count or an error here would raise an operator's
+    // "snapshot failed" alert on every stop that meets a snapshot in progress
+    if (this.stoppedAtClose) return;
     // not fatal: recovery replays the journal from the previous snapshot, which is still there
     this.counts.failed++;
     log.error({ seq, reason: outcome?.message ?? 'the process ended without an answer' }, 'background snapshot failed');

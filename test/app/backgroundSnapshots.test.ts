@@ -144,6 +144,37 @@ test('a background snapshot the journal cannot reach is reported and saves nothi
   }
 });
 
+test('a background snapshot stopped at shutdown is not counted or logged as a failure', async () => {
+  const { h, story } = recordedEngine();
+  const user = h.user('10');
+  for (let i = 0; i < 10; i++) h.ok(user, 'buy', 'BTC-30JAN26-130000-C', '0.0100', '0.1');
+  const dir = tempDir('strikebook-bgsnap-');
+  const journal = openSqliteJournal(dir);
+  journal.append(recordsOf(story));
+  const logged: Array<{ level: number; msg: string }> = [];
+  const log = pino({ level: 'info' }, { write: (line: string) => void logged.push(JSON.parse(line) as { level: number; msg: string }) });
+  const sequencer = {
+    saveSnapshotParts: () => assert.fail('a snapshot stopped at shutdown saves nothing'),
+    takeSnapshot: () => assert.fail('a large state must not be serialized inline'),
+  } as unknown as Sequencer;
+  // no time to finish: close() stops the process it started a moment ago (its start alone takes longer)
+  const snapshots = new BackgroundSnapshots(sequencer, { dataDir: dir, databaseUrl: null, inlineMaxBytes: 0, lastBytes: null, ex: new Exchange(), log, finishOnCloseMs: 0 });
+  try {
+    snapshots.due(journal.lastSeq());
+    await snapshots.close();
+    assert.deepEqual(snapshots.counts, { inline: 0, background: 0, failed: 0 });
+    assert.deepEqual(logged.filter((l) => l.level >= 50), [], 'no error logged');
+    assert.ok(logged.some((l) => l.level === 40 && /stopped/.test(l.msg)), 'the stop is said once, as a warning');
+    // closed: nothing new starts
+    snapshots.due(journal.lastSeq());
+    await snapshots.idle();
+    assert.deepEqual(snapshots.counts, { inline: 0, background: 0, failed: 0 });
+  } finally {
+    journal.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test('a background snapshot cut into small parts reaches the journal intact, labels outside the BMP included', async () => {
   const { h, story } = recordedEngine();
   const user = h.user('10');
