@@ -139,9 +139,12 @@ export class BackgroundSnapshots {
     const finished = new Promise<void>((resolve) => {
       // 'close', not 'exit': every message it sent has been delivered by then
       child.once('close', (code, signal) => {
+        // ended without an answer because close() stopped it: a shutdown, not a failure (a failure
+        // it had already reported is still one)
+        const stopped = outcome === null && this.stoppedAtClose;
         outcome ??= { ok: false, message: `the snapshot process ended without an answer (${signal ?? `exit code ${code}`})` };
         this.running = null;
-        this.finished(seq, outcome, performance.now() - started);
+        this.finished(seq, outcome, performance.now() - started, stopped);
         resolve();
       });
     });
@@ -149,7 +152,7 @@ export class BackgroundSnapshots {
     this.running = { child, finished };
   }
 
-  private finished(seq: number, outcome: SnapshotOutcome | null, ms: number): void {
+  private finished(seq: number, outcome: SnapshotOutcome | null, ms: number, stopped: boolean): void {
     const log = this.opts.log;
     if (outcome?.ok) {
       this.lastProcessNice = outcome.nice;
@@ -161,9 +164,9 @@ export class BackgroundSnapshots {
       }
       return;
     }
-    // stopped by close(), already said: a failure count or an error here would raise an operator's
+    // stopped by close(), which said so: a failure count or an error here would raise an operator's
     // "snapshot failed" alert on every stop that meets a snapshot in progress
-    if (this.stoppedAtClose) return;
+    if (stopped) return;
     // not fatal: recovery replays the journal from the previous snapshot, which is still there
     this.counts.failed++;
     log.error({ seq, reason: outcome?.message ?? 'the process ended without an answer' }, 'background snapshot failed');
