@@ -47,6 +47,11 @@ export interface ReplayFigures {
   barePerSec: number;
   /** what a page fault costs on this machine, us (`pageTouchMicros`) */
   pageTouchUs: number;
+  /** minor page faults per record of the judged replay pass and of the reference's fastest pass:
+   *  the fresh pages each took (on this machine each is a trap to the hypervisor, so this is most of
+   *  the gap; docs/performance.md, "twenty-first stop") */
+  faultsPerRecord: number;
+  bareFaultsPerRecord: number;
 }
 
 /**
@@ -69,7 +74,7 @@ export function pageTouchMicros(): number {
 }
 
 /** The staged passes: each stage alone, on records and commands held in memory. */
-function measureStages(journal: ReturnType<typeof openSqliteJournal>): Omit<ReplayFigures, 'perSec' | 'barePerSec' | 'pageTouchUs'> {
+function measureStages(journal: ReturnType<typeof openSqliteJournal>): Omit<ReplayFigures, 'perSec' | 'barePerSec' | 'pageTouchUs' | 'faultsPerRecord' | 'bareFaultsPerRecord'> {
   // pass 1: read only (what SQLite costs)
   let t0 = performance.now();
   const recs: RawRecord[] = [];
@@ -108,20 +113,36 @@ export function measureReplay(dataDir: string): ReplayFigures {
     // the reference's passes alternate with the judged ones, so that both see the same machine
     let bestMs = Infinity;
     let bareBestMs = Infinity;
+    // the fresh pages of the fastest pass of each (minor faults: this process's only ones here)
+    let faults = 0;
+    let bareFaults = 0;
+    const minorFaults = () => process.resourceUsage().minorPageFault;
     for (let pass = 0; pass < FULL_PASSES; pass++) {
       gc?.();
+      let f0 = minorFaults();
       let t0 = performance.now();
       const kept = bareReplay(journal);
-      bareBestMs = Math.min(bareBestMs, performance.now() - t0);
+      const bareMs = performance.now() - t0;
+      if (bareMs < bareBestMs) [bareBestMs, bareFaults] = [bareMs, minorFaults() - f0];
       if (kept !== staged.records) throw new Error('replay bench: the reference kept another number of records');
       gc?.();
       const ex = new Exchange();
+      f0 = minorFaults();
       t0 = performance.now();
       const replayed = replayJournal(ex, journal, 0);
-      bestMs = Math.min(bestMs, performance.now() - t0);
+      const ms = performance.now() - t0;
+      if (ms < bestMs) [bestMs, faults] = [ms, minorFaults() - f0];
       if (replayed !== staged.records || stateHash(ex) !== staged.hash) throw new Error('replay bench: a full replay ended in another state than the staged one');
     }
-    return { ...staged, perSec: Math.round(staged.records / (bestMs / 1000)), barePerSec: Math.round(staged.records / (bareBestMs / 1000)), pageTouchUs: pageTouchMicros() };
+    const perRecord = (n: number) => n / Math.max(1, staged.records);
+    return {
+      ...staged,
+      perSec: Math.round(staged.records / (bestMs / 1000)),
+      barePerSec: Math.round(staged.records / (bareBestMs / 1000)),
+      pageTouchUs: pageTouchMicros(),
+      faultsPerRecord: perRecord(faults),
+      bareFaultsPerRecord: perRecord(bareFaults),
+    };
   } finally {
     journal.close();
   }
@@ -144,7 +165,9 @@ export function replayLine(f: ReplayFigures, what = "the HTTP section's resting 
     `per record: read ${f.readUs.toFixed(2)} us, decode ${f.decodeUs.toFixed(2)} us, apply ${f.applyUs.toFixed(2)} us; ` +
     `restart for ${RESTART_RECORDS / 1e6}M commands after a snapshot: ${restartS.toFixed(1)} s (extrapolated from this rate, not measured); ` +
     `reference in the same run, the same records read and kept with no engine (bareReplay): ${f.barePerSec} records/s; ` +
-    `a first write to a fresh 4 KiB page costs ${f.pageTouchUs.toFixed(1)} us here\n` +
+    `a first write to a fresh 4 KiB page costs ${f.pageTouchUs.toFixed(1)} us here; ` +
+    `fresh pages per 1,000 records: replay ${(f.faultsPerRecord * 1000).toFixed(0)}, reference ${(f.bareFaultsPerRecord * 1000).toFixed(0)} ` +
+    `(at the page cost above, at least ${(f.faultsPerRecord * f.pageTouchUs).toFixed(2)} and ${(f.bareFaultsPerRecord * f.pageTouchUs).toFixed(2)} us a record)\n` +
     judgedText(replayJudged(f))
   );
 }
