@@ -256,16 +256,17 @@ function readSnapshotText(text: string): { s: ReturnType<typeof JSON.parse>; ord
   const s = JSON.parse(`${text.slice(0, first - ORDERS_KEY.length)}}`);
   const rows: unknown = s.rows;
   if (!(Array.isArray(rows) && rows.length === 2 && rows.every((n) => Number.isInteger(n)))) throw new Error('snapshot: the head does not count its rows');
+  const [orderCount, tradeCount] = rows as [number, number];
   const cursor = { at: first + 1 };
   const expect = (what: string) => {
     if (!text.startsWith(what, cursor.at)) throw new Error(`snapshot: expected ${JSON.stringify(what)} at ${cursor.at}`);
     cursor.at += what.length;
   };
   // the orders are read in full before the trades start (restore reads them in that order)
-  const orders = rowsInLines(text, cursor, rows[0] as number, 'orders');
+  const orders = rowsInLines(text, cursor, orderCount, 'orders');
   const trades = (function* () {
     expect(`]${TRADES_KEY}\n`);
-    yield* rowsInLines(text, cursor, rows[1] as number, 'trades');
+    yield* rowsInLines(text, cursor, tradeCount, 'trades');
     expect(']}');
     if (cursor.at !== text.length) throw new Error('snapshot: text after the end');
   })();
