@@ -1,7 +1,9 @@
 // The app's shared connections and hooks on them: the one WebSocket, the session, and helpers that
 // subscribe a component to a channel for as long as it is on screen.
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useMemo, useState } from 'preact/hooks';
 import { LiveSocket, type ConnState } from './ws.ts';
+import { notCaughtUp, overlay, withHeard, type OrderEvents } from './orderEvents.ts';
+import type { Order } from './types.ts';
 import { accessToken, onSession, session, track, waitingForSession, type Session } from './session.ts';
 import { call, RpcError } from './rpc.ts';
 
@@ -57,6 +59,31 @@ export function useChannel(channel: string | null, handler: (data: unknown) => v
 }
 
 /**
+ * A reload trigger for a screen that shows a snapshot loaded over HTTP and kept fresh by change
+ * events: it counts up (debounced by `debounceMs`) on every event of `channels` and whenever a
+ * subscribe answer takes one of them. The latter closes the gap between a screen's first load and
+ * its subscription being live (a change in between was in neither: an order placed then never
+ * showed), and the same gap after every reconnect. Null channels are skipped (no session yet).
+ */
+export function useReloadOn(channels: (string | null)[], debounceMs = 50): number {
+  const [n, setN] = useState(0);
+  const key = channels.filter((c): c is string => c !== null).join('\n');
+  useEffect(() => {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const bump = () => {
+      clearTimeout(timer);
+      timer = setTimeout(() => setN((x) => x + 1), debounceMs);
+    };
+    const offs = key === '' ? [] : key.split('\n').map((c) => live.subscribe(c, bump, (served) => served && bump()));
+    return () => {
+      clearTimeout(timer);
+      for (const off of offs) off();
+    };
+  }, [key, debounceMs]);
+  return n;
+}
+
+/**
  * A private call with the session's token, registered until answered (a logout or a refresh waits
  * for it: lib/session.ts). Without a session nothing is sent: a screen's last reload as the trader
  * logs out would only be refused (HTTP 401).
@@ -86,4 +113,24 @@ export function useLoad<T>(fn: () => Promise<T>, deps: unknown[]): { data: T | u
 export function useStale(): boolean {
   const s = useConnState();
   return s === 'reconnecting' || s === 'closed';
+}
+
+/**
+ * A screen's own open orders kept live: its last `snapshot` (undefined until loaded) with the order
+ * changes heard on `channel` (a user.changes channel) since then laid over it (lib/orderEvents.ts),
+ * so a placed, edited or cancelled order shows without waiting for the reload. After a reconnect
+ * changes may have been missed: what was heard is dropped and the reload decides.
+ */
+export function useLiveOrders(channel: string | null, snapshot: Order[] | undefined): Order[] | undefined {
+  const epoch = useEpoch();
+  const [events, setEvents] = useState<OrderEvents>(new Map());
+  useChannel(channel, (d) => {
+    const orders = (d as { orders?: Order[] }).orders;
+    if (orders && orders.length > 0) setEvents((e) => withHeard(e, orders));
+  });
+  useEffect(() => setEvents(new Map()), [epoch, channel]);
+  useEffect(() => {
+    if (snapshot) setEvents((e) => (e.size === 0 ? e : notCaughtUp(e, snapshot)));
+  }, [snapshot]);
+  return useMemo(() => snapshot && (events.size === 0 ? snapshot : overlay(snapshot, events)), [snapshot, events]);
 }

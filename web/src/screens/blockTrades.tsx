@@ -6,7 +6,7 @@
 // request to both parties, which reloads both lists. On the portfolio and on the RFQ screen (rfq.tsx).
 import { useState } from 'preact/hooks';
 import * as fmt from '../lib/format.ts';
-import { priv, useChannel, useLoad } from '../lib/live.ts';
+import { priv, useLoad, useReloadOn } from '../lib/live.ts';
 import { useStackLabels } from '../lib/stack.ts';
 import { Message, act } from './accounts.tsx';
 
@@ -41,9 +41,9 @@ type Msg = { ok: boolean; text: string } | null;
 export function BlockTrades({ n }: { n: number }) {
   const stackRef = useStackLabels();
   const reqRef = useStackLabels();
-  const [own, setOwn] = useState(0);
+  const [acted, setActed] = useState(0);
+  const own = useReloadOn(['block_trade_confirmations'], 0) + acted;
   const [msg, setMsg] = useState<Msg>(null);
-  useChannel('block_trade_confirmations', () => setOwn((x) => x + 1));
   const { data } = useLoad(async () => {
     const [btc, eth, requests] = await Promise.all([
       priv<BlockTrade[]>('private/get_block_trades', { currency: 'BTC', count: 20 }),
@@ -56,7 +56,7 @@ export function BlockTrades({ n }: { n: number }) {
   const answer = (r: BlockRequest, how: 'approve' | 'reject') =>
     act(
       setMsg,
-      () => priv(`private/${how}_block_trade`, { timestamp: r.timestamp, nonce: r.nonce, role: r.role }).then(() => setOwn((x) => x + 1)),
+      () => priv(`private/${how}_block_trade`, { timestamp: r.timestamp, nonce: r.nonce, role: r.role }).then(() => setActed((x) => x + 1)),
       how === 'approve' ? `Block trade ${r.nonce} approved` : `Block trade ${r.nonce} rejected`,
     );
   return (

@@ -7,7 +7,7 @@ import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { memo } from 'preact/compat';
 import * as fmt from '../lib/format.ts';
 import { serverNow, syncClock } from '../lib/clock.ts';
-import { live, priv, useChannel, useEpoch, useSession, useStale } from '../lib/live.ts';
+import { live, priv, useChannel, useEpoch, useLiveOrders, useReloadOn, useSession, useStale } from '../lib/live.ts';
 import { call } from '../lib/rpc.ts';
 import { linkClick, navigate } from '../lib/router.ts';
 import { fillTicket } from '../lib/ticketStore.ts';
@@ -117,29 +117,25 @@ export function useIndex(currency: string): number | null {
 export function useOwn(currency: string): { positions: Map<string, number>; orders: Map<string, Order[]> } {
   const s = useSession();
   const epoch = useEpoch();
-  const [own, setOwn] = useState({ positions: new Map<string, number>(), orders: new Map<string, Order[]>() });
-  const [n, setN] = useState(0);
-  const timer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
+  const channel = s ? `user.changes.option.${currency}.100ms` : null;
+  const [loaded, setLoaded] = useState<{ positions: Map<string, number>; orders: Order[] } | undefined>(undefined);
+  const n = useReloadOn([channel]);
   useEffect(() => {
     if (!s) return;
     let alive = true;
     void Promise.all([priv<Position[]>('private/get_positions', { currency }), priv<Order[]>('private/get_open_orders_by_currency', { currency })]).then(
-      ([ps, os]) => {
-        if (!alive) return;
-        const positions = new Map(ps.map((p) => [p.instrument_name, p.size]));
-        const orders = new Map<string, Order[]>();
-        for (const o of os) orders.set(o.instrument_name, [...(orders.get(o.instrument_name) ?? []), o]);
-        setOwn({ positions, orders });
-      },
+      ([ps, os]) => alive && setLoaded({ positions: new Map(ps.map((p) => [p.instrument_name, p.size])), orders: os }),
       () => undefined,
     );
     return () => void (alive = false);
   }, [currency, s?.access, epoch, n]);
-  useChannel(s ? `user.changes.option.${currency}.100ms` : null, () => {
-    clearTimeout(timer.current);
-    timer.current = setTimeout(() => setN((x) => x + 1), 50);
-  });
-  return own;
+  // orders as soon as user.changes tells of them; positions with the reload it triggers
+  const openOrders = useLiveOrders(channel, loaded?.orders);
+  return useMemo(() => {
+    const orders = new Map<string, Order[]>();
+    for (const o of openOrders ?? []) orders.set(o.instrument_name, [...(orders.get(o.instrument_name) ?? []), o]);
+    return { positions: loaded?.positions ?? new Map<string, number>(), orders };
+  }, [loaded, openOrders]);
 }
 
 /** The user's marks for a series, as one string (a row redraws only when it changes): glyphs|title. */

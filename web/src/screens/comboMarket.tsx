@@ -12,7 +12,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import * as fmt from '../lib/format.ts';
 import { Book, type BookMessage, type Level, type LevelChange } from '../lib/book.ts';
-import { live, priv, useChannel, useEpoch } from '../lib/live.ts';
+import { live, priv, useChannel, useEpoch, useReloadOn } from '../lib/live.ts';
 import { errorText } from '../lib/rpc.ts';
 import { comboFills, inferFilled, type ComboRecord, type LegTrade } from '../lib/strategy.ts';
 import type { TicketFill } from '../lib/ticketStore.ts';
@@ -110,8 +110,7 @@ export function ComboMarket({ combo, currency, minTrade, initial }: { combo: Com
   const [orders, setOrders] = useState(new Map<string, Order>());
   const [trades, setTrades] = useState<LegTrade[]>([]);
   const [error, setError] = useState<string | null>(null);
-  const [n, setN] = useState(0);
-  const timer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
+  const n = useReloadOn([`user.changes.option.${currency}.100ms`]);
   useEffect(() => {
     setFill(initial);
     setVersion((v) => v + 1);
@@ -147,12 +146,7 @@ export function ComboMarket({ combo, currency, minTrade, initial }: { combo: Com
     );
     return () => void (alive = false);
   }, [combo.id, currency, epoch, n]);
-  useChannel(`user.changes.option.${currency}.100ms`, () => {
-    clearTimeout(timer.current);
-    timer.current = setTimeout(() => setN((x) => x + 1), 50);
-  });
   useChannel(`user.orders.${combo.id}.raw`, (d) => merge(Array.isArray(d) ? (d as Order[]) : [d as Order]));
-  useEffect(() => () => clearTimeout(timer.current), []);
 
   const fills = comboFills(combo, trades);
   // an order whose state could not be read is filled by the fills after it, oldest order first

@@ -1,22 +1,18 @@
 // The trader's own side of one instrument, beside its book: the position with its average price
-// and P&L, and the open orders on it with Cancel. Reloaded when `user.changes.{instrument}` says
-// something moved (a fill, a cancel, an edit), and after a reconnect.
-import { useRef, useState } from 'preact/hooks';
+// and P&L, and the open orders on it with Cancel. Orders show as `user.changes.{instrument}` tells of
+// them; the panel also reloads then (a fill moves the position), and after a reconnect.
+import { useState } from 'preact/hooks';
 import * as fmt from '../lib/format.ts';
-import { priv, useChannel, useLoad } from '../lib/live.ts';
+import { priv, useLiveOrders, useLoad, useReloadOn } from '../lib/live.ts';
 import { errorText } from '../lib/rpc.ts';
 import type { Order, Position } from '../lib/types.ts';
 
 export function OwnPanel({ name }: { name: string }) {
-  const [n, setN] = useState(0);
-  const timer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
-  useChannel(`user.changes.${name}.100ms`, () => {
-    clearTimeout(timer.current);
-    timer.current = setTimeout(() => setN((x) => x + 1), 50);
-  });
+  const n = useReloadOn([`user.changes.${name}.100ms`]);
   const { data, reload } = useLoad(() => Promise.all([priv<Position>('private/get_position', { instrument_name: name }).catch(() => null), priv<Order[]>('private/get_open_orders_by_instrument', { instrument_name: name })]), [name, n]);
   const [msg, setMsg] = useState<string | null>(null);
-  const [pos, orders] = data ?? [null, []];
+  const pos = data?.[0] ?? null;
+  const orders = useLiveOrders(`user.changes.${name}.100ms`, data?.[1]) ?? [];
   const cancel = async (id: string) => {
     setMsg(null);
     try {

@@ -1,9 +1,9 @@
 // The portfolio: account summary per currency, positions (with a close button), open orders (edit
 // price/amount inline, cancel, cancel all), order history and trades (paged), and sandbox deposits
 // and withdrawals. Everything reloads when `user.changes` says something moved.
-import { useRef, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import * as fmt from '../lib/format.ts';
-import { priv, useChannel, useLoad } from '../lib/live.ts';
+import { priv, useLiveOrders, useLoad, useReloadOn } from '../lib/live.ts';
 import { errorText } from '../lib/rpc.ts';
 import { linkClick } from '../lib/router.ts';
 import { useStackLabels } from '../lib/stack.ts';
@@ -18,15 +18,7 @@ const PAGE = 10;
 
 /** Reload trigger for every table here: fires (debounced) on any private change. */
 function useChanges(): number {
-  const [n, setN] = useState(0);
-  const timer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
-  const bump = () => {
-    clearTimeout(timer.current);
-    timer.current = setTimeout(() => setN((x) => x + 1), 50);
-  };
-  useChannel('user.changes.any.any.100ms', bump);
-  useChannel('user.portfolio.any', bump);
-  return n;
+  return useReloadOn(['user.changes.any.any.100ms', 'user.portfolio.any']);
 }
 
 function Summaries({ n }: { n: number }) {
@@ -216,7 +208,9 @@ function OpenOrderRow({ o, onChanged, onError }: { o: Order; onChanged: () => vo
 
 function OpenOrders({ n }: { n: number }) {
   const stackRef = useStackLabels();
-  const { data, reload } = useLoad(() => Promise.all(['BTC', 'ETH'].map((c) => priv<Order[]>('private/get_open_orders_by_currency', { currency: c }))).then((x) => x.flat()), [n]);
+  const { data: loaded, reload } = useLoad(() => Promise.all(['BTC', 'ETH'].map((c) => priv<Order[]>('private/get_open_orders_by_currency', { currency: c }))).then((x) => x.flat()), [n]);
+  // an order shows as soon as user.changes tells of it, before the reload it triggers
+  const data = useLiveOrders('user.changes.any.any.100ms', loaded);
   const [msg, setMsg] = useState<string | null>(null);
   const cancelAll = async () => {
     try {

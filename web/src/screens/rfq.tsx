@@ -3,7 +3,7 @@
 // (incoming RFQs and own quotes: rfqMaker.tsx), and the account's block trades with the requests that
 // wait for its approval (blockTrades.tsx, also on the portfolio). A fill reloads the block trades.
 import { useState } from 'preact/hooks';
-import { priv, useChannel, useLoad, useSession } from '../lib/live.ts';
+import { priv, useLoad, useReloadOn, useSession } from '../lib/live.ts';
 import { BlockTrades } from './blockTrades.tsx';
 import { RfqMaker } from './rfqMaker.tsx';
 import { RfqTaker } from './rfqTaker.tsx';
@@ -18,10 +18,10 @@ interface UserInfo {
 export function RfqScreen() {
   const s = useSession();
   const [currency, setCurrency] = useState<string>('BTC');
-  const [n, setN] = useState(0);
-  const bump = () => setN((x) => x + 1);
+  const [local, setLocal] = useState(0);
+  const bump = () => setLocal((x) => x + 1);
   // a block trade of either side (an RFQ fill, an approval elsewhere) changes the history
-  useChannel('user.trades.any.any.100ms', bump);
+  const n = useReloadOn(['user.trades.any.any.100ms'], 0) + local;
   const { data: info } = useLoad(() => priv<UserInfo>('private/get_block_rfq_user_info'), []);
   // the session's own identity: a subaccount's session carries its username as `email`
   const me = info?.users.find((u) => u.identity === s?.email) ?? null;
