@@ -114,9 +114,15 @@ function suite(spec: TargetSpec): void {
       const got = ws.on(ch).filter((n) => n.data.tick === want.tick).at(-1)!.data;
       assert.deepEqual(got, want, `${ch} carries the candle of get_tradingview_chart_data`);
     }
+    // the minute's candle is of the trades in that minute: all three, or the last ones when the
+    // trades straddled a minute's end (on the real clock)
     const c = ws.on(ch1).at(-1)!.data;
-    assert.equal(c.high, px(3));
-    assert.equal(c.low, px(-1));
+    const { trades } = await ok(srv.url, 'public/get_last_trades_by_instrument', { instrument_name: X, count: 100, sorting: 'asc' });
+    const inMinute = (trades as { timestamp: number; price: number }[]).filter((t) => t.timestamp >= c.tick && t.timestamp < c.tick + 60_000).map((t) => t.price);
+    assert.equal(inMinute.at(-1), px(-1), 'the last trade is in the last candle');
+    assert.ok(inMinute.length >= 1 && (inMinute.length < 3 || inMinute.slice(-3).join() === [px(1), px(3), px(-1)].join()));
+    assert.equal(c.high, Math.max(...inMinute));
+    assert.equal(c.low, Math.min(...inMinute));
     assert.equal(c.close, px(-1));
     // a new subscriber gets the current candle at once
     const late = await WsClient.open(tg.ws);
